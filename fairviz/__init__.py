@@ -1,0 +1,6 @@
+"""fairviz: pure computation and figure building for visual fairness exploration (no Streamlit inside)."""
+from .data import ColumnMapping, DataError, Predictions, build_predictions, guess_mapping, load_predictions, read_table
+
+__all__ = ["ColumnMapping", "DataError", "Predictions", "build_predictions", "guess_mapping", "load_predictions",
+           "read_table"]
+__version__ = "0.1.0"

@@ -1,0 +1,154 @@
+"""The headless audit: one JSON-able dict from validated predictions, the same numbers the pages show.
+
+Each analysis contributes a section through ``SECTIONS``: a function ``(predictions, options) → dict`` whose
+keys are merged into the audit. Later pages register their own section here, so the CLI, the page downloads
+and the HTML report never disagree.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from . import __version__
+from .counts import confusion_by_group, decisions, difference
+from .data import Predictions
+from .residuals import RDFParams, ResidualAudit, analyse
+from .stats import Interval
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    attribute: str | None = None
+    threshold: float = 0.5
+    rdf: RDFParams = field(default_factory=RDFParams)
+    progress: Callable[[float, str], None] | None = None
+
+
+@dataclass(frozen=True)
+class Section:
+    """One analysis in the audit: ``run`` computes its result; ``to_dict`` and ``to_html`` render it."""
+    name: str
+    run: Callable[[Predictions, AuditOptions], Any]
+    to_dict: Callable[[Predictions, Any, AuditOptions], dict]
+    to_html: Callable[[Predictions, Any, dict], list[tuple[str, str]]]
+
+
+def _residual_run(pred: Predictions, options: AuditOptions) -> ResidualAudit:
+    return analyse(pred, options.attribute, options.rdf, progress=options.progress)
+
+
+def _residual_html(pred, result, audit):
+    from .report import residual_sections
+    return residual_sections(pred, result, audit)
+
+
+SECTIONS: list[Section] = [
+    Section("residuals", _residual_run, lambda pred, r, o: rdf_to_dict(pred, r, o.threshold), _residual_html),
+]
+
+
+@dataclass
+class Audit:
+    data: dict                                  # the JSON
+    results: dict = field(default_factory=dict)  # section name → result object (for figures)
+    pred: Predictions | None = None
+
+    def to_html(self) -> str:
+        from .report import render_html
+        sections = []
+        for section in SECTIONS:
+            if section.name in self.results:
+                sections += section.to_html(self.pred, self.results[section.name], self.data)
+        return render_html(self.data, sections)
+
+
+def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audit:
+    attribute = options.attribute or pred.attribute_names[0]
+    options = AuditOptions(attribute, options.threshold, options.rdf, options.progress)
+    data = {
+        "fairviz_version": __version__,
+        "source": pred.source,
+        "n_rows": pred.n,
+        "threshold": options.threshold,
+        "attribute": attribute,
+        "mapping": pred.mapping.to_dict(),
+        "notes": list(pred.notes),
+    }
+    results = {}
+    for section in SECTIONS:
+        results[section.name] = section.run(pred, options)
+        data.update(section.to_dict(pred, results[section.name], options))
+    return Audit(clean(data), results, pred)
+
+
+def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict:
+    view = pred.groups(rdf.attribute)
+    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names))
+    groups = {}
+    for summary, counts in zip(rdf.groups, confusion):
+        groups[summary.name] = {
+            "n": summary.n, "positives": summary.positives, "base_rate": summary.base_rate,
+            "tp": counts.tp, "fp": counts.fp, "tn": counts.tn, "fn": counts.fn,
+            "ppr": counts.ppr(), "tpr": counts.tpr(), "fpr": counts.fpr(),
+            "mean_score": summary.mean_score, "mean_residual": summary.mean_residual,
+            "median_residual": summary.median_residual, "median_residual_y0": summary.median_residual_y0,
+            "median_residual_y1": summary.median_residual_y1,
+            "ece": summary.ece, "ece_regime": summary.ece_regime, "knee_rows": summary.knee_rows,
+        }
+    rates = dict(zip(view.names, confusion))
+    pairs = []
+    for pair in rdf.pairs:
+        a, b = rates[pair.group_i], rates[pair.group_j]
+        pairs.append({
+            "group_i": pair.group_i, "group_j": pair.group_j,
+            "f_pattern": pair.f_pattern, "f_dist": pair.f_dist, "f_h": pair.f_h, "f_v": pair.f_v,
+            "f_h_abs": pair.f_h_abs, "f_v_abs": pair.f_v_abs,
+            "f_pattern_y0": pair.f_pattern_y0, "f_pattern_y1": pair.f_pattern_y1, "f_pattern_mean": pair.f_pattern_mean,
+            "f_dist_y0": pair.f_dist_y0, "f_dist_y1": pair.f_dist_y1,
+            "ci": {name: interval.to_list() for name, interval in pair.ci.items()},
+            "p_value_median": pair.p_median, "p_value_dist": pair.p_dist,
+            "dp_diff": difference(a.ppr(), b.ppr()), "eo_tpr_diff": difference(a.tpr(), b.tpr()),
+            "eo_fpr_diff": difference(a.fpr(), b.fpr()),
+            "mean_decomposition": pair.mean_decomposition, "warnings": list(pair.warnings),
+        })
+    c = rdf.concentration
+    return {
+        "groups": groups,
+        "pairs": pairs,
+        "knees": {g.name: [k.to_dict() for k in g.knees] for g in rdf.groups},
+        "knee_concentration": {
+            "ratio": c.ratio, "ratio_ci": c.ratio_ci.to_list(), "p_value": c.mann_whitney.p_two_sided,
+            "p_value_greater": c.mann_whitney.p_greater, "ece": c.ece, "ece_ci": c.ece_ci.to_list(),
+            "regime": c.regime, "verdict": c.verdict, "borderline": c.borderline,
+            "knee_mean_abs_residual": c.knee_mean, "nonknee_mean_abs_residual": c.nonknee_mean,
+            "n_knee": c.n_knee, "n_nonknee": c.n_nonknee,
+            "region": {"mode": rdf.params.region_mode, "eps": rdf.params.region_eps},
+        },
+        "rdf_settings": {"resamples": rdf.params.resamples, "knee_resamples": rdf.params.knee_resamples,
+                         "seed": rdf.params.seed, "lowess_frac": rdf.params.knees.frac,
+                         "lowess_iterations": rdf.params.knees.iterations,
+                         "kneedle_sensitivity": rdf.params.knees.sensitivity},
+        "warnings": list(rdf.warnings),
+    }
+
+
+def clean(value):
+    """Make a result JSON-safe: NaN/inf → None, numpy scalars → Python, intervals → [low, high]."""
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if isinstance(value, Interval):
+        return value.to_list()
+    if isinstance(value, np.ndarray):
+        return [clean(v) for v in value.tolist()]
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value

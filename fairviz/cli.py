@@ -1,0 +1,108 @@
+"""Command line: ``fairviz audit PATH --label COL --score COL --group COL [...]``.
+
+Bad input prints one line to stderr and exits with status 2; never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):            # one line, not argparse's usage block
+        print(f"fairviz: error: {message} (see 'fairviz {self.prog.split()[-1]} --help')", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="fairviz", description="Visual fairness exploration of model predictions.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    audit = commands.add_parser("audit", help="audit a predictions file (CSV or Parquet) and write JSON/HTML")
+    audit.add_argument("path", help="CSV or Parquet file with one row per prediction")
+    audit.add_argument("--label", help="label column (binary); guessed from the names when omitted")
+    audit.add_argument("--score", help="score column: predicted probability of the positive class, in [0, 1]")
+    audit.add_argument("--group", action="append", help="group column; repeat for more attributes "
+                                                       "(the first one is audited)")
+    audit.add_argument("--intersect", action="store_true", help="audit the intersection of the first two --group columns")
+    audit.add_argument("--positive-label", help="the label value that means positive (when labels are not 0/1)")
+    audit.add_argument("--threshold", type=float, default=0.5, help="decision threshold: positive when score ≥ it")
+    audit.add_argument("--json", type=Path, help="write the audit JSON here ('-' for stdout)")
+    audit.add_argument("--html", type=Path, help="write a self-contained HTML report here")
+    audit.add_argument("--resamples", type=int, default=1000, help="bootstrap and permutation resamples")
+    audit.add_argument("--knee-resamples", type=int, default=200,
+                       help="resamples for the F_h/F_v intervals (knees re-detected in each; 0 to skip)")
+    audit.add_argument("--seed", type=int, default=0)
+    audit.set_defaults(handler=_audit)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except DataError as err:
+        print(f"fairviz: error: {' '.join(err.problems)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (OSError, ValueError) as err:
+        print(f"fairviz: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _audit(args) -> int:
+    from .audit import AuditOptions, run_audit
+    from .residuals import RDFParams
+
+    if not 0 <= args.threshold <= 1:
+        raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
+    frame, digest = read_table(args.path)
+    guess = guess_mapping(frame)
+    mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
+                            groups=tuple(args.group) if args.group else guess.groups,
+                            positive_label=args.positive_label, text=guess.text if guess.text in frame else None,
+                            row_id=guess.row_id, intersect=args.intersect)
+    pred = build_predictions(frame, mapping, source=Path(args.path).name, file_fingerprint=digest)
+    attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
+                       threshold=args.threshold)
+    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params))
+    print(summary(audit.data))
+    if args.json:
+        text = json.dumps(audit.data, indent=2)
+        if str(args.json) == "-":
+            print(text)
+        else:
+            args.json.write_text(text)
+    if args.html:
+        args.html.write_text(audit.to_html(), encoding="utf-8")
+    return 0
+
+
+def summary(data: dict) -> str:
+    """A few lines a person reads in a terminal or a CI log."""
+    from .figures.theme import fmt, fmt_p
+
+    lines = [f"{data['source']}: {data['n_rows']:,} rows, attribute '{data['attribute']}', threshold {data['threshold']}"]
+    for note in data.get("notes", []):
+        lines.append(f"  note: {note}")
+    for name, g in data["groups"].items():
+        lines.append(f"  {name}: n={g['n']:,} base rate {fmt(g['base_rate'])} positive rate {fmt(g['ppr'])} "
+                     f"TPR {fmt(g['tpr'])} FPR {fmt(g['fpr'])} median residual {fmt(g['median_residual'])} "
+                     f"ECE {fmt(g['ece'])} ({g['ece_regime']})")
+    for p in data["pairs"]:
+        lines.append(f"  {p['group_i']} vs {p['group_j']}: F_pattern {fmt(p['f_pattern'])} "
+                     f"(p {fmt_p(p['p_value_median'])}), F_dist {fmt(p['f_dist'])} (p {fmt_p(p['p_value_dist'])}), "
+                     f"DP gap {fmt(p['dp_diff'])}")
+    c = data["knee_concentration"]
+    lines.append(f"  knee error concentration: ratio {fmt(c['ratio'], 2)}, Mann-Whitney p {fmt_p(c['p_value'])}, "
+                 f"ECE {fmt(c['ece'])} ({c['regime']}) -> {c['verdict']}{' (borderline)' if c['borderline'] else ''}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

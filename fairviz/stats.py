@@ -1,0 +1,188 @@
+"""Shared statistics: resampling on compressed samples, intervals, tests and multiple-testing correction.
+
+Bootstraps and permutation tests on a million rows cannot copy the rows B times. Every statistic we
+resample (medians, Wasserstein distances, binned calibration sums, region means) depends on the rows only
+through the counts of distinct values, so a sample is compressed to ``(support, counts)`` once and each
+resample draws a count vector: a multinomial for the bootstrap, a multivariate hypergeometric split for a
+permutation of group labels. Above ``MAX_SUPPORT`` distinct values the values are snapped to a uniform grid
+(the error of any quantile is at most half a grid step), and the result says so.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+MAX_SUPPORT = 2048
+DEFAULT_RESAMPLES = 1000
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+    level: float = 0.95
+    resamples: int = 0
+
+    def to_list(self) -> list[float | None]:
+        return [_finite_or_none(self.low), _finite_or_none(self.high)]
+
+
+@dataclass(frozen=True)
+class Compressed:
+    """Distinct values of a sample and a code per row; ``step`` > 0 when values were snapped to a grid."""
+
+    support: np.ndarray     # sorted values
+    codes: np.ndarray       # index into support, one per row
+    step: float = 0.0
+
+    def counts(self, mask: np.ndarray | None = None) -> np.ndarray:
+        codes = self.codes if mask is None else self.codes[mask]
+        return np.bincount(codes, minlength=self.support.size).astype(np.int64)
+
+
+def compress(values: np.ndarray, lo: float, hi: float, max_support: int = MAX_SUPPORT) -> Compressed:
+    """Exact distinct values when there are few; else a uniform grid on [lo, hi] of ``max_support`` points."""
+    values = np.asarray(values, dtype=float)
+    support, codes = np.unique(values, return_inverse=True)
+    if support.size <= max_support:
+        return Compressed(support, codes.astype(np.int32))
+    grid = np.linspace(lo, hi, max_support)
+    step = grid[1] - grid[0]
+    codes = np.clip(np.rint((values - lo) / step), 0, max_support - 1).astype(np.int32)
+    return Compressed(grid, codes, step)
+
+
+def bootstrap_counts(counts: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Resample rows with replacement: (resamples, K) count vectors with the same total as ``counts``."""
+    total = int(counts.sum())
+    out = np.zeros((resamples, counts.size), dtype=np.int64)
+    if total:
+        used = np.flatnonzero(counts)                  # empty cells cost time and can never be drawn
+        out[:, used] = rng.multinomial(total, counts[used] / total, size=resamples)
+    return out
+
+
+def permutation_counts(pooled: np.ndarray, n_first: int, resamples: int,
+                       rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Split pooled counts into a random group of ``n_first`` rows and the rest, ``resamples`` times.
+
+    Equivalent to permuting group labels: the counts of the first group follow a multivariate
+    hypergeometric law, drawn cell by cell (vectorised over resamples).
+    """
+    pooled = pooled.astype(np.int64)
+    first = np.zeros((resamples, pooled.size), dtype=np.int64)
+    need = np.full(resamples, n_first, dtype=np.int64)
+    left = int(pooled.sum())
+    for k in np.flatnonzero(pooled):
+        left -= pooled[k]
+        if left == 0:
+            first[:, k] = need
+            break
+        draw = rng.hypergeometric(pooled[k], left, np.maximum(need, 0)) if need.any() else 0
+        first[:, k] = draw
+        need = need - draw
+    return first, pooled[None, :] - first
+
+
+def weighted_median(support: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Median of each row of ``counts`` (shape (..., K)) over ``support``, as ``np.median`` defines it."""
+    counts = np.atleast_2d(counts)
+    cum = np.cumsum(counts, axis=-1)
+    total = cum[..., -1]
+    lower_rank = (total - 1) // 2          # 0-based ranks of the two middle order statistics
+    upper_rank = total // 2
+    lower = support[np.minimum((cum <= lower_rank[..., None]).sum(-1), support.size - 1)]
+    upper = support[np.minimum((cum <= upper_rank[..., None]).sum(-1), support.size - 1)]
+    out = (lower + upper) / 2
+    return np.where(total > 0, out, np.nan)
+
+
+def wasserstein_counts(support: np.ndarray, counts_a: np.ndarray, counts_b: np.ndarray) -> np.ndarray:
+    """W1 between the distributions given by count rows on a shared sorted support: ∫|F_a − F_b| dx."""
+    counts_a, counts_b = np.atleast_2d(counts_a), np.atleast_2d(counts_b)
+    cdf_a = np.cumsum(counts_a, -1) / np.maximum(counts_a.sum(-1, keepdims=True), 1)
+    cdf_b = np.cumsum(counts_b, -1) / np.maximum(counts_b.sum(-1, keepdims=True), 1)
+    gaps = np.diff(support)
+    out = (np.abs(cdf_a - cdf_b)[..., :-1] * gaps).sum(-1)
+    empty = (counts_a.sum(-1) == 0) | (counts_b.sum(-1) == 0)
+    return np.where(empty, np.nan, out)
+
+
+def percentile_interval(samples: np.ndarray, level: float = 0.95) -> Interval:
+    """Percentile bootstrap interval; NaN resamples (statistic undefined there) are ignored."""
+    samples = np.asarray(samples, dtype=float)
+    finite = samples[np.isfinite(samples)]
+    if finite.size < max(10, 0.5 * samples.size):
+        return Interval(np.nan, np.nan, level, samples.size)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(finite, [alpha, 1 - alpha])
+    return Interval(float(low), float(high), level, samples.size)
+
+
+def bootstrap_rows(statistic, arrays: tuple[np.ndarray, ...], resamples: int = DEFAULT_RESAMPLES,
+                   seed: int = 0, level: float = 0.95, strata: np.ndarray | None = None) -> Interval:
+    """Percentile CI of ``statistic(*arrays)`` by resampling whole rows (for small samples or complex stats).
+
+    With ``strata``, rows are resampled within each stratum so that its size is kept.
+    """
+    rng = np.random.default_rng(seed)
+    n = arrays[0].shape[0]
+    values = np.empty(resamples)
+    groups = None if strata is None else [np.flatnonzero(strata == s) for s in np.unique(strata)]
+    for b in range(resamples):
+        if groups is None:
+            idx = rng.integers(0, n, n)
+        else:
+            idx = np.concatenate([g[rng.integers(0, g.size, g.size)] for g in groups])
+        values[b] = statistic(*(a[idx] for a in arrays))
+    return percentile_interval(values, level)
+
+
+def permutation_p_value(observed: float, null: np.ndarray) -> float:
+    """Upper-tail p-value with the +1 correction: (1 + #{T* ≥ T}) / (B + 1). Use |T| for a two-sided test."""
+    null = np.asarray(null, dtype=float)
+    null = null[np.isfinite(null)]
+    if not np.isfinite(observed) or null.size == 0:
+        return float("nan")
+    return float((1 + np.count_nonzero(null >= observed - 1e-12)) / (null.size + 1))
+
+
+@dataclass(frozen=True)
+class MannWhitney:
+    statistic: float
+    p_two_sided: float
+    p_greater: float            # H1: the first sample tends to be larger
+    effect_size: float          # common-language effect size P(X > Y) + ½P(X = Y)
+
+
+def mann_whitney(x: np.ndarray, y: np.ndarray) -> MannWhitney:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.size == 0 or y.size == 0:
+        return MannWhitney(np.nan, np.nan, np.nan, np.nan)
+    two = sps.mannwhitneyu(x, y, alternative="two-sided")
+    greater = sps.mannwhitneyu(x, y, alternative="greater")
+    return MannWhitney(float(two.statistic), float(two.pvalue), float(greater.pvalue),
+                       float(two.statistic / (x.size * y.size)))
+
+
+def benjamini_hochberg(p_values) -> np.ndarray:
+    """BH-adjusted p-values (step-up, monotone, capped at 1); NaNs stay NaN and are not counted."""
+    p = np.asarray(p_values, dtype=float)
+    out = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    m = int(ok.sum())
+    if m == 0:
+        return out
+    order = np.argsort(p[ok])
+    ranked = p[ok][order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum.accumulate(ranked[::-1])[::-1].clip(max=1.0)
+    values = np.empty(m)
+    values[order] = adjusted
+    out[ok] = values
+    return out
+
+
+def _finite_or_none(x: float) -> float | None:
+    return float(x) if x is not None and np.isfinite(x) else None

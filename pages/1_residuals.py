@@ -1,0 +1,198 @@
+"""Residual Distribution Fairness (seed 000): where, and for whom, the model's errors sit."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from fairviz.figures import residuals as figs
+from fairviz.figures.theme import fmt, fmt_interval, fmt_p, significance_words
+from fairviz.knees import KneeSettings
+from fairviz.residuals import RDFParams, ResidualAudit, analyse, threshold_check
+from pages import _ui
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def cached_analysis(fingerprint: str, attribute: str, params: RDFParams, _pred, _progress=None) -> ResidualAudit:
+    return analyse(_pred, attribute, params, progress=_progress)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_threshold(fingerprint: str, attribute: str, threshold: float, _pred):
+    return threshold_check(_pred, attribute, threshold)
+
+
+def settings() -> tuple[RDFParams, bool, int]:
+    with st.sidebar.expander("Residual settings", expanded=False):
+        eps = st.slider("Knee region half-width ε (percentile points)", 0.02, 0.10, 0.05, 0.01,
+                        help="Rows within ε of a knee form the diagnostic set D*. The paper uses 0.05; "
+                             "0.02 is unstable, 0.10 dilutes the signal.")
+        mode = st.radio("Region measured in", ["percentile", "residual"], horizontal=True,
+                        help="Percentile: |rank − knee percentile| ≤ ε (§7.1, default). "
+                             "Residual: |D − knee residual| < ε (Algorithm 1).")
+        iterations = st.select_slider("LOWESS robustness iterations", [0, 1, 2, 3], value=3)
+        sensitivity = st.slider("Kneedle sensitivity S", 0.5, 3.0, 1.0, 0.25)
+        resamples = st.select_slider("Bootstrap / permutation resamples", [200, 500, 1000, 2000], value=1000)
+        knee_resamples = st.select_slider("Resamples for F_h/F_v intervals (knees re-detected)",
+                                          [0, 100, 200, 500], value=200)
+        shuffle = st.toggle("Random groups (null control)", value=False,
+                            help="Permute the group labels (sizes kept) and recompute everything: "
+                                 "no real disparity should remain.")
+        seed = st.number_input("Seed", 0, 10_000, 0)
+    params = RDFParams(region_eps=eps, region_mode=mode, resamples=resamples, knee_resamples=knee_resamples,
+                       seed=int(seed), knees=KneeSettings(iterations=iterations, sensitivity=sensitivity))
+    return params, shuffle, int(seed)
+
+
+def page() -> None:
+    ctx = _ui.context()
+    params, shuffle, seed = settings()
+    pred = ctx.pred.with_shuffled_groups(seed) if shuffle else ctx.pred
+    st.title("Residual distribution fairness")
+    st.caption("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
+               "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
+               "where a group's errors change regime.")
+    if shuffle:
+        st.info(f"Null control: group labels are randomly permuted (seed {seed}). Differences below are noise.")
+
+    update, done = _ui.progress_callback("Analysing residuals")
+    audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred, update)
+    done()
+    for warning in audit.warnings:
+        st.warning(warning)
+
+    names = [g.name for g in audit.groups]
+    c1, c2 = st.columns([3, 1])
+    shown = c2.multiselect("Groups shown", names, default=names[: min(len(names), 6)])
+    view = c2.radio("View", ["All rows", "Y = 0 only", "Y = 1 only", "Both outcome panels"])
+    hover, texts = pred.row_labels(), pred.texts()
+    with c1:
+        if view == "Both outcome panels":
+            st.plotly_chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
+        else:
+            outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
+            st.plotly_chart(figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts), width="stretch")
+    c2.markdown(_reading(audit))
+
+    tabs = st.tabs(["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration",
+                    "Diagnostic set D*"])
+    with tabs[0]:
+        _pairs_tab(audit)
+    with tabs[1]:
+        _groups_tab(audit)
+    with tabs[2]:
+        _threshold_tab(pred, ctx)
+    with tabs[3]:
+        _concentration_tab(audit)
+    with tabs[4]:
+        _diagnostic_tab(audit, pred)
+
+
+def _reading(audit: ResidualAudit) -> str:
+    groups = sorted(audit.groups, key=lambda g: g.median_residual)
+    low, high = groups[0], groups[-1]
+    worst = max(audit.pairs, key=lambda p: p.f_dist)
+    return (f"**Reading.** Typical error (median residual) runs from {fmt(low.median_residual)} for *{low.name}* "
+            f"to {fmt(high.median_residual)} for *{high.name}*. The most different pair is *{worst.group_i}* vs "
+            f"*{worst.group_j}*: F_dist = {fmt(worst.f_dist)} (area between their curves), "
+            f"{significance_words(worst.p_dist)}.")
+
+
+def _pairs_tab(audit: ResidualAudit) -> None:
+    rows = []
+    for p in audit.pairs:
+        rows.append({
+            "pair (i vs j)": f"{p.group_i} vs {p.group_j}",
+            "F_pattern": p.f_pattern, "F_pattern CI": fmt_interval(p.ci.get("f_pattern")),
+            "p (medians)": fmt_p(p.p_median),
+            "F_dist": p.f_dist, "F_dist CI": fmt_interval(p.ci.get("f_dist")), "p (F_dist)": fmt_p(p.p_dist),
+            "F_h": p.f_h, "F_h CI": fmt_interval(p.ci.get("f_h")), "F_v": p.f_v, "F_v CI": fmt_interval(p.ci.get("f_v")),
+            "F_pattern Y=0": p.f_pattern_y0, "F_pattern Y=1": p.f_pattern_y1,
+            "F_dist Y=0": p.f_dist_y0, "F_dist Y=1": p.f_dist_y1, "F_h_abs": p.f_h_abs, "F_v_abs": p.f_v_abs,
+        })
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in
+                                ["F_pattern", "F_dist", "F_h", "F_v", "F_pattern Y=0", "F_pattern Y=1",
+                                 "F_dist Y=0", "F_dist Y=1", "F_h_abs", "F_v_abs"]})
+    st.caption(f"F_pattern = 1 − |median_i − median_j|/2 (1 = equal typical error). F_dist = Wasserstein-1 distance "
+               f"between the residual distributions (0 = identical). F_h/F_v compare knee positions/heights, normalised "
+               f"by the pooled curve's knees (unstable when those are near 0: see F_h_abs/F_v_abs). Intervals: "
+               f"{audit.params.resamples} bootstrap resamples within each group ({audit.params.knee_resamples} for F_h/F_v, "
+               f"knees re-detected); p-values: {audit.params.resamples} permutations of group labels. "
+               "F_dist Y=0 and Y=1 both 0 ⇔ equalized odds at every threshold (Theorem A.3); equal medians alone do not "
+               "imply it.")
+    for p in audit.pairs:
+        for w in p.warnings:
+            st.caption(f"⚠ {p.group_i} vs {p.group_j}: {w}")
+
+
+def _groups_tab(audit: ResidualAudit) -> None:
+    rows = [{"group": g.name, "n": g.n, "base rate": g.base_rate, "mean score": g.mean_score,
+             "mean residual": g.mean_residual, "median residual": g.median_residual,
+             "median residual Y=0": g.median_residual_y0, "median residual Y=1": g.median_residual_y1,
+             "ECE": g.ece, "calibration": g.ece_regime,
+             "left knee": "—" if not g.left_knee else f"{100 * g.left_knee.percentile:.1f}% / {g.left_knee.residual:.3f}",
+             "right knee": "—" if not g.right_knee else f"{100 * g.right_knee.percentile:.1f}% / {g.right_knee.residual:.3f}"}
+            for g in audit.groups]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in
+                                ["base rate", "mean score", "mean residual", "median residual",
+                                 "median residual Y=0", "median residual Y=1", "ECE"]})
+    st.markdown("**Mean decomposition (Theorem A.1):** the gap in mean residual equals the gap in mean score minus "
+                "the gap in base rate, exactly.")
+    st.dataframe(pd.DataFrame([{"pair": f"{p.group_i} vs {p.group_j}", **p.mean_decomposition} for p in audit.pairs]),
+                 hide_index=True, width="stretch")
+    st.caption("Base rates matter: a perfectly calibrated model on groups with different base rates has equal mean "
+               "residuals, yet its residual distributions (and medians) can still differ. Read F_dist and F_pattern "
+               "next to the base rates.")
+
+
+def _threshold_tab(pred, ctx: _ui.Context) -> None:
+    check = cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred)
+    st.plotly_chart(figs.threshold_figure(check), width="stretch")
+    rows = []
+    for gap in check.gaps:
+        rows.append({"pair": f"{gap['group_i']} vs {gap['group_j']}",
+                     "DP gap counted": gap["dp_diff_direct"], "DP gap from residuals": gap["dp_diff_residual"],
+                     "TPR gap counted": gap["eo_tpr_diff_direct"], "TPR gap from residuals": gap["eo_tpr_diff_residual"],
+                     "FPR gap counted": gap["eo_fpr_diff_direct"], "FPR gap from residuals": gap["eo_fpr_diff_residual"]})
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in rows[0] if c != "pair"})
+    st.caption("Theorem 6.1: FPR(τ) = P(D ≥ τ | Y=0), TPR(τ) = P(D ≥ τ−1 | Y=1), and the positive rate is their "
+               "base-rate-weighted mix. The residual CDFs therefore contain every threshold's DP and EO gaps; move τ "
+               "in the sidebar to see both columns agree.")
+
+
+def _concentration_tab(audit: ResidualAudit) -> None:
+    c = audit.concentration
+    m = st.columns(4)
+    m[0].metric("Error ratio knee / elsewhere", f"{fmt(c.ratio, 2)}×", help=f"95% CI {fmt_interval(c.ratio_ci, 2)}")
+    m[1].metric("Mann–Whitney p (two-sided)", fmt_p(c.mann_whitney.p_two_sided))
+    m[2].metric("ECE (15 bins)", fmt(c.ece), help=f"95% CI {fmt_interval(c.ece_ci)}")
+    m[3].metric("Calibration regime", c.regime)
+    kind = "good" if c.verdict == "supported" else ("warn" if c.borderline or c.verdict == "undefined" else "bad")
+    _ui.verdict_box(kind, f"**Knees {'are' if c.verdict == 'supported' else 'are not'} diagnostic here "
+                          f"({c.verdict}{', borderline' if c.borderline else ''}).** {c.explanation}")
+    st.plotly_chart(figs.concentration_figure(audit), width="stretch")
+    st.caption(f"Ratio CI {fmt_interval(c.ratio_ci, 2)} ({audit.params.resamples} row resamples, regions fixed). "
+               "Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 expected; ECE ≥ 0.15 → 0.8–1.2 expected; the ratio "
+               "is rounded to one decimal as the paper did, and 'borderline' marks where rounding decides. Caveat: knee "
+               "regions near the ends include the tails, which hold the largest errors, so part of any ratio is "
+               "mechanical; compare with the random-groups null control in the sidebar.")
+
+
+def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
+    frame = pred.frame.reset_index(drop=True)
+    mask = audit.in_knee_region
+    view = pred.groups(audit.attribute)
+    table = frame.loc[mask].copy()
+    table.insert(0, "residual", (pred.score - pred.y)[mask])
+    table.insert(1, "knee", audit.nearest_knee[mask])
+    table.insert(2, "group", [view.names[c] for c in view.codes[mask]])
+    st.markdown(f"**{mask.sum():,} rows** ({mask.mean():.1%}) lie within ε = {audit.params.region_eps} "
+                f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
+                "first: where the model's behaviour changes for each group.")
+    st.dataframe(table.head(2000), hide_index=True, width="stretch")
+    st.download_button("Download D* as CSV", table.to_csv(index=False).encode(), "diagnostic_set.csv", "text/csv")
+
+
+_ui.guarded(page)

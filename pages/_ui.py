@@ -1,0 +1,95 @@
+"""Streamlit glue shared by every page: the one data model in session state, the sidebar, progress, errors.
+
+Pages stay thin: read ``context()``, call a cached fairviz function, draw its figures.
+"""
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import Callable
+
+import streamlit as st
+
+from fairviz.data import DataError, Predictions
+from fairviz.samples import DEFAULT_SAMPLE, load_sample, samples
+
+PRED = "predictions"          # session-state keys
+ATTRIBUTE = "attribute"
+THRESHOLD = "threshold"
+
+
+@dataclass(frozen=True)
+class Context:
+    pred: Predictions
+    attribute: str
+    threshold: float
+
+
+@st.cache_resource(show_spinner="Loading the sample…")
+def bundled(key: str) -> Predictions:
+    """Bundled samples are parsed once per process and shared by all sessions (they are never mutated)."""
+    return load_sample(key)
+
+
+def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
+    """Make ``pred`` the data of every page (called by the home page after validation)."""
+    st.session_state[PRED] = pred       # the attribute is re-checked by context() on the next run
+    if threshold is not None:
+        st.session_state[THRESHOLD] = threshold
+
+
+def current() -> Predictions:
+    """The session's predictions; a page opened directly starts on the default sample at once."""
+    if PRED not in st.session_state:
+        st.session_state["sample_key"] = DEFAULT_SAMPLE
+        use_predictions(bundled(DEFAULT_SAMPLE), samples()[DEFAULT_SAMPLE].threshold)
+    return st.session_state[PRED]
+
+
+def context() -> Context:
+    """Draw the shared sidebar (data badge, attribute, threshold) and return the choices."""
+    pred = current()
+    with st.sidebar:
+        st.markdown(f"**Data:** {pred.source}  \n{pred.n:,} rows · score `{pred.mapping.score}` · "
+                    f"label `{pred.mapping.label}`")
+        names = pred.attribute_names
+        if st.session_state.get(ATTRIBUTE) not in names:
+            st.session_state[ATTRIBUTE] = names[0]
+        attribute = st.selectbox("Group attribute", names, key=ATTRIBUTE,
+                                 help="Which column defines the groups compared on every page.")
+        st.session_state.setdefault(THRESHOLD, 0.5)
+        threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD,
+                              help="A row is predicted positive when its score ≥ τ.")
+    return Context(pred, attribute, float(threshold))
+
+
+def progress_callback(label: str) -> tuple[Callable[[float, str], None], Callable[[], None]]:
+    """A progress bar for a long computation: (update(fraction, message), done())."""
+    bar = st.progress(0.0, text=label)
+
+    def update(fraction: float, message: str = "") -> None:
+        bar.progress(min(max(fraction, 0.0), 1.0), text=f"{label}: {message}" if message else label)
+
+    return update, bar.empty
+
+
+def show_data_error(err: DataError, title: str = "The data cannot be used as mapped") -> None:
+    st.error(f"**{title}:**\n" + "\n".join(f"- {p}" for p in err.problems))
+
+
+def guarded(render: Callable[[], None]) -> None:
+    """Run a page body; an unexpected failure becomes a readable message (with details folded away)."""
+    try:
+        render()
+    except DataError as err:
+        show_data_error(err)
+    except Exception as err:  # a page must never show a bare traceback to a meeting
+        st.error(f"Something went wrong while computing this page: {type(err).__name__}: {err}. "
+                 "Your data and choices are kept; try other settings or another attribute.")
+        with st.expander("Technical details"):
+            st.code("".join(traceback.format_exception(err))[-4000:])
+
+
+def verdict_box(kind: str, text: str) -> None:
+    """Coloured reading next to a result: 'good', 'warn', 'bad' or 'info'."""
+    {"good": st.success, "warn": st.warning, "bad": st.error}.get(kind, st.info)(text)

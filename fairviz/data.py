@@ -153,6 +153,11 @@ def _parse(raw: bytes, name: str) -> pd.DataFrame:
             break
         except UnicodeDecodeError:
             continue
+    if not _few_commas(text):
+        try:                                    # multi-threaded; falls back to pandas' parser on any complaint
+            return pd.read_csv(io.BytesIO(raw), engine="pyarrow")
+        except Exception:  # noqa: BLE001 - pyarrow raises several error types for odd files
+            pass
     try:
         return pd.read_csv(io.StringIO(text), sep=None, engine="python") if _few_commas(text) \
             else pd.read_csv(io.StringIO(text), low_memory=False)

@@ -16,7 +16,8 @@ from . import stats
 from .calibration_core import ece, ece_bin_index, ece_from_sums, ece_regime, ECE_BINS
 from .counts import confusion_by_group, decisions, difference
 from .data import Predictions
-from .knees import Knee, KneeSettings, RELIABLE_N, detect_knees, detect_knees_batch
+from .knees import (Knee, KneeSettings, RELIABLE_N, detect_knees, detect_knees_batch, percentile_grid,
+                    quantiles_from_counts)
 
 STAB_EPS = 1e-6
 REGION_EPS = 0.05
@@ -294,13 +295,12 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
         warnings.insert(0, f"Knees need about {RELIABLE_N:,} rows per group to be reliable; smaller here: "
                            f"{', '.join(small)}.")
 
-    report(0.1, "Re-detecting knees in bootstrap resamples")
+    resampler = _CountResampler(d, pred.y, members, params) if params.resamples > 0 else None
     knee_boot = []
     for g in range(len(names)):
-        knee_boot.append(_knee_bootstrap(sorted_d[g], g, params))
-        report(0.1 + 0.4 * (g + 1) / len(names), f"Knee resamples of group {names[g]}")
+        report(0.1 + 0.4 * g / len(names), f"Re-detecting knees in resamples of group {names[g]}")
+        knee_boot.append(_knee_bootstrap(resampler, g, params))
     report(0.5, "Resampling for confidence intervals")
-    resampler = _CountResampler(d, pred.y, members, params) if params.resamples > 0 else None
     pairs = []
     pair_list = list(combinations(range(len(names)), 2))
     for step, (i, j) in enumerate(pair_list):
@@ -444,14 +444,17 @@ def _permutation_p_values(resampler: _CountResampler, i: int, j: int, n_i: int, 
     return stats.permutation_p_value(obs_gap, null_gap), stats.permutation_p_value(obs_dist, null_dist)
 
 
-def _knee_bootstrap(sorted_d: np.ndarray, g: int, params: RDFParams) -> np.ndarray | None:
-    """Knees re-detected in ``knee_resamples`` bootstrap resamples of one group: (B, 4) or None."""
-    b = params.knee_resamples
-    if b <= 0 or sorted_d.size < params.knees.min_n:
+def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams) -> np.ndarray | None:
+    """Knees re-detected in the first ``knee_resamples`` bootstrap resamples of group g: (B, 4) or None.
+
+    The resamples are the count vectors the other intervals use, so no resample is ever sorted."""
+    b = min(params.knee_resamples, params.resamples)
+    if resampler is None or b <= 0 or resampler.counts[g].sum() < params.knees.min_n:
         return None
-    rng = np.random.default_rng([params.seed, 1, g])
-    resampled = np.sort(sorted_d[rng.integers(0, sorted_d.size, (b, sorted_d.size))], axis=1)
-    return detect_knees_batch(resampled, params.knees)
+    counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
+    grid = percentile_grid(params.knees.grid_size)
+    curves = quantiles_from_counts(resampler.compressed.support, counts, grid)
+    return detect_knees_batch(curves, params.knees, on_grid=True)
 
 
 def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:

@@ -57,8 +57,8 @@ def page() -> None:
     update, done = _ui.progress_callback("Analysing residuals")
     audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred, update)
     done()
-    for warning in audit.warnings:
-        st.warning(warning)
+    if audit.warnings:
+        st.warning("\n".join(f"- {w}" for w in audit.warnings))
 
     names = [g.name for g in audit.groups]
     c1, c2 = st.columns([3, 1])

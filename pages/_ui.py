@@ -33,9 +33,10 @@ def bundled(key: str) -> Predictions:
 
 def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
     """Make ``pred`` the data of every page (called by the home page after validation)."""
-    st.session_state[PRED] = pred       # the attribute is re-checked by context() on the next run
+    st.session_state[PRED] = pred
+    st.session_state[_canonical(ATTRIBUTE)] = pred.attribute_names[0]
     if threshold is not None:
-        st.session_state[THRESHOLD] = threshold
+        st.session_state[_canonical(THRESHOLD)] = threshold
 
 
 def current() -> Predictions:
@@ -46,6 +47,19 @@ def current() -> Predictions:
     return st.session_state[PRED]
 
 
+def _canonical(key: str) -> str:
+    return f"_{key}"
+
+
+def _restore(key: str, default) -> None:
+    """Streamlit forgets a widget's value when the page changes; keep it under a plain key and copy it back."""
+    st.session_state[key] = st.session_state.get(_canonical(key), default)
+
+
+def _remember(key: str) -> None:
+    st.session_state[_canonical(key)] = st.session_state[key]
+
+
 def context() -> Context:
     """Draw the shared sidebar (data badge, attribute, threshold) and return the choices."""
     pred = current()
@@ -53,13 +67,14 @@ def context() -> Context:
         st.markdown(f"**Data:** {pred.source}  \n{pred.n:,} rows · score `{pred.mapping.score}` · "
                     f"label `{pred.mapping.label}`")
         names = pred.attribute_names
-        if st.session_state.get(ATTRIBUTE) not in names:
-            st.session_state[ATTRIBUTE] = names[0]
-        attribute = st.selectbox("Group attribute", names, key=ATTRIBUTE,
+        if st.session_state.get(_canonical(ATTRIBUTE)) not in names:
+            st.session_state[_canonical(ATTRIBUTE)] = names[0]
+        _restore(ATTRIBUTE, names[0])
+        attribute = st.selectbox("Group attribute", names, key=ATTRIBUTE, on_change=_remember, args=(ATTRIBUTE,),
                                  help="Which column defines the groups compared on every page.")
-        st.session_state.setdefault(THRESHOLD, 0.5)
-        threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD,
-                              help="A row is predicted positive when its score ≥ τ.")
+        _restore(THRESHOLD, 0.5)
+        threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD, on_change=_remember,
+                              args=(THRESHOLD,), help="A row is predicted positive when its score ≥ τ.")
     return Context(pred, attribute, float(threshold))
 
 

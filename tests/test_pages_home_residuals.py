@@ -64,3 +64,14 @@ def test_null_control_and_attribute_switch():
     at.toggle[0].set_value(True).run()
     assert not at.exception
     assert any("Null control" in i.value for i in at.info)
+
+
+def test_sidebar_choices_survive_page_switches():
+    at = _app()
+    at.slider(key="threshold").set_value(0.63).run()
+    at.selectbox(key="attribute").set_value("sex").run()
+    at.switch_page(RDF_PAGE).run()
+    assert at.slider(key="threshold").value == pytest.approx(0.63)
+    assert at.selectbox(key="attribute").value == "sex"
+    at.switch_page("app.py").run()
+    assert at.slider(key="threshold").value == pytest.approx(0.63)

@@ -4,6 +4,7 @@ Pages stay thin: read ``context()``, call a cached fairviz function, draw its fi
 """
 from __future__ import annotations
 
+import json
 import traceback
 from dataclasses import dataclass
 from typing import Callable
@@ -108,3 +109,28 @@ def guarded(render: Callable[[], None]) -> None:
 def verdict_box(kind: str, text: str) -> None:
     """Coloured reading next to a result: 'good', 'warn', 'bad' or 'info'."""
     {"good": st.success, "warn": st.warning, "bad": st.error}.get(kind, st.info)(text)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _audit_files(fingerprint: str, attribute: str, threshold: float, _pred: Predictions) -> tuple[bytes, bytes]:
+    from fairviz.audit import AuditOptions, run_audit
+    audit = run_audit(_pred, AuditOptions(attribute=attribute, threshold=threshold))
+    return json.dumps(audit.data, indent=2).encode(), audit.to_html().encode()
+
+
+def report_downloads(ctx: Context) -> None:
+    """The whole audit as the CLI writes it (JSON and a self-contained HTML report) for the current choices."""
+    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
+    key = (ctx.pred.fingerprint, ctx.attribute, ctx.threshold)
+    if st.session_state.get("report_key") != key:
+        if st.button("Prepare the report", help="Runs every analysis with its default settings."):
+            with st.spinner("Running the full audit…"):
+                st.session_state["report_files"] = _audit_files(*key, ctx.pred)
+            st.session_state["report_key"] = key
+            st.rerun()
+        return
+    data, html = st.session_state["report_files"]
+    stem = ctx.pred.source.rsplit(".", 1)[0].replace(" ", "_")
+    c1, c2 = st.columns(2)
+    c1.download_button("Download JSON", data, f"{stem}_audit.json", "application/json")
+    c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")

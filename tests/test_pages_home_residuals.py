@@ -75,3 +75,12 @@ def test_sidebar_choices_survive_page_switches():
     assert at.selectbox(key="attribute").value == "sex"
     at.switch_page("app.py").run()
     assert at.slider(key="threshold").value == pytest.approx(0.63)
+
+
+def test_home_prepares_the_audit_report_for_the_current_choices():
+    at = _app()
+    at.selectbox(key="sample_choice").set_value("synthetic").run()
+    at.button[0].click().run()
+    assert not at.exception
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Download JSON", "Download HTML report"]

@@ -401,6 +401,47 @@ class EmpiricalNull(Null):
         return float(lo), float(hi)
 
 
+@dataclass(frozen=True)
+class NullPlot:
+    """A null distribution aggregated for drawing: probability mass at (or in bins around) each value."""
+
+    values: np.ndarray
+    mass: np.ndarray
+    width: float
+    binned: bool
+
+
+def plot_data(null: Null, max_points: int = 150) -> NullPlot:
+    """At most ``max_points`` bars: the exact lattice when it is small, else bins from the exact CDF."""
+    if isinstance(null, EmpiricalNull):
+        distinct, index = np.unique(np.round(null.values, 12), return_inverse=True)
+        if distinct.size <= max_points:
+            width = float(np.min(np.diff(distinct))) if distinct.size > 1 else 0.02
+            return NullPlot(distinct, np.bincount(index, weights=null.mass), width, False)
+        lo, hi = null.bounds()
+        edges = np.linspace(lo, hi, max_points + 1)
+        mass, _ = np.histogram(np.clip(null.values, lo, hi), bins=edges, weights=null.mass)
+        return NullPlot((edges[:-1] + edges[1:]) / 2, mass, float(edges[1] - edges[0]), True)
+    if isinstance(null, BinomialNull):
+        values = null.support()
+        if values.size <= max_points:
+            return NullPlot(values, binom_pmf(np.rint(values * null.n), null.n, null.p), 1 / null.n, False)
+    if isinstance(null, BenefitNull):
+        lo, hi = null.bounds()
+        if (hi - lo) * null.n <= max_points:
+            k = np.arange(math.floor(lo * null.n), math.ceil(hi * null.n) + 1)
+            cum = null.cdf(np.append(k[0] - 1, k) / null.n)
+            return NullPlot(k / null.n, np.clip(np.diff(cum), 0, None), 1 / null.n, False)
+    lo, hi = null.bounds()
+    if hi <= lo:
+        hi = lo + 1e-6
+    edges = np.linspace(lo, hi, max_points + 1)
+    cum = null.cdf(edges)
+    mass = np.clip(np.diff(cum), 0, None)
+    mass[0] += cum[0]                      # the lower tail beyond the plotted range goes to the first bar
+    return NullPlot((edges[:-1] + edges[1:]) / 2, mass, float(edges[1] - edges[0]), True)
+
+
 # ----------------------------------------------------------------------------------------------- MATCH
 
 @dataclass(frozen=True)

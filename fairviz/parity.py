@@ -344,8 +344,7 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
         kind = "none"
         headline = "No bias: OFI ≈ 0 and DI within the four-fifths band"
     parts = [
-        f"{group_i} get {_pts(b_i)} benefit than their labels warrant (𝓑 = {b_i:+.3f}); "
-        f"{group_j} get {_pts(b_j)} (𝓑 = {b_j:+.3f}). OFI = 𝓑_i − 𝓑_j = {o:+.3f} "
+        f"{_benefit_words(group_i, b_i)}; {_benefit_words(group_j, b_j)}. OFI = 𝓑_i − 𝓑_j = {o:+.3f} "
         f"(95% CI [{test.ci[0]:+.3f}, {test.ci[1]:+.3f}]), {signif}.",
         f"The gap in benefit rates, DPPL = {fmt(dp)}, splits into {prev_gap:+.3f} from different base rates "
         f"(outside the model) and {o:+.3f} from the model (OFI = DPPL − ΔPrev).",
@@ -374,10 +373,11 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
                        rule, kind, headline, " ".join(parts))
 
 
-def _pts(b: float) -> str:
+def _benefit_words(group: str, b: float) -> str:
     if abs(b) < 5e-4:
-        return "about as much"
-    return f"{abs(100 * b):.1f} points {'more' if b > 0 else 'less'}"
+        return f"{group} get about the benefit their labels warrant (𝓑 = {b:+.3f})"
+    return (f"{group} get {abs(100 * b):.1f} percentage points {'more' if b > 0 else 'less'} benefit than their "
+            f"labels warrant (𝓑 = {b:+.3f})")
 
 
 # ----------------------------------------------------------------------------------------------- the analysis

@@ -176,6 +176,16 @@ def _window(n: int, p: float, width: float = 12.0, pad: int = 30) -> np.ndarray:
     return np.arange(lo, hi + 1, dtype=np.int64)
 
 
+def _trimmed(k: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
+    """Bin(n, p) weights on k, dropping the far tails whose total mass is below 1e-18 (they cannot move a sum)."""
+    weights = binom_pmf(k, n, p)
+    keep = weights > 1e-20 * max(weights.max(initial=0.0), 1e-300)
+    if not keep.any():
+        return k, weights
+    lo, hi = np.flatnonzero(keep)[[0, -1]]
+    return k[lo:hi + 1], weights[lo:hi + 1]
+
+
 class Null:
     """The distribution of a metric S over matrices of n rows drawn from the reference (defined outcomes only)."""
 
@@ -260,8 +270,7 @@ class BenefitNull(Null):
         self.n, self.p_plus, self.p_minus = n, float(p_plus), float(p_minus)
         self.q = min(self.p_plus + self.p_minus, 1.0)
         self.theta = self.p_plus / self.q if self.q > 0 else 0.5
-        self.m = _window(n, self.q)
-        self.weights = binom_pmf(self.m, n, self.q)
+        self.m, self.weights = _trimmed(_window(n, self.q), n, self.q)
 
     def _sum(self, s, upper: bool) -> np.ndarray:
         s = np.atleast_1d(np.asarray(s, float))
@@ -323,8 +332,7 @@ class JRMNull(Null):
     def __init__(self, n: int, p_pair: float, theta: float, condition: bool = True):
         self.n, self.p_pair, self.theta, self.condition = n, float(p_pair), float(theta), condition
         k = _window(n, self.p_pair)
-        self.k = k[k >= 1]
-        self.weights = binom_pmf(self.k, n, self.p_pair)
+        self.k, self.weights = _trimmed(k[k >= 1], n, self.p_pair)
         self.undefined = float((1 - self.p_pair) ** n)
         self.defined = 1.0 - self.undefined
         if not condition:
@@ -355,7 +363,10 @@ class JRMNull(Null):
 
 
 class EmpiricalNull(Null):
-    """A null given by weighted values: exact enumeration (weights = probabilities) or Monte Carlo draws."""
+    """A null given by weighted values: exact enumeration (weights = probabilities) or Monte Carlo draws.
+
+    p-values are direct weighted counts (O(R), no sort); the sorted view for plots and vector CDFs is built
+    only when asked for."""
 
     lattice = False
 
@@ -365,39 +376,64 @@ class EmpiricalNull(Null):
         defined = np.isfinite(values)
         self.method = method
         self.draws = values.size if method == "Monte Carlo" else 0
-        self.defined_draws = int(defined.sum())
+        self.size = int(defined.sum())                  # defined draws (or defined matrices when enumerating)
         total = weights.sum()
         self.undefined = float(weights[~defined].sum() / total) if undefined is None else float(undefined)
-        order = np.argsort(values[defined], kind="stable")
-        self.values = values[defined][order]
-        mass = weights[defined][order]
-        self.mass = mass / mass.sum() if mass.sum() > 0 else mass
-        self.cum = np.cumsum(self.mass)
+        mass = weights[defined]
+        self._values = values[defined]
+        self._mass = mass / mass.sum() if mass.sum() > 0 else mass
+        self._sorted = None
+
+    def _view(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        if self._sorted is None:
+            order = np.argsort(self._values, kind="stable")
+            values, mass = self._values[order], self._mass[order]
+            self._sorted = (values, mass, np.cumsum(mass), np.cumsum(mass[::-1])[::-1])
+        return self._sorted
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._view()[0]
+
+    @property
+    def mass(self) -> np.ndarray:
+        return self._view()[1]
 
     def cdf(self, s):
         s = np.atleast_1d(np.asarray(s, float))
-        idx = np.searchsorted(self.values, s + TOLERANCE, side="right")
-        return np.where(idx > 0, self.cum[np.maximum(idx - 1, 0)], 0.0) if self.values.size else np.full(s.shape, np.nan)
+        if not self.size:
+            return np.full(s.shape, np.nan)
+        values, _, cum, _ = self._view()
+        idx = np.searchsorted(values, s + TOLERANCE, side="right")
+        return np.where(idx > 0, cum[np.maximum(idx - 1, 0)], 0.0)
 
     def sf(self, s):
         s = np.atleast_1d(np.asarray(s, float))
-        idx = np.searchsorted(self.values, s - TOLERANCE, side="left")
-        below = np.where(idx > 0, self.cum[np.maximum(idx - 1, 0)], 0.0)
-        return 1.0 - below if self.values.size else np.full(s.shape, np.nan)
+        if not self.size:
+            return np.full(s.shape, np.nan)
+        values, _, _, upper = self._view()
+        idx = np.searchsorted(values, s - TOLERANCE, side="left")
+        return np.where(idx < values.size, upper[np.minimum(idx, values.size - 1)], 0.0)
+
+    def share_at_most(self, s: float) -> float:
+        """P(S ≤ s | defined) as a plain weighted share (the percentile; no Monte Carlo correction)."""
+        return float(self._mass[self._values <= s + TOLERANCE].sum())
 
     def p_values(self, s: float) -> tuple[float, float]:
-        """One-sided p-values; Monte Carlo ones carry the +1 correction ((1 + #extreme)/(1 + draws))."""
-        lower, upper = float(self.cdf(s)[0]), float(self.sf(s)[0])
+        """One-sided tails at s; Monte Carlo ones carry the +1 correction ((1 + #extreme)/(1 + draws))."""
+        lower = self.share_at_most(s)
+        upper = float(self._mass[self._values >= s - TOLERANCE].sum())
         if self.draws:
-            r = self.defined_draws
+            r = self.size
             lower, upper = (1 + lower * r) / (1 + r), (1 + upper * r) / (1 + r)
         return lower, upper
 
     def bounds(self):
-        if not self.values.size:
+        if not self.size:
             return 0.0, 1.0
-        lo = self.values[np.searchsorted(self.cum, 1e-4)]
-        hi = self.values[min(np.searchsorted(self.cum, 1 - 1e-4), self.values.size - 1)]
+        values, _, cum, _ = self._view()
+        lo = values[min(np.searchsorted(cum, 1e-4), values.size - 1)]
+        hi = values[min(np.searchsorted(cum, 1 - 1e-4), values.size - 1)]
         return float(lo), float(hi)
 
 
@@ -480,9 +516,33 @@ class MatchResult:
                 "method": self.method, "n": self.n, "note": self.note or None}
 
 
-def null_distribution(metric: str, n: int, reference: ConfusionCounts, params: MatchParams = MatchParams(),
-                      rng: np.random.Generator | None = None, draws: Cells | None = None) -> Null:
-    """The exact (or Monte Carlo) distribution of ``metric`` for n rows drawn from the reference's cells."""
+def monte_carlo_draws(n: int, reference: ConfusionCounts, params: MatchParams, stream: int = 0) -> Cells:
+    """``params.draws`` matrices of n rows from the reference's cells. The generator is seeded by (seed, stream, n,
+    reference counts), so the same question always gets the same draws: the plotted null and the table agree.
+    A small cache lets MCC, F1 and PT of one group share the draws."""
+    key = (int(params.seed), stream, int(n), int(params.draws),
+           *(int(round(getattr(reference, f))) for f in CELL_ORDER))
+    return _draws(key)
+
+
+@lru_cache(maxsize=4)
+def _draws(key: tuple) -> Cells:
+    seed, stream, n, draws, *cells = key
+    rng = np.random.default_rng([seed, stream, n, *cells])
+    counts = np.array(cells, dtype=float)
+    sample = Cells.from_draws(rng.multinomial(n, counts / counts.sum(), size=draws))
+    for array in sample:
+        array.setflags(write=False)
+    return sample
+
+
+def null_distribution(metric: str, n: int, reference: ConfusionCounts, params: MatchParams = MatchParams()) -> Null:
+    """The exact (or Monte Carlo) distribution of ``metric`` for n rows drawn from the reference's cells.
+
+    For ``"ofi"`` it is OFI(group, reference) with both redrawn from the reference at their own sizes."""
+    if metric == "ofi":
+        own, ref = monte_carlo_draws(n, reference, params, 1), monte_carlo_draws(reference.n, reference, params, 2)
+        return EmpiricalNull((own.fp - own.fn) / n - (ref.fp - ref.fn) / reference.n, None, "Monte Carlo", 0.0)
     p = dict(zip(CELL_ORDER, probabilities(reference)))
     spec = CM_METRICS[metric]
     if spec.family == "binomial":
@@ -498,27 +558,24 @@ def null_distribution(metric: str, n: int, reference: ConfusionCounts, params: M
         cells = configurations(n)
         weights = np.exp(multinomial_log_weights(cells, probs))
         return EmpiricalNull(spec(cells), weights, "exact enumeration", exact_undefined)
-    if draws is None:
-        rng = rng or np.random.default_rng(params.seed)
-        draws = Cells.from_draws(rng.multinomial(n, probs, size=params.draws))
-    return EmpiricalNull(spec(draws), None, "Monte Carlo", exact_undefined)
+    return EmpiricalNull(spec(monte_carlo_draws(n, reference, params)), None, "Monte Carlo", exact_undefined)
 
 
 def match(counts: ConfusionCounts, reference: ConfusionCounts, metric: str, params: MatchParams = MatchParams(),
-          group: str = "", rng: np.random.Generator | None = None, draws: Cells | None = None) -> MatchResult:
+          group: str = "") -> MatchResult:
     """MATCH for one group and one metric against a reference's confusion counts (integers)."""
     n = int(counts.n)
     if metric == "ofi":
-        return _match_ofi(counts, reference, params, group, rng)
+        return _match_ofi(counts, reference, params, group)
     spec = CM_METRICS[metric]
     score = _scalar(spec(Cells.of(counts)))
     ref_score = _scalar(spec(Cells.of(reference)))
-    null = null_distribution(metric, n, reference, params, rng, draws)
+    null = null_distribution(metric, n, reference, params)
     undefined = null.undefined
     if score is None:
         return MatchResult(group, metric, n, None, ref_score, None, None, None, None, undefined, null.method,
                            note=f"undefined for this group: {spec.undefined_when}")
-    if (spec.family == "jrm" and null.defined <= 0) or (isinstance(null, EmpiricalNull) and not null.values.size):
+    if (spec.family == "jrm" and null.defined <= 0) or (isinstance(null, EmpiricalNull) and not null.size):
         return MatchResult(group, metric, n, score, ref_score, None, None, None, None, undefined, null.method,
                            note="the reference never defines this metric at this size")
     method, bound = null.method, None
@@ -537,7 +594,7 @@ def match(counts: ConfusionCounts, reference: ConfusionCounts, metric: str, para
             lower, upper, method = pp_lower, 1.0 - pp_upper, "Peizer–Pratt"
         else:
             method += " (Peizer–Pratt needs min(x + 1, n − x) ≥ 2)"
-    cdf = float(null.cdf(score)[0]) if isinstance(null, EmpiricalNull) else exact_lower
+    cdf = null.share_at_most(score) if isinstance(null, EmpiricalNull) else exact_lower
     p_two = min(1.0, 2 * min(lower, upper))
     return MatchResult(group, metric, n, score, ref_score, cdf, lower, upper, p_two, undefined, method, bound)
 
@@ -548,17 +605,13 @@ def _exact_tails(null: Null, score: float) -> tuple[float, float]:
     return float(null.cdf(score)[0]), float(null.sf(score)[0])
 
 
-def _match_ofi(counts, reference, params, group, rng) -> MatchResult:
+def _match_ofi(counts, reference, params, group) -> MatchResult:
     """OFI(group, reference) = 𝓑_group − 𝓑_reference against both redrawn from the reference at their sizes."""
-    n, n_ref = int(counts.n), int(reference.n)
-    score = (counts.fp - counts.fn) / n - (reference.fp - reference.fn) / n_ref
-    rng = rng or np.random.default_rng(params.seed)
-    probs = probabilities(reference)
-    own = Cells.from_draws(rng.multinomial(n, probs, size=params.draws))
-    ref = Cells.from_draws(rng.multinomial(n_ref, probs, size=params.draws))
-    null = EmpiricalNull((own.fp - own.fn) / n - (ref.fp - ref.fn) / n_ref, None, "Monte Carlo", 0.0)
+    n = int(counts.n)
+    score = (counts.fp - counts.fn) / n - (reference.fp - reference.fn) / reference.n
+    null = null_distribution("ofi", n, reference, params)
     lower, upper = null.p_values(score)
-    return MatchResult(group, "ofi", n, float(score), 0.0, float(null.cdf(score)[0]), lower, upper,
+    return MatchResult(group, "ofi", n, float(score), 0.0, null.share_at_most(score), lower, upper,
                        min(1.0, 2 * min(lower, upper)), 0.0, "Monte Carlo (two-sample)")
 
 
@@ -610,8 +663,7 @@ def match_groups(attribute: str, names: Sequence[str], counts: Sequence[Confusio
     if unknown:
         raise ValueError(f"unknown MATCH metric(s): {', '.join(unknown)}")
     results = []
-    root = np.random.SeedSequence(params.seed)
-    for g, (name, own, child) in enumerate(zip(names, counts, root.spawn(len(names)))):
+    for g, (name, own) in enumerate(zip(names, counts)):
         report(g / max(len(names), 1), f"MATCH for {name}")
         ref = refs[name]
         if ref is None or ref.n == 0 or own.n == 0:
@@ -619,12 +671,8 @@ def match_groups(attribute: str, names: Sequence[str], counts: Sequence[Confusio
             results += [MatchResult(name, m, int(own.n), None, None, None, None, None, None, None, "—", note=why)
                         for m in params.metrics]
             continue
-        rng = np.random.default_rng(child)
-        shared = None            # one set of Monte Carlo draws serves MCC, F1 and PT of a group
-        if own.n > params.enumeration_limit and any(m in ("mcc", "f1", "pt") for m in params.metrics):
-            shared = Cells.from_draws(rng.multinomial(int(own.n), probabilities(ref), size=params.draws))
         for metric in params.metrics:
-            results.append(match(own, ref, metric, params, name, rng, shared))
+            results.append(match(own, ref, metric, params, name))
     adjusted = stats.benjamini_hochberg([np.nan if r.p_value is None else r.p_value for r in results])
     results = [replace(r, p_adjusted=None if not np.isfinite(a) else float(a)) for r, a in zip(results, adjusted)]
     report(1.0, "Done")

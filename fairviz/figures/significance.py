@@ -36,19 +36,15 @@ def null_figure(plot: NullPlot, result: MatchResult, reference: str, height: int
     if result.reference_score is not None and result.metric != "ofi":
         fig.add_vline(x=result.reference_score, line=dict(color=NEUTRAL, width=2, dash="dash"),
                       annotation=dict(text=f"reference {fmt(result.reference_score)}", font=dict(color=NEUTRAL)),
-                      annotation_position="bottom right")
-    undefined = result.undefined_probability
-    extra = f" · undefined in {100 * undefined:.2g}% of draws" if undefined else ""
+                      annotation_position="top left")
     p_text = f"two-sided p {fmt_p(result.p_value)}" + (
         f", BH-adjusted {fmt_p(result.p_adjusted)}" if result.p_adjusted is not None else "")
     fig.update_layout(
         template=TEMPLATE, height=height, showlegend=False, bargap=0,
-        title=f"{label} of '{result.group}' (n = {result.n:,}) vs same-size groups from {reference}",
+        title=dict(text=f"{label} of '{result.group}' (n = {result.n:,}) vs same-size groups from {reference}"
+                        f"<br><sup>{result.method} · {p_text}</sup>"),
         xaxis_title=f"{label}{' (binned)' if plot.binned else ''}", yaxis_title="probability",
-        annotations=list(fig.layout.annotations) + [dict(
-            text=f"{result.method} · {p_text}{extra}", xref="paper", yref="paper", x=0, y=-0.2,
-            showarrow=False, font=dict(size=13, color=NEUTRAL), xanchor="left")],
-        margin=dict(b=90))
+        margin=dict(t=90))
     return fig
 
 
@@ -87,7 +83,7 @@ def match_map(audit: MatchAudit, metrics: list[str] | None = None, height: int |
                       title=f"MATCH: each group vs same-size groups drawn from {audit.reference_label} "
                             f"(* = adjusted p < {audit.params.alpha:g})",
                       xaxis=dict(showgrid=False, tickangle=-35), yaxis=dict(showgrid=False, autorange="reversed"),
-                      margin=dict(l=200, b=120))
+                      margin=dict(l=200, b=170))
     return fig
 
 

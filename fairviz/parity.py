@@ -422,8 +422,8 @@ class ParityAudit:
         return list(combinations(self.names, 2))
 
     def most_disparate(self) -> tuple[str, str]:
-        """The ordered pair with the largest |OFI| (i favoured when OFI > 0)."""
-        ofi_values = np.abs(np.nan_to_num(self.matrices["ofi"].values, nan=-1.0))
+        """The ordered pair with the largest |OFI|, oriented so that OFI > 0 (row i is the favoured group)."""
+        ofi_values = np.nan_to_num(self.matrices["ofi"].values, nan=-np.inf)     # OFI(j, i) = −OFI(i, j)
         i, j = np.unravel_index(int(np.argmax(ofi_values)), ofi_values.shape)
         return self.names[i], self.names[j]
 
@@ -451,7 +451,8 @@ def intersection_view(a: GroupView, b: GroupView) -> GroupView:
                      tuple(str(n) for n in names[order]))
 
 
-def group_counts(pred: Predictions, view: GroupView, threshold: float, benefit: str = "positive") -> list[ConfusionCounts]:
+def group_counts(pred: Predictions, view: GroupView, threshold: float,
+                 benefit: str = "positive") -> list[ConfusionCounts]:
     """Each group's confusion counts at τ, in the benefit orientation (one bincount pass over the rows)."""
     if benefit not in ("positive", "negative"):
         raise ValueError(f"benefit must be 'positive' or 'negative', got {benefit!r}")

@@ -698,8 +698,12 @@ def verdict(result: MatchResult, alpha: float = 0.05, reference: str = "the refe
         return f"{label} = {fmt(result.score)} cannot be tested: {result.note}."
     p = result.p_adjusted if result.p_adjusted is not None else result.p_value
     share = f"{100 * result.cdf:.1f}%" if result.cdf is not None else "—"
-    base = (f"{label} = {fmt(result.score)} at n = {result.n:,} vs {fmt(result.reference_score)} for {reference}; "
-            f"{share} of same-size groups drawn from {reference} score at most this.")
+    if result.metric == "ofi":
+        base = (f"OFI against {reference} = {fmt(result.score)} at n = {result.n:,}; redrawing both from {reference}'s "
+                f"error pattern gives at most this in {share} of draws.")
+    else:
+        base = (f"{label} = {fmt(result.score)} at n = {result.n:,} vs {fmt(result.reference_score)} for {reference}; "
+                f"{share} of same-size groups drawn from {reference} score at most this.")
     adjusted = f"adjusted p {fmt_p(p)}" if result.p_adjusted is not None else f"p {fmt_p(p)}"
     if p < alpha:
         direction = "higher" if result.p_upper is not None and result.p_upper <= result.p_lower else "lower"

@@ -70,7 +70,8 @@ def _heatmap_tab(audit: ParityAudit) -> None:
     common.keep_choice("parity_i", names, default_i)
     common.keep_choice("parity_j", names, default_j)
     c1, c2, c3 = st.columns([2, 2, 2])
-    metric = c1.selectbox("Metric", list(PAIR_METRICS), format_func=lambda k: PAIR_METRICS[k].label, key="parity_metric",
+    metric = c1.selectbox("Metric", list(PAIR_METRICS), format_func=lambda k: PAIR_METRICS[k].label,
+                          key="parity_metric",
                           help="OFI and DI first; the rest are the other metrics of the thesis's Table 3.2.")
     group_i = c2.selectbox("Row group i", names, key="parity_i")
     group_j = c3.selectbox("Column group j", names, key="parity_j")

@@ -9,7 +9,7 @@ from fairviz.counts import ConfusionCounts
 from fairviz.figures import significance as figs
 from fairviz.figures.theme import fmt, fmt_p
 from fairviz.parity import group_counts, resolve_view
-from fairviz.significance import (CURVE_LIMIT, ENUMERATION_LIMIT, MATCH_METRICS, METRIC_LABELS, MatchAudit,
+from fairviz.significance import (CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit,
                                   MatchParams, configuration_count, cps_groups, expected_errors, hole_counts,
                                   jaggedness, match_groups, null_distribution, plot_data, seed_hole_count,
                                   undefined_probability, verdict)
@@ -274,9 +274,10 @@ def _cps_tab(audit: MatchAudit) -> None:
     raw, smooth = curves.mse["raw"][at], curves.mse[f"CPS λ = {lam:g}"][at]
     st.markdown(f"**Reading.** For samples of 10 people drawn from '{group}', the raw {METRIC_LABELS[metric]} misses "
                 f"the group's value {fmt(float(target))} by a mean squared error of {fmt(raw, 4)} (defined in "
-                f"{100 * curves.defined_mass['raw'][at]:.0f}% of samples); CPS with λ = {lam:g} gives {fmt(smooth, 4)}. "
-                f"Exact: every one of the up to {configuration_count(CURVE_LIMIT):,} confusion matrices of each size is "
-                "weighted by its multinomial probability — no simulation. ε = 1 is the usual add-one smoothing.")
+                f"{100 * curves.defined_mass['raw'][at]:.0f}% of samples); CPS with λ = {lam:g} gives "
+                f"{fmt(smooth, 4)}. Exact: every one of the up to {configuration_count(CURVE_LIMIT):,} confusion "
+                "matrices of each size is weighted by its multinomial probability — no simulation. ε = 1 is the usual "
+                "add-one smoothing.")
 
 
 _ui.guarded(page)

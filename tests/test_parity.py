@@ -50,7 +50,7 @@ def test_scenario_rejects_an_empty_group():
         P.scenario(CM(0, 0, 0, 0), CM(1, 0, 0, 1))
 
 
-# ----------------------------------------------------------------------------------------------- COMPAS (thesis Fig. 3.2)
+# ------------------------------------------------------------------------------------------ COMPAS (thesis Fig. 3.2)
 
 # Gursoy & Kakadiaris Table 8B percentages, positive = recidivism, laid out (TP, FN, FP, TN); flipped before use.
 FIG32 = {"AfAm": (13, 8, 24, 55), "Asian": (12, 0, 4, 85), "Cauc": (4, 8, 14, 75), "Hisp": (3, 7, 17, 73),
@@ -101,7 +101,7 @@ def test_ofi_does_not_depend_on_group_sizes():
                        atol=1e-12)
 
 
-# ----------------------------------------------------------------------------------------------- ProPublica truth tables
+# ------------------------------------------------------------------------------------------ ProPublica truth tables
 
 BLACK, WHITE = CM(990, 805, 532, 1369), CM(1139, 349, 461, 505)      # flipped: positive = no recidivism, Low risk
 
@@ -248,7 +248,8 @@ def test_undefined_cells_say_why():
     audit = P.from_counts("g", names, counts)
     assert audit.matrices["te"].value("a", "b") is None
     assert "'a': FP = 0" in audit.matrices["te"].reason("a", "b")
-    assert audit.matrices["pp"].value("a", "b") is None and "no actual positives" in audit.matrices["pp"].reason("a", "b")
+    assert audit.matrices["pp"].value("a", "b") is None
+    assert "no actual positives" in audit.matrices["pp"].reason("a", "b")
     assert audit.matrices["di"].value("a", "c") is None
     assert "P̂_j = 0" in audit.matrices["di"].reason("a", "c")
     assert audit.matrices["ofi"].reasons[np.isfinite(audit.matrices["ofi"].values)].tolist() == [""] * 9

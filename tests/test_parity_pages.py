@@ -122,3 +122,18 @@ def test_significance_page_match_cps_and_jaggedness():
     at.selectbox(key="match_group").set_value("Caucasian").run()
     assert "'Caucasian' is the reference group itself." in _text(at)
     assert not at.exception
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", ["adult", "default", "synthetic"])
+def test_both_pages_on_the_other_samples(sample):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.selectbox(key="sample_choice").set_value(sample).run()
+    assert at.session_state["sample_key"] == sample
+    for page in ("pages/3_parity.py", "pages/4_significance.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (sample, page, at.exception)
+        failures = [e.value for e in at.error if "Something went wrong" in e.value or "cannot be used" in e.value]
+        assert not failures, (sample, page, failures)                     # (red verdict boxes are fine)
+        assert _radio(at, "Beneficial outcome").value == "positive"       # only COMPAS starts flipped
+        assert at.metric, (sample, page)                                   # real numbers are shown

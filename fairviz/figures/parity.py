@@ -24,8 +24,8 @@ def colour_values(matrix: PairwiseMatrix) -> np.ndarray:
     """What the colour encodes: > 0 favours row i, < 0 favours column j (magnitude metrics: the gap itself)."""
     metric, values = matrix.metric, matrix.values
     with np.errstate(divide="ignore", invalid="ignore"):
-        if metric.kind == "ratio":
-            return np.where(values > 0, np.log(values), np.nan)
+        if metric.kind == "ratio":           # DI = 0 (i gets nothing, j something) is defined: log → −inf, drawn
+            return np.where(values >= 0, np.log(values), np.nan)         # at the far "favours j" end
         if metric.kind == "magnitude":
             return values
         return metric.orientation * (values - metric.pivot)
@@ -37,6 +37,7 @@ def heatmap(matrix: PairwiseMatrix, highlight: tuple[str, str] | None = None, he
     z = colour_values(matrix)
     finite = np.abs(z[np.isfinite(z)])
     span = float(finite.max()) if finite.size else 0.0
+    z = np.where(np.isneginf(z), -max(span, 1.0), z)
     if metric.kind == "ratio":
         band = math.log(FOUR_FIFTHS[1])
         span = max(span, 1.6 * band)

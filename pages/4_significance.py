@@ -169,7 +169,8 @@ def _formula(metric: str) -> str:
 
 def _jaggedness_tab(audit: MatchAudit) -> None:
     names = list(audit.names)
-    common.keep_choice("jag_group", names, min(names, key=lambda g: audit.counts[g].n))
+    sizeable = [g for g in names if audit.counts[g].n >= 100]     # subsamples of a tiny group barely vary
+    common.keep_choice("jag_group", names, min(sizeable, key=lambda g: audit.counts[g].n) if sizeable else names[0])
     c1, c2, c3, c4 = st.columns(4)
     group = c1.selectbox("Group", names, key="jag_group", format_func=lambda g: f"{g} (n = {audit.counts[g].n:,})")
     metric = c2.selectbox("Metric", list(CM_METRICS), index=list(CM_METRICS).index("tpr"), key="jag_metric",

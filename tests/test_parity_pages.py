@@ -113,7 +113,7 @@ def test_significance_page_match_cps_and_jaggedness():
     assert native["TP (CPS)"] == pytest.approx(5.3682, abs=1e-4) and native["n"] == 18
     text = _text(at)
     assert "CPS with λ = 5 gives" in text
-    assert "Random subsamples of 5 people from 'Native American'" in text
+    assert "Random subsamples of 5 people from 'Other'" in text                        # smallest group ≥ 100
     holes = next(d.value for d in at.dataframe if "Theorem 4.3 (as printed)" in d.value.columns)
     column = next(c for c in holes.columns if c.startswith("holes among the 455 matrices of n = 12"))
     assert int(holes.set_index("metric").loc["MCC", column]) == 4 * 12                  # Theorem 4.3: 4n

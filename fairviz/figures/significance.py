@@ -106,14 +106,15 @@ def jaggedness_figure(j: Jaggedness, group: str, height: int = 460) -> go.Figure
                       annotation=dict(text=f"whole group {j.full_value:.3f}", font=dict(color=OBSERVED)),
                       annotation_position="top right")
     if np.any(j.undefined_share > 0):
-        fig.add_trace(go.Bar(x=x, y=j.undefined_share, name="share undefined", yaxis="y2", opacity=0.35,
-                             marker_color=NEUTRAL, hovertemplate="n = %{x}: %{y:.1%} undefined<extra></extra>"))
+        fig.add_trace(go.Scatter(x=x, y=j.undefined_share, name="share undefined (right axis)", yaxis="y2",
+                                 mode="lines", line=dict(color=NEUTRAL, dash="dot", width=2),
+                                 hovertemplate="n = %{x}: %{y:.1%} undefined<extra></extra>"))
     fig.update_layout(
         template=TEMPLATE, height=height,
         title=f"{label} of random subsamples of '{group}' ({j.draws:,} draws per size, seed {j.seed})",
         xaxis_title="subsample size n", yaxis_title=label,
         yaxis2=dict(title="share undefined", overlaying="y", side="right", range=[0, 1], showgrid=False,
-                    tickformat=".0%"),
+                    tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75, 1.0], visible=bool(np.any(j.undefined_share > 0))),
         legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
     return fig
 

@@ -42,7 +42,7 @@ def cached_jaggedness(counts: ConfusionCounts, metric: str, sizes: tuple, draws:
 
 @st.cache_data(show_spinner="Enumerating every confusion matrix up to n = 150…", max_entries=64)
 def cached_curves(counts: ConfusionCounts, reference: ConfusionCounts, metric: str, sizes: tuple, lam: float):
-    return expected_errors(counts, reference, [metric], sizes, lams=(lam,), epsilons=(1.0,))[metric]
+    return expected_errors(counts, reference, [metric], sizes, lams=(lam,), epsilons=(1e-10, 1.0))[metric]
 
 
 def settings(names: tuple) -> MatchParams:
@@ -278,7 +278,8 @@ def _cps_tab(audit: MatchAudit) -> None:
                 f"{100 * curves.defined_mass['raw'][at]:.0f}% of samples); CPS with λ = {lam:g} gives "
                 f"{fmt(smooth, 4)}. Exact: every one of the up to {configuration_count(CURVE_LIMIT):,} confusion "
                 "matrices of each size is weighted by its multinomial probability — no simulation. ε = 1 is the usual "
-                "add-one smoothing.")
+                "add-one smoothing; ε = 1e-10 (the thesis's 'bashful' smoothing) keeps the raw values but fills "
+                "holes with ½.")
 
 
 _ui.guarded(page)

@@ -267,15 +267,17 @@ class OFITest:
     ci: tuple[float, float]
 
 
-def ofi_test(cm_i: ConfusionCounts, cm_j: ConfusionCounts, level: float = 0.95) -> OFITest:
-    def var(cm):
-        if cm.n == 0:
-            return np.nan
-        up, down = cm.fp / cm.n, cm.fn / cm.n
-        return (up + down - (up - down) ** 2) / cm.n
+def _benefit_variance(cm: ConfusionCounts) -> float:
+    """Var(𝓑) estimated from the group's own rates: (p₊ + p₋ − (p₊ − p₋)²)/n."""
+    if cm.n == 0:
+        return float("nan")
+    up, down = cm.fp / cm.n, cm.fn / cm.n
+    return (up + down - (up - down) ** 2) / cm.n
 
+
+def ofi_test(cm_i: ConfusionCounts, cm_j: ConfusionCounts, level: float = 0.95) -> OFITest:
     value = ofi(cm_i, cm_j)
-    se = float(np.sqrt(var(cm_i) + var(cm_j)))
+    se = float(np.sqrt(_benefit_variance(cm_i) + _benefit_variance(cm_j)))
     if value is None or not np.isfinite(se):
         return OFITest(np.nan, np.nan, np.nan, (np.nan, np.nan))
     if se == 0:
@@ -324,25 +326,15 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
     b_i, b_j = marginal_benefit(cm_i), marginal_benefit(cm_j)
     prev_gap = cm_i.positives / cm_i.n - cm_j.positives / cm_j.n
     rule = four_fifths(d)
-    within = abs(o) <= params.ofi_tolerance
-    noise = not (test.p_value < params.alpha)
     side, other = (group_i, group_j) if o > 0 else (group_j, group_i)
     signif = significance_words(test.p_value, params.alpha)
-    if not within and not noise:
-        kind = "algorithmic"
-        headline = f"Algorithmic bias in favour of {side} (OFI = {o:+.3f})"
-    elif not within:
-        kind = "possible"
-        headline = f"OFI leans towards {side} ({o:+.3f}), but the groups are too small to tell"
-    elif not noise:
-        kind = "small"
-        headline = f"A real but small OFI ({o:+.3f}, within ±{params.ofi_tolerance:g})"
-    elif rule in ("for i", "for j"):
-        kind = "systemic"
-        headline = "No algorithmic bias, but a disparity outside the model (OFI ≈ 0, DI ≠ 1)"
-    else:
-        kind = "none"
-        headline = "No bias: OFI ≈ 0 and DI within the four-fifths band"
+    kind = classify(o, test.p_value, rule, params.ofi_tolerance, params.alpha)
+    headline = {
+        "algorithmic": f"Algorithmic bias in favour of {side} (OFI = {o:+.3f})",
+        "possible": f"OFI leans towards {side} ({o:+.3f}), but the groups are too small to tell",
+        "small": f"A real but small OFI ({o:+.3f}, within ±{params.ofi_tolerance:g})",
+        "systemic": "No algorithmic bias, but a disparity outside the model (OFI ≈ 0, DI ≠ 1)",
+        "none": "No bias: OFI ≈ 0 and DI within the four-fifths band"}[kind]
     parts = [
         f"{_benefit_words(group_i, b_i)}; {_benefit_words(group_j, b_j)}. OFI = 𝓑_i − 𝓑_j = {o:+.3f} "
         f"(95% CI [{test.ci[0]:+.3f}, {test.ci[1]:+.3f}]), {signif}.",
@@ -371,6 +363,21 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
                      f"±{params.ofi_tolerance:g} tolerance set for a meaningful OFI.")
     return PairReading(group_i, group_j, cm_i, cm_j, dict(values), dict(reasons or {}), b_i, b_j, prev_gap, test,
                        rule, kind, headline, " ".join(parts))
+
+
+def classify(ofi_value: float, p_value: float, di_rule: str, tolerance: float = OFI_TOLERANCE,
+             alpha: float = 0.05) -> str:
+    """The reading grid of OFI with DI (seed §3.2.3, with A1's tolerance and noise test):
+    'algorithmic' (|OFI| beyond the tolerance and beyond noise), 'possible' (beyond the tolerance, within noise),
+    'small' (beyond noise, within the tolerance), 'systemic' (OFI ≈ 0 while DI leaves the four-fifths band),
+    'none'."""
+    within = abs(ofi_value) <= tolerance
+    noise = not (p_value < alpha)
+    if not within:
+        return "possible" if noise else "algorithmic"
+    if not noise:
+        return "small"
+    return "systemic" if di_rule in ("for i", "for j") else "none"
 
 
 def _benefit_words(group: str, b: float) -> str:
@@ -420,6 +427,37 @@ class ParityAudit:
     def pairs(self) -> list[tuple[str, str]]:
         """Unordered pairs as (i, j) with i before j in the group order (largest group first)."""
         return list(combinations(self.names, 2))
+
+    def pair_table(self, limit: int | None = None) -> list[dict]:
+        """One record per unordered pair (i before j): every metric (None when undefined), the OFI test, the
+        four-fifths verdict and the reading — vectorised, so thousands of pairs cost milliseconds. With ``limit``,
+        only the pairs with the largest |OFI|."""
+        size = len(self.groups)
+        rows, cols = np.triu_indices(size, 1)
+        counts = [g.counts for g in self.groups]
+        var = np.array([_benefit_variance(c) for c in counts])
+        ofi_values = self.matrices["ofi"].values[rows, cols]
+        se = np.sqrt(var[rows] + var[cols])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(se > 0, ofi_values / se, np.where(ofi_values == 0, 0.0, np.inf))
+        p_values = 2 * sps.norm.sf(np.abs(z))
+        order = np.argsort(-np.abs(ofi_values), kind="stable")[:limit] if limit else np.arange(rows.size)
+        out = []
+        for k in order:
+            i, j = rows[k], cols[k]
+            values = {key: (float(m.values[i, j]) if np.isfinite(m.values[i, j]) else None)
+                      for key, m in self.matrices.items()}
+            rule = four_fifths(values["di"])
+            out.append({"group_i": self.names[i], "group_j": self.names[j], **values,
+                        "parity_undefined": {key: str(m.reasons[i, j]) for key, m in self.matrices.items()
+                                             if m.reasons[i, j]} or None,
+                        "ofi_p_value": float(p_values[k]),
+                        "ofi_ci": [float(ofi_values[k] - 1.959963984540054 * se[k]),
+                                   float(ofi_values[k] + 1.959963984540054 * se[k])],
+                        "four_fifths": rule,
+                        "parity_reading": classify(ofi_values[k], p_values[k], rule, self.params.ofi_tolerance,
+                                                   self.params.alpha)})
+        return out
 
     def most_disparate(self) -> tuple[str, str]:
         """The ordered pair with the largest |OFI|, oriented so that OFI > 0 (row i is the favoured group)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .data import Predictions
-from .parity import PAIR_METRICS, ParityAudit, ParityParams, analyse as parity_analyse, group_counts, resolve_view
+from .parity import ParityAudit, ParityParams, analyse as parity_analyse, group_counts, resolve_view
 from .significance import CPSRow, MatchAudit, cps_groups, match_groups, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,16 +35,7 @@ def parity_run(pred: Predictions, options: "AuditOptions") -> ParityAudit:
 
 
 def parity_to_dict(pred: Predictions, audit: ParityAudit, options: "AuditOptions") -> dict:
-    pairs = []
-    for i, j in audit.pairs():
-        reading = audit.reading(i, j)
-        pairs.append({
-            "group_i": i, "group_j": j,
-            **{key: reading.values[key] for key in PAIR_METRICS},
-            "parity_undefined": {key: why for key, why in reading.reasons.items() if why} or None,
-            "ofi_p_value": reading.test.p_value, "ofi_ci": list(reading.test.ci),
-            "four_fifths": reading.di_rule, "parity_reading": reading.kind,
-        })
+    pairs = audit.pair_table()             # in group order: (0, 1), (0, 2), …, like the residual section's pairs
     groups = {g.name: {"parity": {**g.counts.to_dict(), "benefit_rate": g.benefit_rate,
                                   "expected_benefit": g.expected_benefit, "marginal_benefit": g.marginal_benefit}}
               for g in audit.groups}

@@ -307,3 +307,28 @@ def test_csv_round_trip_of_ofi_with_text_labels(tmp_path):
     assert audit.names == ("red", "blue")
     red = audit.group("red").counts
     assert red.n == 60 and audit.matrices["ofi"].value("red", "red") == 0.0
+
+
+def test_pair_table_agrees_with_the_pair_reading():
+    audit = P.analyse(load_sample("compas"), "race × sex", P.ParityParams(threshold=0.4, benefit="negative"))
+    table = audit.pair_table()
+    assert len(table) == 12 * 11 // 2
+    assert [(r["group_i"], r["group_j"]) for r in table] == audit.pairs()
+    for record in table:
+        reading = audit.reading(record["group_i"], record["group_j"])
+        assert record["parity_reading"] == reading.kind
+        assert record["ofi_p_value"] == pytest.approx(reading.test.p_value, rel=1e-9, abs=1e-300)
+        assert record["ofi_ci"] == pytest.approx(list(reading.test.ci), abs=1e-9)
+        assert record["four_fifths"] == reading.di_rule
+        for key in P.PAIR_METRICS:
+            assert record[key] == (None if reading.values[key] is None else pytest.approx(reading.values[key]))
+    top = audit.pair_table(limit=5)
+    assert [abs(r["ofi"]) for r in top] == sorted((abs(r["ofi"]) for r in table), reverse=True)[:5]
+
+
+def test_classify_grid():
+    assert P.classify(0.10, 0.001, "none") == "algorithmic"
+    assert P.classify(-0.10, 0.30, "for j") == "possible"
+    assert P.classify(0.01, 0.001, "none") == "small"
+    assert P.classify(0.01, 0.40, "for i") == "systemic"
+    assert P.classify(0.0, 1.0, "none") == "none"

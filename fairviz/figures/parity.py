@@ -31,8 +31,16 @@ def colour_values(matrix: PairwiseMatrix) -> np.ndarray:
         return metric.orientation * (values - metric.pivot)
 
 
+MAX_GROUPS = 60                                          # a heatmap never sends more than 60 × 60 cells
+
+
 def heatmap(matrix: PairwiseMatrix, highlight: tuple[str, str] | None = None, height: int | None = None,
-            title: str | None = None) -> go.Figure:
+            title: str | None = None, max_groups: int = MAX_GROUPS) -> go.Figure:
+    shown_note = ""
+    if len(matrix.groups) > max_groups:          # groups come largest first: keep the largest ones
+        shown_note = f" — the {max_groups} largest of {len(matrix.groups)} groups"
+        matrix = PairwiseMatrix(matrix.metric, matrix.groups[:max_groups], matrix.values[:max_groups, :max_groups],
+                                matrix.reasons[:max_groups, :max_groups])
     metric, names = matrix.metric, list(matrix.groups)
     z = colour_values(matrix)
     finite = np.abs(z[np.isfinite(z)])
@@ -67,7 +75,7 @@ def heatmap(matrix: PairwiseMatrix, highlight: tuple[str, str] | None = None, he
     size = height or min(900, 170 + 60 * len(names))
     fig.update_layout(
         template=TEMPLATE, height=size, plot_bgcolor=UNDEFINED_FILL,
-        title=title or f"{metric.label}(row i, column j) = {metric.formula}",
+        title=(title or f"{metric.label}(row i, column j) = {metric.formula}") + shown_note,
         xaxis=dict(title="column group j", showgrid=False, side="bottom", tickangle=-30 if len(names) > 5 else 0),
         yaxis=dict(title="row group i", showgrid=False, autorange="reversed", zeroline=False),
         margin=dict(l=140, r=40, t=80, b=120))

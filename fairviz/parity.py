@@ -321,6 +321,7 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
                     for k in PAIR_METRICS}
         values = {k: m.value(group_i, group_j) for k, m in matrices.items()}
         reasons = {k: m.reason(group_i, group_j) for k, m in matrices.items()}
+    reasons = reasons or {}
     test = ofi_test(cm_i, cm_j)
     o, d, dp = values["ofi"], values["di"], values["dppl"]
     b_i, b_j = marginal_benefit(cm_i), marginal_benefit(cm_j)

@@ -133,12 +133,12 @@ def undefined_probability(metric: str, n: int, p: np.ndarray) -> float | None:
     if metric == "ofi" or spec is None or spec.family in ("binomial", "benefit"):
         return 0.0
     if spec.family == "jrm":
-        return float((1 - p[spec.cells[0]] - p[spec.cells[1]]) ** n)
+        return float(max(1 - p[spec.cells[0]] - p[spec.cells[1]], 0.0) ** n)
     if metric == "f1":
         return float(p["tn"] ** n)
     if metric == "mcc":           # any empty margin; two margins are empty together only when one cell has all rows
         margins = [p["fp"] + p["tn"], p["tp"] + p["fn"], p["fn"] + p["tn"], p["tp"] + p["fp"]]
-        return float(sum(m ** n for m in margins) - sum(v ** n for v in p.values()))
+        return float(min(max(sum(m ** n for m in margins) - sum(v ** n for v in p.values()), 0.0), 1.0))
     return None
 
 
@@ -177,7 +177,7 @@ def _window(n: int, p: float, width: float = 12.0, pad: int = 30) -> np.ndarray:
 
 
 def _trimmed(k: np.ndarray, n: int, p: float) -> tuple[np.ndarray, np.ndarray]:
-    """Bin(n, p) weights on k, dropping the far tails whose total mass is below 1e-18 (they cannot move a sum)."""
+    """Bin(n, p) weights on k, without the far-tail points whose weight is below 1e-20 of the largest one."""
     weights = binom_pmf(k, n, p)
     keep = weights > 1e-20 * max(weights.max(initial=0.0), 1e-300)
     if not keep.any():

@@ -7,15 +7,16 @@ and the HTML report never disagree.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
 
-from . import __version__
+from . import __version__, parity_audit
 from .counts import confusion_by_group, decisions, difference
 from .data import Predictions
 from .residuals import RDFParams, ResidualAudit, analyse
+from .significance import MatchParams
 from .stats import Interval
 
 
@@ -25,6 +26,9 @@ class AuditOptions:
     threshold: float = 0.5
     rdf: RDFParams = field(default_factory=RDFParams)
     progress: Callable[[float, str], None] | None = None
+    benefit: str = "positive"            # which prediction is the benefit for parity/MATCH ("negative": COMPAS-style)
+    match: MatchParams = field(default_factory=MatchParams)
+    cps_lambda: float = 5.0
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,9 @@ def _residual_html(pred, result, audit):
 
 SECTIONS: list[Section] = [
     Section("residuals", _residual_run, lambda pred, r, o: rdf_to_dict(pred, r, o.threshold), _residual_html),
+    Section("parity", parity_audit.parity_run, parity_audit.parity_to_dict, parity_audit.parity_html),
+    Section("significance", parity_audit.significance_run, parity_audit.significance_to_dict,
+            parity_audit.significance_html),
 ]
 
 
@@ -67,7 +74,7 @@ class Audit:
 
 def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audit:
     attribute = options.attribute or pred.attribute_names[0]
-    options = AuditOptions(attribute, options.threshold, options.rdf, options.progress)
+    options = replace(options, attribute=attribute)
     data = {
         "fairviz_version": __version__,
         "source": pred.source,
@@ -80,8 +87,27 @@ def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audi
     results = {}
     for section in SECTIONS:
         results[section.name] = section.run(pred, options)
-        data.update(section.to_dict(pred, results[section.name], options))
+        merge_section(data, section.to_dict(pred, results[section.name], options))
     return Audit(clean(data), results, pred)
+
+
+def merge_section(data: dict, part: dict) -> None:
+    """Add one section's keys to the audit: ``pairs`` entries are merged by (group_i, group_j) and ``groups``
+    entries by group name, so every section extends the same pair and group records instead of replacing them."""
+    for key, value in part.items():
+        if key == "pairs" and "pairs" in data:
+            index = {(p["group_i"], p["group_j"]): p for p in data["pairs"]}
+            for entry in value:
+                existing = index.get((entry["group_i"], entry["group_j"]))
+                if existing is None:
+                    data["pairs"].append(entry)
+                else:
+                    existing.update(entry)
+        elif key == "groups" and isinstance(data.get("groups"), dict):
+            for name, fields in value.items():
+                data["groups"].setdefault(name, {}).update(fields)
+        else:
+            data[key] = value
 
 
 def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict:

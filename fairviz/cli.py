@@ -38,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--knee-resamples", type=int, default=200,
                        help="resamples for the F_h/F_v intervals (knees re-detected in each; 0 to skip)")
     audit.add_argument("--seed", type=int, default=0)
+    audit.add_argument("--benefit", choices=["positive", "negative"], default="positive",
+                       help="which prediction is the benefit for OFI/DI/MATCH: 'positive' (score >= threshold) or "
+                            "'negative' (e.g. COMPAS, where a low risk score is the benefit)")
+    audit.add_argument("--match-reference", default="complement",
+                       help="MATCH/CPS reference: 'complement' (all other rows), 'population', or a group name")
+    audit.add_argument("--cps-lambda", type=float, default=5.0, help="Cross-Prior Smoothing prior scale λ (>= 0)")
     audit.set_defaults(handler=_audit)
     return parser
 
@@ -57,9 +63,12 @@ def main(argv: list[str] | None = None) -> int:
 def _audit(args) -> int:
     from .audit import AuditOptions, run_audit
     from .residuals import RDFParams
+    from .significance import MatchParams
 
     if not 0 <= args.threshold <= 1:
         raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
+    if args.cps_lambda < 0:
+        raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
     frame, digest = read_table(args.path)
     guess = guess_mapping(frame)
     mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
@@ -70,7 +79,13 @@ def _audit(args) -> int:
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)
-    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params))
+    if args.match_reference not in ("complement", "population") and \
+            args.match_reference not in pred.groups(attribute).names:
+        raise DataError(f"--match-reference '{args.match_reference}' is neither 'complement', 'population' nor a "
+                        f"group of '{attribute}' ({', '.join(pred.groups(attribute).names)}).")
+    match = MatchParams(reference=args.match_reference, seed=args.seed)
+    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
+                                         benefit=args.benefit, match=match, cps_lambda=args.cps_lambda))
     print(summary(audit.data))
     if args.json:
         text = json.dumps(audit.data, indent=2)
@@ -98,10 +113,35 @@ def summary(data: dict) -> str:
         lines.append(f"  {p['group_i']} vs {p['group_j']}: F_pattern {fmt(p['f_pattern'])} "
                      f"(p {fmt_p(p['p_value_median'])}), F_dist {fmt(p['f_dist'])} (p {fmt_p(p['p_value_dist'])}), "
                      f"DP gap {fmt(p['dp_diff'])}")
+    lines += _parity_summary(data)
     c = data["knee_concentration"]
     lines.append(f"  knee error concentration: ratio {fmt(c['ratio'], 2)}, Mann-Whitney p {fmt_p(c['p_value'])}, "
                  f"ECE {fmt(c['ece'])} ({c['regime']}) -> {c['verdict']}{' (borderline)' if c['borderline'] else ''}")
     return "\n".join(lines)
+
+
+def _parity_summary(data: dict) -> list[str]:
+    from .figures.theme import fmt, fmt_p
+
+    settings = data.get("parity_settings")
+    if not settings:
+        return []
+    benefit = "score < threshold" if settings["benefit"] == "negative" else "score >= threshold"
+    lines = [f"  parity (benefit = {benefit}):"]
+    for p in data["pairs"]:
+        if "ofi" in p:
+            lines.append(f"    {p['group_i']} vs {p['group_j']}: OFI {fmt(p['ofi'])} (p {fmt_p(p['ofi_p_value'])}), "
+                         f"DI {fmt(p['di'])} (four-fifths: {p['four_fifths']}) -> {p['parity_reading']}")
+    match = data.get("match", {})
+    tested = [r for metrics in match.values() for r in metrics.values() if r.get("p_value") is not None]
+    alpha = settings.get("alpha", 0.05)
+    flagged = [(g, m, r) for g, metrics in match.items() for m, r in metrics.items()
+               if r.get("p_adjusted") is not None and r["p_adjusted"] < alpha]
+    lines.append(f"  MATCH vs {settings['match_reference']}: {len(flagged)} of {len(tested)} group x metric scores "
+                 f"differ beyond sampling noise (BH-adjusted p < {alpha:g})")
+    for g, m, r in sorted(flagged, key=lambda t: t[2]["p_adjusted"])[:8]:
+        lines.append(f"    {g} {m} = {fmt(r['score'])} at n = {r['n']:,} (adjusted p {fmt_p(r['p_adjusted'])})")
+    return lines
 
 
 if __name__ == "__main__":

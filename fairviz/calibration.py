@@ -289,7 +289,7 @@ def binomial_interval(n_pos, n, level: float = 0.95, method: str = "beta_uniform
 def bin_edges(score: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
     """Equal-width edges on [0, 1], or equal-count edges (quantiles; repeated edges dropped, as pd.qcut does)."""
     if strategy == "uniform":
-        return np.linspace(0.0, 1.0, n_bins + 1)
+        return np.round(np.linspace(0.0, 1.0, n_bins + 1), 12)
     if score.size == 0:
         return np.array([0.0, 1.0])
     return np.unique(np.quantile(score, np.linspace(0.0, 1.0, n_bins + 1)))
@@ -778,7 +778,7 @@ def _reliability_tables(score, y, codes, n_groups, params: CalibrationParams) ->
     """strategy → list of tables (one per group, then overall). Equal-width bins in one bincount pass."""
     out = {}
     k = params.n_bins
-    edges = np.linspace(0.0, 1.0, k + 1)
+    edges = np.round(np.linspace(0.0, 1.0, k + 1), 12)
     flat = codes.astype(np.int64) * k + ece_bin_index(score, k)
     n = np.bincount(flat, minlength=n_groups * k).reshape(n_groups, k)
     n_pos = np.bincount(flat, weights=y, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)

@@ -135,11 +135,13 @@ def _summary(pred) -> None:
                                     "mean score": st.column_config.NumberColumn(format="%.3f")})
     st.markdown("**Next:**")
     st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon=":material/stacked_line_chart:")
+    st.page_link("pages/2_calibration.py", label="Calibration by group", icon=":material/target:")
 
 
 PAGES = {
     "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
-    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:")],
+    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:"),
+              st.Page("pages/2_calibration.py", title="Calibration", icon=":material/target:")],
 }
 
 st.navigation(PAGES).run()

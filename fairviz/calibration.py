@@ -983,27 +983,29 @@ def _scalar(value):
 
 # ----------------------------------------------------------------------------------------------- wording
 
-def slope_words(test: LinearBiasTest) -> str:
-    """What the slope says, in words (calibration slope = 1 + β₁)."""
+def slope_words(test: LinearBiasTest, alpha: float = 0.05) -> str:
+    """What the slope says, in words (calibration slope = 1 + β₁); a slope indistinguishable from 0 says so."""
     if not test.ok:
         return test.status
-    b1 = test.slope.estimate
+    b1, p = test.slope.estimate, test.slope.p
+    head = f"slope β₁ = {b1:+.3f} (calibration slope {1 + b1:.2f}, p {_p(p)})"
+    if not p < alpha:
+        return f"{head}: no evidence of over- or under-confidence"
     if b1 > 0:
-        shape = (f"slope β₁ = {b1:+.3f} > 0 (calibration slope {1 + b1:.2f} > 1): predictions are under-confident, "
-                 "too close to the average; true risks are more spread out than the scores")
-    else:
-        shape = (f"slope β₁ = {b1:+.3f} < 0 (calibration slope {1 + b1:.2f} < 1): predictions are over-confident, "
-                 "too extreme; high scores are too high and low scores too low")
-    return shape
+        return (f"{head} > 0: predictions are under-confident, too close to the average; true risks are more "
+                "spread out than the scores")
+    return f"{head} < 0: predictions are over-confident, too extreme; high scores are too high and low ones too low"
 
 
-def in_the_large_words(test: LinearBiasTest) -> str:
+def in_the_large_words(test: LinearBiasTest, alpha: float = 0.05) -> str:
     c = test.in_the_large
     if c is None:
         return ""
+    head = f"calibration-in-the-large {c.estimate:+.3f} on the log-odds scale, p {_p(c.p)}"
+    if not c.p < alpha:
+        return f"on average the scores match the observed rate ({head})"
     direction = "under-predicts" if c.estimate > 0 else "over-predicts"
-    return (f"on average the model {direction} the risk (calibration-in-the-large: observed log-odds "
-            f"{c.estimate:+.3f} from the scores, p {_p(c.p)})")
+    return f"on average the model {direction} the risk ({head})"
 
 
 def _p(p: float) -> str:

@@ -112,8 +112,10 @@ def _headline(audit: CalibrationAudit) -> None:
 
 
 def _group_choice(audit: CalibrationAudit, key: str) -> list[str]:
+    """Default: up to four groups large enough to test (tiny groups' wide intervals swamp a shared plot)."""
     names = [g.name for g in audit.groups]
-    default = names[: min(len(names), 6)] + [OVERALL]
+    testable = [g.name for g in audit.groups if g.linear.ok] or names
+    default = testable[:4] + [OVERALL]
     return st.multiselect("Groups shown", [*names, OVERALL], default=default, key=key) or default
 
 

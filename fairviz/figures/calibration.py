@@ -116,8 +116,8 @@ def reliability_figure(audit: CalibrationAudit, groups: list[str] | None = None,
     fig.update_layout(template=TEMPLATE, height=height, barmode="overlay",
                       title=f"Reliability by {audit.attribute} — {bins}, 95% Beta intervals"
                             + (", smoothed curve with 95% band" if show_curve else ""),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.04, xanchor="left", x=0, title_text=""),
-                      margin=dict(t=110))
+                      legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0, title_text=""),
+                      margin=dict(t=70, b=150))
     return fig
 
 
@@ -229,7 +229,7 @@ def recalibration_figure(result: RecalibrationResult, method: str, groups: list[
         fig.update_xaxes(range=[0, 1], title_text="Mean predicted probability", row=1, col=col)
     fig.update_yaxes(range=[0, 1], title_text="Observed rate (evaluation rows)", row=1, col=1)
     fig.update_layout(template=TEMPLATE, height=height, title="Recalibration on the evaluation rows",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.08, x=0))
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, title_text=""), margin=dict(b=130))
     return fig
 
 
@@ -274,7 +274,7 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
     fig.update_layout(template=TEMPLATE, height=height, xaxis=xaxis,
                       yaxis_title="Mean Pearson residual (y − p̂)/√(p̂(1−p̂))",
                       title=f"Residuals against {fr.feature}: above 0 the model under-predicts, below it over-predicts",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, title_text=""), margin=dict(b=130))
     return fig
 
 

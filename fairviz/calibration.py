@@ -506,6 +506,8 @@ def linear_bias_test(gamma: np.ndarray, n: np.ndarray, s: np.ndarray, min_events
     n_tot = int(n.sum())
     deviance_offset = -2.0 * binomial_loglik(gamma, n, s)
     reason = _too_small(n_tot, n_pos, min_events)
+    if not reason and np.unique(gamma[n > 0]).size < 2:
+        reason = "every score in the group is the same: a slope cannot be estimated"
     if reason:
         return LinearBiasTest(None, None, None, None, deviance_offset, float("nan"), reason)
     fit = fit_logistic(np.column_stack([np.ones_like(gamma), gamma]), n, s, offset=gamma)

@@ -370,6 +370,18 @@ def test_scores_of_exactly_zero_or_one_are_clipped_with_a_note():
     assert np.isfinite(audit.overall.linear.slope.estimate) and np.isfinite(audit.overall.performance.log_loss)
 
 
+def test_a_group_with_one_score_value_gets_a_reason_not_a_number():
+    rng = np.random.default_rng(5)
+    score = np.r_[np.full(300, 0.3), rng.uniform(0.05, 0.95, 300)]
+    y = rng.binomial(1, score)
+    pred = frame_predictions(pd.DataFrame({"y": y, "score": score, "group": np.repeat(["flat", "varied"], 300)}))
+    audit = C.analyse(pred, "group", C.CalibrationParams(resamples=0))
+    flat = audit.group("flat")
+    assert flat.linear.status.startswith("every score in the group is the same")
+    assert flat.spline.status.startswith("too few distinct scores") and flat.curve.p.size == 0
+    assert audit.group("varied").linear.ok and np.isfinite(flat.smooth_ece)
+
+
 def test_no_resamples_gives_undefined_intervals_not_zero():
     rng = np.random.default_rng(2)
     score = rng.uniform(0.05, 0.95, 400)

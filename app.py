@@ -135,6 +135,7 @@ def _summary(pred) -> None:
                                     "mean score": st.column_config.NumberColumn(format="%.3f")})
     st.markdown("**Next:**")
     st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon=":material/stacked_line_chart:")
+    st.page_link("pages/2_calibration.py", label="Calibration by group", icon=":material/target:")
     st.page_link("pages/3_parity.py", label="Group parity: OFI and Disparate Impact", icon=":material/balance:")
     st.page_link("pages/4_significance.py", label="Sample-size significance: MATCH and CPS", icon=":material/casino:")
 
@@ -142,6 +143,7 @@ def _summary(pred) -> None:
 PAGES = {
     "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
     "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:"),
+              st.Page("pages/2_calibration.py", title="Calibration", icon=":material/target:"),
               st.Page("pages/3_parity.py", title="Group parity", icon=":material/balance:"),
               st.Page("pages/4_significance.py", title="Sample-size significance", icon=":material/casino:")],
 }

@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--resamples", type=int, default=1000, help="bootstrap and permutation resamples")
     audit.add_argument("--knee-resamples", type=int, default=200,
                        help="resamples for the F_h/F_v intervals (knees re-detected in each; 0 to skip)")
+    audit.add_argument("--bins", type=int, default=10, help="reliability-diagram bins (2–100)")
+    audit.add_argument("--bin-strategy", choices=["uniform", "quantile"], default="uniform",
+                       help="equal-width or equal-count reliability bins")
     audit.add_argument("--seed", type=int, default=0)
     audit.add_argument("--benefit", choices=["positive", "negative"], default="positive",
                        help="which prediction is the benefit for OFI/DI/MATCH: 'positive' (score >= threshold) or "
@@ -62,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _audit(args) -> int:
     from .audit import AuditOptions, run_audit
+    from .calibration import CalibrationParams
     from .residuals import RDFParams
     from .significance import MatchParams
 
@@ -83,9 +87,14 @@ def _audit(args) -> int:
             args.match_reference not in pred.groups(attribute).names:
         raise DataError(f"--match-reference '{args.match_reference}' is neither 'complement', 'population' nor a "
                         f"group of '{attribute}' ({', '.join(pred.groups(attribute).names)}).")
+    if not 2 <= args.bins <= 100:
+        raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
     match = MatchParams(reference=args.match_reference, seed=args.seed)
+    calibration = CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy, resamples=args.resamples,
+                                    seed=args.seed)
     audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
-                                         benefit=args.benefit, match=match, cps_lambda=args.cps_lambda))
+                                         calibration=calibration, benefit=args.benefit, match=match,
+                                         cps_lambda=args.cps_lambda))
     print(summary(audit.data))
     if args.json:
         text = json.dumps(audit.data, indent=2)
@@ -117,6 +126,15 @@ def summary(data: dict) -> str:
     c = data["knee_concentration"]
     lines.append(f"  knee error concentration: ratio {fmt(c['ratio'], 2)}, Mann-Whitney p {fmt_p(c['p_value'])}, "
                  f"ECE {fmt(c['ece'])} ({c['regime']}) -> {c['verdict']}{' (borderline)' if c['borderline'] else ''}")
+    for name, g in data.get("calibration", {}).items():
+        status = data["calibration_details"]["groups"][name]["status"]
+        test = (f"intercept {fmt(g['intercept'])} (p {fmt_p(g['intercept_p'])}) slope {fmt(g['slope'])} "
+                f"(p {fmt_p(g['slope_p'])}) joint LR p {fmt_p(g['lr_p_value'])}") if status is None else status
+        lines.append(f"  calibration {name}: ECE {fmt(g['ece'])} smooth ECE {fmt(g['smooth_ece'])}; {test}")
+    diff = data.get("calibration_details", {}).get("group_difference")
+    if diff and diff["p_value"] is not None:
+        lines.append(f"  calibration differs by group? LR chi2({diff['df']}) = {fmt(diff['lr_statistic'], 2)}, "
+                     f"p {fmt_p(diff['p_value'])}")
     return "\n".join(lines)
 
 

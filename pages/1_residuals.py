@@ -11,11 +11,6 @@ from fairviz.residuals import RDFParams, ResidualAudit, analyse, threshold_check
 from pages import _ui
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def cached_analysis(fingerprint: str, attribute: str, params: RDFParams, _pred, _progress=None) -> ResidualAudit:
-    return analyse(_pred, attribute, params, progress=_progress)
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_threshold(fingerprint: str, attribute: str, threshold: float, _pred):
     return threshold_check(_pred, attribute, threshold)
@@ -54,9 +49,9 @@ def page() -> None:
     if shuffle:
         st.info(f"Null control: group labels are randomly permuted (seed {seed}). Differences below are noise.")
 
-    update, done = _ui.progress_callback("Analysing residuals")
-    audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred, update)
-    done()
+    audit: ResidualAudit = _ui.cached_with_progress(
+        "residuals", (pred.fingerprint, ctx.attribute, params),
+        lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")
     if audit.warnings:
         st.warning("\n".join(f"- {w}" for w in audit.warnings))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import traceback
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -77,6 +78,35 @@ def context() -> Context:
         threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD, on_change=_remember,
                               args=(THRESHOLD,), help="A row is predicted positive when its score ≥ τ.")
     return Context(pred, attribute, float(threshold))
+
+
+@st.cache_resource(show_spinner=False)
+def _result_store() -> OrderedDict:
+    return OrderedDict()
+
+
+def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],
+                         label: str, max_entries: int = 16):
+    """Run ``compute(progress)`` once per (namespace, key) with a live progress bar, then serve it from memory.
+
+    ``st.cache_data`` replays element calls made inside a cached function, so a progress bar cannot live there
+    (a cache hit then fails). Long analyses use this process-wide store instead; keys hold the data's
+    fingerprint and every parameter, and results are immutable, so sessions can share them.
+    """
+    store = _result_store()
+    full_key = (namespace, *key)
+    if full_key in store:
+        store.move_to_end(full_key)
+        return store[full_key]
+    update, done = progress_callback(label)
+    try:
+        result = compute(update)
+    finally:
+        done()
+    store[full_key] = result
+    while len(store) > max_entries:
+        store.popitem(last=False)
+    return result
 
 
 def progress_callback(label: str) -> tuple[Callable[[float, str], None], Callable[[], None]]:

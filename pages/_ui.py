@@ -142,16 +142,21 @@ def verdict_box(kind: str, text: str) -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _audit_files(fingerprint: str, attribute: str, threshold: float, _pred: Predictions) -> tuple[bytes, bytes]:
+def _audit_files(fingerprint: str, attribute: str, threshold: float, benefit: str,
+                 _pred: Predictions) -> tuple[bytes, bytes]:
     from fairviz.audit import AuditOptions, run_audit
-    audit = run_audit(_pred, AuditOptions(attribute=attribute, threshold=threshold))
+    audit = run_audit(_pred, AuditOptions(attribute=attribute, threshold=threshold, benefit=benefit))
     return json.dumps(audit.data, indent=2).encode(), audit.to_html().encode()
 
 
 def report_downloads(ctx: Context) -> None:
     """The whole audit as the CLI writes it (JSON and a self-contained HTML report) for the current choices."""
     st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
-    key = (ctx.pred.fingerprint, ctx.attribute, ctx.threshold)
+    from pages._parity_common import BENEFIT_STATE, NEGATIVE_BY_DEFAULT
+    # the beneficial outcome chosen on the parity pages (COMPAS starts flipped there)
+    benefit = st.session_state.get(BENEFIT_STATE, {}).get(
+        ctx.pred.fingerprint, "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT else "positive")
+    key = (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, benefit)
     if st.session_state.get("report_key") != key:
         if st.button("Prepare the report", help="Runs every analysis with its default settings."):
             with st.spinner("Running the full audit…"):

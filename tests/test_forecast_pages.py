@@ -76,3 +76,18 @@ def test_forecast_fairness_page_on_the_sample():
     at.selectbox(key="ff_attribute").set_value("lobe").run()
     assert not at.exception
     assert set(at.dataframe[0].value["group"]) == {"x > 0 wing", "x < 0 wing", "all"}
+
+
+@pytest.mark.slow
+def test_training_in_the_page_adds_a_session_model():
+    pytest.importorskip("torch")
+    at = _open("pages/6_lorenz.py")
+    next(s for s in at.slider if s.label == "Epochs").set_value(2)
+    next(s for s in at.slider if s.label == "Weight steps per epoch").set_value(5)
+    next(b for b in at.button if b.label == "Train").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Trained in" in s.value for s in at.success)
+    radio = at.sidebar.radio(key="lz_model")
+    assert len(radio.options) == 2 and radio.value.startswith("d=32, 2 epochs")
+    assert any("Last trained" in m.value for m in at.markdown)

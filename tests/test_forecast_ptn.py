@@ -98,3 +98,15 @@ def test_short_cpu_training_beats_the_gaussian_nvar_baseline():
     result = demo.evaluate(q, data)
     assert result.skill.quartiles[1] > 0
     assert result.skill.outperformed >= 0.6
+
+
+def test_genetic_search_over_ptn_candidates(tiny_data):
+    from fairviz.forecast import genetic
+    result = genetic.ptn_search(tiny_data, population=2, generations=2, epochs=1, weight_steps=2, arch_steps=1)
+    assert 2 <= len(result.ranking) <= 4
+    for agent in result.ranking:
+        assert np.isfinite(agent.fitness) and np.isfinite(agent.val_fitness) and agent.seconds > 0
+        ptn.PTNConfig.from_dict({**agent.genes})
+    parts = genetic.split_for_search(tiny_data.arch)
+    trajectories = [set(np.unique(p.trajectory)) for p in parts]
+    assert all(not (a & b) for i, a in enumerate(trajectories) for b in trajectories[i + 1:])

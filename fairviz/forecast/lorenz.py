@@ -1,10 +1,13 @@
 """The Lorenz-63 system (seed 002 §5.3.2): vectorised RK4 on the thesis's grid and its sampling ranges.
 
 dx/dt = σ(y − x), dy/dt = x(ρ − z) − y, dz/dt = xy − βz. The thesis evaluates every trajectory at 1,000 evenly
-spaced times on [0, 100] (Δt = 100/999); RK4 integrates between grid points with ``substeps`` internal steps
-(h = Δt/10 by default: within 3e-4 of DOP853 over the first 5 time units, and fourth-order convergent, so 100
-substeps agree to 1e-7). Chaos amplifies any error (about e^0.9t), so beyond t ≈ 25 every integrator gives "a"
-trajectory on the attractor rather than "the" one; the forecasting task does not depend on which.
+spaced times on [0, 100] (Δt = 100/999); RK4 integrates between grid points with ``substeps`` internal steps.
+With the default h = Δt/10 a trajectory stays within about 1e-4 … 5e-3 of scipy's DOP853 (rtol 1e-12) up to t = 1,
+depending on the start; 100 substeps bring that to 1e-8 … 1e-6 (tested), and the method is fourth-order
+convergent. Chaos amplifies any error (about e^0.9t), so beyond t ≈ 25 every integrator gives "a" trajectory on
+the attractor rather than "the" one; the forecasting task does not depend on which (scipy's default RK45 with
+rtol 1e-3, which the thesis's "solution of the initial value problem evaluated at 1000 times" suggests, is
+coarser still).
 """
 from __future__ import annotations
 

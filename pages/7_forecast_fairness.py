@@ -22,8 +22,9 @@ BAND_CHOICES = (0.5, 0.8, 0.9, 0.95, 0.99)
 
 
 @st.cache_data(show_spinner="Reading the file…", max_entries=8)
-def read(raw: bytes, name: str) -> tuple[pd.DataFrame, str]:
-    return read_table(raw, name)
+def read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
+    """Keyed on the upload's id (or the sample's name): hashing a large file on every rerun would stall the page."""
+    return read_table(_raw, name)
 
 
 @st.cache_data(show_spinner="Checking the forecasts…", max_entries=8)
@@ -101,7 +102,7 @@ def source():
     choice = st.radio("Forecasts", [SAMPLE_NAME, "Upload a file"], horizontal=True, key="ff_source")
     if choice == SAMPLE_NAME:
         raw = SAMPLE.read_bytes()
-        frame, digest = read(raw, SAMPLE.name)
+        frame, digest = read(f"sample:{SAMPLE.stat().st_mtime_ns}", SAMPLE.name, raw)
         st.caption("Lorenz-63 test windows forecast by two PTNs trained on systems of which only one in ten is in a "
                    "rare regime (ρ ≈ 35 instead of 28): one PTN sees the static context (σ, ρ, β), one does not. "
                    "Groups: `regime` (typical / rare) and `lobe` (the wing a window starts on: a null control, the "
@@ -119,9 +120,9 @@ def source():
         st.info("No file uploaded yet. The bundled sample shows what the page does.")
         return None
     try:
-        frame, digest = read(file.getvalue(), file.name)
+        frame, digest = read(file.file_id, file.name, file.getvalue())
         if extra is not None:
-            other, digest_b = read(extra.getvalue(), extra.name)
+            other, digest_b = read(extra.file_id, extra.name, extra.getvalue())
             frame, digest = _stack(frame, other, file.name, extra.name), digest + digest_b
     except DataError as err:
         _ui.show_data_error(err, "The file could not be read")
@@ -204,9 +205,10 @@ def summary(result: ev.ForecastFairness, fc: ev.QuantileForecasts) -> None:
     if gap is not None:
         excludes = np.isfinite(gap.ci.low) and (gap.ci.low > 0 or gap.ci.high < 0)
         text += (f" The {100 * band:g}% band covers {fmt(result.group(gap.group_i).coverage[band])} of *{gap.group_i}*'s "
-                 f"truths and {fmt(result.group(gap.group_j).coverage[band])} of *{gap.group_j}*'s: a gap of "
-                 f"{gap.gap:+.3f} (95% CI {fmt_interval(gap.ci)}), "
-                 + ("so one group's uncertainty is misstated more than the other's." if excludes
+                 f"truths ({_honesty(result.group(gap.group_i), band)}) and "
+                 f"{fmt(result.group(gap.group_j).coverage[band])} of *{gap.group_j}*'s "
+                 f"({_honesty(result.group(gap.group_j), band)}): a gap of {gap.gap:+.3f} (95% CI {fmt_interval(gap.ci)}), "
+                 + ("so the forecast states its uncertainty differently well for the two groups." if excludes
                     else "not distinguishable from resampling noise."))
         kind = "bad" if excludes and abs(gap.gap) >= 0.05 else ("warn" if excludes else "good")
     if result.skills:
@@ -215,6 +217,18 @@ def summary(result: ev.ForecastFairness, fc: ev.QuantileForecasts) -> None:
         text += (f" Against '{result.compare_model}', '{result.model}' has skill {fmt(hi.skill)} on *{hi.name}* and "
                  f"{fmt(lo.skill)} on *{lo.name}* (1 − CRPS ratio; > 0 means A is better).")
     _ui.verdict_box(kind, text)
+
+
+def _honesty(g: ev.GroupScores, band: float) -> str:
+    """Whether a group's band is too wide, too narrow or about right (its CI excludes the nominal level or not)."""
+    ci = g.ci.get(f"coverage_{band:g}")
+    if ci is None or not np.isfinite(ci.low):
+        return "too few series to tell"
+    if ci.low > band:
+        return "too wide"
+    if ci.high < band:
+        return "too narrow"
+    return "about right"
 
 
 def groups_tab(result: ev.ForecastFairness) -> None:

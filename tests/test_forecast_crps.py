@@ -114,3 +114,19 @@ def test_table_5_2_has_the_seed_values():
     values = [t["First quartile"], t["Second quartile"], t["Third quartile"], t["Percent of forecasts outperformed by PTN"]]
     assert sum(len(v) for v in values) == 16
     assert t["Second quartile"][0] == 0.57 and t["Percent of forecasts outperformed by PTN"] == [94.3, 99.8, 96.4, 77.5]
+
+
+def test_mode_count_finds_routes_not_ripples():
+    from scipy import optimize
+    from scipy import stats as sps
+
+    from fairviz.forecast.density import mode_count
+    tau = C.levels()
+
+    def mixture(means, weights, sd):
+        cdf = lambda x, t: sum(w * sps.norm.cdf(x, m, sd) for w, m in zip(weights, means)) - t  # noqa: E731
+        return np.array([optimize.brentq(cdf, -60, 60, args=(t,)) for t in tau])
+
+    rows = np.stack([sps.norm.ppf(tau), mixture([-8, 0, 8], [1 / 3] * 3, 0.5), mixture([-3, 3], [0.5, 0.5], 1.0),
+                     sps.gamma.ppf(tau, 2), mixture([-3, 3], [0.95, 0.05], 1.0)])
+    assert mode_count(rows).tolist() == [1, 3, 2, 1, 1]     # normal, tri-modal (Fig 5.6), bimodal, skewed, 5% bump

@@ -56,6 +56,9 @@ def test_lorenz_sliders_and_window_choice_update_the_page():
     at.slider(key="lz_rho").set_value(35.0).run()
     assert not at.exception
     assert "outside the thesis's training ranges" in "\n".join(c.value for c in at.sidebar.caption)
+    at.switch_page("pages/7_forecast_fairness.py").run()
+    at.switch_page("pages/6_lorenz.py").run()
+    assert at.slider(key="lz_rho").value == 35.0                     # kept across pages
 
 
 @pytest.mark.slow

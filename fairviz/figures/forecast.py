@@ -98,7 +98,8 @@ def fan_figure(steps: np.ndarray, quantiles: np.ndarray, tau: np.ndarray, truth:
     if history is not None:
         fig.add_vline(x=0, line=dict(color=NEUTRAL, dash="dot"))
     fig.update_layout(template=TEMPLATE, height=height, title=title, xaxis_title=x_title, yaxis_title=y_title,
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0),
+                      margin=dict(b=120))
     return fig
 
 
@@ -123,9 +124,9 @@ def density_figure(steps: np.ndarray, quantiles: np.ndarray, truth: np.ndarray |
     if truth is not None:
         fig.add_trace(go.Scatter(x=steps, y=truth, name="truth", mode="lines+markers", line=dict(color=TRUTH, width=2.5)))
     fig.update_layout(template=TEMPLATE, height=height, xaxis_title="step", yaxis_title="x",
-                      title=f"Forecast density per step — up to {int(modes.max())} modes "
-                            f"(steps with ≥ 2: {', '.join(str(int(s)) for s in steps[modes >= 2]) or 'none'})",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+                      title=f"Density per step: up to {int(modes.max())} mode(s)",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0.0),
+                      margin=dict(b=120))
     return fig
 
 

@@ -3,7 +3,7 @@ forecast fairness by group.
 
 Modules: ``lorenz`` (vectorised RK4, the thesis's sampling ranges, the butterfly effect), ``nvar`` (direct
 multi-step NVAR with ridge), ``windows`` (PTN inputs cut from trajectories), ``crps`` (CRPS, ordering penalty,
-pinball loss, coverage, PIT, skill), ``ptn`` (the network and its DARTS training; the only module that imports
+pinball loss, coverage, PIT, skill), ``density`` (per-step densities and mode counts), ``ptn`` (the network and its DARTS training; the only module that imports
 torch, and only when called), ``genetic`` (Algorithm 2), ``evaluate`` (per-group forecast fairness on uploaded
 quantile forecasts), ``demo`` (the shipped model and fans).
 

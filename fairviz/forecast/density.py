@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 BANDWIDTH_FACTOR = 0.5
-PEAK_SHARE = 0.1                 # a local maximum counts as a mode when ≥ 10% of the highest peak
+PEAK_SHARE = 0.1                 # a local maximum counts as a mode when ≥ 10% of the highest peak …
+VALLEY_SHARE = 0.7               # … the dip to its neighbour mode falls below 70% of the lower of the two …
+MIN_MASS = 0.1                   # … and at least 10% of the quantiles lie in its basin (tails make ripples)
 
 
 def bandwidth(points: np.ndarray) -> float:
@@ -50,5 +52,26 @@ def mode_count(quantiles: np.ndarray, points: int = 128, chunk: int = 64) -> np.
         dens = np.exp(-0.5 * z**2).sum(-1)
         mid = dens[:, 1:-1]
         peak = (mid > dens[:, :-2]) & (mid >= dens[:, 2:]) & (mid >= PEAK_SHARE * dens.max(1, keepdims=True))
-        out[start:start + chunk] = peak.sum(1)
+        for r in range(rows.shape[0]):
+            out[start + r] = _separated(dens[r], np.flatnonzero(peak[r]) + 1, grid[r], rows[r])
     return out.reshape(q.shape[:-1])
+
+
+def _separated(dens: np.ndarray, peaks: np.ndarray, grid: np.ndarray, points: np.ndarray) -> int:
+    """Count peaks separated by a real dip and holding real mass: adjacent peaks whose valley stays above
+    VALLEY_SHARE of the lower peak are one mode, and a basin (between valleys) with less than MIN_MASS of the
+    quantiles is not a route, just a sparse tail (jitter in 111 learned quantiles makes ripples)."""
+    kept: list[int] = []
+    for p in peaks:
+        if kept:
+            valley = dens[kept[-1]:p + 1].min()
+            if valley > VALLEY_SHARE * min(dens[kept[-1]], dens[p]):
+                if dens[p] > dens[kept[-1]]:
+                    kept[-1] = p
+                continue
+        kept.append(int(p))
+    if len(kept) < 2:
+        return len(kept)
+    cuts = [grid[a + int(np.argmin(dens[a:b + 1]))] for a, b in zip(kept[:-1], kept[1:])]
+    mass = np.diff(np.concatenate([[0], np.searchsorted(np.sort(points), cuts), [points.size]])) / points.size
+    return max(int((mass >= MIN_MASS).sum()), 1)

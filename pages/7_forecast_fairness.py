@@ -32,10 +32,11 @@ def build(digest: str, mapping: ev.ForecastMapping, _frame: pd.DataFrame) -> dic
     return ev.build(_frame, mapping)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
+@st.cache_data(show_spinner="Scoring the forecasts by group…", max_entries=16)
 def analysis(digest: str, mapping: ev.ForecastMapping, model: str, compare: str | None, attribute: str,
-             params: ev.EvalParams, _models: dict, _progress=None) -> ev.ForecastFairness:
-    return ev.analyse(_models[model], attribute, params, _models[compare] if compare else None, progress=_progress)
+             params: ev.EvalParams, _models: dict) -> ev.ForecastFairness:
+    # no progress bar inside: a cached function that updates an element made outside it cannot be replayed
+    return ev.analyse(_models[model], attribute, params, _models[compare] if compare else None)
 
 
 def page() -> None:
@@ -72,9 +73,7 @@ def page() -> None:
         seed = st.number_input("Seed", 0, 10_000, 0, key="ff_seed")
     compare = None if compare == "(none)" else compare
     params = ev.EvalParams(tuple(sorted(bands)) or scores.BANDS, int(resamples), 0.95, int(seed))
-    update, done = _ui.progress_callback("Scoring forecasts by group")
-    result = analysis(digest, mapping, model, compare, attribute, params, models, update)
-    done()
+    result = analysis(digest, mapping, model, compare, attribute, params, models)
     for note in result.warnings:
         st.warning(note)
     summary(result, models[model])

@@ -67,9 +67,11 @@ def test_forecast_fairness_page_on_the_sample():
     models = ev.read(SAMPLE)
     a = models["PTN with static context"]
     result = ev.analyse(a, "regime", ev.EvalParams(resamples=1000), compare=models["PTN without static context"])
-    crps = next(m for m in at.metric if m.label == "CRPS (all)")
+    crps = next((m for m in at.metric if m.label == "CRPS (all)"), None)
+    assert crps is not None, [e.value for e in at.error] + [str(x.value)[-1500:] for x in at.code]
     assert crps.value == f"{result.overall.crps:.3f}"
-    cover = next(m for m in at.metric if m.label == "90% band coverage")
+    cover = next((m for m in at.metric if m.label == "90% band coverage"), None)
+    assert cover is not None, ([m.label for m in at.metric], [w.value for w in at.warning], at.sidebar.multiselect(key="ff_bands").value)
     assert cover.value == f"{result.overall.coverage[0.9]:.3f}"
     groups = at.dataframe[0].value
     assert set(groups["group"]) == {"typical", "rare", "all"}
@@ -94,3 +96,12 @@ def test_training_in_the_page_adds_a_session_model():
     radio = at.sidebar.radio(key="lz_model")
     assert len(radio.options) == 2 and radio.value.startswith("d=32, 2 epochs")
     assert any("Last trained" in m.value for m in at.markdown)
+
+
+@pytest.mark.slow
+def test_a_second_session_gets_the_cached_results():
+    """A cached analysis must replay in a new session (no progress element recorded inside the cache)."""
+    for _ in range(2):
+        at = _open("pages/7_forecast_fairness.py")
+        assert not any("went wrong" in e.value for e in at.error)
+        assert any(m.label == "CRPS (all)" for m in at.metric)

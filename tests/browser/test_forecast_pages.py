@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from .conftest import no_traceback, wait_for_app
+
+pytestmark = pytest.mark.browser          # a conftest's pytestmark does not reach the test modules
 
 
 def _nav(page, name: str) -> None:

@@ -32,11 +32,14 @@ def build(digest: str, mapping: ev.ForecastMapping, _frame: pd.DataFrame) -> dic
     return ev.build(_frame, mapping)
 
 
-@st.cache_data(show_spinner="Scoring the forecasts by group…", max_entries=16)
 def analysis(digest: str, mapping: ev.ForecastMapping, model: str, compare: str | None, attribute: str,
-             params: ev.EvalParams, _models: dict) -> ev.ForecastFairness:
-    # no progress bar inside: a cached function that updates an element made outside it cannot be replayed
-    return ev.analyse(_models[model], attribute, params, _models[compare] if compare else None)
+             params: ev.EvalParams, models: dict) -> ev.ForecastFairness:
+    """Shared by sessions (results are immutable); a progress bar while it runs (see _ui.cached_with_progress)."""
+    return _ui.cached_with_progress(
+        "forecast_fairness", (digest, mapping, model, compare, attribute, params),
+        lambda progress: ev.analyse(models[model], attribute, params, models[compare] if compare else None,
+                                    progress=progress),
+        "Scoring the forecasts by group")
 
 
 def page() -> None:

@@ -43,6 +43,11 @@ def training_data(config: demo.DataConfig) -> demo.DemoData:
     return demo.prepare(config)
 
 
+@st.cache_resource(show_spinner="Simulating the test systems…", max_entries=4)
+def test_set(config: demo.DataConfig):
+    return demo.test_set(config)
+
+
 @st.cache_resource(show_spinner="Loading the network…", max_entries=4)
 def network(label: str, _bundle: demo.Bundle):
     from fairviz.forecast import ptn
@@ -195,12 +200,25 @@ def fans_tab(bundle: demo.Bundle, label: str, params, initial) -> None:
                      format_func=describe)
     _draw_fan(fans, i, f"{label}: test window {i + 1}")
     st.divider()
-    st.markdown("**Forecast the trajectory of the sidebar with this PTN**")
-    run = st.toggle("Run the PTN on my trajectory", value=False,
-                    help="Loads the network (torch) and forecasts x over the next 16 steps from the chosen time.")
-    if run:
-        origin = st.slider("Forecast from time step", 15, lorenz.N_POINTS - 17, 300,
-                           help=f"Time t = step × {lorenz.TIME_GRID[1]:.4f}")
+    st.markdown("**Any other forecast** (runs the network, so the first one loads torch: a few seconds)")
+    source = st.radio("Forecast", ["None", "Any test window", "The sidebar's trajectory"], horizontal=True,
+                      key="lz_other", label_visibility="collapsed")
+    if source == "None":
+        return
+    c1, c2, c3 = st.columns(3)
+    origin = c3.slider("Forecast from time step", 15, lorenz.N_POINTS - 17, 300, key="lz_origin",
+                       help=f"The last observed step; time t = step × {lorenz.TIME_GRID[1]:.4f}")
+    if source == "Any test window":
+        cfg = bundle.data_config
+        test = test_set(cfg)
+        system = c1.number_input(f"Test system (1–{cfg.test_systems})", 1, cfg.test_systems, 1, key="lz_system")
+        start = c2.number_input(f"Initial condition (1–{cfg.test_initial})", 1, cfg.test_initial, 1, key="lz_start")
+        k = (int(system) - 1) * cfg.test_initial + int(start) - 1
+        p = tuple(test.params[int(system) - 1])
+        fan = demo.forecast_trajectory(bundle, test.states[k], p, origin, module=network(label, bundle))
+        _draw_fan(fan, 0, f"Test system {system} (σ {p[0]:.2f}, ρ {p[1]:.2f}, β {p[2]:.3f}), start {start}, "
+                          f"from t = {lorenz.TIME_GRID[origin]:.2f}")
+    else:
         states = trajectory(params, initial)
         mine = demo.forecast_trajectory(bundle, states, params, origin, module=network(label, bundle))
         _draw_fan(mine, 0, f"Your trajectory from t = {lorenz.TIME_GRID[origin]:.2f}")

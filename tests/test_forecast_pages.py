@@ -105,3 +105,21 @@ def test_a_second_session_gets_the_cached_results():
         at = _open("pages/7_forecast_fairness.py")
         assert not any("went wrong" in e.value for e in at.error)
         assert any(m.label == "CRPS (all)" for m in at.metric)
+
+
+@pytest.mark.slow
+def test_any_test_window_runs_the_network():
+    pytest.importorskip("torch")
+    at = _open("pages/6_lorenz.py")
+    at.radio(key="lz_other").set_value("Any test window").run()
+    assert not at.exception, at.exception
+    at.number_input(key="lz_system").set_value(3).run()
+    at.slider(key="lz_origin").set_value(500).run()
+    assert not at.exception, at.exception
+    bundle = demo.load_bundle()
+    test = demo.test_set(bundle.data_config)
+    k = 2 * bundle.data_config.test_initial
+    fan = demo.forecast_trajectory(bundle, test.states[k], tuple(test.params[2]), 500)
+    crps = f"{float(fan.crps()[0]):.3f}"
+    readings = [m.value for m in at.markdown if m.value.startswith("**Reading.** CRPS of this forecast")]
+    assert len(readings) == 2 and crps in readings[1]

@@ -110,3 +110,8 @@ def test_genetic_search_over_ptn_candidates(tiny_data):
     parts = genetic.split_for_search(tiny_data.arch)
     trajectories = [set(np.unique(p.trajectory)) for p in parts]
     assert all(not (a & b) for i, a in enumerate(trajectories) for b in trajectories[i + 1:])
+
+
+def test_test_partition_is_reproducible(tiny_data):
+    again = demo.test_set(TINY)
+    assert np.array_equal(again.states, tiny_data.test_set.states)

@@ -59,32 +59,47 @@ class DemoData:
     static_bounds: np.ndarray = field(default_factory=lambda: lorenz.PARAM_RANGES.copy())
 
 
+def _partition_sizes(config: DataConfig) -> list[tuple[int, int]]:
+    return [(config.fit_systems, config.fit_initial), (config.train_systems, config.train_initial),
+            (config.arch_systems, config.arch_initial), (config.test_systems, config.test_initial)]
+
+
+def _partition(config: DataConfig, k: int) -> lorenz.LorenzSet:
+    """Partition k (0 fit, 1 train, 2 architecture/validation, 3 test), each with its own parameter draws."""
+    systems, initial = _partition_sizes(config)[k]
+    if systems < 1 or initial < 1:
+        raise ValueError("every partition needs at least one system and one initial condition")
+    return lorenz.generate(systems, initial, seed=config.seed * 10 + k,
+                           param_ranges=np.asarray(config.param_ranges, dtype=float))
+
+
+def test_set(config: DataConfig) -> lorenz.LorenzSet:
+    """The test partition alone (the same trajectories ``prepare`` makes), e.g. to forecast any test window."""
+    return _partition(config, 3)
+
+
 def prepare(config: DataConfig = DataConfig(), progress=None) -> DemoData:
     ranges = np.asarray(config.param_ranges, dtype=float)
-    sizes = [(config.fit_systems, config.fit_initial), (config.train_systems, config.train_initial),
-             (config.arch_systems, config.arch_initial), (config.test_systems, config.test_initial)]
     sets = []
-    for k, (systems, initial) in enumerate(sizes):
-        if systems < 1 or initial < 1:
-            raise ValueError("every partition needs at least one system and one initial condition")
-        sets.append(lorenz.generate(systems, initial, seed=config.seed * 10 + k, param_ranges=ranges))
+    for k in range(4):
+        sets.append(_partition(config, k))
         if progress:
             progress(0.15 * (k + 1), "simulating Lorenz systems")
     return prepare_from_sets(config, *sets, static_bounds=ranges, progress=progress)
 
 
-def prepare_from_sets(config: DataConfig, fit_set, train_set, arch_set, test_set, static_bounds,
+def prepare_from_sets(config: DataConfig, fit_set, train_set, arch_set, test_part, static_bounds,
                       progress=None) -> DemoData:
     """Fit the NVAR on ``fit_set`` and cut windows from the other three partitions."""
     model = nvar.fit(fit_set.states, stride=2)
     if progress:
         progress(0.7, "fitting the NVAR forecaster")
-    cut = [win.from_set(model, s, config.stride, static_bounds) for s in (train_set, arch_set, test_set)]
+    cut = [win.from_set(model, s, config.stride, static_bounds) for s in (train_set, arch_set, test_part)]
     if progress:
         progress(1.0, "cutting windows")
     sd = win.baseline_sd(model, cut[1])
     test = cut[2]
-    return DemoData(config, model, cut[0], cut[1], test, test_set, sd,
+    return DemoData(config, model, cut[0], cut[1], test, test_part, sd,
                     np.abs(test.latest_forecast - test.target).mean(axis=0), np.asarray(static_bounds, float))
 
 

@@ -77,9 +77,6 @@ class QuantileForecasts:
     def attribute_names(self) -> list[str]:
         return list(self.attributes)
 
-    def series_ids(self) -> np.ndarray:
-        return np.unique(self.series)
-
     def one_series(self, series_id: str) -> "QuantileForecasts":
         rows = np.flatnonzero(self.series == series_id)
         rows = rows[np.argsort(self.step[rows], kind="stable")]

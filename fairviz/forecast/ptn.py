@@ -28,7 +28,7 @@ import io
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from typing import Callable
 
 import numpy as np
@@ -492,7 +492,3 @@ def save(trained: TrainedPTN, path) -> None:
 def load(path) -> TrainedPTN:
     with np.load(path, allow_pickle=False) as arrays:
         return from_arrays(arrays)
-
-
-def with_settings(trained: TrainedPTN, **changes) -> TrainedPTN:
-    return replace(trained, **changes)

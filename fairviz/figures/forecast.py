@@ -33,10 +33,11 @@ def attractor_figure(states: np.ndarray, time: np.ndarray, title: str = "Lorenz 
         customdata=time[idx]))
     if second is not None:
         fig.add_trace(go.Scatter3d(x=second[idx, 0], y=second[idx, 1], z=second[idx, 2], mode="lines",
-                                   name="start + 1e-12", line=dict(color=POINT, width=3, dash="dash"),
+                                   name="perturbed start", line=dict(color=POINT, width=3, dash="dash"),
                                    hoverinfo="skip"))
     fig.update_layout(template=TEMPLATE, height=height, title=title, margin=dict(l=0, r=0, t=60, b=0),
-                      scene=dict(xaxis_title="x", yaxis_title="y", zaxis_title="z", aspectmode="cube"),
+                      scene=dict(xaxis_title="x", yaxis_title="y", zaxis_title="z", aspectmode="data",
+                                 camera=dict(eye=dict(x=1.5, y=-1.5, z=0.7))),
                       legend=dict(orientation="h", y=1.02, x=0))
     return fig
 
@@ -48,7 +49,7 @@ def butterfly_figure(div) -> go.Figure:
     idx = _thin(div.time.size)
     t = div.time[idx]
     fig.add_trace(go.Scatter(x=t, y=div.first[idx, 0], name="start", line=dict(color=PALETTE[0], width=2.5)), 1, 1)
-    fig.add_trace(go.Scatter(x=t, y=div.second[idx, 0], name=f"start + {div.delta:g} in x",
+    fig.add_trace(go.Scatter(x=t, y=div.second[idx, 0], name=f"start + {div.delta:.3g} in x",
                              line=dict(color=POINT, width=2.5, dash="dash")), 1, 1)
     distance = np.maximum(div.distance[idx], 1e-16)
     fig.add_trace(go.Scatter(x=t, y=distance, name="distance", line=dict(color=NEUTRAL, width=2.5),

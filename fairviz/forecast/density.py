@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-BANDWIDTH_FACTOR = 0.5
+BANDWIDTH_FACTOR = 0.75
 PEAK_SHARE = 0.1                 # a local maximum counts as a mode when ≥ 10% of the highest peak …
 VALLEY_SHARE = 0.7               # … the dip to its neighbour mode falls below 70% of the lower of the two …
 MIN_MASS = 0.1                   # … and at least 10% of the quantiles lie in its basin (tails make ripples)

@@ -53,6 +53,7 @@ class Attribution:
     ig_delta: float = float("nan")       # IG/IGxI: Σ IGxI − (F_y(x) − F_y(B)), in logits
     perturbed_calls: int = 0             # LIME/SHAP model calls that received δ (sensitivity check)
     model_calls: int = 0
+    base_value: float = float("nan")     # SHAP: p_y of the all-masked input (Σ scores + base = p_y(x))
 
 
 def derive_seed(*parts) -> int:
@@ -197,15 +198,25 @@ def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, se
     tokenizer = _FixedIds(classifier.tokenizer, ids)
     masker = shap.maskers.Text(tokenizer, mask_token=classifier.mask_id, collapse_mask_token=False,
                                output_type="token_ids")
-    explainer = shap.Explainer(model, masker, algorithm="partition", seed=seed)
-    values = explainer([tokenizer.text], max_evals=settings.shap_max_evals, batch_size=4 * settings.batch_size,
-                       silent=True)
+    explainer = shap.Explainer(model, masker, algorithm="partition")
+    # shap 0.51 does not pass ``seed`` on to the Partition explainer, whose priority queue breaks ties with the
+    # global np.random.randn(): unseeded, ties between equal-valued clusters are broken differently on every call
+    # and, under the evaluation budget, twins get slightly different values. Seed the global RNG for the call and
+    # put its state back afterwards.
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        values = explainer([tokenizer.text], max_evals=settings.shap_max_evals, batch_size=4 * settings.batch_size,
+                           silent=True)
+    finally:
+        np.random.set_state(state)
     v = np.asarray(values.values[0], dtype=float)
     if v.shape[0] != n:
         raise RuntimeError(f"SHAP returned {v.shape[0]} token values for {n} tokens")
     scores = v[:, target].copy()
     scores[[0, -1]] = 0.0
-    return Attribution(scores, perturbed_calls=model.perturbed, model_calls=model.calls)
+    base = float(np.asarray(values.base_values[0], dtype=float).reshape(-1)[target])
+    return Attribution(scores, perturbed_calls=model.perturbed, model_calls=model.calls, base_value=base)
 
 
 class _FixedIds:

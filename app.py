@@ -133,11 +133,13 @@ def _summary(pred) -> None:
                                     "mean score": st.column_config.NumberColumn(format="%.3f")})
     st.markdown("**Next:**")
     st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon="📈")
+    st.page_link("pages/5_explanations.py", label="Explanation disparity (text models)", icon="🔍")
 
 
 PAGES = {
     "": [st.Page(home, title="Home", icon="🏠", default=True)],
     "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon="📈")],
+    "Explanations": [st.Page("pages/5_explanations.py", title="Explanation disparity", icon="🔍")],
 }
 
 st.navigation(PAGES).run()

@@ -7,7 +7,7 @@ and the HTML report never disagree.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -25,6 +25,7 @@ class AuditOptions:
     threshold: float = 0.5
     rdf: RDFParams = field(default_factory=RDFParams)
     progress: Callable[[float, str], None] | None = None
+    explain: Any = None          # fairviz.explain.audit.ExplainAuditOptions: adds the explanation-disparity section
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,32 @@ def _residual_html(pred, result, audit):
     return residual_sections(pred, result, audit)
 
 
+def _explain_run(pred: Predictions, options: AuditOptions):
+    if options.explain is None:
+        return None
+    from .explain.audit import run_section
+    return run_section(pred, options.attribute, options.explain, options.progress)
+
+
+def _explain_dict(pred, found, options: AuditOptions) -> dict:
+    if found is None:
+        return {}
+    from .explain.audit import section_dict
+    return section_dict(found, options.explain)
+
+
+def _explain_html(pred, found, audit):
+    if found is None:
+        return []
+    from .explain.audit import ExplainAuditOptions, section_html
+    tests = audit.get("explanations", {})
+    return section_html(found, ExplainAuditOptions(alpha=tests.get("alpha", 0.05),
+                                                   correction=tests.get("correction", "none")))
+
+
 SECTIONS: list[Section] = [
     Section("residuals", _residual_run, lambda pred, r, o: rdf_to_dict(pred, r, o.threshold), _residual_html),
+    Section("explanations", _explain_run, _explain_dict, _explain_html),
 ]
 
 
@@ -67,7 +92,7 @@ class Audit:
 
 def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audit:
     attribute = options.attribute or pred.attribute_names[0]
-    options = AuditOptions(attribute, options.threshold, options.rdf, options.progress)
+    options = replace(options, attribute=attribute)
     data = {
         "fairviz_version": __version__,
         "source": pred.source,

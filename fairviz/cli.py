@@ -1,4 +1,4 @@
-"""Command line: ``fairviz audit PATH --label COL --score COL --group COL [...]``.
+"""Command line: ``fairviz audit PATH --label COL --score COL --group COL [...]`` and ``fairviz explain [...]``.
 
 Bad input prints one line to stderr and exits with status 2; never a traceback.
 """
@@ -38,8 +38,22 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--knee-resamples", type=int, default=200,
                        help="resamples for the F_h/F_v intervals (knees re-detected in each; 0 to skip)")
     audit.add_argument("--seed", type=int, default=0)
+    audit.add_argument("--text", help="text column (guessed from the names when omitted)")
+    audit.add_argument("--explain", action="store_true",
+                       help="add explanation disparity: train a tiny BERT on the text column and compare its "
+                            "explanations between the two largest groups (minutes)")
+    audit.add_argument("--explain-pairs", type=int, default=20, help="test sentences explained with --explain")
     audit.set_defaults(handler=_audit)
+    _add_explain(commands)
     return parser
+
+
+def _add_explain(commands) -> None:
+    from .explain.cli import add_arguments, run_explain
+    explain = commands.add_parser("explain", help="explanation disparity: train a text classifier, explain it with "
+                                                  "six methods, score seven metrics, test the two groups")
+    add_arguments(explain)
+    explain.set_defaults(handler=run_explain)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,13 +78,19 @@ def _audit(args) -> int:
     guess = guess_mapping(frame)
     mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
                             groups=tuple(args.group) if args.group else guess.groups,
-                            positive_label=args.positive_label, text=guess.text if guess.text in frame else None,
+                            positive_label=args.positive_label,
+                            text=args.text or (guess.text if guess.text in frame else None),
                             row_id=guess.row_id, intersect=args.intersect)
     pred = build_predictions(frame, mapping, source=Path(args.path).name, file_fingerprint=digest)
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)
-    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params))
+    explain = None
+    if args.explain:
+        from .explain.audit import ExplainAuditOptions
+        from .explain.run import ExplainSettings
+        explain = ExplainAuditOptions(settings=ExplainSettings(n_pairs=args.explain_pairs, seed=args.seed))
+    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params, explain=explain))
     print(summary(audit.data))
     if args.json:
         text = json.dumps(audit.data, indent=2)

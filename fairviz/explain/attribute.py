@@ -41,7 +41,8 @@ class AttributionSettings:
     ig_method: str = "gausslegendre"
     lime_max_samples: int = 5000         # n² samples, capped here (ferret)
     shap_max_evals: int = 500            # shap's default
-    batch_size: int = 64                 # sentences per gradient batch; model rows per LIME/SHAP call × 4
+    batch_size: int = 64                 # sentences per gradient / soft-metric / PGD batch
+    model_batch: int = 256               # id rows per forward pass (LIME, SHAP, AOPC)
     ig_internal_batch: int = 2048        # expanded (sentence × step) rows per IG forward pass
 
 
@@ -126,7 +127,7 @@ def _gradient_batch(classifier: TextClassifier, rows, targets, method: str, sett
         attr = InputXGradient(forward).attribute(embeds, target=target, additional_forward_args=(mask,))
     else:
         steps = settings.ig_steps
-        internal = max(steps, settings.ig_internal_batch // steps * steps)
+        internal = max(1, settings.ig_internal_batch)
         ig = IntegratedGradients(forward, multiply_by_inputs=method == "igxi")
         attr = ig.attribute(embeds, baselines=baseline, target=target, n_steps=steps, method=settings.ig_method,
                             additional_forward_args=(mask,), internal_batch_size=internal)
@@ -173,7 +174,7 @@ def _lime(classifier: TextClassifier, ids: list[int], target: int, seed: int, se
     from lime.lime_text import LimeTextExplainer
 
     n = len(ids)
-    model = _IdModel(classifier, n, delta, 4 * settings.batch_size)
+    model = _IdModel(classifier, n, delta, settings.model_batch)
 
     def proba(strings):          # lime passes strings of ids, "UNKWORDZ" where a token was removed
         rows = [[classifier.mask_id if t == "UNKWORDZ" else int(t) for t in s.split(" ")] for s in strings]
@@ -194,7 +195,7 @@ def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, se
     import shap
 
     n = len(ids)
-    model = _IdModel(classifier, n, delta, 4 * settings.batch_size)
+    model = _IdModel(classifier, n, delta, settings.model_batch)
     tokenizer = _FixedIds(classifier.tokenizer, ids)
     masker = shap.maskers.Text(tokenizer, mask_token=classifier.mask_id, collapse_mask_token=False,
                                output_type="token_ids")
@@ -206,7 +207,7 @@ def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, se
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        values = explainer([tokenizer.text], max_evals=settings.shap_max_evals, batch_size=4 * settings.batch_size,
+        values = explainer([tokenizer.text], max_evals=settings.shap_max_evals, batch_size=settings.model_batch,
                            silent=True)
     finally:
         np.random.set_state(state)

@@ -43,7 +43,7 @@ class Cell:
     mean_i: float
     mean_j: float
     p_value: float                   # two-sided Mann–Whitney U
-    p_adjusted: float                # Benjamini–Hochberg over the grid (= p_value when no correction)
+    p_adjusted: float                # Benjamini–Hochberg over the grid (used for significance only with "bh")
     cohens_d: float                  # i minus j
     ci: Interval                     # bootstrap percentile CI of d
     significant: bool                # p (or adjusted p) ≤ α
@@ -108,7 +108,7 @@ class DisparityReport:
         return pd.DataFrame([{
             "method": METHOD_NAMES[c.method], "metric": METRICS[c.metric],
             f"n {gi}": c.n_i, f"n {gj}": c.n_j, f"median {gi}": c.median_i, f"median {gj}": c.median_j,
-            "p (Mann–Whitney)": c.p_value, "p (BH)": c.p_adjusted if self.correction == "bh" else np.nan,
+            "p (Mann–Whitney)": c.p_value, "p (BH)": c.p_adjusted,
             f"Cohen's d ({gi} − {gj})": c.cohens_d, "d 95% CI": c.ci, "significant": c.significant,
             "|d| ≥ 0.2": c.considerable, "better": c.better or "—",
             "runs significant": f"{c.runs_significant}/{c.runs}",
@@ -191,25 +191,28 @@ def compare(result: ExplainResult, methods: list[str] | None = None, metrics: li
     scores = result.scores
     paired = bool(result.meta.get("dataset", {}).get("paired"))
     runs = sorted(scores["run"].unique())
-    raw = []
+    raw, run_p = [], []
     for method in methods:
         block = scores[scores["method"] == method]
         for metric in metrics:
             a_all = block.loc[block["group"] == gi, metric].to_numpy(float)
             b_all = block.loc[block["group"] == gj, metric].to_numpy(float)
-            per_run = sum(
-                1 for r in runs
-                if mann_whitney_p(block.loc[(block["run"] == r) & (block["group"] == gi), metric].to_numpy(float),
-                                  block.loc[(block["run"] == r) & (block["group"] == gj), metric].to_numpy(float))
-                <= alpha)
-            raw.append((method, metric, a_all, b_all, mann_whitney_p(a_all, b_all), per_run,
+            run_p.append([mann_whitney_p(block.loc[(block["run"] == r) & (block["group"] == gi), metric].to_numpy(float),
+                                         block.loc[(block["run"] == r) & (block["group"] == gj), metric].to_numpy(float))
+                          for r in runs])
+            raw.append((method, metric, a_all, b_all, mann_whitney_p(a_all, b_all),
                         _paired_p(block, metric, gi, gj) if paired else None))
     p_values = np.array([r[4] for r in raw], dtype=float)
-    adjusted = benjamini_hochberg(p_values) if correction == "bh" else p_values
+    adjusted = benjamini_hochberg(p_values)            # always reported; decides significance only with "bh"
+    run_p = np.array(run_p, dtype=float).reshape(len(raw), len(runs))
+    if correction == "bh":                                   # each run's grid is corrected on its own
+        run_p = np.column_stack([benjamini_hochberg(run_p[:, r]) for r in range(len(runs))]) if len(raw) else run_p
+    per_run_counts = (run_p <= alpha).sum(axis=1)
     cells = []
-    for k, (method, metric, a, b, p, per_run, p_pair) in enumerate(raw):
+    for k, (method, metric, a, b, p, p_pair) in enumerate(raw):
+        per_run = int(per_run_counts[k])
         d = cohens_d(a, b)
-        p_used = adjusted[k]
+        p_used = adjusted[k] if correction == "bh" else p
         significant = bool(np.isfinite(p_used) and p_used <= alpha)
         cells.append(Cell(
             method=method, metric=metric, group_i=gi, group_j=gj,
@@ -283,16 +286,23 @@ def model_warnings(result: ExplainResult, run: int | None = None) -> list[tuple[
     elif apd:
         out.append(("good", f"The model barely reacts to gender: predictions for twins / gender-flipped texts differ "
                             f"by {max(apd):.4f} on average, so disparities below come from the explainers."))
-    inst = result.instances
-    if run is not None:
-        inst = inst[inst["run"] == run]
-    masked = inst.groupby("group")["p_gold_masked"].mean()
-    if gi in masked and gj in masked and abs(masked[gi] - masked[gj]) >= 0.3:
-        high, low = (gi, gj) if masked[gi] > masked[gj] else (gj, gi)
-        out.append(("warn", f"Default-class asymmetry: with every word replaced by [MASK] the model already gives "
-                            f"{high} sentences p(gold) = {masked[high]:.2f} on average (vs {masked[low]:.2f} for {low}). "
-                            f"Removing evidence barely changes {high} predictions, so their comprehensiveness-type "
-                            "scores are small by construction: a model effect, not an explainer one (spec §5.5)."))
+    inst = result.instances if run is None else result.instances[result.instances["run"] == run]
+    masked = inst.groupby(["run", "group"])["p_gold_masked"].mean().unstack("group")
+    if gi in masked and gj in masked:
+        gap = masked[gi] - masked[gj]
+        skewed = gap[gap.abs() >= 0.3]
+        if len(skewed):
+            first = skewed.index[0]
+            high, low = (gi, gj) if skewed[first] > 0 else (gj, gi)
+            runs = f"in {len(skewed)} of {len(gap)} runs" if len(gap) > 1 else "here"
+            out.append(("warn", f"Default-class asymmetry {runs}: with every word replaced by [MASK] the model "
+                                f"already gives {high} sentences p(gold) = {masked.loc[first, high]:.2f} on average (vs "
+                                f"{masked.loc[first, low]:.2f} for {low}" + (f", run {first}" if len(gap) > 1 else "")
+                                + f"). Removing evidence then barely changes the default group's predictions, so its "
+                                  "comprehensiveness-type scores are small by construction: a model effect, not an "
+                                  "explainer one (spec §5.5)."
+                                + (" Which group is the default can change from run to run, and the pooled "
+                                   "test then averages opposite effects." if len(gap) > 1 else "")))
     return out
 
 

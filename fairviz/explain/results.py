@@ -4,12 +4,13 @@ One ``ExplainResult`` holds three tables and a metadata dict:
 
 - ``scores``       one row per (run, instance, method): the seven metric values, the IG convergence delta and
                    the reason a value is undefined; the single source of every boxplot, test and heatmap;
-- ``instances``    one row per (run, instance): text, group, gold label, prediction, p(gold), p(gold) of the
-                   all-[MASK] input, p(gold) of the twin / gender-flipped counterpart;
-- ``attributions`` one row per (run, instance, method): the tokens and their L1-normalised scores (JSON lists);
+- ``instances``    one row per (run, instance): text, tokens (JSON list, [CLS]/[SEP] left out), group, gold label,
+                   prediction, p(gold), p(gold) of the all-[MASK] input, p(gold) of the twin / gender-flipped text;
+- ``attributions`` one row per (run, instance, method): the L1-normalised token scores (a JSON list);
 - ``meta``         data set, model, settings, the model's own per-group behaviour per run, timings, versions.
 
-On disk a result is a folder with ``scores.csv``, ``instances.csv``, ``attributions.csv`` and ``meta.json``.
+On disk a result is a folder with ``scores.csv.gz``, ``instances.csv.gz``, ``attributions.csv.gz`` (gzip keeps the
+shipped demo small; ``zcat`` reads them) and ``meta.json``.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import pandas as pd
 from . import METHOD_NAMES, METRICS
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "explain"
-FILES = ("scores.csv", "instances.csv", "attributions.csv", "meta.json")
+TABLES = ("scores", "instances", "attributions")
 
 
 @dataclass(frozen=True)
@@ -60,9 +61,11 @@ class ExplainResult:
     def attribution(self, run: int, instance_id: int, method: str) -> tuple[list[str], np.ndarray] | None:
         rows = self.attributions
         hit = rows[(rows["run"] == run) & (rows["instance_id"] == instance_id) & (rows["method"] == method)]
-        if hit.empty:
+        inst = self.instances
+        tokens = inst.loc[(inst["run"] == run) & (inst["instance_id"] == instance_id), "tokens"]
+        if hit.empty or tokens.empty:
             return None
-        return json.loads(hit["tokens"].iloc[0]), np.asarray(json.loads(hit["scores"].iloc[0]), dtype=float)
+        return json.loads(tokens.iloc[0]), np.asarray(json.loads(hit["scores"].iloc[0]), dtype=float)
 
     def per_sentence_csv(self) -> str:
         """The download / ``--csv`` table: one row per sentence and method, text and prediction joined in."""
@@ -77,20 +80,25 @@ class ExplainResult:
         folder.mkdir(parents=True, exist_ok=True)
         for name, table in (("scores", self.scores), ("instances", self.instances),
                             ("attributions", self.attributions)):
-            table.to_csv(folder / f"{name}.csv", index=False, float_format="%.6g", lineterminator="\n")
+            table.to_csv(folder / f"{name}.csv.gz", index=False, float_format="%.6g", lineterminator="\n",
+                         compression={"method": "gzip", "compresslevel": 9, "mtime": 0})
         (folder / "meta.json").write_text(json.dumps(clean(self.meta), indent=1) + "\n")
         return folder
 
 
 def load(folder: str | Path) -> ExplainResult:
     folder = Path(folder)
-    missing = [f for f in FILES if not (folder / f).exists()]
+    paths = {name: next((p for p in (folder / f"{name}.csv.gz", folder / f"{name}.csv") if p.exists()), None)
+             for name in TABLES}
+    missing = [f"{name}.csv.gz" for name, p in paths.items() if p is None]
+    missing += [] if (folder / "meta.json").exists() else ["meta.json"]
     if missing:
         from ..data import DataError
         raise DataError(f"'{folder}' is not an explanation result: {', '.join(missing)} missing.")
     meta = json.loads((folder / "meta.json").read_text())
-    return ExplainResult(pd.read_csv(folder / "scores.csv"), pd.read_csv(folder / "instances.csv"),
-                         pd.read_csv(folder / "attributions.csv"), meta)
+    scores = pd.read_csv(paths["scores"], keep_default_na=True)
+    scores["nan_reason"] = scores["nan_reason"].fillna("")
+    return ExplainResult(scores, pd.read_csv(paths["instances"]), pd.read_csv(paths["attributions"]), meta)
 
 
 def shipped() -> dict[str, str]:

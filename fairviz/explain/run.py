@@ -158,11 +158,9 @@ def explain_dataset(trained: TrainedModel, settings: ExplainSettings = ExplainSe
             score_rows.append({"run": run, "instance_id": int(frame["instance_id"][k]), "pair_id": int(pairs[k]),
                                "group": frame["group"][k], "label": targets[k], "method": method, **values[k]})
             if attributions is not None:
-                tokens = clf.tokens(rows[k])[1:-1]
                 s = normalise(attributions[k].scores)
                 attribution_rows.append({"run": run, "instance_id": int(frame["instance_id"][k]), "method": method,
-                                         "tokens": json.dumps(tokens),
-                                         "scores": json.dumps([round(float(v), 6) for v in s])})
+                                         "scores": json.dumps([float(f"{v:.4g}") for v in s])})
         done += _COST.get(method, 1.0) * len(rows)
     if progress is not None:
         progress(1.0, "done")
@@ -195,15 +193,16 @@ def _score(clf, rows, targets, pairs, method, attributions: list[Attribution] | 
         if not np.any(s_all[k]):
             reasons[k].append("all scores are zero")
     if "aopc_comp" in metrics or "aopc_suff" in metrics:
-        for k, (comp, suff) in enumerate(aopc_many(clf.proba_ids, [(r, s, y) for r, s, y in zip(rows, s_all, targets)])):
-            values[k]["aopc_comp"], values[k]["aopc_suff"] = comp, suff
+        proba = lambda id_rows: clf.proba_ids(id_rows, settings.attribution.model_batch)  # noqa: E731
+        for k, (comp, suff) in enumerate(aopc_many(proba, [(r, s, y) for r, s, y in zip(rows, s_all, targets)])):
+            values[k].update({m: v for m, v in (("aopc_comp", comp), ("aopc_suff", suff)) if m in metrics})
     tick(0.3, f"{_label(method)}: soft metrics")
     if "soft_comp" in metrics or "soft_suff" in metrics:
         items = [(r, s, y, derive_seed(settings.seed, run, p, method, "soft_comp"),
                   derive_seed(settings.seed, run, p, method, "soft_suff"))
                  for r, s, y, p in zip(rows, s_all, targets, pairs)]
         for k, (comp, suff) in enumerate(soft_many(clf, items, settings.soft_draws, settings.attribution.batch_size)):
-            values[k]["soft_comp"], values[k]["soft_suff"] = comp, suff
+            values[k].update({m: v for m, v in (("soft_comp", comp), ("soft_suff", suff)) if m in metrics})
     for k, s in enumerate(s_all):
         values[k]["gini"] = gini(s) if "gini" in metrics else np.nan
         values[k]["sparsity"] = sparsity(s) if "sparsity" in metrics else np.nan
@@ -239,7 +238,8 @@ def _instances(clf, data: TextDataset, frame: pd.DataFrame, rows, targets, run: 
     out = pd.DataFrame({"run": run, "instance_id": frame["instance_id"], "pair_id": frame["pair_id"],
                         "group": frame["group"], "label": y, "text": frame["text"],
                         "pred": proba.argmax(1), "p_gold": proba[idx, y], "p_gold_masked": masked[idx, y],
-                        "n_tokens": [len(r) for r in rows]})
+                        "n_tokens": [len(r) for r in rows],
+                        "tokens": [json.dumps(clf.tokens(r)[1:-1]) for r in rows]})
     counterpart = np.full(len(rows), np.nan)
     twins = _twin_table(frame, data.groups)
     if twins is not None:                                     # p(my gold label | my twin's text)

@@ -20,7 +20,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -28,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from fairviz.explain import METHOD_NAMES, METHODS, RANDOM  # noqa: E402
 from fairviz.explain import data, models  # noqa: E402
 from fairviz.explain import run as pipeline  # noqa: E402
-from fairviz.explain.attribute import AttributionSettings, derive_seed, explain  # noqa: E402
+from fairviz.explain.attribute import AttributionSettings, explain  # noqa: E402
 
 BATCHED = AttributionSettings()
 UNBATCHED = AttributionSettings(batch_size=1, model_batch=1, ig_internal_batch=50)

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.data import DataError, read_table
+from fairviz.data import DataError, guess_positive_label, label_values, read_table
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
@@ -188,9 +188,14 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
     label = u2.selectbox("Label column", columns, index=_guess(columns, ("label", "y", "target", "class")))
     group = u3.selectbox("Group column", columns, index=_guess(columns, ("gender", "sex", "group")))
     pair = u4.selectbox("Pair id (optional)", ["(none)"] + columns)
+    values = label_values(frame[label])
+    positive = u2.selectbox("Positive label value", values or ["—"],
+                            index=values.index(guess_positive_label(values)) if len(values) == 2 else 0)
+    st.caption("Texts longer than 64 tokens are truncated. Two groups are compared: the two largest of the group "
+               "column. Rows with an empty text, label or group are dropped and counted.")
     try:
         return xdata.from_frame(frame, text, label, group, pair=None if pair == "(none)" else pair,
-                                title=file.name)
+                                positive_label=positive if len(values) == 2 else None, title=file.name)
     except DataError as err:
         _ui.show_data_error(err)
         return None

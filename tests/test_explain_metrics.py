@@ -207,3 +207,20 @@ def test_undefined_values_are_counted_not_tested():
     result = _fake_result([0.1, 0.2, np.nan, 0.3], [0.4, np.nan, np.nan, 0.5])
     cell = compare(result, metrics=["gini"]).cell("igxi", "gini")
     assert (cell.n_i, cell.undefined_i, cell.n_j, cell.undefined_j) == (3, 1, 2, 2)
+
+
+# ----------------------------------------------------------------------------------------------- figures
+
+def test_boxplots_send_raw_points_only_for_small_results():
+    from fairviz.figures.explain import MAX_POINTS, disparity_heatmap, metric_boxplots
+    rng = np.random.default_rng(8)
+    small = _fake_result(rng.normal(0.6, 0.1, 30), rng.normal(0.5, 0.1, 30))
+    fig = metric_boxplots(small, compare(small, metrics=["gini"]), metrics=["gini"])
+    assert [len(t.y) for t in fig.data] == [30, 30] and fig.data[0].boxpoints == "all"
+    assert any(a.text == "★" for a in fig.layout.annotations)                  # significant, |d| ≥ 0.2
+    big = _fake_result(rng.normal(0.6, 0.1, MAX_POINTS), rng.normal(0.6, 0.1, MAX_POINTS))
+    fig = metric_boxplots(big, metrics=["gini"])
+    assert all(t.y is None and len(t.q1) == 1 for t in fig.data)              # box statistics only
+    assert fig.data[0].median[0] == pytest.approx(np.median(big.scores.query("group == 'male'").gini))
+    heat = disparity_heatmap(compare(small, metrics=["gini"]))
+    assert heat.data[0].z[0][0] == pytest.approx(compare(small, metrics=["gini"]).cell("igxi", "gini").cohens_d)

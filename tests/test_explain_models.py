@@ -238,3 +238,35 @@ def test_sensitivity_matches_captum_sensitivity_max_with_the_pgd_point(trained, 
     value = sensitivity_max(explanation, E, perturb_func=lambda e: e + torch.tensor(delta, dtype=e.dtype)[None],
                             n_perturb_samples=1, max_examples_per_batch=1)
     assert float(value) == pytest.approx(ours, abs=1e-5)
+
+
+# ----------------------------------------------------------------------------------------------- other models
+
+def test_local_directory_round_trip_and_errors(trained, tmp_path):
+    clf = trained.classifier
+    clf.model.save_pretrained(tmp_path)
+    clf.tokenizer.save_pretrained(tmp_path)
+    local = models.load(models.ModelSpec("local", path=str(tmp_path), fine_tune=False))
+    texts = trained.test.frame.text[:6]
+    assert local.predict_proba(texts) == pytest.approx(clf.predict_proba(texts), abs=1e-6)
+    assert models.train(local, texts, [0] * 6).epochs == 0                # used as loaded
+    with pytest.raises(data.DataError, match="not a directory"):
+        models.load(models.ModelSpec("local", path=str(tmp_path / "nope")))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(data.DataError, match="no config.json"):
+        models.load(models.ModelSpec("local", path=str(tmp_path / "empty")))
+
+
+def test_minilm_from_the_wheel_trains_and_explains():
+    clf = models.load(models.ModelSpec("minilm", epochs=1, batch_size=8, seed=0))
+    assert clf.n_parameters() > 20_000_000 and clf.embeddings.embedding_dim == 384
+    texts = ["he loved the garden .", "she hated the garden .", "he hated the map .", "she loved the map ."] * 2
+    report = models.train(clf, texts, [1, 0, 0, 1] * 2)
+    assert report.steps == 1 and np.isfinite(report.final_loss)
+    rows = clf.encode(texts[:2])
+    for method in ("grad", "igxi"):
+        attributions = explain(clf, rows, [1, 0], method, [0, 0], dataclasses.replace(FAST, ig_steps=8))
+        assert [a.scores.shape[0] for a in attributions] == [len(r) for r in rows]
+    (comp, suff), _ = soft_many(clf, [(rows[0], normalise(attributions[0].scores), 1, 1, 2),
+                                      (rows[1], normalise(attributions[1].scores), 0, 3, 4)])
+    assert 0 <= comp <= 1 and 0 <= suff <= 1

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from .conftest import no_traceback, wait_for_app
+
+# Marked here: the ``pytestmark`` in tests/browser/conftest.py does not reach the test modules.
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _open_page(page, app_url) -> None:

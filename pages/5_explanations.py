@@ -251,19 +251,23 @@ def show(result: xresults.ExplainResult, result_key: str) -> None:
 
 def _model_card(result: xresults.ExplainResult) -> None:
     gi, gj = result.groups
-    runs = result.meta.get("runs", {})
-    first = runs[sorted(runs)[0]]["behaviour"] if runs else None
-    if first:
+    runs = [v["behaviour"] for _, v in sorted(result.meta.get("runs", {}).items())]
+    if runs:
+        def mean(values):
+            values = [v for v in values if v is not None]
+            return float(np.mean(values)) if values else None
+
+        over = f" (mean of {len(runs)} runs)" if len(runs) > 1 else ""
         cols = st.columns(4)
-        cols[0].metric("Test accuracy", fmt(first.get("accuracy")))
+        cols[0].metric("Test accuracy" + over, fmt(mean(b.get("accuracy") for b in runs)))
         for col, g in zip(cols[1:3], (gi, gj)):
-            stats = first["groups"].get(g, {})
-            col.metric(f"Accuracy, {g}", fmt(stats.get("accuracy")),
-                       help=f"TPR {fmt(stats.get('tpr'))}, TNR {fmt(stats.get('tnr'))} over the task labels "
-                            f"(n = {stats.get('n')})")
-        cols[3].metric("APD (twins)", fmt(first.get("apd"), 4),
+            stats = [b["groups"].get(g, {}) for b in runs]
+            col.metric(f"Accuracy, {g}", fmt(mean(s.get("accuracy") for s in stats)),
+                       help=f"TPR {fmt(mean(s.get('tpr') for s in stats))}, TNR {fmt(mean(s.get('tnr') for s in stats))} "
+                            f"over the task labels (n = {stats[0].get('n')} per run)")
+        cols[3].metric("APD (twins)", fmt(mean(b.get("apd") for b in runs), 4),
                        help="Mean |p(x_male) − p(x_female)| over twins (or the same text with the gender word "
-                            "flipped): how much the model itself reacts to gender.")
+                            "flipped): how much the model itself reacts to gender. Undefined without twins.")
     for kind, text in model_warnings(result):
         _ui.verdict_box(kind, text)
 
@@ -399,7 +403,7 @@ def _diagnostics(result: xresults.ExplainResult, report, result_key: str) -> Non
         st.dataframe(pd.DataFrame([{"method": METHOD_NAMES.get(m, m), **{k.replace("_s_per_sentence", ""): v
                                                                           for k, v in t.items()}}
                                    for m, t in first.items()]), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.3f")
+                     column_config={c: st.column_config.NumberColumn(format="%.4f")
                                     for c in ("explain", "metrics", "sensitivity")})
     d1, d2 = st.columns(2)
     d1.download_button("Per-sentence scores (CSV)", result.per_sentence_csv().encode(), "explanation_scores.csv",

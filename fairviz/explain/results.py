@@ -25,6 +25,7 @@ from . import METHOD_NAMES, METRICS
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "explain"
 TABLES = ("scores", "instances", "attributions")
+SHIPPED_ORDER = ("geco-all", "geco-subj", "stereotypes", "compas", "neutral")   # the paper's order, control last
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,12 @@ def load(folder: str | Path) -> ExplainResult:
 
 
 def shipped() -> dict[str, str]:
-    """Shipped demo results: key → title (from each folder's meta.json), in a fixed order."""
+    """Shipped demo results: key → title (from each folder's meta.json), in the paper's order, the control last."""
     out = {}
     if SHIPPED.exists():
-        for folder in sorted(p for p in SHIPPED.iterdir() if (p / "meta.json").exists()):
+        order = {key: i for i, key in enumerate(SHIPPED_ORDER)}
+        folders = [p for p in SHIPPED.iterdir() if (p / "meta.json").exists()]
+        for folder in sorted(folders, key=lambda p: (order.get(p.name, len(order)), p.name)):
             meta = json.loads((folder / "meta.json").read_text())
             out[folder.name] = f"{meta['dataset']['title']} · {meta['model']['label']}"
     return out

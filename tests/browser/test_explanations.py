@@ -39,11 +39,14 @@ def test_shipped_results_tabs_and_twin_tokens(page, app_url):
         page.screenshot(path=os.path.join(os.environ["FAIRVIZ_SCREENSHOTS"], "explanations.png"), full_page=True)
 
 
-def test_switching_to_geco_shows_the_model_warning(page, app_url):
+def test_model_warnings_follow_the_data_set(page, app_url):
     _open_page(page, app_url)
-    page.get_by_label("Data set and model").click()
-    page.get_by_role("option", name="GECO-like, all gendered words").first.click()
-    wait_for_app(page)
-    page.get_by_text("the label is gender or depends on it").wait_for()
+    page.get_by_text("the label is gender or depends on it").wait_for()          # GECO opens first
     page.get_by_text("Default-class asymmetry").wait_for()
+    page.get_by_label("Data set and model").click()
+    page.get_by_role("option", name="COMPAS as text").first.click()
+    wait_for_app(page)
+    page.get_by_text("The model itself uses gender").wait_for()
+    page.get_by_role("tab", name="Twin pair").click()
+    page.get_by_text("A female sentence").wait_for()                             # unpaired: pick one of each
     no_traceback(page)

@@ -265,7 +265,7 @@ def _model_card(result: xresults.ExplainResult) -> None:
             col.metric(f"Accuracy, {g}", fmt(mean(s.get("accuracy") for s in stats)),
                        help=f"TPR {fmt(mean(s.get('tpr') for s in stats))}, TNR {fmt(mean(s.get('tnr') for s in stats))} "
                             f"over the task labels (n = {stats[0].get('n')} per run)")
-        cols[3].metric("APD (twins)", fmt(mean(b.get("apd") for b in runs), 4),
+        cols[3].metric("APD (gender swapped)", fmt(mean(b.get("apd") for b in runs), 4),
                        help="Mean |p(x_male) − p(x_female)| over twins (or the same text with the gender word "
                             "flipped): how much the model itself reacts to gender. Undefined without twins.")
     for kind, text in model_warnings(result):
@@ -366,9 +366,10 @@ def _twin_pair(result: xresults.ExplainResult, metrics: list[str], result_key: s
     for r in (a, b):
         hit = scores[(scores["run"] == run) & (scores["instance_id"] == r["instance_id"]) & (scores["method"] == method)]
         rows.append({"group": r["group"], "text": r["text"], "p(gold)": r["p_gold"],
-                     "p(gold), all [MASK]": r["p_gold_masked"],
+                     "p(gold), all deleted": r.get("p_gold_empty", np.nan),
+                     "p(gold), all [MASK]": r.get("p_gold_masked", np.nan),
                      **{METRICS[m]: hit[m].iloc[0] if len(hit) else np.nan for m in metrics}})
-    numbers = [METRICS[m] for m in metrics] + ["p(gold)", "p(gold), all [MASK]"]
+    numbers = [METRICS[m] for m in metrics] + ["p(gold)", "p(gold), all deleted", "p(gold), all [MASK]"]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers})
     same_label = int(a["label"]) == int(b["label"])

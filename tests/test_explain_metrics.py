@@ -224,3 +224,23 @@ def test_boxplots_send_raw_points_only_for_small_results():
     assert fig.data[0].median[0] == pytest.approx(np.median(big.scores.query("group == 'male'").gini))
     heat = disparity_heatmap(compare(small, metrics=["gini"]))
     assert heat.data[0].z[0][0] == pytest.approx(compare(small, metrics=["gini"]).cell("igxi", "gini").cohens_d)
+
+
+def test_model_warnings_name_the_removal_that_creates_a_fallback_class():
+    from fairviz.explain.disparity import model_warnings
+    result = _fake_result([0.1, 0.2], [0.3, 0.4], runs=2)
+    inst = pd.DataFrame({"run": [0, 0, 1, 1], "group": ["male", "female"] * 2,
+                         "p_gold_empty": [0.99, 0.01, 0.02, 0.98],          # deletion: male, then female
+                         "p_gold_masked": [0.5, 0.5, 0.5, 0.5]})             # masking: no fallback
+    behaviour = {"label_depends_on_group": False, "apd": 0.001, "twin_prediction_differs_same_label": 0.0,
+                 "counterfactual": "twins"}
+    meta = {**result.meta, "runs": {"0": {"behaviour": behaviour}, "1": {"behaviour": behaviour}}}
+    warnings = model_warnings(ExplainResult(result.scores, inst, result.attributions, meta))
+    kinds = [k for k, _ in warnings]
+    assert kinds == ["good", "warn"]
+    text = warnings[1][1]
+    assert "every word deleted" in text and "male in 1, female in 1 of 2" in text and "[MASK]" not in text
+    skewed = dict(behaviour, apd=0.2, twin_prediction_differs_same_label=0.1)
+    meta["runs"] = {"0": {"behaviour": skewed}}
+    warnings = model_warnings(ExplainResult(result.scores, inst.assign(p_gold_empty=0.5), result.attributions, meta))
+    assert warnings == [("bad", warnings[0][1])] and "The model itself uses gender" in warnings[0][1]

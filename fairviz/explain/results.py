@@ -5,7 +5,8 @@ One ``ExplainResult`` holds three tables and a metadata dict:
 - ``scores``       one row per (run, instance, method): the seven metric values, the IG convergence delta and
                    the reason a value is undefined; the single source of every boxplot, test and heatmap;
 - ``instances``    one row per (run, instance): text, tokens (JSON list, [CLS]/[SEP] left out), group, gold label,
-                   prediction, p(gold), p(gold) of the all-[MASK] input, p(gold) of the twin / gender-flipped text;
+                   prediction, p(gold), p(gold) of the twin / gender-flipped text, and p(gold) with all evidence
+                   removed four ways: every word deleted, masked, embedding zeroed, the IG baseline;
 - ``attributions`` one row per (run, instance, method): the L1-normalised token scores (a JSON list);
 - ``meta``         data set, model, settings, the model's own per-group behaviour per run, timings, versions.
 
@@ -70,7 +71,8 @@ class ExplainResult:
 
     def per_sentence_csv(self) -> str:
         """The download / ``--csv`` table: one row per sentence and method, text and prediction joined in."""
-        cols = ["run", "instance_id", "text", "pred", "p_gold", "p_gold_masked", "p_gold_counterfactual"]
+        cols = ["run", "instance_id", "text", "pred", "p_gold", "p_gold_counterfactual", "p_gold_empty",
+                "p_gold_masked", "p_gold_zeroed", "p_gold_pad"]
         joined = self.scores.merge(self.instances[[c for c in cols if c in self.instances.columns]],
                                    on=["run", "instance_id"], how="left")
         return joined.to_csv(index=False, float_format="%.6g", lineterminator="\n")

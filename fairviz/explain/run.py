@@ -230,14 +230,15 @@ def _score(clf, rows, targets, pairs, method, attributions: list[Attribution] | 
 
 
 def _instances(clf, data: TextDataset, frame: pd.DataFrame, rows, targets, run: int) -> pd.DataFrame:
-    """Per sentence: prediction, p(gold), p(gold) of the all-[MASK] input (spec §5.5) and of the counterpart."""
+    """Per sentence: prediction, p(gold), p(gold) of the counterpart, and p(gold) once all evidence is removed in
+    each of the four ways the explainers and metrics remove it (spec §5.5; see ``disparity.NO_EVIDENCE``)."""
     proba = clf.proba_ids(rows)
-    masked = clf.proba_ids([[r[0]] + [clf.mask_id] * (len(r) - 2) + [r[-1]] for r in rows])
     y = np.asarray(targets)
     idx = np.arange(len(rows))
     out = pd.DataFrame({"run": run, "instance_id": frame["instance_id"], "pair_id": frame["pair_id"],
                         "group": frame["group"], "label": y, "text": frame["text"],
-                        "pred": proba.argmax(1), "p_gold": proba[idx, y], "p_gold_masked": masked[idx, y],
+                        "pred": proba.argmax(1), "p_gold": proba[idx, y],
+                        **{column: p[idx, y] for column, p in _no_evidence(clf, rows).items()},
                         "n_tokens": [len(r) for r in rows],
                         "tokens": [json.dumps(clf.tokens(r)[1:-1]) for r in rows]})
     counterpart = np.full(len(rows), np.nan)
@@ -249,6 +250,24 @@ def _instances(clf, data: TextDataset, frame: pd.DataFrame, rows, targets, run: 
         flipped = clf.predict_proba([counterfactual_compas(t) for t in frame["text"]])
         counterpart = flipped[idx, y]
     out["p_gold_counterfactual"] = counterpart
+    return out
+
+
+def _no_evidence(clf, rows) -> dict[str, np.ndarray]:
+    """Probabilities of the four "no evidence" inputs of every sentence (same length, [CLS]/[SEP] kept)."""
+    import torch
+    out = {"p_gold_empty": clf.proba_ids([[r[0], r[-1]] for r in rows]),
+           "p_gold_masked": clf.proba_ids([[r[0]] + [clf.mask_id] * (len(r) - 2) + [r[-1]] for r in rows]),
+           "p_gold_pad": clf.proba_ids([[r[0]] + [clf.pad_id] * (len(r) - 2) + [r[-1]] for r in rows])}
+    zeroed = []
+    with torch.inference_mode():
+        for start in range(0, len(rows), 64):
+            ids, mask = clf.pad(rows[start:start + 64])
+            embeds = clf.embeddings(ids).clone()
+            for i, r in enumerate(rows[start:start + 64]):
+                embeds[i, 1:len(r) - 1] = 0
+            zeroed.append(torch.softmax(clf.logits_from_embeddings(embeds, mask).float(), -1).double().cpu())
+    out["p_gold_zeroed"] = torch.cat(zeroed).numpy()
     return out
 
 

@@ -38,7 +38,7 @@ samples: $(STAMP)
 	$(PY) scripts/make_samples.py
 
 bench: $(STAMP)
-	OMP_NUM_THREADS=1 $(PY) benchmarks/bench_audit.py
+	for b in benchmarks/bench_*.py; do echo "== $$b"; OMP_NUM_THREADS=1 PYTHONPATH=. $(PY) $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache

@@ -14,7 +14,7 @@ st.logo("assets/logo.svg")
 
 
 def home() -> None:
-    _ui.context()
+    ctx = _ui.context()
     st.title("fairviz — visual fairness exploration")
     st.markdown("Upload a CSV of model predictions (a label, a score, one or more group columns) or start from a "
                 "bundled sample, then walk through the audit pages on the left.")
@@ -26,6 +26,7 @@ def home() -> None:
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
     _summary(_ui.current())
+    _ui.report_downloads(ctx)
 
 
 def _sample_picker() -> None:
@@ -56,7 +57,7 @@ def _upload() -> None:
         st.info("No file uploaded yet: the pages keep showing the current data.")
         return
     try:
-        frame, digest = _read(file.getvalue(), file.name)
+        frame, digest = _read(file.file_id, file.name, file.getvalue())
     except DataError as err:
         _ui.show_data_error(err, f"'{file.name}' could not be read")
         st.caption("The previous data stays loaded.")
@@ -65,8 +66,9 @@ def _upload() -> None:
 
 
 @st.cache_data(show_spinner="Reading the file…", max_entries=4)
-def _read(raw: bytes, name: str) -> tuple[pd.DataFrame, str]:
-    return read_table(raw, name)
+def _read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
+    """Keyed on the upload's id: hashing hundreds of MB on every rerun would stall the page."""
+    return read_table(_raw, name)
 
 
 def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
@@ -132,14 +134,20 @@ def _summary(pred) -> None:
                                     "base rate": st.column_config.NumberColumn(format="%.3f"),
                                     "mean score": st.column_config.NumberColumn(format="%.3f")})
     st.markdown("**Next:**")
-    st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon="📈")
-    st.page_link("pages/5_explanations.py", label="Explanation disparity (text models)", icon="🔍")
+    st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon=":material/stacked_line_chart:")
+    st.page_link("pages/2_calibration.py", label="Calibration by group", icon=":material/target:")
+    st.page_link("pages/3_parity.py", label="Group parity: OFI and Disparate Impact", icon=":material/balance:")
+    st.page_link("pages/4_significance.py", label="Sample-size significance: MATCH and CPS", icon=":material/casino:")
+    st.page_link("pages/5_explanations.py", label="Explanation disparity (text models)", icon=":material/manage_search:")
 
 
 PAGES = {
-    "": [st.Page(home, title="Home", icon="🏠", default=True)],
-    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon="📈")],
-    "Explanations": [st.Page("pages/5_explanations.py", title="Explanation disparity", icon="🔍")],
+    "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
+    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:"),
+              st.Page("pages/2_calibration.py", title="Calibration", icon=":material/target:"),
+              st.Page("pages/3_parity.py", title="Group parity", icon=":material/balance:"),
+              st.Page("pages/4_significance.py", title="Sample-size significance", icon=":material/casino:")],
+    "Explanations": [st.Page("pages/5_explanations.py", title="Explanation disparity", icon=":material/manage_search:")],
 }
 
 st.navigation(PAGES).run()

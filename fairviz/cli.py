@@ -37,7 +37,16 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--resamples", type=int, default=1000, help="bootstrap and permutation resamples")
     audit.add_argument("--knee-resamples", type=int, default=200,
                        help="resamples for the F_h/F_v intervals (knees re-detected in each; 0 to skip)")
+    audit.add_argument("--bins", type=int, default=10, help="reliability-diagram bins (2–100)")
+    audit.add_argument("--bin-strategy", choices=["uniform", "quantile"], default="uniform",
+                       help="equal-width or equal-count reliability bins")
     audit.add_argument("--seed", type=int, default=0)
+    audit.add_argument("--benefit", choices=["positive", "negative"], default="positive",
+                       help="which prediction is the benefit for OFI/DI/MATCH: 'positive' (score >= threshold) or "
+                            "'negative' (e.g. COMPAS, where a low risk score is the benefit)")
+    audit.add_argument("--match-reference", default="complement",
+                       help="MATCH/CPS reference: 'complement' (all other rows), 'population', or a group name")
+    audit.add_argument("--cps-lambda", type=float, default=5.0, help="Cross-Prior Smoothing prior scale λ (>= 0)")
     audit.add_argument("--text", help="text column (guessed from the names when omitted)")
     audit.add_argument("--explain", action="store_true",
                        help="add explanation disparity: train a tiny BERT on the text column and compare its "
@@ -70,10 +79,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _audit(args) -> int:
     from .audit import AuditOptions, run_audit
+    from .calibration import CalibrationParams
     from .residuals import RDFParams
+    from .significance import MatchParams
 
     if not 0 <= args.threshold <= 1:
         raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
+    if args.cps_lambda < 0:
+        raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
     frame, digest = read_table(args.path)
     guess = guess_mapping(frame)
     mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
@@ -85,12 +98,23 @@ def _audit(args) -> int:
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)
+    if args.match_reference not in ("complement", "population") and \
+            args.match_reference not in pred.groups(attribute).names:
+        raise DataError(f"--match-reference '{args.match_reference}' is neither 'complement', 'population' nor a "
+                        f"group of '{attribute}' ({', '.join(pred.groups(attribute).names)}).")
+    if not 2 <= args.bins <= 100:
+        raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
+    match = MatchParams(reference=args.match_reference, seed=args.seed)
+    calibration = CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy, resamples=args.resamples,
+                                    seed=args.seed)
     explain = None
     if args.explain:
         from .explain.audit import ExplainAuditOptions
         from .explain.run import ExplainSettings
         explain = ExplainAuditOptions(settings=ExplainSettings(n_pairs=args.explain_pairs, seed=args.seed))
-    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params, explain=explain))
+    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
+                                         calibration=calibration, benefit=args.benefit, match=match,
+                                         cps_lambda=args.cps_lambda, explain=explain))
     print(summary(audit.data))
     if args.json:
         text = json.dumps(audit.data, indent=2)
@@ -118,10 +142,44 @@ def summary(data: dict) -> str:
         lines.append(f"  {p['group_i']} vs {p['group_j']}: F_pattern {fmt(p['f_pattern'])} "
                      f"(p {fmt_p(p['p_value_median'])}), F_dist {fmt(p['f_dist'])} (p {fmt_p(p['p_value_dist'])}), "
                      f"DP gap {fmt(p['dp_diff'])}")
+    lines += _parity_summary(data)
     c = data["knee_concentration"]
     lines.append(f"  knee error concentration: ratio {fmt(c['ratio'], 2)}, Mann-Whitney p {fmt_p(c['p_value'])}, "
                  f"ECE {fmt(c['ece'])} ({c['regime']}) -> {c['verdict']}{' (borderline)' if c['borderline'] else ''}")
+    for name, g in data.get("calibration", {}).items():
+        status = data["calibration_details"]["groups"][name]["status"]
+        test = (f"intercept {fmt(g['intercept'])} (p {fmt_p(g['intercept_p'])}) slope {fmt(g['slope'])} "
+                f"(p {fmt_p(g['slope_p'])}) joint LR p {fmt_p(g['lr_p_value'])}") if status is None else status
+        lines.append(f"  calibration {name}: ECE {fmt(g['ece'])} smooth ECE {fmt(g['smooth_ece'])}; {test}")
+    diff = data.get("calibration_details", {}).get("group_difference")
+    if diff and diff["p_value"] is not None:
+        lines.append(f"  calibration differs by group? LR chi2({diff['df']}) = {fmt(diff['lr_statistic'], 2)}, "
+                     f"p {fmt_p(diff['p_value'])}")
     return "\n".join(lines)
+
+
+def _parity_summary(data: dict) -> list[str]:
+    from .figures.theme import fmt, fmt_p
+
+    settings = data.get("parity_settings")
+    if not settings:
+        return []
+    benefit = "score < threshold" if settings["benefit"] == "negative" else "score >= threshold"
+    lines = [f"  parity (benefit = {benefit}):"]
+    for p in data["pairs"]:
+        if "ofi" in p:
+            lines.append(f"    {p['group_i']} vs {p['group_j']}: OFI {fmt(p['ofi'])} (p {fmt_p(p['ofi_p_value'])}), "
+                         f"DI {fmt(p['di'])} (four-fifths: {p['four_fifths']}) -> {p['parity_reading']}")
+    match = data.get("match", {})
+    tested = [r for metrics in match.values() for r in metrics.values() if r.get("p_value") is not None]
+    alpha = settings.get("alpha", 0.05)
+    flagged = [(g, m, r) for g, metrics in match.items() for m, r in metrics.items()
+               if r.get("p_adjusted") is not None and r["p_adjusted"] < alpha]
+    lines.append(f"  MATCH vs {settings['match_reference']}: {len(flagged)} of {len(tested)} group x metric scores "
+                 f"differ beyond sampling noise (BH-adjusted p < {alpha:g})")
+    for g, m, r in sorted(flagged, key=lambda t: t[2]["p_adjusted"])[:8]:
+        lines.append(f"    {g} {m} = {fmt(r['score'])} at n = {r['n']:,} (adjusted p {fmt_p(r['p_adjusted'])})")
+    return lines
 
 
 if __name__ == "__main__":

@@ -153,6 +153,11 @@ def _parse(raw: bytes, name: str) -> pd.DataFrame:
             break
         except UnicodeDecodeError:
             continue
+    if not _few_commas(text):
+        try:                                    # multi-threaded; falls back to pandas' parser on any complaint
+            return pd.read_csv(io.BytesIO(raw), engine="pyarrow")
+        except Exception:  # noqa: BLE001 - pyarrow raises several error types for odd files
+            pass
     try:
         return pd.read_csv(io.StringIO(text), sep=None, engine="python") if _few_commas(text) \
             else pd.read_csv(io.StringIO(text), low_memory=False)
@@ -241,11 +246,11 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
 
     score = _numeric_scores(frame[mapping.score], mapping.score, problems)
     y_raw = frame[mapping.label]
-    group_cols = [frame[c] for c in mapping.groups]
+    factorized = {c: _factorize(frame[c]) for c in mapping.groups}     # one hash pass per group column
 
     missing = score.isna() | y_raw.isna()
-    for col in group_cols:
-        missing |= col.isna() | (col.astype(str).str.strip() == "")
+    for codes, _ in factorized.values():
+        missing |= codes < 0
     n_missing = int(missing.sum())
     keep = ~missing.to_numpy()
     if n_missing:
@@ -257,7 +262,10 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     score_values = score.to_numpy(dtype=float)[keep]
     _check_score_range(score_values, mapping.score, problems)
     y = _binary_labels(y_raw[keep], mapping, problems)
-    attributes = _attributes(frame.loc[keep, list(mapping.groups)], mapping, problems, notes)
+    if problems:                       # group checks on rows that are about to change would only add noise
+        raise DataError(problems)
+    attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
+                             problems, notes)
     if problems:
         raise DataError(problems)
 
@@ -319,6 +327,8 @@ def _numeric_scores(series: pd.Series, name: str, problems: list[str]) -> pd.Ser
     if pd.api.types.is_bool_dtype(series):
         problems.append(f"The score column '{name}' holds true/false values; it needs probabilities in [0, 1].")
         return series.astype(float)
+    if pd.api.types.is_numeric_dtype(series):
+        return series.astype(float)
     numeric = pd.to_numeric(series, errors="coerce")
     text_mask = numeric.isna() & series.notna() & (series.astype(str).str.strip() != "")
     if text_mask.any():
@@ -370,19 +380,31 @@ def _binary_labels(series: pd.Series, mapping: ColumnMapping, problems: list[str
     return (text == str(_plain(positive)).strip().lower()).astype(np.int8)
 
 
-def _attributes(groups: pd.DataFrame, mapping: ColumnMapping, problems: list[str],
+def _factorize(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Codes and names of a group column; missing and blank values get code −1. Values that print alike
+    (1 and '1', ' a' and 'a') are one group."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    names = [str(u).strip() for u in uniques]
+    distinct = {name: k for k, name in enumerate(dict.fromkeys(n for n in names if n))}
+    remap = np.array([distinct.get(name, -1) for name in names] + [-1], dtype=np.int64)
+    return remap[codes], list(distinct)          # codes of −1 index the appended −1
+
+
+def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: ColumnMapping, problems: list[str],
                 notes: list[str]) -> dict[str, GroupView]:
     attributes = {}
-    for col in mapping.groups:
-        view = _group_view(col, groups[col].astype(str).str.strip().to_numpy())
+    for col, (codes, names) in groups.items():
+        view = _ordered_view(col, codes, names)
         if len(view.names) < 2:
             problems.append(f"The group column '{col}' has a single value ('{view.names[0]}'): fairness compares "
                             "groups, so it needs at least two.")
         attributes[col] = view
     if mapping.intersect and len(mapping.groups) >= 2:
         a, b = mapping.groups[:2]
-        joined = groups[a].astype(str).str.strip() + INTERSECTION_SEP + groups[b].astype(str).str.strip()
-        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _group_view(f"{a}{INTERSECTION_SEP}{b}", joined.to_numpy())
+        (codes_a, names_a), (codes_b, names_b) = groups[a], groups[b]
+        joint, pairs = pd.factorize(codes_a * len(names_b) + codes_b)
+        joint_names = [f"{names_a[p // len(names_b)]}{INTERSECTION_SEP}{names_b[p % len(names_b)]}" for p in pairs]
+        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names)
     for view in attributes.values():
         tiny = [f"'{name}' (n = {size})" for name, size in zip(view.names, view.sizes) if size < MIN_GROUP_SIZE]
         if tiny and len(view.names) - len(tiny) >= 2:
@@ -394,18 +416,18 @@ def _attributes(groups: pd.DataFrame, mapping: ColumnMapping, problems: list[str
     return attributes
 
 
-def _group_view(attribute: str, values: np.ndarray) -> GroupView:
-    names, codes = np.unique(values, return_inverse=True)
+def _ordered_view(attribute: str, codes: np.ndarray, names: list[str]) -> GroupView:
+    """A GroupView whose groups are ordered largest first (ties by name); groups with no rows are left out."""
     sizes = np.bincount(codes, minlength=len(names))
-    order = np.lexsort((names, -sizes))                  # largest group first; ties by name
-    remap = np.empty_like(order)
-    remap[order] = np.arange(len(order))
-    return GroupView(attribute, remap[codes].astype(np.int32), tuple(str(n) for n in names[order]))
+    present = np.flatnonzero(sizes)
+    order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
+    remap = np.full(len(names), -1, dtype=np.int64)
+    remap[order] = np.arange(order.size)
+    return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order))
 
 
 def _recode(view: GroupView, keep: np.ndarray) -> GroupView:
-    names = np.array(view.names)[view.codes[keep]]
-    return _group_view(view.attribute, names)
+    return _ordered_view(view.attribute, view.codes[keep], list(view.names))
 
 
 def _plain(value: Any) -> Any:

@@ -140,13 +140,23 @@ def detect_knees(residuals: np.ndarray, settings: KneeSettings = KneeSettings(),
     return _as_knees(grid, raw, *kneedle(grid, smooth, settings.sensitivity))
 
 
-def detect_knees_batch(sorted_curves: list[np.ndarray] | np.ndarray, settings: KneeSettings = KneeSettings(),
-                       progress=None) -> np.ndarray:
-    """Knee percentiles and residuals for many sorted samples: array (B, 4) of (q_left, r_left, q_right, r_right),
-    NaN where a knee is missing. Used by the end-to-end bootstrap of F_h and F_v."""
+def quantiles_from_counts(support: np.ndarray, counts: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Q(p) = d_(⌈np⌉) of samples given as count vectors over a sorted support (rows of ``counts``), without
+    expanding or sorting them: the bootstrap's resamples are count vectors already."""
+    cum = np.cumsum(counts, axis=1)
+    n = cum[:, -1:]
+    rank = np.clip(np.ceil(n * grid[None, :] - 1e-9), 1, None)          # 1-based order statistic
+    index = np.stack([np.searchsorted(c, r, side="left") for c, r in zip(cum, rank)])
+    return support[np.minimum(index, support.size - 1)]
+
+
+def detect_knees_batch(curves: np.ndarray, settings: KneeSettings = KneeSettings(), progress=None,
+                       on_grid: bool = False) -> np.ndarray:
+    """Knee percentiles and residuals for many samples: array (B, 4) of (q_left, r_left, q_right, r_right), NaN
+    where a knee is missing. ``curves`` are sorted samples, or quantile curves on the grid when ``on_grid``.
+    Used by the end-to-end bootstrap of F_h and F_v."""
     grid = percentile_grid(settings.grid_size)
-    raw = np.stack([quantile_on_grid(c, grid) for c in sorted_curves]) if isinstance(sorted_curves, list) \
-        else quantile_on_grid(sorted_curves, grid)
+    raw = curves if on_grid else quantile_on_grid(curves, grid)
     smooth = lowess_grid(raw, settings.frac, settings.iterations)
     out = np.full((raw.shape[0], 4), np.nan)
     for b in range(raw.shape[0]):

@@ -11,13 +11,13 @@ from itertools import combinations
 from typing import Callable
 
 import numpy as np
-from scipy import stats as sps
 
 from . import stats
 from .calibration_core import ece, ece_bin_index, ece_from_sums, ece_regime, ECE_BINS
 from .counts import confusion_by_group, decisions, difference
 from .data import Predictions
-from .knees import Knee, KneeSettings, RELIABLE_N, detect_knees, detect_knees_batch
+from .knees import (Knee, KneeSettings, RELIABLE_N, detect_knees, detect_knees_batch, percentile_grid,
+                    quantiles_from_counts)
 
 STAB_EPS = 1e-6
 REGION_EPS = 0.05
@@ -144,9 +144,26 @@ def f_pattern(d_i: np.ndarray, d_j: np.ndarray) -> float:
 
 def f_dist(d_i: np.ndarray, d_j: np.ndarray) -> float:
     """∫₀¹ |Q_i(p) − Q_j(p)| dp, the Wasserstein-1 distance between the residual distributions."""
-    if d_i.size == 0 or d_j.size == 0:
+    return wasserstein_sorted(np.sort(d_i), np.sort(d_j))
+
+
+def wasserstein_sorted(a: np.ndarray, b: np.ndarray) -> float:
+    """W1 of two sorted samples in linear time: integrate |Q_a − Q_b| over the merged quantile breakpoints.
+
+    Equals ``scipy.stats.wasserstein_distance`` (tested to 1e-12) without re-sorting the rows each call.
+    """
+    if a.size == 0 or b.size == 0:
         return float("nan")
-    return float(sps.wasserstein_distance(d_i, d_j))
+    # breakpoints k/n_a and k/n_b; timsort merges the two sorted runs in O(n)
+    cuts = np.sort(np.concatenate([np.arange(1, a.size + 1) / a.size, np.arange(1, b.size + 1) / b.size]),
+                   kind="stable")
+    cuts[-1] = 1.0
+    start = np.concatenate([[0.0], cuts[:-1]])
+    width = cuts - start
+    middle = start + width / 2                     # inside each interval, away from the jumps
+    qa = a[np.minimum((middle * a.size).astype(np.int64), a.size - 1)]
+    qb = b[np.minimum((middle * b.size).astype(np.int64), b.size - 1)]
+    return float(np.sum(np.abs(qa - qb) * width))
 
 
 def f_h(knees_i: tuple, knees_j: tuple, knees_pooled: tuple, absolute: bool = False) -> float:
@@ -189,17 +206,26 @@ def percentile_ranks(d: np.ndarray) -> np.ndarray:
 def knee_region(d: np.ndarray, knees: list[Knee], eps: float = REGION_EPS,
                 mode: str = "percentile") -> tuple[np.ndarray, np.ndarray]:
     """Rows within ε of a knee: |u − q| ≤ ε in percentile mode, |d − r| < ε in residual mode (Alg. 1).
-    Returns (mask, index of the nearest knee in ``knees`` or −1)."""
-    mask = np.zeros(d.size, dtype=bool)
-    which = np.full(d.size, -1)
+    Returns (mask, index of the nearest knee in ``knees`` or −1), in the order of ``d``."""
+    order = np.argsort(d, kind="stable")
+    mask_sorted, which_sorted = knee_region_sorted(d[order], knees, eps, mode)
+    mask, which = np.empty_like(mask_sorted), np.empty_like(which_sorted)
+    mask[order], which[order] = mask_sorted, which_sorted
+    return mask, which
+
+
+def knee_region_sorted(d_sorted: np.ndarray, knees: list[Knee], eps: float = REGION_EPS,
+                       mode: str = "percentile") -> tuple[np.ndarray, np.ndarray]:
+    """``knee_region`` for residuals already sorted (stably): the k-th value has percentile (k + ½)/n."""
+    n = d_sorted.size
     if not knees:
-        return mask, which
+        return np.zeros(n, dtype=bool), np.full(n, -1)
     if mode == "percentile":
-        u = percentile_ranks(d)
+        u = (np.arange(n) + 0.5) / max(n, 1)
         dist = np.stack([np.abs(u - k.percentile) for k in knees])
         inside = dist <= eps + 1e-12
     elif mode == "residual":
-        dist = np.stack([np.abs(d - k.residual) for k in knees])
+        dist = np.stack([np.abs(d_sorted - k.residual) for k in knees])
         inside = dist < eps
     else:
         raise ValueError(f"unknown knee-region mode {mode!r}")
@@ -243,39 +269,45 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     names = list(view.names)
     members = [np.flatnonzero(view.codes == g) for g in range(len(names))]
     warnings: list[str] = []
+    small: list[str] = []
 
     report(0.02, "Sorting residuals and finding knees")
-    sorted_d = [np.sort(d[idx], kind="stable") for idx in members]
+    # every group is sorted once; all later statistics read these sorted views
+    sorted_rows = [idx[np.argsort(d[idx], kind="stable")] for idx in members]
+    sorted_d = [d[rows] for rows in sorted_rows]
+    sorted_y = [pred.y[rows] for rows in sorted_rows]
     group_knees = [detect_knees(s, params.knees, sorted_input=True) for s in sorted_d]
     in_region = np.zeros(pred.n, dtype=bool)
     nearest = np.full(pred.n, "", dtype=object)
     summaries, curves = [], {}
-    for g, (name, idx) in enumerate(zip(names, members)):
+    for g, (name, rows) in enumerate(zip(names, sorted_rows)):
         knees = [k for k in group_knees[g] if k is not None]
-        mask, which = knee_region(d[idx], knees, params.region_eps, params.region_mode)
-        in_region[idx] = mask
-        nearest[idx[mask]] = [knees[w].side for w in which[mask]]
-        summaries.append(_summary(name, pred.score[idx], pred.y[idx], d[idx], group_knees[g], int(mask.sum())))
-        curves[name] = {o: _curve(d, idx, pred.y, o) for o in OUTCOMES}
-        if idx.size < RELIABLE_N:
-            warnings.append(f"Group '{name}' has {idx.size:,} rows; knees need about 1,000 per group to be reliable.")
+        mask, which = knee_region_sorted(sorted_d[g], knees, params.region_eps, params.region_mode)
+        in_region[rows] = mask
+        nearest[rows[mask]] = [knees[w].side for w in which[mask]]
+        summaries.append(_summary(name, pred.score[rows], sorted_y[g], sorted_d[g], group_knees[g], int(mask.sum())))
+        curves[name] = {o: _curve(sorted_d[g], rows, sorted_y[g], o) for o in OUTCOMES}
+        if rows.size < RELIABLE_N:
+            small.append(f"{name} ({rows.size:,})")
         if not knees:
             warnings.append(f"No knee found for group '{name}' (too few rows or a flat curve): F_h and F_v are undefined.")
+    if small:
+        warnings.insert(0, f"Knees need about {RELIABLE_N:,} rows per group to be reliable; smaller here: "
+                           f"{', '.join(small)}.")
 
-    report(0.1, "Re-detecting knees in bootstrap resamples")
+    resampler = _CountResampler(d, pred.y, members, params) if params.resamples > 0 else None
     knee_boot = []
     for g in range(len(names)):
-        knee_boot.append(_knee_bootstrap(sorted_d[g], g, params))
-        report(0.1 + 0.4 * (g + 1) / len(names), f"Knee resamples of group {names[g]}")
+        report(0.1 + 0.4 * g / len(names), f"Re-detecting knees in resamples of group {names[g]}")
+        knee_boot.append(_knee_bootstrap(resampler, g, params))
     report(0.5, "Resampling for confidence intervals")
-    resampler = _CountResampler(d, pred.y, members, params)
     pairs = []
     pair_list = list(combinations(range(len(names)), 2))
     for step, (i, j) in enumerate(pair_list):
         report(0.5 + 0.3 * step / max(len(pair_list), 1), f"Pair {names[i]} vs {names[j]}")
-        pairs.append(_pair_metrics(pred, d, members, sorted_d, group_knees, knee_boot, names, i, j,
+        pairs.append(_pair_metrics(pred, members, sorted_d, sorted_y, group_knees, knee_boot, names, i, j,
                                    resampler, params))
-    if resampler.note:
+    if resampler and resampler.note:
         warnings.append(resampler.note)
 
     report(0.8, "Knee error concentration")
@@ -297,16 +329,16 @@ def _summary(name, score, y, d, knees, knee_rows) -> GroupSummary:
                         knee_rows=knee_rows)
 
 
-def _curve(d: np.ndarray, idx: np.ndarray, y: np.ndarray, outcome: str) -> Curve:
+def _curve(d_sorted: np.ndarray, rows: np.ndarray, y_sorted: np.ndarray, outcome: str) -> Curve:
     """The sorted curve of one group (and outcome), thinned to ≤ CURVE_POINTS points by percentile."""
     if outcome != "all":
-        idx = idx[y[idx] == (1 if outcome == "y1" else 0)]
-    if idx.size == 0:
+        keep = y_sorted == (1 if outcome == "y1" else 0)
+        d_sorted, rows = d_sorted[keep], rows[keep]
+    n = rows.size
+    if n == 0:
         return Curve(np.empty(0), np.empty(0), np.empty(0, dtype=np.int64))
-    order = idx[np.argsort(d[idx], kind="stable")]
-    n = order.size
     take = np.arange(n) if n <= CURVE_POINTS else np.unique(np.linspace(0, n - 1, CURVE_POINTS).round().astype(int))
-    return Curve((take + 0.5) / n, d[order[take]], order[take])
+    return Curve((take + 0.5) / n, d_sorted[take], rows[take])
 
 
 class _CountResampler:
@@ -342,69 +374,87 @@ class _CountResampler:
         return {"all": y0 + y1, "y0": y0, "y1": y1}
 
 
-def _pair_metrics(pred, d, members, sorted_d, group_knees, knee_boot, names, i, j,
+def _pair_metrics(pred, members, sorted_d, sorted_y, group_knees, knee_boot, names, i, j,
                   resampler: _CountResampler, params: RDFParams) -> PairMetrics:
-    idx_i, idx_j = members[i], members[j]
-    d_i, d_j, y_i, y_j = d[idx_i], d[idx_j], pred.y[idx_i], pred.y[idx_j]
-    pooled_sorted = np.sort(np.concatenate([sorted_d[i], sorted_d[j]]), kind="stable")
-    pooled_knees = detect_knees(pooled_sorted, params.knees, sorted_input=True)
+    """All RDF metrics of the ordered pair (i, j), from the groups' sorted residuals."""
+    d_i, d_j, y_i, y_j = sorted_d[i], sorted_d[j], sorted_y[i], sorted_y[j]
+    pooled_knees = detect_knees(np.sort(np.concatenate([d_i, d_j]), kind="stable"), params.knees, sorted_input=True)
     ki, kj = group_knees[i], group_knees[j]
     warnings = []
     if all(k is not None for k in (*ki, *kj, *pooled_knees)):
         if pooled_knees[0].percentile < 0.01 or min(abs(pooled_knees[0].residual), abs(pooled_knees[1].residual)) < 0.01:
             warnings.append("A pooled knee lies near 0 (percentile or residual): F_h/F_v divide by it and can explode; "
                             "read F_h_abs/F_v_abs instead.")
+    by_outcome = {"": (d_i, d_j), "_y0": (d_i[y_i == 0], d_j[y_j == 0]), "_y1": (d_i[y_i == 1], d_j[y_j == 1])}
+    pattern = {suffix: _median_parity(a, b) for suffix, (a, b) in by_outcome.items()}
+    distance = {suffix: wasserstein_sorted(a, b) for suffix, (a, b) in by_outcome.items()}
+    ci, p_median, p_dist = {}, float("nan"), float("nan")
+    if params.resamples > 0:
+        ci = _distribution_intervals(resampler, i, j)
+        ci.update(_knee_metric_intervals(knee_boot[i], knee_boot[j], pooled_knees))
+        p_median, p_dist = _permutation_p_values(resampler, i, j, members[i].size, params.resamples)
+    idx_i, idx_j = members[i], members[j]
+    return PairMetrics(
+        group_i=names[i], group_j=names[j],
+        f_pattern=pattern[""], f_pattern_y0=pattern["_y0"], f_pattern_y1=pattern["_y1"],
+        f_pattern_mean=1 - abs(float(d_i.mean() - d_j.mean())) / 2,
+        f_dist=distance[""], f_dist_y0=distance["_y0"], f_dist_y1=distance["_y1"],
+        f_h=f_h(ki, kj, pooled_knees), f_v=f_v(ki, kj, pooled_knees),
+        f_h_abs=f_h(ki, kj, pooled_knees, absolute=True), f_v_abs=f_v(ki, kj, pooled_knees, absolute=True),
+        mean_decomposition=mean_decomposition(pred.score[idx_i], pred.y[idx_i], pred.score[idx_j], pred.y[idx_j]),
+        ci=ci, p_median=p_median, p_dist=p_dist, warnings=tuple(warnings),
+    )
 
+
+def _median_parity(a_sorted: np.ndarray, b_sorted: np.ndarray) -> float:
+    """F_pattern of two sorted samples (NaN when either is empty)."""
+    if not a_sorted.size or not b_sorted.size:
+        return float("nan")
+    return 1 - abs(_sorted_median(a_sorted) - _sorted_median(b_sorted)) / 2
+
+
+def _sorted_median(a: np.ndarray) -> float:
+    return float((a[(a.size - 1) // 2] + a[a.size // 2]) / 2)
+
+
+def _distribution_intervals(resampler: _CountResampler, i: int, j: int) -> dict:
+    """Bootstrap CIs of F_pattern and F_dist (all rows, Y = 0, Y = 1) from the groups' resampled counts."""
     support = resampler.compressed.support
     boot_i, boot_j = resampler.split(resampler.bootstrap(i)), resampler.split(resampler.bootstrap(j))
     ci = {}
     for outcome, suffix in (("all", ""), ("y0", "_y0"), ("y1", "_y1")):
-        med_i = stats.weighted_median(support, boot_i[outcome])
-        med_j = stats.weighted_median(support, boot_j[outcome])
-        ci[f"f_pattern{suffix}"] = stats.percentile_interval(1 - np.abs(med_i - med_j) / 2)
+        gap = np.abs(stats.weighted_median(support, boot_i[outcome]) - stats.weighted_median(support, boot_j[outcome]))
+        ci[f"f_pattern{suffix}"] = stats.percentile_interval(1 - gap / 2)
         ci[f"f_dist{suffix}"] = stats.percentile_interval(
             stats.wasserstein_counts(support, boot_i[outcome], boot_j[outcome]))
-    ci.update(_knee_metric_intervals(knee_boot[i], knee_boot[j], pooled_knees))
+    return ci
 
+
+def _permutation_p_values(resampler: _CountResampler, i: int, j: int, n_i: int, resamples: int) -> tuple[float, float]:
+    """Permutation tests of |m_i − m_j| (two-sided) and of F_dist (upper tail), group sizes kept (spec D-27)."""
+    support = resampler.compressed.support
     pooled = resampler.counts[i] + resampler.counts[j]
-    perm_i, perm_j = stats.permutation_counts(pooled, idx_i.size, params.resamples, resampler.rng)
+    perm_i, perm_j = stats.permutation_counts(pooled, n_i, resamples, resampler.rng)
     perm_i, perm_j = resampler.split(perm_i)["all"], resampler.split(perm_j)["all"]
     obs_i, obs_j = resampler.split(resampler.counts[i])["all"], resampler.split(resampler.counts[j])["all"]
     obs_gap = abs(stats.weighted_median(support, obs_i)[0] - stats.weighted_median(support, obs_j)[0])
     null_gap = np.abs(stats.weighted_median(support, perm_i) - stats.weighted_median(support, perm_j))
     obs_dist = stats.wasserstein_counts(support, obs_i, obs_j)[0]
     null_dist = stats.wasserstein_counts(support, perm_i, perm_j)
-
-    def cond(fn, y_value):
-        return fn(d_i[y_i == y_value], d_j[y_j == y_value])
-
-    def med_gap_y(y_value):
-        a, b = d_i[y_i == y_value], d_j[y_j == y_value]
-        return float("nan") if not a.size or not b.size else 1 - abs(np.median(a) - np.median(b)) / 2
-
-    return PairMetrics(
-        group_i=names[i], group_j=names[j],
-        f_pattern=f_pattern(d_i, d_j), f_pattern_y0=med_gap_y(0), f_pattern_y1=med_gap_y(1),
-        f_pattern_mean=1 - abs(float(d_i.mean() - d_j.mean())) / 2,
-        f_dist=f_dist(d_i, d_j), f_dist_y0=cond(f_dist, 0), f_dist_y1=cond(f_dist, 1),
-        f_h=f_h(ki, kj, pooled_knees), f_v=f_v(ki, kj, pooled_knees),
-        f_h_abs=f_h(ki, kj, pooled_knees, absolute=True), f_v_abs=f_v(ki, kj, pooled_knees, absolute=True),
-        mean_decomposition=mean_decomposition(pred.score[idx_i], y_i, pred.score[idx_j], y_j),
-        ci=ci,
-        p_median=stats.permutation_p_value(obs_gap, null_gap),
-        p_dist=stats.permutation_p_value(obs_dist, null_dist),
-        warnings=tuple(warnings),
-    )
+    return stats.permutation_p_value(obs_gap, null_gap), stats.permutation_p_value(obs_dist, null_dist)
 
 
-def _knee_bootstrap(sorted_d: np.ndarray, g: int, params: RDFParams) -> np.ndarray | None:
-    """Knees re-detected in ``knee_resamples`` bootstrap resamples of one group: (B, 4) or None."""
-    b = params.knee_resamples
-    if b <= 0 or sorted_d.size < params.knees.min_n:
+def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams) -> np.ndarray | None:
+    """Knees re-detected in the first ``knee_resamples`` bootstrap resamples of group g: (B, 4) or None.
+
+    The resamples are the count vectors the other intervals use, so no resample is ever sorted."""
+    b = min(params.knee_resamples, params.resamples)
+    if resampler is None or b <= 0 or resampler.counts[g].sum() < params.knees.min_n:
         return None
-    rng = np.random.default_rng([params.seed, 1, g])
-    resampled = np.sort(sorted_d[rng.integers(0, sorted_d.size, (b, sorted_d.size))], axis=1)
-    return detect_knees_batch(resampled, params.knees)
+    counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
+    grid = percentile_grid(params.knees.grid_size)
+    curves = quantiles_from_counts(resampler.compressed.support, counts, grid)
+    return detect_knees_batch(curves, params.knees, on_grid=True)
 
 
 def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:
@@ -426,17 +476,11 @@ def _concentration(score, y, d, in_region, params: RDFParams) -> KneeConcentrati
     abs_d = np.abs(d)
     knee, rest = abs_d[in_region], abs_d[~in_region]
     ece_value = ece(score, y)
-    rng = np.random.default_rng(params.seed + 2)
-    comp = stats.compress(abs_d, 0.0, 1.0)
-    k = comp.support.size
-    cells = comp.codes + k * in_region.astype(np.int64)
-    boot = stats.bootstrap_counts(np.bincount(cells, minlength=2 * k), params.resamples, rng)
-    rest_counts, knee_counts = boot[:, :k], boot[:, k:]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        knee_means = knee_counts @ comp.support / knee_counts.sum(1)
-        rest_means = rest_counts @ comp.support / rest_counts.sum(1)
-        ratios = knee_means / rest_means
-    ece_boot = _ece_bootstrap(score, y, params.resamples, rng)
+    ratio_ci = knee_ci = rest_ci = ece_ci = stats.Interval(np.nan, np.nan)
+    if params.resamples > 0:
+        rng = np.random.default_rng(params.seed + 2)
+        ratio_ci, knee_ci, rest_ci = _ratio_bootstrap(abs_d, in_region, params.resamples, rng)
+        ece_ci = stats.percentile_interval(_ece_bootstrap(score, y, params.resamples, rng))
     knee_mean = float(knee.mean()) if knee.size else float("nan")
     rest_mean = float(rest.mean()) if rest.size else float("nan")
     ratio = knee_mean / rest_mean if rest.size and rest_mean > 0 else float("nan")
@@ -446,10 +490,23 @@ def _concentration(score, y, d, in_region, params: RDFParams) -> KneeConcentrati
                    else "errors should be spread out (ratio between 0.8 and 1.2); knees then mark where behaviour changes")
     explanation = (f"ECE {ece_value:.3f} is {regime}: {expectation}. Knee rows have mean |D| {knee_mean:.3f}, "
                    f"other rows {rest_mean:.3f}, ratio {ratio:.2f}.")
-    return KneeConcentration(knee_mean, rest_mean, ratio, stats.percentile_interval(ratios),
-                             stats.percentile_interval(knee_means), stats.percentile_interval(rest_means),
-                             stats.mann_whitney(knee, rest), ece_value, stats.percentile_interval(ece_boot),
-                             regime, verdict, borderline, int(knee.size), int(rest.size), explanation)
+    return KneeConcentration(knee_mean, rest_mean, ratio, ratio_ci, knee_ci, rest_ci, stats.mann_whitney(knee, rest),
+                             ece_value, ece_ci, regime, verdict, borderline, int(knee.size), int(rest.size),
+                             explanation)
+
+
+def _ratio_bootstrap(abs_d, in_region, resamples, rng) -> tuple[stats.Interval, stats.Interval, stats.Interval]:
+    """Row bootstrap of the knee / non-knee mean |D| and their ratio, from counts over (region, |D|) cells."""
+    comp = stats.compress(abs_d, 0.0, 1.0)
+    k = comp.support.size
+    cells = comp.codes + k * in_region.astype(np.int64)
+    boot = stats.bootstrap_counts(np.bincount(cells, minlength=2 * k), resamples, rng)
+    rest_counts, knee_counts = boot[:, :k], boot[:, k:]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        knee_means = knee_counts @ comp.support / knee_counts.sum(1)
+        rest_means = rest_counts @ comp.support / rest_counts.sum(1)
+    return (stats.percentile_interval(knee_means / rest_means), stats.percentile_interval(knee_means),
+            stats.percentile_interval(rest_means))
 
 
 def _ece_bootstrap(score, y, resamples, rng) -> np.ndarray:

@@ -11,11 +11,6 @@ from fairviz.residuals import RDFParams, ResidualAudit, analyse, threshold_check
 from pages import _ui
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def cached_analysis(fingerprint: str, attribute: str, params: RDFParams, _pred, _progress=None) -> ResidualAudit:
-    return analyse(_pred, attribute, params, progress=_progress)
-
-
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_threshold(fingerprint: str, attribute: str, threshold: float, _pred):
     return threshold_check(_pred, attribute, threshold)
@@ -54,11 +49,11 @@ def page() -> None:
     if shuffle:
         st.info(f"Null control: group labels are randomly permuted (seed {seed}). Differences below are noise.")
 
-    update, done = _ui.progress_callback("Analysing residuals")
-    audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred, update)
-    done()
-    for warning in audit.warnings:
-        st.warning(warning)
+    audit: ResidualAudit = _ui.cached_with_progress(
+        "residuals", (pred.fingerprint, ctx.attribute, params),
+        lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")
+    if audit.warnings:
+        st.warning("\n".join(f"- {w}" for w in audit.warnings))
 
     names = [g.name for g in audit.groups]
     c1, c2 = st.columns([3, 1])
@@ -169,7 +164,7 @@ def _concentration_tab(audit: ResidualAudit) -> None:
     m[1].metric("Mann–Whitney p (two-sided)", fmt_p(c.mann_whitney.p_two_sided))
     m[2].metric("ECE (15 bins)", fmt(c.ece), help=f"95% CI {fmt_interval(c.ece_ci)}")
     m[3].metric("Calibration regime", c.regime)
-    kind = "good" if c.verdict == "supported" else ("warn" if c.borderline or c.verdict == "undefined" else "bad")
+    kind = "good" if c.verdict == "supported" else "warn"
     _ui.verdict_box(kind, f"**Knees {'are' if c.verdict == 'supported' else 'are not'} diagnostic here "
                           f"({c.verdict}{', borderline' if c.borderline else ''}).** {c.explanation}")
     st.plotly_chart(figs.concentration_figure(audit), width="stretch")
@@ -184,10 +179,9 @@ def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
     frame = pred.frame.reset_index(drop=True)
     mask = audit.in_knee_region
     view = pred.groups(audit.attribute)
-    table = frame.loc[mask].copy()
-    table.insert(0, "residual", (pred.score - pred.y)[mask])
-    table.insert(1, "knee", audit.nearest_knee[mask])
-    table.insert(2, "group", [view.names[c] for c in view.codes[mask]])
+    added = {"residual D": (pred.score - pred.y)[mask], "nearest knee": audit.nearest_knee[mask],
+             f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[mask]]}
+    table = pd.concat([pd.DataFrame(added), frame.loc[mask].reset_index(drop=True)], axis=1)
     st.markdown(f"**{mask.sum():,} rows** ({mask.mean():.1%}) lie within ε = {audit.params.region_eps} "
                 f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
                 "first: where the model's behaviour changes for each group.")

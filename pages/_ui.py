@@ -4,7 +4,9 @@ Pages stay thin: read ``context()``, call a cached fairviz function, draw its fi
 """
 from __future__ import annotations
 
+import json
 import traceback
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable
 
@@ -33,9 +35,10 @@ def bundled(key: str) -> Predictions:
 
 def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
     """Make ``pred`` the data of every page (called by the home page after validation)."""
-    st.session_state[PRED] = pred       # the attribute is re-checked by context() on the next run
+    st.session_state[PRED] = pred
+    st.session_state[_canonical(ATTRIBUTE)] = pred.attribute_names[0]
     if threshold is not None:
-        st.session_state[THRESHOLD] = threshold
+        st.session_state[_canonical(THRESHOLD)] = threshold
 
 
 def current() -> Predictions:
@@ -46,6 +49,19 @@ def current() -> Predictions:
     return st.session_state[PRED]
 
 
+def _canonical(key: str) -> str:
+    return f"_{key}"
+
+
+def _restore(key: str, default) -> None:
+    """Streamlit forgets a widget's value when the page changes; keep it under a plain key and copy it back."""
+    st.session_state[key] = st.session_state.get(_canonical(key), default)
+
+
+def _remember(key: str) -> None:
+    st.session_state[_canonical(key)] = st.session_state[key]
+
+
 def context() -> Context:
     """Draw the shared sidebar (data badge, attribute, threshold) and return the choices."""
     pred = current()
@@ -53,14 +69,44 @@ def context() -> Context:
         st.markdown(f"**Data:** {pred.source}  \n{pred.n:,} rows · score `{pred.mapping.score}` · "
                     f"label `{pred.mapping.label}`")
         names = pred.attribute_names
-        if st.session_state.get(ATTRIBUTE) not in names:
-            st.session_state[ATTRIBUTE] = names[0]
-        attribute = st.selectbox("Group attribute", names, key=ATTRIBUTE,
+        if st.session_state.get(_canonical(ATTRIBUTE)) not in names:
+            st.session_state[_canonical(ATTRIBUTE)] = names[0]
+        _restore(ATTRIBUTE, names[0])
+        attribute = st.selectbox("Group attribute", names, key=ATTRIBUTE, on_change=_remember, args=(ATTRIBUTE,),
                                  help="Which column defines the groups compared on every page.")
-        st.session_state.setdefault(THRESHOLD, 0.5)
-        threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD,
-                              help="A row is predicted positive when its score ≥ τ.")
+        _restore(THRESHOLD, 0.5)
+        threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD, on_change=_remember,
+                              args=(THRESHOLD,), help="A row is predicted positive when its score ≥ τ.")
     return Context(pred, attribute, float(threshold))
+
+
+@st.cache_resource(show_spinner=False)
+def _result_store() -> OrderedDict:
+    return OrderedDict()
+
+
+def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],
+                         label: str, max_entries: int = 16):
+    """Run ``compute(progress)`` once per (namespace, key) with a live progress bar, then serve it from memory.
+
+    ``st.cache_data`` replays element calls made inside a cached function, so a progress bar cannot live there
+    (a cache hit then fails). Long analyses use this process-wide store instead; keys hold the data's
+    fingerprint and every parameter, and results are immutable, so sessions can share them.
+    """
+    store = _result_store()
+    full_key = (namespace, *key)
+    if full_key in store:
+        store.move_to_end(full_key)
+        return store[full_key]
+    update, done = progress_callback(label)
+    try:
+        result = compute(update)
+    finally:
+        done()
+    store[full_key] = result
+    while len(store) > max_entries:
+        store.popitem(last=False)
+    return result
 
 
 def progress_callback(label: str) -> tuple[Callable[[float, str], None], Callable[[], None]]:
@@ -93,3 +139,33 @@ def guarded(render: Callable[[], None]) -> None:
 def verdict_box(kind: str, text: str) -> None:
     """Coloured reading next to a result: 'good', 'warn', 'bad' or 'info'."""
     {"good": st.success, "warn": st.warning, "bad": st.error}.get(kind, st.info)(text)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _audit_files(fingerprint: str, attribute: str, threshold: float, benefit: str,
+                 _pred: Predictions) -> tuple[bytes, bytes]:
+    from fairviz.audit import AuditOptions, run_audit
+    audit = run_audit(_pred, AuditOptions(attribute=attribute, threshold=threshold, benefit=benefit))
+    return json.dumps(audit.data, indent=2).encode(), audit.to_html().encode()
+
+
+def report_downloads(ctx: Context) -> None:
+    """The whole audit as the CLI writes it (JSON and a self-contained HTML report) for the current choices."""
+    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
+    from pages._parity_common import BENEFIT_STATE, NEGATIVE_BY_DEFAULT
+    # the beneficial outcome chosen on the parity pages (COMPAS starts flipped there)
+    benefit = st.session_state.get(BENEFIT_STATE, {}).get(
+        ctx.pred.fingerprint, "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT else "positive")
+    key = (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, benefit)
+    if st.session_state.get("report_key") != key:
+        if st.button("Prepare the report", help="Runs every analysis with its default settings."):
+            with st.spinner("Running the full audit…"):
+                st.session_state["report_files"] = _audit_files(*key, ctx.pred)
+            st.session_state["report_key"] = key
+            st.rerun()
+        return
+    data, html = st.session_state["report_files"]
+    stem = ctx.pred.source.rsplit(".", 1)[0].replace(" ", "_")
+    c1, c2 = st.columns(2)
+    c1.download_button("Download JSON", data, f"{stem}_audit.json", "application/json")
+    c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")

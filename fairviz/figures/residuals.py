@@ -14,7 +14,7 @@ OUTCOME_TITLES = {"all": "All rows", "y0": "Y = 0 (residual = score; drives FPR)
 
 def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, outcome: str = "all",
                          hover_labels: np.ndarray | None = None, texts: np.ndarray | None = None,
-                         show_regions: bool = True, height: int = 560) -> go.Figure:
+                         show_regions: bool = True, height: int = 620) -> go.Figure:
     """Quantile function of D = P̂ − Y per group, with knees (diamonds) and ε-regions (shaded)."""
     fig = go.Figure()
     names = [g.name for g in audit.groups]
@@ -39,12 +39,12 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
     fig.add_hline(y=0, line=dict(color=NEUTRAL, width=1))
     fig.update_layout(
         template=TEMPLATE, height=height,
-        title=f"Sorted residuals by {audit.attribute} — {OUTCOME_TITLES[outcome]}",
+        title=dict(text=f"Sorted residuals by {audit.attribute} — {OUTCOME_TITLES[outcome]}"
+                        f"<br><sup>ECE (15 bins): {ece_text}</sup>"),
         xaxis=dict(title="Percentile within group (%)", range=[0, 100]),
         yaxis=dict(title="Residual D = score − label", range=_y_range(outcome)),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0, title_text=""),
-        annotations=[dict(text=f"ECE (15 bins): {ece_text}", xref="paper", yref="paper", x=0, y=-0.16,
-                          showarrow=False, font=dict(size=13, color=NEUTRAL), xanchor="left")],
+        legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0, title_text=""),
+        margin=dict(t=90, b=40),
     )
     return fig
 

@@ -20,7 +20,13 @@ CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shuti
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-pytestmark = pytest.mark.browser
+
+
+def pytest_collection_modifyitems(items):
+    """Every test in this folder drives a browser: mark it so `-m "not browser"` leaves it out."""
+    for item in items:
+        if "tests/browser/" in str(item.fspath).replace("\\", "/"):
+            item.add_marker(pytest.mark.browser)
 
 
 def _free_port() -> int:

@@ -1,0 +1,53 @@
+"""Streamlit glue shared by the Group parity and Sample-size significance pages: the beneficial-outcome switch
+and the choice of groups (one attribute or the intersection of two)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from fairviz.data import INTERSECTION_SEP, Predictions
+
+BENEFIT_STATE = "parity_benefit"          # {data fingerprint: "positive" | "negative"}, kept across pages
+BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}
+NEGATIVE_BY_DEFAULT = {"compas"}           # samples whose positive prediction is a harm (high risk of recidivism)
+
+
+def benefit_choice(pred: Predictions) -> str:
+    """Which prediction is the benefit. Remembered per data set; COMPAS starts flipped, as the thesis does."""
+    choices = st.session_state.setdefault(BENEFIT_STATE, {})
+    if pred.fingerprint not in choices:
+        choices[pred.fingerprint] = "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT \
+            else "positive"
+    options = list(BENEFIT_LABELS)
+    value = st.sidebar.radio(
+        "Beneficial outcome", options, index=options.index(choices[pred.fingerprint]),
+        format_func=BENEFIT_LABELS.get,
+        help="OFI and DI need to know which prediction helps a person (hired, granted, released). For COMPAS a "
+             "high risk score is a harm, so the benefit is the negative prediction ('low risk'); flipping swaps "
+             "TP↔TN and FN↔FP.")
+    choices[pred.fingerprint] = value
+    return value
+
+
+def benefit_caption(pred: Predictions, benefit: str, threshold: float) -> str:
+    label = pred.mapping.label
+    if benefit == "negative":
+        return (f"Benefit = score < {threshold:.2f}; a label of 0 in '{label}' means the person deserved it "
+                "(positive class after the flip).")
+    return f"Benefit = score ≥ {threshold:.2f}; a label of 1 in '{label}' means the person deserved it."
+
+
+def group_attribute(pred: Predictions, attribute: str, key: str) -> str:
+    """The chosen attribute, or its intersection with a second one ('race × sex') when the data has two."""
+    others = [a for a in pred.attribute_names if a != attribute and INTERSECTION_SEP not in a]
+    if not others or INTERSECTION_SEP in attribute:
+        return attribute
+    cross = st.selectbox("Intersect with", ["(none)"] + others, key=key,
+                         help="Compare intersections of two group columns, e.g. race × sex. Small intersections "
+                              "make metrics jumpy: read them with the Sample-size significance page.")
+    return attribute if cross == "(none)" else f"{attribute}{INTERSECTION_SEP}{cross}"
+
+
+def keep_choice(key: str, options: list, default) -> None:
+    """Reset a selectbox's remembered value when it is no longer among the options (e.g. other groups)."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default

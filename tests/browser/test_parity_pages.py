@@ -1,0 +1,47 @@
+"""The Group parity and Sample-size significance pages in a real browser, on the COMPAS sample."""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import no_traceback, wait_for_app
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]      # (a conftest's pytestmark does not reach test modules)
+
+
+def _open(page, app_url, link: str, heading: str) -> None:
+    page.goto(app_url)
+    wait_for_app(page)
+    page.get_by_text("Now analysing: COMPAS").wait_for()
+    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=link).click()
+    page.get_by_text(heading).first.wait_for()
+    page.locator(".js-plotly-plot").first.wait_for()
+    wait_for_app(page)
+
+
+def test_group_parity_page(page, app_url):
+    _open(page, app_url, "Group parity", "Group parity: Objective Fairness Index")
+    # the sample's threshold τ = 0.4 survives the page switch (the sidebar slider keeps its value)
+    assert page.get_by_test_id("stSliderThumbValue").first.inner_text() == "0.40"
+    page.get_by_text("Algorithmic bias in favour of Other (OFI = +0.254)").wait_for()
+    assert page.locator(".js-plotly-plot").count() >= 2                   # heatmap and benefit bars
+    page.get_by_text("+0.254").first.wait_for()                           # the heatmap's cell annotations
+    # flip the beneficial outcome: OFI changes sign, so the reading now favours the other group
+    page.get_by_text("Positive prediction (score ≥ τ)").click()
+    wait_for_app(page)
+    page.get_by_text("Algorithmic bias in favour of Native American (OFI = -0.254)").wait_for()
+    page.get_by_role("tab", name="Scenario builder").click()
+    page.get_by_text("The thesis prints for this preset: OFI −0.06, DI 0.38").wait_for()
+    assert page.get_by_test_id("stMetricValue").filter(has_text="-0.056").count() >= 1
+    no_traceback(page)
+
+
+def test_sample_size_significance_page(page, app_url):
+    _open(page, app_url, "Sample-size significance", "Sample-size significance: MATCH")
+    page.get_by_text("57 of 96").wait_for()
+    page.get_by_text("Unlikely to be sampling noise at n = 32").first.wait_for()     # Asian, the smallest flagged
+    assert page.locator(".js-plotly-plot").count() >= 2                              # the map and the null
+    page.get_by_role("tab", name="Cross-Prior Smoothing").click()
+    page.get_by_text("CPS with λ = 5 gives").wait_for()
+    page.get_by_role("tab", name="Jaggedness and holes").click()
+    page.get_by_text("Holes: how often is each metric undefined?").wait_for()
+    no_traceback(page)

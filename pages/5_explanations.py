@@ -229,6 +229,7 @@ def show(result: xresults.ExplainResult, result_key: str) -> None:
     report = disparity(result_key, tuple(methods), tuple(metrics), alpha, "bh" if bh else "none", result)
 
     _model_card(result)
+    _undefined_methods(result, methods)
     tabs = st.tabs(["Boxplots", "Tests", "Heatmap", "Twin pair", "Diagnostics & downloads"])
     with tabs[0]:
         st.plotly_chart(figs.metric_boxplots(result, report, metrics, methods), width="stretch",
@@ -270,6 +271,20 @@ def _model_card(result: xresults.ExplainResult) -> None:
                             "flipped): how much the model itself reacts to gender. Undefined without twins.")
     for kind, text in model_warnings(result):
         _ui.verdict_box(kind, text)
+
+
+def _undefined_methods(result: xresults.ExplainResult, methods: list[str]) -> None:
+    """Say why a method has no scores at all (e.g. IG without ×input on a BERT-style model) instead of an empty box."""
+    scores = result.scores
+    for method in methods:
+        block = scores[scores["method"] == method]
+        if len(block) and block[list(METRICS)].isna().all().all():
+            reason = block["nan_reason"].replace("", np.nan).dropna()
+            reason = reason.mode().iloc[0] if len(reason) else "no metric could be computed"
+            _ui.verdict_box("info", f"**{METHOD_NAMES[method]} has no defined scores here**: {reason}. For IG this is "
+                                    "expected on BERT-style models: the gradient w.r.t. the word embeddings sums to "
+                                    "zero over the hidden dimension (they enter a LayerNorm), so IG without ×input "
+                                    "is rounding noise; IG×Input is the usable variant.")
 
 
 def _reading(report) -> str:

@@ -190,7 +190,9 @@ def _score(clf, rows, targets, pairs, method, attributions: list[Attribution] | 
     reasons = [[] for _ in range(n)]
     for k, a in enumerate(attributions):
         values[k]["ig_delta"] = a.ig_delta
-        if not np.any(s_all[k]):
+        if a.numerically_zero:          # rounding noise: its metrics are set undefined below
+            reasons[k].append("the hidden-dimension sum is float32 rounding (LayerNorm after the embeddings)")
+        elif not np.any(s_all[k]):
             reasons[k].append("all scores are zero")
     if "aopc_comp" in metrics or "aopc_suff" in metrics:
         proba = lambda id_rows: clf.proba_ids(id_rows, settings.attribution.model_batch)  # noqa: E731
@@ -224,7 +226,9 @@ def _score(clf, rows, targets, pairs, method, attributions: list[Attribution] | 
                     continue
                 values[k]["sensitivity"] = sensitivity(s_all[k], normalise(a.scores))
         t_sens = time.perf_counter() - start
-    for k in range(n):
+    for k, a in enumerate(attributions):
+        if a.numerically_zero:
+            values[k].update({m: np.nan for m in METRICS})
         values[k]["nan_reason"] = "; ".join(reasons[k])
     return values, t_metrics, t_sens
 

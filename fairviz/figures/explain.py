@@ -110,7 +110,10 @@ def disparity_heatmap(report: DisparityReport, height: int | None = None) -> go.
                 row_text.append("")
                 row_hover.append("")
                 continue
-            core = "n.s." if not c.significant else f"{c.cohens_d:+.2f}{'★' if c.considerable else ''}"
+            if not np.isfinite(c.p_value):
+                core = "undefined"
+            else:
+                core = "n.s." if not c.significant else f"{c.cohens_d:+.2f}{'★' if c.considerable else ''}"
             row_text.append(core + (f"<br>{c.runs_significant}/{runs} runs" if runs > 1 else ""))
             row_hover.append(f"{METHOD_NAMES[m]} · {METRICS[k]}<br>p {fmt_p(c.p_value)}"
                              + (f" (BH {fmt_p(c.p_adjusted)})" if report.correction == "bh" else "")

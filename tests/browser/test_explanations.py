@@ -7,8 +7,7 @@ import pytest
 
 from .conftest import no_traceback, wait_for_app
 
-# Marked here: the ``pytestmark`` in tests/browser/conftest.py does not reach the test modules.
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = pytest.mark.slow             # (tests/browser/conftest.py marks every test here "browser")
 
 
 def _open_page(page, app_url) -> None:

@@ -98,7 +98,8 @@ def _compute(ctx: _ui.Context):
     source = c2.selectbox("Data", list(sources), format_func=sources.get, key="explain_source")
     n_pairs = c3.slider("Test pairs explained (sample size)", 4, 100, 20, key="explain_pairs",
                         help="Whole twin pairs from the test split (unpaired data: sentences). All six methods with "
-                             "all seven metrics take about 1–3 s per sentence with the tiny model on a CPU.")
+                             "all seven metrics take about 0.2–0.5 s per sentence with the tiny model on one CPU "
+                             "core (benchmarks/bench_explain.py).")
     epochs = c3.number_input("Training epochs", 0, 100, default_epochs(kind, source),
                              key=f"explain_epochs_{kind}_{source}")
     if kind != "tiny" and n_pairs > 10:
@@ -144,7 +145,7 @@ def _compute(ctx: _ui.Context):
     request = st.session_state.get(REQUEST)
     if request is None:
         st.info("Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "
-                "explaining takes about 1–3 s per sentence for all methods and metrics.")
+                "explaining takes about 0.2–0.5 s per sentence for all methods and metrics (20 pairs: ~15 s).")
         return None
     if request != (dataset.fingerprint, spec, settings):
         st.caption("Settings changed since the last run: press **Run** to recompute; below is the last run.")

@@ -138,6 +138,7 @@ def _summary(pred) -> None:
     st.page_link("pages/2_calibration.py", label="Calibration by group", icon=":material/target:")
     st.page_link("pages/3_parity.py", label="Group parity: OFI and Disparate Impact", icon=":material/balance:")
     st.page_link("pages/4_significance.py", label="Sample-size significance: MATCH and CPS", icon=":material/casino:")
+    st.page_link("pages/5_explanations.py", label="Explanation disparity (text models)", icon=":material/manage_search:")
     st.page_link("pages/7_forecast_fairness.py", label="Forecast fairness (quantile forecasts by group)",
                  icon=":material/ssid_chart:")
 
@@ -148,6 +149,7 @@ PAGES = {
               st.Page("pages/2_calibration.py", title="Calibration", icon=":material/target:"),
               st.Page("pages/3_parity.py", title="Group parity", icon=":material/balance:"),
               st.Page("pages/4_significance.py", title="Sample-size significance", icon=":material/casino:")],
+    "Explanations": [st.Page("pages/5_explanations.py", title="Explanation disparity", icon=":material/manage_search:")],
     "Forecasts": [st.Page("pages/6_lorenz.py", title="Lorenz & PTN", icon=":material/cyclone:"),
                   st.Page("pages/7_forecast_fairness.py", title="Forecast fairness", icon=":material/ssid_chart:")],
 }

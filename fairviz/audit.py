@@ -32,6 +32,7 @@ class AuditOptions:
     benefit: str = "positive"            # which prediction is the benefit for parity/MATCH ("negative": COMPAS-style)
     match: MatchParams = field(default_factory=MatchParams)
     cps_lambda: float = 5.0
+    explain: Any = None          # fairviz.explain.audit.ExplainAuditOptions: adds the explanation-disparity section
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,36 @@ def _calibration_html(pred, result, audit):
     return report_sections(pred, result, audit)
 
 
+def _explain_run(pred: Predictions, options: AuditOptions):
+    if options.explain is None:
+        return None
+    from .explain.audit import run_section
+    return run_section(pred, options.attribute, options.explain, options.progress)
+
+
+def _explain_dict(pred, found, options: AuditOptions) -> dict:
+    if found is None:
+        return {}
+    from .explain.audit import section_dict
+    return section_dict(found, options.explain)
+
+
+def _explain_html(pred, found, audit):
+    if found is None:
+        return []
+    from .explain.audit import ExplainAuditOptions, section_html
+    tests = audit.get("explanations", {})
+    return section_html(found, ExplainAuditOptions(alpha=tests.get("alpha", 0.05),
+                                                   correction=tests.get("correction", "none")))
+
+
 SECTIONS: list[Section] = [
     Section("residuals", _residual_run, lambda pred, r, o: rdf_to_dict(pred, r, o.threshold), _residual_html),
     Section("calibration", _calibration_run, lambda pred, r, o: calibration_to_dict(r), _calibration_html),
     Section("parity", parity_audit.parity_run, parity_audit.parity_to_dict, parity_audit.parity_html),
     Section("significance", parity_audit.significance_run, parity_audit.significance_to_dict,
             parity_audit.significance_html),
+    Section("explanations", _explain_run, _explain_dict, _explain_html),
 ]
 
 

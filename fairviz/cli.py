@@ -1,4 +1,4 @@
-"""Command line: ``fairviz audit PATH --label COL --score COL --group COL [...]``.
+"""Command line: ``fairviz audit PATH --label COL --score COL --group COL [...]`` and ``fairviz explain [...]``.
 
 Bad input prints one line to stderr and exits with status 2; never a traceback.
 """
@@ -47,8 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--match-reference", default="complement",
                        help="MATCH/CPS reference: 'complement' (all other rows), 'population', or a group name")
     audit.add_argument("--cps-lambda", type=float, default=5.0, help="Cross-Prior Smoothing prior scale λ (>= 0)")
+    audit.add_argument("--text", help="text column (guessed from the names when omitted)")
+    audit.add_argument("--explain", action="store_true",
+                       help="add explanation disparity: train a tiny BERT on the text column and compare its "
+                            "explanations between the two largest groups (minutes)")
+    audit.add_argument("--explain-pairs", type=int, default=20, help="test sentences explained with --explain")
     audit.set_defaults(handler=_audit)
     _forecast_parsers(commands)
+    _explain_parser(commands)
     return parser
 
 
@@ -85,6 +91,14 @@ def _forecast_parsers(commands) -> None:
     train.set_defaults(handler=_ptn_train)
 
 
+def _explain_parser(commands) -> None:
+    from .explain.cli import add_arguments, run_explain
+    explain = commands.add_parser("explain", help="explanation disparity: train a text classifier, explain it with "
+                                                  "six methods, score seven metrics, test the two groups")
+    add_arguments(explain)
+    explain.set_defaults(handler=run_explain)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
@@ -111,7 +125,8 @@ def _audit(args) -> int:
     guess = guess_mapping(frame)
     mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
                             groups=tuple(args.group) if args.group else guess.groups,
-                            positive_label=args.positive_label, text=guess.text if guess.text in frame else None,
+                            positive_label=args.positive_label,
+                            text=args.text or (guess.text if guess.text in frame else None),
                             row_id=guess.row_id, intersect=args.intersect)
     pred = build_predictions(frame, mapping, source=Path(args.path).name, file_fingerprint=digest)
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
@@ -126,9 +141,14 @@ def _audit(args) -> int:
     match = MatchParams(reference=args.match_reference, seed=args.seed)
     calibration = CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy, resamples=args.resamples,
                                     seed=args.seed)
+    explain = None
+    if args.explain:
+        from .explain.audit import ExplainAuditOptions
+        from .explain.run import ExplainSettings
+        explain = ExplainAuditOptions(settings=ExplainSettings(n_pairs=args.explain_pairs, seed=args.seed))
     audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
                                          calibration=calibration, benefit=args.benefit, match=match,
-                                         cps_lambda=args.cps_lambda))
+                                         cps_lambda=args.cps_lambda, explain=explain))
     print(summary(audit.data))
     if args.json:
         text = json.dumps(audit.data, indent=2)

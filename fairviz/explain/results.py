@@ -1,0 +1,135 @@
+"""The per-sentence result of an explanation run, on disk and in memory (no torch: the page's instant demo).
+
+One ``ExplainResult`` holds three tables and a metadata dict:
+
+- ``scores``       one row per (run, instance, method): the seven metric values, the IG convergence delta and
+                   the reason a value is undefined; the single source of every boxplot, test and heatmap;
+- ``instances``    one row per (run, instance): text, tokens (JSON list, [CLS]/[SEP] left out), group, gold label,
+                   prediction, p(gold), p(gold) of the twin / gender-flipped text, and p(gold) with all evidence
+                   removed four ways: every word deleted, masked, embedding zeroed, the IG baseline;
+- ``attributions`` one row per (run, instance, method): the L1-normalised token scores (a JSON list);
+- ``meta``         data set, model, settings, the model's own per-group behaviour per run, timings, versions.
+
+On disk a result is a folder with ``scores.csv.gz``, ``instances.csv.gz``, ``attributions.csv.gz`` (gzip keeps the
+shipped demo small; ``zcat`` reads them) and ``meta.json``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import METHOD_NAMES, METRICS
+
+SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "explain"
+TABLES = ("scores", "instances", "attributions")
+SHIPPED_ORDER = ("geco-all", "geco-subj", "stereotypes", "compas", "neutral")   # the paper's order, control last
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    scores: pd.DataFrame
+    instances: pd.DataFrame
+    attributions: pd.DataFrame
+    meta: dict
+
+    # ------------------------------------------------------------------------------------------- views
+    @property
+    def methods(self) -> list[str]:
+        present = set(self.scores["method"])
+        return [m for m in METHOD_NAMES if m in present]
+
+    @property
+    def metrics(self) -> list[str]:
+        return [m for m in METRICS if m in self.scores.columns and self.scores[m].notna().any()]
+
+    @property
+    def groups(self) -> tuple[str, str]:
+        return tuple(self.meta["dataset"]["groups"])
+
+    @property
+    def runs(self) -> list[int]:
+        return sorted(int(r) for r in self.scores["run"].unique())
+
+    def long(self) -> pd.DataFrame:
+        """One row per (run, instance, method, metric) with ``value`` (NaN when undefined)."""
+        metrics = [m for m in METRICS if m in self.scores.columns]
+        keys = ["run", "instance_id", "pair_id", "group", "label", "method"]
+        return self.scores.melt(id_vars=keys, value_vars=metrics, var_name="metric", value_name="value")
+
+    def attribution(self, run: int, instance_id: int, method: str) -> tuple[list[str], np.ndarray] | None:
+        rows = self.attributions
+        hit = rows[(rows["run"] == run) & (rows["instance_id"] == instance_id) & (rows["method"] == method)]
+        inst = self.instances
+        tokens = inst.loc[(inst["run"] == run) & (inst["instance_id"] == instance_id), "tokens"]
+        if hit.empty or tokens.empty:
+            return None
+        return json.loads(tokens.iloc[0]), np.asarray(json.loads(hit["scores"].iloc[0]), dtype=float)
+
+    def per_sentence_csv(self) -> str:
+        """The download / ``--csv`` table: one row per sentence and method, text and prediction joined in."""
+        cols = ["run", "instance_id", "text", "pred", "p_gold", "p_gold_counterfactual", "p_gold_empty",
+                "p_gold_masked", "p_gold_zeroed", "p_gold_pad"]
+        joined = self.scores.merge(self.instances[[c for c in cols if c in self.instances.columns]],
+                                   on=["run", "instance_id"], how="left")
+        return joined.to_csv(index=False, float_format="%.6g", lineterminator="\n")
+
+    # ------------------------------------------------------------------------------------------- disk
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, table in (("scores", self.scores), ("instances", self.instances),
+                            ("attributions", self.attributions)):
+            table.to_csv(folder / f"{name}.csv.gz", index=False, float_format="%.6g", lineterminator="\n",
+                         compression={"method": "gzip", "compresslevel": 9, "mtime": 0})
+        (folder / "meta.json").write_text(json.dumps(clean(self.meta), indent=1) + "\n")
+        return folder
+
+
+def load(folder: str | Path) -> ExplainResult:
+    folder = Path(folder)
+    paths = {name: next((p for p in (folder / f"{name}.csv.gz", folder / f"{name}.csv") if p.exists()), None)
+             for name in TABLES}
+    missing = [f"{name}.csv.gz" for name, p in paths.items() if p is None]
+    missing += [] if (folder / "meta.json").exists() else ["meta.json"]
+    if missing:
+        from ..data import DataError
+        raise DataError(f"'{folder}' is not an explanation result: {', '.join(missing)} missing.")
+    meta = json.loads((folder / "meta.json").read_text())
+    scores = pd.read_csv(paths["scores"], keep_default_na=True)
+    scores["nan_reason"] = scores["nan_reason"].fillna("")
+    return ExplainResult(scores, pd.read_csv(paths["instances"]), pd.read_csv(paths["attributions"]), meta)
+
+
+def shipped() -> dict[str, str]:
+    """Shipped demo results: key → title (from each folder's meta.json), in the paper's order, the control last."""
+    out = {}
+    if SHIPPED.exists():
+        order = {key: i for i, key in enumerate(SHIPPED_ORDER)}
+        folders = [p for p in SHIPPED.iterdir() if (p / "meta.json").exists()]
+        for folder in sorted(folders, key=lambda p: (order.get(p.name, len(order)), p.name)):
+            meta = json.loads((folder / "meta.json").read_text())
+            out[folder.name] = f"{meta['dataset']['title']} · {meta['model']['label']}"
+    return out
+
+
+def load_shipped(key: str) -> ExplainResult:
+    return load(SHIPPED / key)
+
+
+def clean(value):
+    """JSON-safe copy: NaN/inf → None, numpy scalars and arrays → Python, tuples → lists."""
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [clean(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if np.isfinite(value) else None
+    return value

@@ -1,0 +1,51 @@
+"""The explanation-disparity page in a real browser: shipped results, tabs, data-set switch, no traceback."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from .conftest import no_traceback, wait_for_app
+
+pytestmark = pytest.mark.slow             # (tests/browser/conftest.py marks every test here "browser")
+
+
+def _open_page(page, app_url) -> None:
+    page.goto(app_url)
+    wait_for_app(page)
+    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Explanation disparity").click()
+    page.locator(".js-plotly-plot").first.wait_for()
+    wait_for_app(page)
+
+
+def test_shipped_results_tabs_and_twin_tokens(page, app_url):
+    _open_page(page, app_url)
+    page.get_by_text("Reading.").first.wait_for()
+    assert page.locator(".js-plotly-plot").count() >= 1
+    assert page.get_by_text("AOPC comprehensiveness (↑ better)").count() >= 1       # a boxplot panel title
+
+    page.get_by_role("tab", name="Heatmap").click()
+    page.get_by_text("Random baseline").first.wait_for()
+    page.get_by_text("Significant disparities").first.wait_for()
+
+    page.get_by_role("tab", name="Twin pair").click()
+    page.get_by_text("attributions").first.wait_for()
+
+    page.get_by_role("tab", name="Tests").click()
+    page.get_by_text("Two-sided Mann–Whitney U").wait_for()
+    no_traceback(page)
+    if os.environ.get("FAIRVIZ_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["FAIRVIZ_SCREENSHOTS"], "explanations.png"), full_page=True)
+
+
+def test_model_warnings_follow_the_data_set(page, app_url):
+    _open_page(page, app_url)
+    page.get_by_text("the label is gender or depends on it").wait_for()          # GECO opens first
+    page.get_by_text("Default-class asymmetry").wait_for()
+    page.get_by_label("Data set and model").click()
+    page.get_by_role("option", name="COMPAS as text").first.click()
+    wait_for_app(page)
+    page.get_by_text("The model itself uses gender").wait_for()
+    page.get_by_role("tab", name="Twin pair").click()
+    page.get_by_text("A female sentence").wait_for()                             # unpaired: pick one of each
+    no_traceback(page)

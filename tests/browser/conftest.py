@@ -88,7 +88,8 @@ def wait_for_app(page) -> None:
     """Wait until Streamlit has finished running the script (no 'Running…' status widget)."""
     page.wait_for_selector('[data-testid="stApp"]')
     page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000)
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')"
+        " && !document.querySelector('[data-stale=\"true\"]')", timeout=120_000)
 
 
 def no_traceback(page) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import no_traceback, wait_for_app
 
@@ -46,6 +47,8 @@ def test_model_warnings_follow_the_data_set(page, app_url):
     page.get_by_role("option", name="COMPAS as text").first.click()
     wait_for_app(page)
     page.get_by_text("The model itself uses gender").wait_for()
-    page.get_by_role("tab", name="Twin pair").click()
+    twin_tab = page.get_by_role("tab", name="Twin pair")
+    expect(twin_tab).to_have_count(1)        # the previous data set's tabs are gone once the rerun ends
+    twin_tab.click()
     page.get_by_text("A female sentence").wait_for()                             # unpaired: pick one of each
     no_traceback(page)

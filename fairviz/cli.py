@@ -111,6 +111,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
 
 
+def emit(summary_text: str, payload: dict, json_target: Path | None) -> None:
+    """Print the summary and write the JSON; with '--json -' the summary goes to stderr so stdout stays pure JSON."""
+    to_stdout = json_target is not None and str(json_target) == "-"
+    print(summary_text, file=sys.stderr if to_stdout else sys.stdout)
+    if json_target is None:
+        return
+    text = json.dumps(payload, indent=2) + "\n"
+    if to_stdout:
+        sys.stdout.write(text)
+    else:
+        json_target.write_text(text)
+
+
 def _audit(args) -> int:
     from .audit import AuditOptions, run_audit
     from .calibration import CalibrationParams
@@ -149,13 +162,7 @@ def _audit(args) -> int:
     audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
                                          calibration=calibration, benefit=args.benefit, match=match,
                                          cps_lambda=args.cps_lambda, explain=explain))
-    print(summary(audit.data))
-    if args.json:
-        text = json.dumps(audit.data, indent=2)
-        if str(args.json) == "-":
-            print(text)
-        else:
-            args.json.write_text(text)
+    emit(summary(audit.data), audit.data, args.json)
     if args.html:
         args.html.write_text(audit.to_html(), encoding="utf-8")
     return 0
@@ -191,13 +198,7 @@ def _forecast_evaluate(args) -> int:
     params = ev.EvalParams(tuple(sorted(set(args.bands))), args.resamples, 0.95, args.seed)
     result = ev.analyse(models[name], None, params, compare)
     data = clean({"source": Path(args.path).name, "n_rows": models[name].n, **result.to_dict()})
-    print(forecast_summary(data))
-    if args.json:
-        text = json.dumps(data, indent=2)
-        if str(args.json) == "-":
-            print(text)
-        else:
-            args.json.write_text(text)
+    emit(forecast_summary(data), data, args.json)
     return 0
 
 

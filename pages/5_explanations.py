@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.data import DataError, guess_positive_label, label_values, read_table
+from fairviz.data import DataError, guess_mapping, guess_positive_label, label_values, read_table
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
@@ -23,6 +23,7 @@ from pages import _ui
 
 ALL_METHODS = list(METHODS) + [RANDOM]
 REQUEST = "explain_request"
+TEXT_NAMES = ("text", "sentence", "review", "comment", "document", "content")
 
 
 # ----------------------------------------------------------------------------------------------- cached steps
@@ -184,11 +185,13 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
         _ui.show_data_error(err, f"'{file.name}' could not be read")
         return None
     columns = list(frame.columns)
+    guess = _guess_roles(frame)
     u1, u2, u3, u4 = st.columns(4)
-    text = u1.selectbox("Text column", columns, index=_guess(columns, ("text", "sentence", "review", "comment")))
-    label = u2.selectbox("Label column", columns, index=_guess(columns, ("label", "y", "target", "class")))
-    group = u3.selectbox("Group column", columns, index=_guess(columns, ("gender", "sex", "group")))
-    pair = u4.selectbox("Pair id (optional)", ["(none)"] + columns)
+    text = u1.selectbox("Text column", columns, index=columns.index(guess["text"]))
+    label = u2.selectbox("Label column", columns, index=columns.index(guess["label"]))
+    group = u3.selectbox("Group column", columns, index=columns.index(guess["group"]))
+    pair_options = ["(none)"] + columns
+    pair = u4.selectbox("Pair id (optional)", pair_options, index=pair_options.index(guess["pair"]))
     values = label_values(frame[label])
     positive = u2.selectbox("Positive label value", values or ["—"],
                             index=values.index(guess_positive_label(values)) if len(values) == 2 else 0)
@@ -202,9 +205,17 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
         return None
 
 
-def _guess(columns: list[str], names: tuple[str, ...]) -> int:
-    lower = [c.lower() for c in columns]
-    return next((lower.index(n) for n in names if n in lower), 0)
+def _guess_roles(frame: pd.DataFrame) -> dict:
+    """The home page's guesses by name and content, plus a text fallback (the wordiest column) and a twin id."""
+    mapping = guess_mapping(frame)
+    columns = list(frame.columns)
+    words = {c: frame[c].astype(str).str.count(" ").mean() for c in columns if not pd.api.types.is_numeric_dtype(frame[c])}
+    text = next((c for c in columns if c.lower().strip() in TEXT_NAMES), None) or (
+        max(words, key=words.get) if words else columns[0])
+    group = next((g for g in mapping.groups if g != text), None) or next(
+        (c for c in columns if c not in (text, mapping.label) and 2 <= frame[c].nunique() <= 50), columns[0])
+    pair = next((c for c in columns if c.lower().strip() in ("pair", "pair_id", "twin", "twin_id")), "(none)")
+    return {"text": text, "label": mapping.label, "group": group, "pair": pair}
 
 
 # ----------------------------------------------------------------------------------------------- results

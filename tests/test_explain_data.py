@@ -111,8 +111,10 @@ def test_upload_validation_messages():
         data.from_frame(frame.assign(author="a"), "review", "stars", "author")
     with pytest.raises(DataError, match="at least 4"):
         data.from_frame(frame.iloc[:14], "review", "stars", "author", positive_label="pos")
-    with pytest.raises(DataError, match="three different columns"):
+    with pytest.raises(DataError, match="must all be different columns"):
         data.from_frame(frame, "review", "review", "author")
+    with pytest.raises(DataError, match="must all be different columns"):      # a pair id that is the text
+        data.from_frame(frame, "review", "stars", "author", pair="review")
     empty = frame.assign(review="  ")
     with pytest.raises(DataError, match="nothing is left"):
         data.from_frame(empty, "review", "stars", "author")

@@ -349,8 +349,9 @@ def from_frame(frame: pd.DataFrame, text: str, label: str, group: str, positive_
     problems = [f"The {role} column '{col}' is not in the file (columns: {', '.join(map(str, frame.columns[:12]))})."
                 for role, col in (("text", text), ("label", label), ("group", group), ("pair", pair))
                 if col is not None and col not in frame.columns]
-    if not problems and len({text, label, group} - {None}) < 3:
-        problems.append("The text, label and group columns must be three different columns.")
+    roles = [c for c in (text, label, group, pair) if c is not None]
+    if not problems and len(set(roles)) < len(roles):
+        problems.append("The text, label, group and pair columns must all be different columns.")
     if problems:
         raise DataError(problems)
     cols = [text, label, group] + ([pair] if pair else [])

@@ -161,10 +161,37 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> MannWhitney:
     x, y = np.asarray(x, float), np.asarray(y, float)
     if x.size == 0 or y.size == 0:
         return MannWhitney(np.nan, np.nan, np.nan, np.nan)
-    two = sps.mannwhitneyu(x, y, alternative="two-sided")
-    greater = sps.mannwhitneyu(x, y, alternative="greater")
-    return MannWhitney(float(two.statistic), float(two.pvalue), float(greater.pvalue),
-                       float(two.statistic / (x.size * y.size)))
+    if x.size <= 8 or y.size <= 8:                 # scipy may pick its exact null here
+        two = sps.mannwhitneyu(x, y, alternative="two-sided")
+        greater = sps.mannwhitneyu(x, y, alternative="greater")
+        return MannWhitney(float(two.statistic), float(two.pvalue), float(greater.pvalue),
+                           float(two.statistic / (x.size * y.size)))
+    u, p_two, p_greater = _mann_whitney_asymptotic(x, y)
+    return MannWhitney(u, p_two, p_greater, u / (x.size * y.size))
+
+
+def _mann_whitney_asymptotic(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """scipy's asymptotic MWU (tie-corrected, continuity-corrected) for both alternatives from one sort.
+
+    scipy ranks the pooled sample once per alternative; at a million rows that second ranking is a fifth of the
+    whole RDF audit. Mid-ranks come from binary search in the sorted pool.
+    """
+    n1, n2 = x.size, y.size
+    pooled = np.sort(np.concatenate([x, y]))
+    # rank the smaller sample, its values sorted (cache-friendly searches); U of x follows from U_x + U_y = n1·n2
+    small = np.sort(x if n1 <= n2 else y)
+    rank_sum = float(np.sum(np.searchsorted(pooled, small, "left") + np.searchsorted(pooled, small, "right") + 1)) / 2
+    u_small = rank_sum - small.size * (small.size + 1) / 2
+    u1 = u_small if n1 <= n2 else n1 * n2 - u_small
+    run_starts = np.flatnonzero(np.concatenate([[True], pooled[1:] != pooled[:-1], [True]]))
+    ties = np.diff(run_starts).astype(float)
+    n = n1 + n2
+    sd = np.sqrt(n1 * n2 / 12 * ((n + 1) - np.sum(ties ** 3 - ties) / (n * (n - 1))))
+    mu = n1 * n2 / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_two = min(1.0, 2 * float(sps.norm.sf((max(u1, n1 * n2 - u1) - mu - 0.5) / sd)))
+        p_greater = min(1.0, float(sps.norm.sf((u1 - mu - 0.5) / sd)))
+    return u1, p_two, p_greater
 
 
 def benjamini_hochberg(p_values) -> np.ndarray:

@@ -72,9 +72,22 @@ def test_mann_whitney_matches_scipy():
     rng = np.random.default_rng(6)
     x, y = rng.normal(0.2, 1, 300), rng.normal(0, 1, 400)
     result = stats.mann_whitney(x, y)
-    assert result.p_two_sided == sps.mannwhitneyu(x, y).pvalue
-    assert result.p_greater == sps.mannwhitneyu(x, y, alternative="greater").pvalue
+    assert result.p_two_sided == pytest.approx(sps.mannwhitneyu(x, y).pvalue, rel=1e-12)
+    assert result.p_greater == pytest.approx(sps.mannwhitneyu(x, y, alternative="greater").pvalue, rel=1e-12)
+    assert result.statistic == sps.mannwhitneyu(x, y).statistic
     assert 0.5 < result.effect_size < 0.65
+
+
+@pytest.mark.parametrize("x, y", [
+    (np.round(np.random.default_rng(1).normal(0, 1, 500), 1), np.round(np.random.default_rng(2).normal(0.1, 1, 70), 1)),
+    (np.r_[np.zeros(20), np.ones(5)], np.r_[np.zeros(10), np.ones(30)]),                 # heavy ties
+    (np.full(12, 0.3), np.full(15, 0.3)),                                                 # all equal: p = 1
+    (np.array([0.1, 0.5, 0.9]), np.array([0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 1.0, 1.1, 1.2, 1.3])),  # small: exact
+])
+def test_mann_whitney_equals_scipy_with_ties_and_small_samples(x, y):
+    result = stats.mann_whitney(x, y)
+    for alternative, ours in (("two-sided", result.p_two_sided), ("greater", result.p_greater)):
+        assert ours == pytest.approx(sps.mannwhitneyu(x, y, alternative=alternative).pvalue, rel=1e-10, abs=1e-15)
 
 
 def test_bootstrap_rows_is_seeded():

@@ -173,8 +173,8 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> MannWhitney:
 def _mann_whitney_asymptotic(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """scipy's asymptotic MWU (tie-corrected, continuity-corrected) for both alternatives from one sort.
 
-    scipy ranks the pooled sample once per alternative; at a million rows that second ranking is a fifth of the
-    whole RDF audit. Mid-ranks come from binary search in the sorted pool.
+    scipy ranks the pooled sample once per alternative; at a million rows that second ranking was a third of the
+    residual audit's point estimates. Mid-ranks come from binary search in the sorted pool.
     """
     n1, n2 = x.size, y.size
     pooled = np.sort(np.concatenate([x, y]))

@@ -209,12 +209,13 @@ def _guess_roles(frame: pd.DataFrame) -> dict:
     """The home page's guesses by name and content, plus a text fallback (the wordiest column) and a twin id."""
     mapping = guess_mapping(frame)
     columns = list(frame.columns)
-    words = {c: frame[c].astype(str).str.count(" ").mean() for c in columns if not pd.api.types.is_numeric_dtype(frame[c])}
-    text = next((c for c in columns if c.lower().strip() in TEXT_NAMES), None) or (
+    words = {c: frame[c].astype(str).str.count(" ").mean() for c in columns
+             if not pd.api.types.is_numeric_dtype(frame[c])}
+    text = next((c for c in columns if str(c).lower().strip() in TEXT_NAMES), None) or (
         max(words, key=words.get) if words else columns[0])
     group = next((g for g in mapping.groups if g != text), None) or next(
         (c for c in columns if c not in (text, mapping.label) and 2 <= frame[c].nunique() <= 50), columns[0])
-    pair = next((c for c in columns if c.lower().strip() in ("pair", "pair_id", "twin", "twin_id")), "(none)")
+    pair = next((c for c in columns if str(c).lower().strip() in ("pair", "pair_id", "twin", "twin_id")), "(none)")
     return {"text": text, "label": mapping.label, "group": group, "pair": pair}
 
 

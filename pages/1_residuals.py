@@ -1,6 +1,7 @@
 """Residual Distribution Fairness (seed 000): where, and for whom, the model's errors sit."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -176,17 +177,22 @@ def _concentration_tab(audit: ResidualAudit) -> None:
 
 
 def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
-    frame = pred.frame.reset_index(drop=True)
     mask = audit.in_knee_region
-    view = pred.groups(audit.attribute)
-    added = {"residual D": (pred.score - pred.y)[mask], "nearest knee": audit.nearest_knee[mask],
-             f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[mask]]}
-    table = pd.concat([pd.DataFrame(added), frame.loc[mask].reset_index(drop=True)], axis=1)
     st.markdown(f"**{mask.sum():,} rows** ({mask.mean():.1%}) lie within ε = {audit.params.region_eps} "
                 f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
                 "first: where the model's behaviour changes for each group.")
-    st.dataframe(table.head(2000), hide_index=True, width="stretch")
-    st.download_button("Download D* as CSV", table.to_csv(index=False).encode(), "diagnostic_set.csv", "text/csv")
+    st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
+    # built on click, not on every rerun: D* of a million rows is a large CSV
+    st.download_button("Download D* as CSV", lambda: _diagnostic_table(audit, pred).to_csv(index=False),
+                       "diagnostic_set.csv", "text/csv")
+
+
+def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> pd.DataFrame:
+    rows = np.flatnonzero(audit.in_knee_region)[:limit]
+    view = pred.groups(audit.attribute)
+    added = {"residual D": (pred.score - pred.y)[rows], "nearest knee": audit.nearest_knee[rows],
+             f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[rows]]}
+    return pd.concat([pd.DataFrame(added), pred.frame.iloc[rows].reset_index(drop=True)], axis=1)
 
 
 _ui.guarded(page)

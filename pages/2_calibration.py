@@ -311,7 +311,9 @@ def _recalibration_tab(pred, ctx) -> None:
     for name, problem in chosen.problems.items():
         st.warning(f"{name}: {problem}")
     st.markdown(_recalibration_reading(result, method))
-    st.download_button("Download recalibrated predictions (CSV)", recalibrated_frame(pred, result).to_csv(index=False).encode(),
+    # built on click, not on every rerun of the page: it holds every row
+    st.download_button("Download recalibrated predictions (CSV)",
+                       lambda: recalibrated_frame(pred, result).to_csv(index=False),
                        "recalibrated_predictions.csv", "text/csv", key="cal_recal_download")
 
 

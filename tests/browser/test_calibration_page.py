@@ -1,6 +1,7 @@
 """The Calibration page in a real browser on the default sample (COMPAS): diagram, tests tab, small groups."""
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from .conftest import no_traceback, wait_for_app
@@ -22,3 +23,11 @@ def test_calibration_page_in_the_browser(page, app_url):
     page.get_by_role("tab", name="Subgroup performance").click()
     page.get_by_text("AUROC by race with 95% bootstrap intervals").first.wait_for()
     no_traceback(page)
+
+    page.get_by_role("tab", name="Recalibration").click()
+    with page.expect_download() as download:                        # every row, built on click
+        page.get_by_role("button", name="Download recalibrated predictions (CSV)").click()
+    recalibrated = pd.read_csv(download.value.path())
+    assert len(recalibrated) == 7214
+    assert set(recalibrated.split) == {"calibration", "evaluation"}
+    assert recalibrated.filter(like="score_").apply(lambda c: c.between(0, 1)).all().all()

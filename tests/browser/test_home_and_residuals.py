@@ -36,6 +36,39 @@ def test_upload_map_and_open_residual_page(page, app_url, tmp_path):
     page.get_by_text("Sorted residuals by gender").first.wait_for()
     no_traceback(page)
 
+    page.get_by_role("tab", name="Diagnostic set D*").click()
+    shown = page.get_by_text("lie within ε").inner_text()
+    with page.expect_download() as download:                        # the CSV is built on click
+        page.get_by_role("button", name="Download D* as CSV").click()
+    d_star = pd.read_csv(download.value.path())
+    assert f"{len(d_star):,} rows" in shown and 0 < len(d_star) < n
+    assert set(d_star.columns) >= {"residual D", "nearest knee", "gender (analysed)", "outcome", "prob", "gender"}
+    assert np.allclose(d_star["residual D"], d_star["prob"] - d_star["outcome"])
+
+
+def test_every_audit_page_reads_the_uploaded_data(page, app_url, tmp_path):
+    rng = np.random.default_rng(4)
+    n = 2000
+    group = rng.choice(["north", "south", "east"], n)
+    score = np.clip(rng.beta(2, 3, n) + np.where(group == "south", 0.15, 0.0), 0, 1)
+    frame = pd.DataFrame({"y": rng.binomial(1, score), "score": score, "region": group})
+    path = tmp_path / "regions.csv"
+    frame.to_csv(path, index=False)
+
+    page.goto(app_url)
+    wait_for_app(page)
+    _upload(page, path)
+    page.get_by_role("button", name="Use these columns").click()
+    page.get_by_text("Now analysing: regions.csv").wait_for()
+    wait_for_app(page)
+    for nav in ("Calibration", "Group parity", "Sample-size significance", "Residual distribution"):
+        page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=nav, exact=True).click()
+        page.locator(".js-plotly-plot").first.wait_for()
+        wait_for_app(page)
+        assert page.get_by_text("regions.csv").count() >= 1, nav                 # the sidebar's data badge
+        assert page.get_by_text("south").count() >= 1, nav                       # the uploaded groups are drawn
+        no_traceback(page)
+
 
 def test_broken_file_gets_a_message(page, app_url, tmp_path):
     path = tmp_path / "broken.csv"

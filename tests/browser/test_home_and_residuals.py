@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from playwright.sync_api import expect
 
 from .conftest import no_traceback, wait_for_app
 
@@ -63,10 +64,10 @@ def test_every_audit_page_reads_the_uploaded_data(page, app_url, tmp_path):
     wait_for_app(page)
     for nav in ("Calibration", "Group parity", "Sample-size significance", "Residual distribution"):
         page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=nav, exact=True).click()
-        page.locator(".js-plotly-plot").first.wait_for()
         wait_for_app(page)
-        assert page.get_by_text("regions.csv").count() >= 1, nav                 # the sidebar's data badge
-        assert page.get_by_text("south").count() >= 1, nav                       # the uploaded groups are drawn
+        page.locator(".js-plotly-plot").first.wait_for()
+        expect(page.get_by_text("regions.csv").first).to_be_attached()            # the sidebar's data badge
+        expect(page.get_by_text("south").first).to_be_attached(timeout=120_000)   # the uploaded groups are drawn
         no_traceback(page)
 
 

@@ -14,8 +14,9 @@ run: $(STAMP)
 test: $(STAMP) browser
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q
 
+# Unit tests only (no app, no browser, nothing slow): under a minute.
 test-fast: $(STAMP)
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m "not browser and not slow"
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m "unit and not slow"
 
 venv: $(STAMP)
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairviz.data import (ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label,
-                          label_values, read_table)
-from fairviz.samples import DEFAULT_SAMPLE, samples
+from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values, read_table
+from fairviz.core.samples import DEFAULT_SAMPLE, samples
 from pages import _ui
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")

@@ -46,11 +46,11 @@ def main() -> None:
     import pyarrow.csv as pacsv
     from fairlearn.metrics import MetricFrame, selection_rate
 
-    from fairviz.audit import SECTIONS, AuditOptions, run_audit
-    from fairviz.calibration import CalibrationParams
-    from fairviz.counts import confusion_by_group, decisions
-    from fairviz.data import ColumnMapping, build_predictions, read_table
-    from fairviz.residuals import RDFParams
+    from fairviz.report.audit import SECTIONS, AuditOptions, run_audit
+    from fairviz.calibration.analysis import CalibrationParams
+    from fairviz.core.counts import confusion_by_group, decisions
+    from fairviz.core.data import ColumnMapping, build_predictions, read_table
+    from fairviz.residuals.analysis import RDFParams
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "preds.csv"

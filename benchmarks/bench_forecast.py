@@ -25,7 +25,7 @@ from scipy.integrate import solve_ivp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fairviz.forecast import crps as C  # noqa: E402
-from fairviz.forecast import demo, lorenz, nvar  # noqa: E402
+from fairviz.forecast import pipeline as demo, lorenz, nvar  # noqa: E402
 
 
 def timed(fn, repeat: int = 1):

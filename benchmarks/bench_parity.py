@@ -22,9 +22,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from fairviz import parity, significance  # noqa: E402
-from fairviz.cm_metrics import METRICS, Cells, probabilities  # noqa: E402
-from fairviz.data import ColumnMapping, build_predictions  # noqa: E402
+from fairviz.parity import analysis as parity
+from fairviz.sample_size import analysis as significance  # noqa: E402
+from fairviz.core.confusion_metrics import METRICS, Cells, probabilities  # noqa: E402
+from fairviz.core.data import ColumnMapping, build_predictions  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> tuple[float, object]:

@@ -5,10 +5,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.figures import residuals as figs
-from fairviz.figures.theme import fmt, fmt_interval, fmt_p, significance_words
-from fairviz.knees import KneeSettings
-from fairviz.residuals import RDFParams, ResidualAudit, analyse, threshold_check
+from fairviz.residuals import figures as figs
+from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
+from fairviz.residuals.knees import KneeSettings
+from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from pages import _ui
 
 

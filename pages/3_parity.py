@@ -4,11 +4,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairviz.counts import ConfusionCounts
-from fairviz.figures import parity as figs
-from fairviz.figures.theme import fmt, fmt_p
-from fairviz.parity import (FOUR_FIFTHS, PAIR_METRICS, SCENARIOS, TABLE_32, ParityAudit, ParityParams, analyse,
-                            read_pair, scenario)
+from fairviz.core.counts import ConfusionCounts
+from fairviz.parity import figures as figs
+from fairviz.core.wording import fmt, fmt_p
+from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, SCENARIOS, TABLE_32, ParityAudit, ParityParams, analyse, read_pair, scenario
 from pages import _parity_common as common
 from pages import _ui
 

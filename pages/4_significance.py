@@ -4,15 +4,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairviz.cm_metrics import METRICS as CM_METRICS, Cells, probabilities
-from fairviz.counts import ConfusionCounts
-from fairviz.figures import significance as figs
-from fairviz.figures.theme import fmt, fmt_p
-from fairviz.parity import group_counts, resolve_view
-from fairviz.significance import (CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit,
-                                  MatchParams, configuration_count, cps_groups, expected_errors, hole_counts,
-                                  jaggedness, match_groups, null_distribution, plot_data, seed_hole_count,
-                                  undefined_probability, verdict)
+from fairviz.core.confusion_metrics import METRICS as CM_METRICS, Cells, probabilities
+from fairviz.core.counts import ConfusionCounts
+from fairviz.sample_size import figures as figs
+from fairviz.core.wording import fmt, fmt_p
+from fairviz.core.groups import group_counts, resolve_view
+from fairviz.sample_size.analysis import CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams, configuration_count, cps_groups, expected_errors, hole_counts, jaggedness, match_groups, null_distribution, plot_data, seed_hole_count, undefined_probability, verdict
 from pages import _parity_common as common
 from pages import _ui
 

@@ -11,15 +11,20 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.data import DataError, guess_mapping, guess_positive_label, label_values, read_table
+from fairviz.core.data import DataError, guess_mapping, guess_positive_label, label_values, read_table
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
 from fairviz.explain.disparity import compare, model_warnings
 from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs
-from fairviz.figures import explain as figs
-from fairviz.figures.theme import fmt, fmt_interval, fmt_p
+from fairviz.explain import figures as figs
+from fairviz.core.wording import fmt, fmt_interval, fmt_p
 from pages import _ui
+from fairviz.explain.run import prepare
+from fairviz.explain.run import explain_dataset
+from fairviz.explain.attribute import AttributionSettings
+from fairviz.explain.metrics import SensitivitySettings
+from fairviz.explain.run import ExplainSettings
 
 ALL_METHODS = list(METHODS) + [RANDOM]
 REQUEST = "explain_request"
@@ -41,13 +46,11 @@ def builtin_dataset(key: str, n_pairs: int, seed: int) -> xdata.TextDataset:
 @st.cache_resource(show_spinner=False, max_entries=4)
 def trained_model(fingerprint: str, spec: ModelSpec, _dataset, _progress=None):
     """One trained model per (data, model settings), shared by every session of this process."""
-    from fairviz.explain.run import prepare
     return prepare(_dataset, spec, progress=_progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def explained(fingerprint: str, spec: ModelSpec, settings, _trained, _progress=None) -> xresults.ExplainResult:
-    from fairviz.explain.run import explain_dataset
     return explain_dataset(_trained, settings, progress=_progress)
 
 
@@ -126,9 +129,6 @@ def _compute(ctx: _ui.Context):
     if not methods or not metrics:
         st.info("Choose at least one method and one metric.")
         return None
-    from fairviz.explain.attribute import AttributionSettings
-    from fairviz.explain.metrics import SensitivitySettings
-    from fairviz.explain.run import ExplainSettings
     spec = ModelSpec(kind=kind, path=path or None, epochs=int(epochs), seed=int(seed))
     settings = ExplainSettings(methods=tuple(m for m in ALL_METHODS if m in methods),
                                metrics=tuple(m for m in METRICS if m in metrics), n_pairs=int(n_pairs), seed=int(seed),

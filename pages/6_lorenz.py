@@ -9,12 +9,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.figures import forecast as figs
-from fairviz.figures.theme import fmt
+from fairviz.forecast import figures as figs
+from fairviz.core.wording import fmt
 from fairviz.forecast import crps as scores
-from fairviz.forecast import demo, lorenz
+from fairviz.forecast import pipeline as demo, lorenz
 from fairviz.forecast.density import mode_count
 from pages import _ui
+from fairviz.forecast import ptn
+from fairviz.forecast import genetic
 
 TRAINED = "ptn_trained"          # session state: label → demo.Bundle trained in this session
 SEARCH = "ptn_search"
@@ -58,7 +60,6 @@ def test_set(config: demo.DataConfig):
 
 @st.cache_resource(show_spinner="Loading the network…", max_entries=4)
 def network(label: str, _bundle: demo.Bundle):
-    from fairviz.forecast import ptn
     return ptn.load_module(_bundle.trained)
 
 
@@ -391,7 +392,6 @@ def search_tab() -> None:
         st.caption(f"Up to {int(population) * int(generations)} candidates × {int(epochs)} epochs.")
         go_search = st.form_submit_button("Run the search", type="primary")
     if go_search:
-        from fairviz.forecast import genetic
         data = training_data(demo.DataConfig())
         update, done = _ui.progress_callback("Genetic search")
         result = genetic.ptn_search(data, int(population), int(generations), int(epochs), seed=int(seed),

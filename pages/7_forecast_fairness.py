@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.audit import clean
-from fairviz.data import DataError, read_table
-from fairviz.figures import forecast as figs
-from fairviz.figures.theme import fmt, fmt_interval
+from fairviz.core.serialize import clean
+from fairviz.core.data import DataError, read_table
+from fairviz.forecast import figures as figs
+from fairviz.core.wording import fmt, fmt_interval
 from fairviz.forecast import crps as scores
-from fairviz.forecast import evaluate as ev
+from fairviz.forecast import fairness as ev
 from pages import _ui
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "forecast" / "lorenz_forecasts.csv"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fairviz.data import INTERSECTION_SEP, Predictions
+from fairviz.core.data import INTERSECTION_SEP, Predictions
 
 BENEFIT_STATE = "parity_benefit"          # {data fingerprint: "positive" | "negative"}, kept across pages
 BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}

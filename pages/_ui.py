@@ -12,8 +12,9 @@ from typing import Callable
 
 import streamlit as st
 
-from fairviz.data import DataError, Predictions
-from fairviz.samples import DEFAULT_SAMPLE, load_sample, samples
+from fairviz.core.data import DataError, Predictions
+from fairviz.core.samples import DEFAULT_SAMPLE, load_sample, samples
+from fairviz.report.audit import AuditOptions, run_audit
 
 PRED = "predictions"          # session-state keys
 ATTRIBUTE = "attribute"
@@ -144,7 +145,6 @@ def verdict_box(kind: str, text: str) -> None:
 @st.cache_data(show_spinner=False, max_entries=8)
 def _audit_files(fingerprint: str, attribute: str, threshold: float, benefit: str,
                  _pred: Predictions) -> tuple[bytes, bytes]:
-    from fairviz.audit import AuditOptions, run_audit
     audit = run_audit(_pred, AuditOptions(attribute=attribute, threshold=threshold, benefit=benefit))
     return json.dumps(audit.data, indent=2).encode(), audit.to_html().encode()
 

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fairviz.forecast import crps as scores  # noqa: E402
-from fairviz.forecast import demo, lorenz, ptn  # noqa: E402
+from fairviz.forecast import pipeline as demo, lorenz, ptn  # noqa: E402
 from fairviz.forecast import windows as win  # noqa: E402
 
 OUT = ROOT / "assets" / "forecast"

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from fairviz.synthetic import write_csv, write_sample  # noqa: E402
+from fairviz.core.synthetic import write_csv, write_sample  # noqa: E402
 
 SEED = 0
 DECIMALS = 6

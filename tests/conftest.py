@@ -10,6 +10,17 @@ import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ROOT = Path(__file__).resolve().parents[1]
+TIERS = ("unit", "app", "browser")
+
+
+def pytest_collection_modifyitems(items):
+    """One marker scheme: tests under tests/browser/ drive Chromium ("browser"), tests under tests/pages/ run the
+    app in Streamlit's AppTest ("app"), every other test is a "unit" test; "slow" is set by hand on top."""
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(ROOT / "tests").parts
+        tier = {"browser": "browser", "pages": "app"}.get(parts[0], "unit") if len(parts) > 1 else "unit"
+        if not any(item.get_closest_marker(t) for t in TIERS):
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture

@@ -35,8 +35,8 @@ from typing import Sequence
 
 import numpy as np
 
-from . import METHODS, RANDOM
-from .models import TextClassifier
+from fairviz.explain import METHODS, RANDOM
+from fairviz.explain.models import TextClassifier
 
 GRADIENT_METHODS = ("grad", "gxi", "ig", "igxi")
 # Below this share the per-token sum over the hidden dimension is float32 rounding, not signal. It happens to IG

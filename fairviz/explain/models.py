@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..data import DataError
+from fairviz.core.data import DataError
 
 TINY_CONFIG = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
                    max_position_embeddings=128)

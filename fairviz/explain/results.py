@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import METHOD_NAMES, METRICS
+from fairviz.core.serialize import clean
+from fairviz.explain import METHOD_NAMES, METRICS
+from fairviz.core.data import DataError
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "explain"
 TABLES = ("scores", "instances", "attributions")
@@ -96,7 +98,6 @@ def load(folder: str | Path) -> ExplainResult:
     missing = [f"{name}.csv.gz" for name, p in paths.items() if p is None]
     missing += [] if (folder / "meta.json").exists() else ["meta.json"]
     if missing:
-        from ..data import DataError
         raise DataError(f"'{folder}' is not an explanation result: {', '.join(missing)} missing.")
     meta = json.loads((folder / "meta.json").read_text())
     scores = pd.read_csv(paths["scores"], keep_default_na=True)
@@ -118,18 +119,3 @@ def shipped() -> dict[str, str]:
 
 def load_shipped(key: str) -> ExplainResult:
     return load(SHIPPED / key)
-
-
-def clean(value):
-    """JSON-safe copy: NaN/inf → None, numpy scalars and arrays → Python, tuples → lists."""
-    if isinstance(value, dict):
-        return {str(k): clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return [clean(v) for v in (value.tolist() if isinstance(value, np.ndarray) else value)]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        return float(value) if np.isfinite(value) else None
-    return value

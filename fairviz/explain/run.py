@@ -16,13 +16,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from . import METHODS, METRICS, RANDOM
-from . import models as model_lib
-from .attribute import Attribution, AttributionSettings, derive_seed, explain
-from .data import TextDataset, counterfactual_compas, split_by_pair
-from .metrics import (SensitivitySettings, aopc_many, gini, normalise, pgd_deltas, sensitivity, soft_many,
-                      sparsity)
-from .results import ExplainResult
+from fairviz.explain import METHODS, METRICS, RANDOM
+from fairviz.explain import models as model_lib
+from fairviz.explain.attribute import Attribution, AttributionSettings, derive_seed, explain
+from fairviz.explain.data import TextDataset, counterfactual_compas, split_by_pair
+from fairviz.explain.metrics import SensitivitySettings, aopc_many, gini, normalise, pgd_deltas, sensitivity, soft_many, sparsity
+from fairviz.explain.results import ExplainResult
+from fairviz.explain import METHOD_NAMES
+from importlib.metadata import PackageNotFoundError, version
 
 Progress = Callable[[float, str], None]
 # Relative cost of one sentence per method (explain + metrics + sensitivity), for an honest progress bar.
@@ -173,7 +174,6 @@ def explain_dataset(trained: TrainedModel, settings: ExplainSettings = ExplainSe
 
 
 def _label(method: str) -> str:
-    from . import METHOD_NAMES
     return METHOD_NAMES.get(method, method)
 
 
@@ -294,7 +294,6 @@ def _meta(trained: TrainedModel, settings: ExplainSettings, data: TextDataset, r
 
 
 def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
     out = {}
     for name in ("torch", "transformers", "captum", "shap", "lime"):
         try:

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import numpy as np
+from fairviz.forecast import crps as scores
+from fairviz.forecast import ptn
 
 MUTATION_RANGE = (0.05, 0.6)
 ODD = tuple(range(1, 16, 2))
@@ -241,8 +243,6 @@ def ptn_search(data, population: int = 4, generations: int = 2, epochs: int = 6,
                arch_steps: int = 5, seed: int = 0, progress=None, base=None) -> SearchResult:
     """Algorithm 2 over PTN_SPACE on a ``demo.DemoData``: each agent is a PTN trained by first-order DARTS for
     ``epochs`` epochs; f and f_v are its mean test-style CRPS (x units) on the genetic splits."""
-    from . import crps as scores
-    from . import ptn
 
     arch, genetic_train, genetic_val = split_for_search(data.arch, seed)
     base = base or ptn.PTNConfig()
@@ -260,5 +260,4 @@ def ptn_search(data, population: int = 4, generations: int = 2, epochs: int = 6,
 
 
 def _config_dict(config) -> dict:
-    from dataclasses import asdict
     return asdict(config)

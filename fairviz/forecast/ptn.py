@@ -33,8 +33,8 @@ from typing import Callable
 
 import numpy as np
 
-from . import crps as scores
-from .windows import HISTORY, HORIZON, N_FORECASTS, Windows
+from fairviz.forecast import crps as scores
+from fairviz.forecast.windows import HISTORY, HORIZON, N_FORECASTS, Windows
 
 NORMS = ("layer", "batch", "none")
 SEQUENCE_OPS = ("attention", "conv1d", "bigru")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import nvar as nv
-from .lorenz import PARAM_RANGES, LorenzSet
+from fairviz.forecast import nvar as nv
+from fairviz.forecast.lorenz import PARAM_RANGES, LorenzSet
 
 HISTORY = 16
 N_FORECASTS = 10

@@ -22,13 +22,6 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--
 
 
 
-def pytest_collection_modifyitems(items):
-    """Every test in this folder drives a browser: mark it so `-m "not browser"` leaves it out."""
-    for item in items:
-        if "tests/browser/" in str(item.fspath).replace("\\", "/"):
-            item.add_marker(pytest.mark.browser)
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from .conftest import no_traceback, wait_for_app
 
-pytestmark = pytest.mark.slow             # (tests/browser/conftest.py marks every test here "browser")
+pytestmark = pytest.mark.slow             # ("browser" comes from tests/conftest.py, by folder)
 
 
 def _open_page(page, app_url) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from .conftest import no_traceback, wait_for_app
 
-pytestmark = pytest.mark.browser          # a conftest's pytestmark does not reach the test modules
+pytestmark = pytest.mark.browser
 
 
 def _nav(page, name: str) -> None:

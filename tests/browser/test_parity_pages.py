@@ -5,7 +5,7 @@ import pytest
 
 from .conftest import no_traceback, wait_for_app
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]      # (a conftest's pytestmark does not reach test modules)
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 def _open(page, app_url, link: str, heading: str) -> None:

@@ -1,0 +1,5 @@
+"""Predictive bias and calibration by group: reliability, calibration tests, smooth ECE, recalibration,
+feature residuals and performance (the lecture on predictive bias and calibration)."""
+from fairviz.calibration.analysis import OVERALL, CalibrationAudit, CalibrationParams, analyse
+
+__all__ = ["OVERALL", "CalibrationAudit", "CalibrationParams", "analyse"]

@@ -1,0 +1,5 @@
+import sys
+
+from fairviz.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,32 @@
+"""What every audit section takes (``AuditOptions``) and what it is (``Section``: run, to_dict, to_html)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from fairviz.calibration import CalibrationParams
+from fairviz.core.data import Predictions
+from fairviz.residuals import RDFParams
+from fairviz.sample_size.analysis import MatchParams
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    attribute: str | None = None
+    threshold: float = 0.5
+    rdf: RDFParams = field(default_factory=RDFParams)
+    calibration: CalibrationParams = field(default_factory=CalibrationParams)
+    progress: Callable[[float, str], None] | None = None
+    benefit: str = "positive"            # which prediction is the benefit for parity/MATCH ("negative": COMPAS-style)
+    match: MatchParams = field(default_factory=MatchParams)
+    cps_lambda: float = 5.0
+    explain: Any = None          # fairviz.report.explain.ExplainAuditOptions: adds the explanation-disparity section
+
+
+@dataclass(frozen=True)
+class Section:
+    """One analysis in the audit: ``run`` computes its result; ``to_dict`` and ``to_html`` render it."""
+    name: str
+    run: Callable[[Predictions, AuditOptions], Any]
+    to_dict: Callable[[Predictions, Any, AuditOptions], dict]
+    to_html: Callable[[Predictions, Any, dict], list[tuple[str, str]]]

@@ -1,0 +1,5 @@
+"""Residual Distribution Fairness (sorted residual curves, knees, RDF metrics, knee error concentration, D*)."""
+from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
+from fairviz.residuals.knees import KneeSettings
+
+__all__ = ["KneeSettings", "RDFParams", "ResidualAudit", "analyse", "threshold_check"]

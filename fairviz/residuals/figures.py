@@ -1,0 +1,139 @@
+"""Figures of the Residual Distribution Fairness page. They take results from ``fairviz.residuals``, never rows."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from fairviz.residuals.analysis import ResidualAudit, ThresholdCheck
+from fairviz.core.serialize import nan_if_none
+from fairviz.core.theme import KNEE_COLOUR, NEUTRAL, REGION_FILL, TEMPLATE, group_style
+from fairviz.core.wording import fmt
+
+OUTCOME_TITLES = {"all": "All rows", "y0": "Y = 0 (residual = score; drives FPR)",
+                  "y1": "Y = 1 (residual = score − 1; drives TPR)"}
+
+
+def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, outcome: str = "all",
+                         hover_labels: np.ndarray | None = None, texts: np.ndarray | None = None,
+                         show_regions: bool = True, height: int = 620) -> go.Figure:
+    """Quantile function of D = P̂ − Y per group, with knees (diamonds) and ε-regions (shaded)."""
+    fig = go.Figure()
+    names = [g.name for g in audit.groups]
+    shown = groups or names
+    for name in shown:
+        index = names.index(name)
+        _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts)
+        if outcome == "all":
+            summary = audit.group(name)
+            for knee in summary.knees:
+                if show_regions and audit.params.region_mode == "percentile":
+                    eps = audit.params.region_eps
+                    fig.add_vrect(x0=100 * max(knee.percentile - eps, 0), x1=100 * min(knee.percentile + eps, 1),
+                                  fillcolor=REGION_FILL, line_width=0, layer="below")
+                fig.add_trace(go.Scatter(
+                    x=[100 * knee.percentile], y=[knee.residual], mode="markers",
+                    marker=dict(symbol="diamond", size=14, color=KNEE_COLOUR, line=dict(color="white", width=1.5)),
+                    name=f"{name}: {knee.side} knee", legendgroup=name, showlegend=False,
+                    hovertemplate=(f"<b>{name}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
+                                   "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
+    ece_text = ", ".join(f"{g.name} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
+    fig.add_hline(y=0, line=dict(color=NEUTRAL, width=1))
+    fig.update_layout(
+        template=TEMPLATE, height=height,
+        title=dict(text=f"Sorted residuals by {audit.attribute} — {OUTCOME_TITLES[outcome]}"
+                        f"<br><sup>ECE (15 bins): {ece_text}</sup>"),
+        xaxis=dict(title="Percentile within group (%)", range=[0, 100]),
+        yaxis=dict(title="Residual D = score − label", range=_y_range(outcome)),
+        legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0, title_text=""),
+        margin=dict(t=90, b=40),
+    )
+    return fig
+
+
+def _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts) -> None:
+    curve = audit.curves[name][outcome]
+    if curve.percentile.size == 0:
+        return
+    style = group_style(index)
+    rows = curve.row
+    custom = np.column_stack([
+        hover_labels[rows] if hover_labels is not None else rows.astype(str),
+        np.array([_shorten(t) for t in texts[rows]]) if texts is not None else np.full(rows.size, ""),
+    ])
+    fig.add_trace(go.Scattergl(
+        x=100 * curve.percentile, y=curve.residual, mode="lines", name=f"{name} (n = {audit.group(name).n:,})",
+        legendgroup=name, line=dict(color=style["color"], dash=style["dash"], width=3), customdata=custom,
+        hovertemplate=(f"<b>{name}</b><br>percentile %{{x:.1f}}%<br>residual %{{y:.3f}}<br>"
+                       "%{customdata[0]}<br>%{customdata[1]}<extra></extra>")))
+
+
+def _shorten(text: str, width: int = 90) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _y_range(outcome: str) -> list[float]:
+    return {"all": [-1.05, 1.05], "y0": [-0.05, 1.05], "y1": [-1.05, 0.05]}[outcome]
+
+
+def outcome_panels(audit: ResidualAudit, groups: list[str] | None = None,
+                   hover_labels: np.ndarray | None = None, height: int = 480) -> go.Figure:
+    """The outcome-conditional views side by side: separation in either panel is an EO violation."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[OUTCOME_TITLES["y0"], OUTCOME_TITLES["y1"]],
+                        horizontal_spacing=0.08)
+    names = [g.name for g in audit.groups]
+    for col, outcome in enumerate(("y0", "y1"), start=1):
+        for name in groups or names:
+            curve = audit.curves[name][outcome]
+            style = group_style(names.index(name))
+            labels = hover_labels[curve.row] if hover_labels is not None else curve.row.astype(str)
+            fig.add_trace(go.Scattergl(x=100 * curve.percentile, y=curve.residual, mode="lines", name=name,
+                                       legendgroup=name, showlegend=col == 1, customdata=labels,
+                                       line=dict(color=style["color"], dash=style["dash"], width=3),
+                                       hovertemplate=f"<b>{name}</b> %{{x:.1f}}%: %{{y:.3f}}<br>%{{customdata}}"
+                                                     "<extra></extra>"), row=1, col=col)
+        fig.update_xaxes(title_text="Percentile within group (%)", range=[0, 100], row=1, col=col)
+        fig.update_yaxes(range=_y_range(outcome), row=1, col=col)
+    fig.update_yaxes(title_text="Residual", row=1, col=1)
+    fig.update_layout(template=TEMPLATE, height=height, title="Outcome-conditional residuals",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.08, xanchor="right", x=1.0))
+    return fig
+
+
+def threshold_figure(check: ThresholdCheck) -> go.Figure:
+    """Theorem 6.1: each group's PPR, TPR and FPR counted directly (bars) and read off residual CDFs (markers)."""
+    fig = go.Figure()
+    metrics = ["ppr", "tpr", "fpr"]
+    labels = {"ppr": "Positive rate (DP)", "tpr": "TPR (EO)", "fpr": "FPR (EO)"}
+    for index, name in enumerate(check.groups):
+        style = group_style(index)
+        x = [labels[m] for m in metrics]
+        fig.add_trace(go.Bar(x=x, y=[nan_if_none(check.direct[name][m]) for m in metrics], name=f"{name} counted",
+                             marker_color=style["color"], offsetgroup=index,
+                             hovertemplate=f"<b>{name}</b> %{{x}} counted: %{{y:.4f}}<extra></extra>"))
+        fig.add_trace(go.Scatter(x=x, y=[nan_if_none(check.from_residuals[name][m]) for m in metrics],
+                                 name=f"{name} from residual CDF", mode="markers", offsetgroup=index,
+                                 marker=dict(symbol="x-thin", size=18, line=dict(width=3, color="black")),
+                                 hovertemplate=f"<b>{name}</b> %{{x}} from residuals: %{{y:.4f}}<extra></extra>",
+                                 showlegend=index == 0))
+    fig.update_layout(template=TEMPLATE, barmode="group", height=420, yaxis=dict(title="Rate", range=[0, 1.05]),
+                      title=f"Rates at threshold τ = {check.threshold:.2f}: counted (bars) = from residuals (×)",
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+    return fig
+
+
+def concentration_figure(audit: ResidualAudit) -> go.Figure:
+    """Mean |D| in knee regions vs elsewhere, with bootstrap intervals."""
+    c = audit.concentration
+    fig = go.Figure(go.Bar(
+        x=["Knee regions", "Elsewhere"], y=[c.knee_mean, c.nonknee_mean],
+        marker_color=[KNEE_COLOUR, NEUTRAL],
+        error_y=dict(type="data", symmetric=False,
+                     array=[nan_if_none(c.knee_mean_ci.high) - c.knee_mean, nan_if_none(c.nonknee_mean_ci.high) - c.nonknee_mean],
+                     arrayminus=[c.knee_mean - nan_if_none(c.knee_mean_ci.low), c.nonknee_mean - nan_if_none(c.nonknee_mean_ci.low)]),
+        text=[f"n = {c.n_knee:,}", f"n = {c.n_nonknee:,}"], textposition="inside",
+        hovertemplate="%{x}: mean |D| %{y:.3f}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, height=380, yaxis_title="Mean |residual|",
+                      title=f"Error concentration: ratio {fmt(c.ratio, 2)}×")
+    return fig
+

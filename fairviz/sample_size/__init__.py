@@ -1,0 +1,1 @@
+"""Sample-size-aware significance: MATCH (metric distributions under a binomial null) and CPS smoothing."""

@@ -1,0 +1,398 @@
+"""fairviz.calibration against the lecture's worked numbers (seed 001), statsmodels, scikit-learn and relplot,
+and on simulations with known (mis)calibration."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+from scipy import stats as sps
+from scipy.special import expit
+from sklearn.calibration import calibration_curve
+from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
+
+from fairviz.calibration import analysis as C
+from fairviz.core.ece import ece
+from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.core.stats import benjamini_hochberg
+
+# The lecture's §4.2.2 table: (lower, upper, bin_avg, n, n_1, p_1, beta_lower, beta_upper, p_hat, moe).
+LECTURE_BINS = [
+    (0.0, 0.1, 0.016, 1817, 14, 0.008, 0.005, 0.013, 0.008, 0.004),
+    (0.2, 0.3, 0.237, 53, 15, 0.291, 0.180, 0.416, 0.283, 0.121),
+    (0.1, 0.2, 0.136, 98, 9, 0.100, 0.050, 0.166, 0.092, 0.057),
+    (0.3, 0.4, 0.355, 15, 8, 0.529, 0.299, 0.753, 0.533, 0.252),
+    (0.5, 0.6, 0.525, 5, 4, 0.714, 0.359, 0.957, 0.800, 0.351),
+    (0.4, 0.5, 0.461, 8, 6, 0.700, 0.400, 0.925, 0.750, 0.300),
+    (0.6, 0.7, 0.651, 3, 2, 0.600, 0.194, 0.932, 0.667, 0.533),
+    (0.8, 0.9, 0.873, 1, 1, 0.667, 0.158, 0.987, 1.000, 0.000),
+]
+
+
+def lecture_rows() -> tuple[np.ndarray, np.ndarray]:
+    """Data reproducing the table: in each bin, n predictions equal to bin_avg, exactly n_1 of them positive."""
+    score, y = [], []
+    for _, _, avg, n, n1, *_ in LECTURE_BINS:
+        score += [avg] * n
+        y += [1] * n1 + [0] * (n - n1)
+    return np.array(score), np.array(y)
+
+
+def frame_predictions(frame: pd.DataFrame, group: str = "group"):
+    return build_predictions(frame, ColumnMapping(label="y", score="score", groups=(group,)), source="test")
+
+
+# ----------------------------------------------------------------------------------------------- binning table
+
+def test_beta_interval_reproduces_the_lecture_table():
+    k = np.array([r[4] for r in LECTURE_BINS])
+    n = np.array([r[3] for r in LECTURE_BINS])
+    table = C.reliability_from_sums(np.zeros(8), np.ones(8), n, k, n * 0.5)
+    for i, row in enumerate(LECTURE_BINS):
+        p_1, lo, hi, p_hat, moe = row[5:]
+        assert round(table.post_mean[i], 3) == pytest.approx(p_1, abs=1e-9)
+        assert round(table.ci_low[i], 3) == pytest.approx(lo, abs=1e-9)
+        assert round(table.ci_high[i], 3) == pytest.approx(hi, abs=1e-9)
+        assert round(table.observed[i], 3) == pytest.approx(p_hat, abs=1e-9)
+        assert round(table.wald_moe[i], 3) == pytest.approx(moe, abs=1e-9)
+
+
+@pytest.mark.parametrize("method", ["jeffreys", "clopper_pearson"])
+def test_other_intervals_do_not_reproduce_the_small_bins(method):
+    """Negative control (spec B3): the usual alternatives disagree with the table in bins 5–8."""
+    for row in LECTURE_BINS[4:]:
+        lo, hi = C.binomial_interval(row[4], row[3], method=method)
+        assert (round(float(lo), 3), round(float(hi), 3)) != (row[6], row[7])
+
+
+def test_reliability_table_end_to_end_on_data_built_from_the_lecture():
+    score, y = lecture_rows()
+    table = C.reliability_table(y, score, n_bins=10)
+    assert table.n.sum() == 2000 and table.n_pos.sum() == 59
+    by_edges = {(round(lo, 1), round(hi, 1)): i for i, (lo, hi) in enumerate(zip(table.lower, table.upper))}
+    assert int(table.nonempty.sum()) == 8
+    for lower, upper, avg, n, n1, p_1, lo, hi, p_hat, moe in LECTURE_BINS:
+        i = by_edges[(lower, upper)]
+        assert (table.n[i], table.n_pos[i]) == (n, n1)
+        np.testing.assert_allclose([table.mean_pred[i], table.observed[i], table.post_mean[i], table.ci_low[i],
+                                    table.ci_high[i], table.wald_moe[i]],
+                                   [avg, p_hat, p_1, lo, hi, moe], atol=5e-4 + 1e-9)
+    empty = ~table.nonempty
+    assert np.isnan(table.observed[empty]).all() and np.isnan(table.ci_low[empty]).all()
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_reliability_table_matches_sklearn_calibration_curve(strategy):
+    rng = np.random.default_rng(5)
+    score = rng.beta(2, 5, 20_000)
+    y = rng.binomial(1, np.clip(score * 1.2, 0, 1))
+    table = C.reliability_table(y, score, n_bins=10, strategy=strategy)
+    prob_true, prob_pred = calibration_curve(y, score, n_bins=10, strategy=strategy)
+    ok = table.nonempty
+    np.testing.assert_allclose(table.observed[ok], prob_true, rtol=1e-12)
+    np.testing.assert_allclose(table.mean_pred[ok], prob_pred, rtol=1e-12)
+    if strategy == "quantile":
+        assert table.n.max() - table.n.min() <= 1          # equal-count bins
+
+
+def test_equal_width_bins_use_the_ece_edge_rule():
+    """[k/n, (k+1)/n), the last bin closed: 0.3 falls in [0.3, 0.4) and 1.0 in the last bin."""
+    table = C.reliability_table(np.array([0, 1, 1]), np.array([0.3, 1.0, 0.0]), n_bins=10)
+    assert table.n[3] == 1 and table.n[9] == 1 and table.n[0] == 1
+    assert table.upper[2] == 0.3 and table.lower[3] == 0.3       # edges are clean decimals (JSON)
+
+
+def test_pearson_residuals_reproduce_the_lecture_and_stay_finite():
+    r = C.pearson_residuals(np.array([1, 0, 1, 0]), np.array([0.032, 0.5, 0.21567, 0.00058]))
+    np.testing.assert_allclose(r, [5.5, -1.0, 1.907, -0.024], atol=1e-3)
+    assert np.isfinite(C.pearson_residuals(np.array([1, 0]), np.array([0.0, 1.0]))).all()
+
+
+# ----------------------------------------------------------------------------------------------- logistic tests
+
+def _aggregate(score, y):
+    distinct, inverse = np.unique(score, return_inverse=True)
+    return C.logit(distinct), np.bincount(inverse), np.bincount(inverse, weights=y)
+
+
+def simulate(n, seed, intercept=0.0, slope=1.0, mean=-4.7, sd=1.5):
+    """γ ~ N(mean, sd), p̂ = expit(γ), y ~ Bernoulli(expit(intercept + slope·γ))."""
+    rng = np.random.default_rng(seed)
+    gamma = rng.normal(mean, sd, n)
+    y = rng.binomial(1, expit(intercept + slope * gamma))
+    return expit(gamma), y
+
+
+def test_linear_bias_test_matches_statsmodels_glm_with_offset():
+    score, y = simulate(3000, 11, intercept=0.927, slope=1.586, mean=-3, sd=1.5)
+    test = C.linear_bias_test(*_aggregate(score, y))
+    gamma = C.logit(score)
+    ref = sm.GLM(y, sm.add_constant(gamma), family=sm.families.Binomial(), offset=gamma).fit()
+    np.testing.assert_allclose([test.intercept.estimate, test.slope.estimate], ref.params, rtol=1e-7)
+    np.testing.assert_allclose([test.intercept.se, test.slope.se], ref.bse, rtol=1e-5)
+    np.testing.assert_allclose([test.intercept.p, test.slope.p], ref.pvalues, rtol=1e-3)   # p ~ 1e-13: z amplifies
+    offset_only = -2 * np.sum(y * np.log(score) + (1 - y) * np.log1p(-score))
+    assert test.deviance_fit == pytest.approx(ref.deviance, rel=1e-9)
+    assert test.joint.statistic == pytest.approx(offset_only - ref.deviance, rel=1e-7)
+    assert test.joint.p == pytest.approx(sps.chi2.sf(offset_only - ref.deviance, 2), rel=1e-6)
+    citl = sm.GLM(y, np.ones((y.size, 1)), family=sm.families.Binomial(), offset=gamma).fit()
+    assert test.in_the_large.estimate == pytest.approx(citl.params[0], rel=1e-7)
+
+
+def test_lecture_glm_printout_on_data_simulated_to_match():
+    """The lecture's fit: logit p = 0.927 + 1.586·γ, γ̄ = −4.681 (from the gam intercept), 59 events in 2,000.
+    With γ ~ N(−4.681, 1.840) (1.840 makes the expected event rate 59/2000), the expected standard errors at
+    n = 2,000 are 0.306 and 0.150 against the printed 0.307 and 0.152; one simulated test set reproduces the
+    printout within sampling error, and a large one recovers the coefficients."""
+    score, y = simulate(2000, 3, intercept=0.927, slope=1.586, mean=-4.681, sd=1.840)
+    test = C.linear_bias_test(*_aggregate(score, y))
+    assert abs(test.intercept.estimate - 0.927) < 3 * 0.307 and abs(test.slope.estimate - 0.586) < 3 * 0.152
+    assert test.intercept.se == pytest.approx(0.307, rel=0.25) and test.slope.se == pytest.approx(0.152, rel=0.25)
+    assert test.slope.z > 0 and test.joint.p < 0.01
+    big = C.linear_bias_test(*_aggregate(*simulate(400_000, 4, 0.927, 1.586, -4.681, 1.840)))
+    assert big.intercept.estimate == pytest.approx(0.927, abs=0.08)
+    assert big.slope.estimate == pytest.approx(0.586, abs=0.04)
+    assert big.calibration_slope == pytest.approx(1.586, abs=0.04)
+    assert "under-confident" in C.slope_words(big)
+
+
+def test_null_deviance_of_the_lecture_is_532():
+    """'Deviance explained = 45.7%' with 59 events in 2,000 rows implies a null deviance of 532.00."""
+    fit = C.fit_logistic(np.ones((2, 1)), np.array([59, 1941]), np.array([59, 0]))
+    assert round(fit.deviance, 2) == 532.00
+    assert 1 - 288.92 / fit.deviance == pytest.approx(0.457, abs=5e-4)
+
+
+def test_false_positive_rate_near_alpha_on_calibrated_data():
+    rejections = [C.linear_bias_test(*_aggregate(*simulate(2000, seed))).joint.p < 0.05 for seed in range(200)]
+    assert 0.02 <= np.mean(rejections) <= 0.09
+
+
+def test_power_on_the_lectures_miscalibration():
+    rejections = [C.linear_bias_test(*_aggregate(*simulate(2000, 1000 + seed, 0.927, 1.586))).joint.p < 0.05
+                  for seed in range(100)]
+    assert np.mean(rejections) >= 0.95
+
+
+def test_platt_equals_linear_test_coefficients():
+    from fairviz.calibration.recalibration import fit_platt
+
+    score, y = simulate(4000, 8, 0.5, 1.3, -2, 1.5)
+    test = C.linear_bias_test(*_aggregate(score, y))
+    platt = fit_platt(score, y).params
+    assert platt["a"] == pytest.approx(test.intercept.estimate, abs=1e-6)
+    assert platt["b"] == pytest.approx(1 + test.slope.estimate, abs=1e-6)
+
+
+def test_spline_test_detects_non_linear_bias_and_matches_statsmodels():
+    worst = 0.0
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        gamma = rng.normal(-1, 1.5, 2000)
+        y = rng.binomial(1, expit(gamma + 0.5 * ((gamma + 1) / 1.5) ** 2 - 0.5))
+        agg = _aggregate(expit(gamma), y)
+        test = C.spline_bias_test(*agg, knots_wanted=4)
+        worst = max(worst, test.vs_linear.p)
+    assert worst < 0.01
+    fit, knots, _ = C.spline_fit(*agg, knots_wanted=4)
+    g = C.logit(expit(gamma))
+    ref = sm.GLM(y, C.spline_design(g, knots), family=sm.families.Binomial()).fit()
+    assert fit.deviance == pytest.approx(ref.deviance, rel=1e-8)
+    assert test.vs_linear.df == 2 and test.vs_calibrated.df == 4
+
+
+def test_spline_test_keeps_its_level_on_linear_miscalibration():
+    """Linear miscalibration is not non-linear: the spline-vs-line test rejects at about α."""
+    rejections = []
+    for seed in range(100):
+        agg = _aggregate(*simulate(2000, 500 + seed, 0.5, 1.4, -2, 1.5))
+        rejections.append(C.spline_bias_test(*agg).vs_linear.p < 0.05)
+    assert np.mean(rejections) <= 0.12
+
+
+def test_smooth_curve_band_contains_the_truth_on_calibrated_data():
+    score, y = simulate(20_000, 2, mean=-1, sd=1.2)
+    gamma, n, s = _aggregate(score, y)
+    fit, knots, reason = C.spline_fit(gamma, n, s, 4)
+    curve = C.smooth_curve(fit, knots, gamma, n)
+    inner = (curve.p > 0.05) & (curve.p < 0.8)
+    assert np.mean((curve.low[inner] <= curve.p[inner]) & (curve.p[inner] <= curve.high[inner])) > 0.9
+    assert np.all(curve.low <= curve.fitted) and np.all(curve.fitted <= curve.high)
+
+
+# ----------------------------------------------------------------------------------------------- smooth ECE
+
+def _smece_brute(y, f, grid=3001, iterations=30):
+    """The definition, term by term: reflected Gaussian kernel (sums of images), trapezoid integral, bisection."""
+    t = np.linspace(0, 1, grid)
+    shifts = np.stack([t[:, None] - f[None, :] + 2 * k for k in (-1, 0, 1)]
+                      + [t[:, None] + f[None, :] + 2 * k for k in (-1, 0, 1)])
+    r = (y - f) / f.size
+
+    def at(sigma):
+        kernel = np.exp(-0.5 * (shifts / sigma) ** 2).sum(0) / (sigma * np.sqrt(2 * np.pi))
+        return np.trapezoid(np.abs(kernel @ r), t)
+
+    lo, hi = 1e-3, 0.5
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if at(mid) > mid else (lo, mid)
+    return at((lo + hi) / 2)
+
+
+@pytest.mark.slow
+def test_smooth_ece_matches_its_definition():
+    rng = np.random.default_rng(3)
+    for f in (rng.uniform(0, 1, 150), rng.beta(1, 6, 150)):
+        y = rng.binomial(1, np.clip(1.3 * f, 0, 1)).astype(float)
+        assert C.smooth_ece(y, f)[0] == pytest.approx(_smece_brute(y, f), abs=2e-5)
+
+
+def test_smooth_ece_of_a_constant_prediction_is_the_gap():
+    """With p̂ ≡ c and base rate b the smoothed residual is b − c everywhere: smECE = |b − c| for any σ."""
+    y = np.r_[np.ones(300), np.zeros(700)]
+    assert C.smooth_ece(y, np.full(1000, 0.42))[0] == pytest.approx(0.12, abs=1e-6)
+
+
+def test_smooth_ece_agrees_with_relplot():
+    """relplot 1.0.3's smECE on the bundled synthetic sample (computed once, relplot is not a dependency):
+    A 0.0176, B 0.0586, C 0.0635. relplot discretises on a grid whose endpoint masses are reflected once,
+    hence the small difference; ours matches the continuous definition (test above)."""
+    from fairviz.core.samples import load_sample
+
+    pred = load_sample("synthetic")
+    view = pred.groups("group")
+    for name, reference in {"A": 0.0176, "B": 0.0586, "C": 0.0635}.items():
+        mask = view.mask(name)
+        assert C.smooth_ece(pred.y[mask], pred.score[mask])[0] == pytest.approx(reference, abs=1e-3)
+
+
+def test_smooth_ece_batches_equal_single_runs():
+    rng = np.random.default_rng(9)
+    masses = rng.normal(0, 3, (5, C.CELLS))
+    batch, sigma = C.smooth_ece_from_masses(masses, 1000)
+    single = [C.smooth_ece_from_masses(m, 1000)[0][0] for m in masses]
+    np.testing.assert_allclose(batch, single, rtol=1e-6)
+    narrowed, _ = C.smooth_ece_from_masses(masses, 1000, near=float(np.median(sigma)))
+    np.testing.assert_allclose(narrowed, batch, rtol=1e-4)
+
+
+def test_basic_interval_reflects_the_bootstrap_distribution():
+    interval = C.basic_interval(0.05, np.linspace(0.04, 0.09, 1001), floor=0.0)
+    assert interval.low == pytest.approx(0.1 - 0.08875, abs=1e-9) and interval.high == pytest.approx(0.1 - 0.04125)
+    assert C.basic_interval(0.01, np.linspace(0.02, 0.05, 101), floor=0.0).low == 0.0
+
+
+# ----------------------------------------------------------------------------------------------- analyse
+
+@pytest.fixture(scope="module")
+def three_groups():
+    """A calibrated, B over-predicted (shift +0.5 on the logit), C under-confident (temperature 1.6), D tiny."""
+    rng = np.random.default_rng(21)
+    sizes = {"A": 4000, "B": 3000, "C": 3000, "D": 12}
+    frames = []
+    for name, size in sizes.items():
+        gamma = rng.normal(-1, 1.5, size)
+        y = rng.binomial(1, expit(gamma))
+        score = expit(gamma + 0.5) if name == "B" else expit(gamma / 1.6) if name == "C" else expit(gamma)
+        frames.append(pd.DataFrame({"y": y, "score": score, "group": name}))
+    frame = pd.concat(frames, ignore_index=True)
+    pred = frame_predictions(frame)
+    return pred, C.analyse(pred, "group", C.CalibrationParams(resamples=300, seed=1))
+
+
+def test_analyse_finds_the_planted_miscalibration(three_groups):
+    pred, audit = three_groups
+    a, b, c, d = (audit.group(x) for x in "ABCD")
+    assert a.linear.joint.p > 0.01
+    assert b.linear.in_the_large.estimate == pytest.approx(-0.5, abs=0.1)          # over-predicted
+    assert c.linear.slope.estimate == pytest.approx(0.6, abs=0.15)                # under-confident: 1 + β₁ = T
+    assert b.joint_p_adjusted < 1e-6 and c.joint_p_adjusted < 1e-6
+    assert d.linear.status.startswith("not enough data (n = 12")
+    assert audit.difference.linear.p < 1e-6 and "D" in audit.difference.excluded
+    assert c.smooth_ece > a.smooth_ece and b.ece > a.ece
+    p = [g.linear.joint.p if g.linear.ok else np.nan for g in audit.groups]
+    np.testing.assert_allclose([g.joint_p_adjusted for g in audit.groups], benjamini_hochberg(p), equal_nan=True)
+
+
+def test_analyse_numbers_match_direct_computation(three_groups):
+    pred, audit = three_groups
+    view = pred.groups("group")
+    for g in audit.groups:
+        m = view.mask(g.name)
+        assert g.ece == pytest.approx(ece(pred.score[m], pred.y[m]), abs=1e-12)
+        assert g.performance.auroc == pytest.approx(roc_auc_score(pred.y[m], pred.score[m]), abs=1e-12)
+        assert g.performance.log_loss == pytest.approx(log_loss(pred.y[m], pred.score[m]), rel=1e-9)
+        assert g.performance.brier == pytest.approx(brier_score_loss(pred.y[m], pred.score[m]), rel=1e-9)
+        table = C.reliability_table(pred.y[m], pred.score[m], audit.params.n_bins)
+        np.testing.assert_array_equal(g.reliability["uniform"].n, table.n)
+        ci = g.performance.auroc_ci
+        assert ci.low <= g.performance.auroc <= ci.high
+    big, tiny = audit.group("A").performance.auroc_ci, audit.group("D").performance.auroc_ci
+    assert (tiny.high - tiny.low) > 3 * (big.high - big.low)                    # a small group's noise is visible
+    assert audit.group("D").performance.status.startswith("insufficient data (3 positive")
+    assert audit.overall.n == pred.n
+
+
+def test_group_difference_test_equals_the_interaction_model(three_groups):
+    pred, audit = three_groups
+    view = pred.groups("group")
+    keep = ~view.mask("D")
+    gamma = C.logit(pred.score[keep])
+    groups = pd.Categorical(np.asarray(view.names)[view.codes[keep]])
+    dummies = pd.get_dummies(groups, drop_first=True, dtype=float).to_numpy()
+    shared = sm.GLM(pred.y[keep], sm.add_constant(gamma), family=sm.families.Binomial(), offset=gamma).fit()
+    full_x = np.column_stack([np.ones_like(gamma), gamma, dummies, dummies * gamma[:, None]])
+    full = sm.GLM(pred.y[keep], full_x, family=sm.families.Binomial(), offset=gamma).fit()
+    diff = audit.difference
+    assert diff.linear.df == 4
+    assert diff.linear.statistic == pytest.approx(shared.deviance - full.deviance, rel=1e-4)
+    b = diff.differences["B"]["intercept"]
+    assert b.estimate == pytest.approx(full.params[2], rel=1e-4) and b.se == pytest.approx(full.bse[2], rel=1e-3)
+
+
+def test_pairs_are_ordered_i_minus_j(three_groups):
+    _, audit = three_groups
+    pair = next(p for p in audit.pairs if (p.group_i, p.group_j) == ("A", "B"))
+    assert pair.smooth_ece_diff == pytest.approx(audit.group("A").smooth_ece - audit.group("B").smooth_ece)
+    assert pair.smooth_ece_diff_ci.high < 0                                       # A is better calibrated than B
+
+
+def test_scores_of_exactly_zero_or_one_are_clipped_with_a_note():
+    rng = np.random.default_rng(4)
+    score = rng.uniform(0.05, 0.95, 600)
+    score[:5], score[5:10] = 0.0, 1.0
+    y = rng.binomial(1, score)
+    pred = frame_predictions(pd.DataFrame({"y": y, "score": score, "group": np.repeat(["a", "b"], 300)}))
+    audit = C.analyse(pred, "group", C.CalibrationParams(resamples=50))
+    assert audit.n_clipped == 10
+    assert any("exactly 0 or 1" in n for n in audit.notes)
+    assert np.isfinite(audit.overall.linear.slope.estimate) and np.isfinite(audit.overall.performance.log_loss)
+
+
+def test_a_group_with_one_score_value_gets_a_reason_not_a_number():
+    rng = np.random.default_rng(5)
+    score = np.r_[np.full(300, 0.3), rng.uniform(0.05, 0.95, 300)]
+    y = rng.binomial(1, score)
+    pred = frame_predictions(pd.DataFrame({"y": y, "score": score, "group": np.repeat(["flat", "varied"], 300)}))
+    audit = C.analyse(pred, "group", C.CalibrationParams(resamples=0))
+    flat = audit.group("flat")
+    assert flat.linear.status.startswith("every score in the group is the same")
+    assert flat.spline.status.startswith("too few distinct scores") and flat.curve.p.size == 0
+    assert audit.group("varied").linear.ok and np.isfinite(flat.smooth_ece)
+
+
+def test_no_resamples_gives_undefined_intervals_not_zero():
+    rng = np.random.default_rng(2)
+    score = rng.uniform(0.05, 0.95, 400)
+    pred = frame_predictions(pd.DataFrame({"y": rng.binomial(1, score), "score": score,
+                                           "group": np.repeat(["a", "b"], 200)}))
+    audit = C.analyse(pred, "group", C.CalibrationParams(resamples=0))
+    assert np.isnan(audit.overall.smooth_ece_ci.low) and np.isfinite(audit.overall.smooth_ece)
+
+
+def test_parameters_are_validated():
+    with pytest.raises(ValueError):
+        C.CalibrationParams(strategy="kmeans")
+    with pytest.raises(ValueError):
+        C.CalibrationParams(spline_knots=9)

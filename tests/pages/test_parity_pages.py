@@ -1,0 +1,139 @@
+"""The Group parity and Sample-size significance pages in Streamlit's AppTest, on the COMPAS sample."""
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+
+def _open(page: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def _radio(at: AppTest, label: str):
+    return next(r for r in at.radio if r.label == label)
+
+
+def _text(at: AppTest) -> str:
+    parts = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    parts += [e.body for kind in (at.error, at.warning, at.success, at.info) for e in kind]
+    return "\n".join(parts)
+
+
+def test_parity_page_reproduces_compas_and_reads_the_pair():
+    at = _open("pages/3_parity.py")
+    assert at.session_state["threshold"] == 0.4                      # the sample's threshold survives the switch
+    assert _radio(at, "Beneficial outcome").value == "negative"       # COMPAS: low risk is the benefit
+    assert at.selectbox(key="parity_i").value == "Other"              # the largest |OFI| is preselected
+    assert at.selectbox(key="parity_j").value == "Native American"
+    m = _metrics(at)
+    assert (m["OFI (i − j)"], m["DI (i ÷ j)"], m["DPPL (i − j)"]) == ("0.254", "2.371", "0.457")
+    assert "Algorithmic bias in favour of Other" in _text(at)
+
+    at.selectbox(key="parity_i").set_value("African-American").run()
+    at.selectbox(key="parity_j").set_value("Caucasian").run()
+    m = _metrics(at)
+    assert (m["OFI (i − j)"], m["DI (i ÷ j)"]) == ("-0.120", "0.632")             # spec 002 §1.7.2 / §1.7.3
+    text = _text(at)
+    assert "Algorithmic bias in favour of Caucasian" in text
+    assert "below 4/5, so the four-fifths rule flags bias for Caucasian" in text
+    # the confusion matrices of the pair, in the flipped orientation: African-American (990, 805, 532, 1369)
+    frames = [d.value for d in at.dataframe]
+    aa = next(f for f in frames if list(f.columns) == ["predicted benefit", "predicted no benefit"])
+    assert aa.to_numpy().tolist() == [[990, 805], [532, 1369]]
+
+    _radio(at, "Beneficial outcome").set_value("positive").run()     # the raw orientation negates OFI
+    assert _metrics(at)["OFI (i − j)"] == "0.120"
+    assert _metrics(at)["DI (i ÷ j)"] == "1.690"
+    assert not at.exception
+
+
+def test_parity_page_undefined_cells_intersections_and_tables():
+    at = _open("pages/3_parity.py")
+    at.slider(key="threshold").set_value(0.0).run()                   # everyone high risk: nobody gets the benefit
+    assert _metrics(at)["DI (i ÷ j)"] == "undefined"
+    assert "DI is undefined: neither group gets any benefit (0/0)" in _text(at)
+
+    at.slider(key="threshold").set_value(0.4).run()
+    at.selectbox(key="parity_cross").set_value("sex").run()
+    groups = at.selectbox(key="parity_i").options
+    assert "African-American × Male" in groups and len(groups) == 12
+    at.selectbox(key="parity_metric").set_value("te").run()
+    assert not at.exception
+    pairs = next(d.value for d in at.dataframe if "reading" in d.value.columns)
+    assert len(pairs) == 12 * 11 // 2
+    group_table = next(d.value for d in at.dataframe if "marginal benefit 𝓑" in d.value.columns)
+    assert group_table["n"].sum() == 7214
+
+
+def test_scenario_builder_tables_3_1_and_3_3():
+    at = _open("pages/3_parity.py")
+    m = _metrics(at)
+    assert (m["OFI = 𝓑_i − 𝓑_j"], m["DI = b_i ÷ b_j"]) == ("-0.056", "0.375")      # Table 3.1, Scenario A
+    at.selectbox(key="scenario_preset").set_value("B").run()
+    m = _metrics(at)
+    assert m["OFI = 𝓑_i − 𝓑_j"] == "0.222" and m["DI = b_i ÷ b_j"] == "undefined (= 1 by convention)"
+    at.selectbox(key="scenario_preset").set_value("C").run()
+    c = _metrics(at)
+    at.selectbox(key="scenario_preset").set_value("D").run()
+    d = _metrics(at)
+    assert (c["TE"], c["DCA"], c["OFI = 𝓑_i − 𝓑_j"]) == ("1.500", "0.833", "-0.367")
+    assert (d["TE"], d["DCA"], d["OFI = 𝓑_i − 𝓑_j"]) == ("1.500", "0.833", "-0.325")
+    at.number_input(key="scenario_j_tn").set_value(40).run()            # j gains many correct rejections
+    assert _metrics(at)["TE"] == "1.500" and _metrics(at)["OFI = 𝓑_i − 𝓑_j"] == "-0.223"    # −1/5 − 1/44
+    for cell in ("tp", "fn", "fp", "tn"):
+        at.number_input(key=f"scenario_i_{cell}").set_value(0)
+    at.run()
+    assert "Each group needs at least one person" in _text(at)
+    assert not at.exception
+
+
+def test_significance_page_match_cps_and_jaggedness():
+    at = _open("pages/4_significance.py")
+    assert "57 of 96" in _text(at)
+    at.selectbox(key="match_group").set_value("Asian").run()
+    at.selectbox(key="match_metric").set_value("tpr").run()
+    m = _metrics(at)
+    assert (m["Observed"], m["Percentile"], m["BH-adjusted p"]) == ("0.913", "98.6%", "0.049")
+    assert "Unlikely to be sampling noise at n = 32: higher than all other rows" in _text(at)
+
+    at.selectbox(key="match_metric").set_value("ppv").run()
+    assert "Not distinguishable from sampling noise at n = 32" in _text(at)
+
+    cps = next(d.value for d in at.dataframe if "TP (CPS)" in d.value.columns)
+    native = cps[cps["group"] == "Native American"].iloc[0]
+    assert native["TP (CPS)"] == pytest.approx(5.3682, abs=1e-4) and native["n"] == 18
+    text = _text(at)
+    assert "CPS with λ = 5 gives" in text
+    assert "Random subsamples of 5 people from 'Other'" in text                        # smallest group ≥ 100
+    holes = next(d.value for d in at.dataframe if "Theorem 4.3 (as printed)" in d.value.columns)
+    column = next(c for c in holes.columns if c.startswith("holes among the 455 matrices of n = 12"))
+    assert int(holes.set_index("metric").loc["MCC", column]) == 4 * 12                  # Theorem 4.3: 4n
+
+    at.selectbox(key="match_reference").set_value("Caucasian").run()
+    at.selectbox(key="match_group").set_value("Caucasian").run()
+    assert "'Caucasian' is the reference group itself." in _text(at)
+    assert not at.exception
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sample", ["adult", "default", "synthetic"])
+def test_both_pages_on_the_other_samples(sample):
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
+    at.selectbox(key="sample_choice").set_value(sample).run()
+    assert at.session_state["sample_key"] == sample
+    for page in ("pages/3_parity.py", "pages/4_significance.py"):
+        at.switch_page(page).run()
+        assert not at.exception, (sample, page, at.exception)
+        failures = [e.value for e in at.error if "Something went wrong" in e.value or "cannot be used" in e.value]
+        assert not failures, (sample, page, failures)                     # (red verdict boxes are fine)
+        assert _radio(at, "Beneficial outcome").value == "positive"       # only COMPAS starts flipped
+        assert at.metric, (sample, page)                                   # real numbers are shown

@@ -1,0 +1,67 @@
+"""The calibration section of the headless audit: JSON keys as the issue names them, the CLI and the HTML report."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fairviz.core.serialize import clean
+from fairviz.report.audit import AuditOptions, run_audit
+from fairviz.report.calibration import calibration_to_dict
+from fairviz.calibration.analysis import CalibrationParams, analyse
+from fairviz.cli.main import main
+from fairviz.residuals.analysis import RDFParams
+from fairviz.core.samples import load_sample, sample_path
+
+GROUP_KEYS = {"ece", "smooth_ece", "intercept", "intercept_p", "slope", "slope_p", "lr_p_value", "bins"}
+BIN_KEYS = {"lower", "upper", "n", "n_pos", "mean_pred", "observed", "ci_low", "ci_high"}
+
+
+def test_calibration_json_has_exactly_the_issue_keys():
+    pred = load_sample("compas")
+    cal = analyse(pred, "race", CalibrationParams(resamples=50))
+    data = clean(calibration_to_dict(cal))
+    section = data["calibration"]
+    assert set(section) == {*pred.groups("race").names, "overall"}
+    for name, values in section.items():
+        assert set(values) == GROUP_KEYS, name
+        assert len(values["bins"]) == 10 and all(set(b) == BIN_KEYS for b in values["bins"])
+    assert section["Native American"]["slope"] is None                  # not enough data: null, never 0
+    assert data["calibration_details"]["groups"]["Native American"]["status"].startswith("not enough data (n = 18")
+    aa = section["African-American"]
+    assert aa["slope"] == pytest.approx(cal.group("African-American").linear.slope.estimate)
+    assert sum(b["n"] for b in section["overall"]["bins"]) == pred.n
+    empty = [b for b in section["overall"]["bins"] if b["n"] == 0]
+    assert all(b["observed"] is None and b["ci_low"] is None for b in empty)
+    json.dumps(data)                                                     # JSON-safe
+
+
+@pytest.mark.slow
+def test_cli_writes_calibration_json_and_html(tmp_path, capsys):
+    out, report = tmp_path / "audit.json", tmp_path / "audit.html"
+    code = main(["audit", str(sample_path("synthetic")), "--label", "y", "--score", "score", "--group", "group",
+                 "--json", str(out), "--html", str(report), "--resamples", "100", "--knee-resamples", "0",
+                 "--bins", "8", "--bin-strategy", "quantile"])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert set(data["calibration"]) == {"A", "B", "C", "overall"}
+    assert len(data["calibration"]["A"]["bins"]) == 8
+    assert data["calibration_details"]["settings"]["strategy"] == "quantile"
+    assert data["calibration"]["B"]["intercept"] < 0 and data["calibration"]["C"]["slope"] > 0
+    text = capsys.readouterr().out
+    assert "calibration C:" in text and "calibration differs by group?" in text
+    page = report.read_text()
+    assert "Calibration: reliability diagrams" in page and "Subgroup performance with uncertainty" in page
+
+
+def test_cli_rejects_bad_bins(capsys):
+    code = main(["audit", str(sample_path("synthetic")), "--bins", "1"])
+    assert code == 2 and "--bins must be between 2 and 100" in capsys.readouterr().err
+
+
+def test_run_audit_keeps_the_calibration_options():
+    pred = load_sample("default")
+    audit = run_audit(pred, AuditOptions(rdf=RDFParams(resamples=50, knee_resamples=0),
+                                         calibration=CalibrationParams(n_bins=5, resamples=0)))
+    assert len(audit.data["calibration"]["overall"]["bins"]) == 5
+    assert audit.data["calibration_details"]["groups"]["overall"]["smooth_ece_ci"] == [None, None]

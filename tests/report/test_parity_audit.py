@@ -1,0 +1,105 @@
+"""The parity and significance sections of the headless audit: JSON keys, merging into pairs, CLI and HTML."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fairviz.report.audit import AuditOptions, merge_section, run_audit
+from fairviz.cli.main import main
+from fairviz.residuals.analysis import RDFParams
+from fairviz.core.samples import load_sample, sample_path
+from fairviz.sample_size.analysis import MATCH_METRICS, MatchParams
+
+TABLE_32 = ("ofi", "di", "dppl", "accd", "mccd", "pp", "te", "eo_fpr_gap", "eo_max_gap", "aaod", "dca", "dcr")
+FAST_RDF = RDFParams(resamples=50, knee_resamples=0)
+
+
+@pytest.fixture(scope="module")
+def compas_audit():
+    options = AuditOptions(attribute="race", threshold=0.4, rdf=FAST_RDF, benefit="negative")
+    return run_audit(load_sample("compas"), options)
+
+
+def test_pairs_gain_parity_metrics_merged_into_the_residual_pairs(compas_audit):
+    data = compas_audit.data
+    assert len(data["pairs"]) == 15                              # 6 groups: merged, not appended
+    for pair in data["pairs"]:
+        assert "f_dist" in pair                                  # the residual section's keys are kept
+        for key in TABLE_32:
+            assert key in pair
+        assert pair["four_fifths"] in ("for i", "for j", "none", "undefined")
+    aa_white = next(p for p in data["pairs"] if (p["group_i"], p["group_j"]) == ("African-American", "Caucasian"))
+    assert aa_white["ofi"] == pytest.approx(-0.119503, abs=1e-6)
+    assert aa_white["di"] == pytest.approx(0.631593, abs=1e-6)
+    assert aa_white["dppl"] == pytest.approx(-0.240200, abs=1e-6)
+    assert aa_white["parity_reading"] == "algorithmic" and aa_white["ofi_p_value"] < 1e-6
+    assert data["groups"]["African-American"]["parity"]["tp"] == 990          # flipped counts
+    assert data["groups"]["African-American"]["tp"] == 1369                   # the raw orientation stays as it was
+    assert data["parity_settings"]["benefit"] == "negative"
+    json.dumps(data, allow_nan=False)                                          # strict JSON: no NaN anywhere
+
+
+def test_match_and_cps_sections(compas_audit):
+    data = compas_audit.data
+    assert set(data["match"]) == {"African-American", "Caucasian", "Hispanic", "Other", "Asian", "Native American"}
+    asian_tpr = data["match"]["Asian"]["tpr"]
+    assert set(asian_tpr) >= {"score", "cdf", "p_value", "p_adjusted", "undefined_probability", "method"}
+    assert asian_tpr["score"] == pytest.approx(21 / 23)
+    assert asian_tpr["cdf"] == pytest.approx(0.986424, abs=1e-6)
+    assert asian_tpr["method"] == "exact joint-ratio"
+    assert set(data["match"]["Native American"]) == set(MATCH_METRICS)
+    native = data["cps"]["Native American"]
+    assert native["lambda"] == 5.0 and native["n"] == 18
+    assert native["tp"] + native["fn"] + native["fp"] + native["tn"] == pytest.approx(18.0)
+    assert native["tp"] == pytest.approx(5.368200, abs=1e-6)
+
+
+def test_undefined_metrics_are_null_with_a_reason():
+    options = AuditOptions(attribute="race", threshold=0.0, rdf=FAST_RDF, benefit="negative",
+                           match=MatchParams(metrics=("acc", "ppv")))
+    data = run_audit(load_sample("compas"), options).data
+    pair = data["pairs"][0]
+    assert pair["di"] is None and "neither group gets any benefit" in pair["parity_undefined"]["di"]
+    assert pair["ofi"] is not None
+    ppv = data["match"]["Asian"]["ppv"]
+    assert ppv["score"] is None and ppv["p_value"] is None and "no positive predictions" in ppv["note"]
+
+
+def test_merge_section_merges_pairs_and_groups_by_key():
+    data = {"pairs": [{"group_i": "a", "group_j": "b", "x": 1}], "groups": {"a": {"n": 3}}}
+    merge_section(data, {"pairs": [{"group_i": "a", "group_j": "b", "y": 2}, {"group_i": "a", "group_j": "c", "y": 3}],
+                         "groups": {"a": {"parity": {}}, "c": {"parity": {}}}, "match": {"a": {}}})
+    assert data["pairs"] == [{"group_i": "a", "group_j": "b", "x": 1, "y": 2}, {"group_i": "a", "group_j": "c", "y": 3}]
+    assert data["groups"] == {"a": {"n": 3, "parity": {}}, "c": {"parity": {}}}
+    assert data["match"] == {"a": {}}
+
+
+def test_cli_writes_parity_json_and_html(tmp_path, capsys):
+    out_json, out_html = tmp_path / "audit.json", tmp_path / "audit.html"
+    code = main(["audit", str(sample_path("compas")), "--label", "two_year_recid", "--score", "score",
+                 "--group", "race", "--threshold", "0.4", "--benefit", "negative", "--resamples", "50",
+                 "--knee-resamples", "0", "--cps-lambda", "10", "--json", str(out_json), "--html", str(out_html)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "parity (benefit = score < threshold)" in printed
+    assert "African-American vs Caucasian: OFI -0.120" in printed and "MATCH vs complement" in printed
+    data = json.loads(out_json.read_text())
+    assert data["cps"]["Asian"]["lambda"] == 10.0
+    page = out_html.read_text(encoding="utf-8")
+    assert "Group parity: OFI and DI" in page and "Cross-Prior Smoothing (λ = 10)" in page
+
+
+@pytest.mark.parametrize("flag, value, message", [
+    ("--benefit", "sideways", "invalid choice"),
+    ("--cps-lambda", "-1", "--cps-lambda must be >= 0"),
+    ("--match-reference", "Martians", "neither 'complement', 'population' nor a group"),
+])
+def test_cli_bad_parity_options_exit_2_with_one_line(flag, value, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        code = main(["audit", str(sample_path("compas")), "--group", "race", "--resamples", "50",
+                     "--knee-resamples", "0", flag, value])
+        raise SystemExit(code)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err

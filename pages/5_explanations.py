@@ -15,7 +15,8 @@ from fairviz.core.data import DataError, guess_mapping, guess_positive_label, la
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
-from fairviz.explain.disparity import compare, model_warnings
+from fairviz.core.serialize import clean
+from fairviz.explain.disparity import compare, disparity_json, model_warnings
 from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs
 from fairviz.explain import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
@@ -437,11 +438,10 @@ def _diagnostics(result: xresults.ExplainResult, report, result_key: str) -> Non
     d1, d2 = st.columns(2)
     d1.download_button("Per-sentence scores (CSV)", result.per_sentence_csv().encode(), "explanation_scores.csv",
                        "text/csv", key=f"dl_csv_{result_key}")
-    payload = {"dataset": result.meta["dataset"]["key"], "model": result.meta["model"]["description"],
-               "tests": report.to_dict()}
-    d2.download_button("Tests (JSON)", json.dumps(xresults.clean(payload), indent=1).encode(),
+    payload = disparity_json(result, report, [text for _, text in model_warnings(result)])   # = the CLI's JSON
+    d2.download_button("Tests (JSON)", json.dumps(payload, indent=1).encode(),
                        "explanation_disparity.json", "application/json", key=f"dl_json_{result_key}")
-    st.caption("Settings: " + json.dumps(xresults.clean(result.meta.get("settings", {}))))
+    st.caption("Settings: " + json.dumps(clean(result.meta.get("settings", {}))))
 
 
 _ui.guarded(page)

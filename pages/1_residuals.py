@@ -8,6 +8,7 @@ import streamlit as st
 from fairviz.residuals import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
+from fairviz.report.options import AuditOptions
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from pages import _ui
 
@@ -81,6 +82,7 @@ def page() -> None:
         _concentration_tab(audit)
     with tabs[4]:
         _diagnostic_tab(audit, pred)
+    _ui.section_json("residuals", pred, audit, AuditOptions(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
 
 
 def _reading(audit: ResidualAudit) -> str:

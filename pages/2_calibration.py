@@ -10,6 +10,7 @@ from fairviz.core.data import DataError
 from fairviz.calibration.feature_residuals import residual_model, residuals_by_feature
 from fairviz.calibration import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
+from fairviz.report.options import AuditOptions
 from fairviz.calibration.recalibration import METHODS, RecalParams, recalibrate, recalibrated_frame
 from pages import _ui
 
@@ -80,6 +81,7 @@ def page() -> None:
         _residuals_tab(pred, ctx)
     with tabs[5]:
         _performance_tab(audit)
+    _ui.section_json("calibration", pred, audit, AuditOptions(attribute=ctx.attribute, calibration=params))
 
 
 def _headline(audit: CalibrationAudit) -> None:

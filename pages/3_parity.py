@@ -7,6 +7,8 @@ import streamlit as st
 from fairviz.core.counts import ConfusionCounts
 from fairviz.parity import figures as figs
 from fairviz.core.wording import fmt, fmt_p
+from fairviz.report.options import AuditOptions
+from fairviz.sample_size.analysis import MatchParams
 from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, SCENARIOS, TABLE_32, ParityAudit, ParityParams, analyse, read_pair, scenario
 from pages import _parity_common as common
 from pages import _ui
@@ -62,6 +64,8 @@ def page() -> None:
         _pairs_tab(audit)
     with tabs[3]:
         _scenario_tab()
+    _ui.section_json("parity", pred, audit, AuditOptions(attribute=attribute, threshold=ctx.threshold, benefit=benefit,
+                                                         match=MatchParams(alpha=alpha)))
 
 
 def _heatmap_tab(audit: ParityAudit) -> None:

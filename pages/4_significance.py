@@ -10,6 +10,8 @@ from fairviz.sample_size import figures as figs
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.core.groups import group_counts, resolve_view
 from fairviz.sample_size.analysis import CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams, configuration_count, cps_groups, expected_errors, hole_counts, jaggedness, match_groups, null_distribution, plot_data, seed_hole_count, undefined_probability, verdict
+from fairviz.report.options import AuditOptions
+from fairviz.report.sample_size import SignificanceResult
 from pages import _parity_common as common
 from pages import _ui
 
@@ -84,7 +86,11 @@ def page() -> None:
     with tabs[1]:
         _jaggedness_tab(audit)
     with tabs[2]:
-        _cps_tab(audit)
+        lam = _cps_tab(audit)
+    cps = cps_groups(audit.names, [audit.counts[n] for n in audit.names], lam, audit.params.reference)
+    _ui.section_json("significance", pred, SignificanceResult(audit, cps, lam),
+                     AuditOptions(attribute=attribute, threshold=ctx.threshold, benefit=benefit, match=params,
+                                  cps_lambda=lam))
 
 
 # ----------------------------------------------------------------------------------------------- MATCH
@@ -227,7 +233,8 @@ def _holes(audit: MatchAudit, group: str, metric: str) -> None:
 
 # ----------------------------------------------------------------------------------------------- CPS
 
-def _cps_tab(audit: MatchAudit) -> None:
+def _cps_tab(audit: MatchAudit) -> float:
+    """The CPS tab; returns the prior scale λ chosen there."""
     c1, c2 = st.columns([1, 2])
     lam = c1.number_input("Prior scale λ", min_value=0.0, max_value=1000.0, value=5.0, step=1.0, key="cps_lambda",
                           help="The pseudo-count mass borrowed from the reference: for a group of 5 and λ = 5 the "
@@ -262,10 +269,10 @@ def _cps_tab(audit: MatchAudit) -> None:
     target = CM_METRICS[metric](Cells.of(counts))[0]
     if target != target:
         st.info(f"{METRIC_LABELS[metric]} is undefined for the whole of '{group}', so there is no target to miss.")
-        return
+        return float(lam)
     if ref.n == 0:
         st.info("The reference is empty.")
-        return
+        return float(lam)
     curves = cached_curves(counts, ref, metric, CURVE_SIZES, float(lam))
     st.plotly_chart(figs.error_curves_figure(curves, group), width="stretch")
     at = list(curves.sizes).index(10)
@@ -277,6 +284,7 @@ def _cps_tab(audit: MatchAudit) -> None:
                 "matrices of each size is weighted by its multinomial probability — no simulation. ε = 1 is the usual "
                 "add-one smoothing; ε = 1e-10 (the thesis's 'bashful' smoothing) keeps the raw values but fills "
                 "holes with ½.")
+    return float(lam)
 
 
 _ui.guarded(page)

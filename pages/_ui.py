@@ -14,11 +14,13 @@ import streamlit as st
 
 from fairviz.core.data import DataError, Predictions
 from fairviz.core.samples import DEFAULT_SAMPLE, load_sample, samples
-from fairviz.report.audit import AuditOptions, run_audit
+from fairviz.core.serialize import clean
+from fairviz.report.audit import SECTIONS, AuditOptions, run_audit
 
 PRED = "predictions"          # session-state keys
 ATTRIBUTE = "attribute"
 THRESHOLD = "threshold"
+PAGE_JSON = "page_json"        # section name → the JSON of what that page shows
 
 
 @dataclass(frozen=True)
@@ -169,3 +171,16 @@ def report_downloads(ctx: Context) -> None:
     c1, c2 = st.columns(2)
     c1.download_button("Download JSON", data, f"{stem}_audit.json", "application/json")
     c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")
+
+
+def section_json(section: str, pred: Predictions, result, options: AuditOptions) -> dict:
+    """This page's numbers as JSON, rendered from the result it shows by the same function that writes that section
+    of `fairviz audit` (one result, many renderers): kept in session state and offered as a download."""
+    renderer = next(s for s in SECTIONS if s.name == section)
+    data = clean(renderer.to_dict(pred, result, options))
+    st.session_state.setdefault(PAGE_JSON, {})[section] = data
+    stem = pred.source.rsplit(".", 1)[0].replace(" ", "_")
+    st.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), f"{stem}_{section}.json",
+                       "application/json", key=f"page_json_{section}",
+                       help="The same keys and values as this section of `fairviz audit --json` with these settings.")
+    return data

@@ -1,0 +1,59 @@
+"""One result, many renderers: the JSON behind every audit page equals `fairviz audit --json` for the same data and
+settings (the page renders its section with the same function as the CLI, from the result it shows)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from fairviz.cli.main import main
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+PAGES = {"residuals": "pages/1_residuals.py", "calibration": "pages/2_calibration.py",
+         "parity": "pages/3_parity.py", "significance": "pages/4_significance.py"}
+
+
+@pytest.fixture(scope="module")
+def cli_json(tmp_path_factory) -> dict:
+    """The synthetic sample audited by the CLI with the pages' default settings."""
+    out = tmp_path_factory.mktemp("cli") / "audit.json"
+    code = main(["audit", str(ROOT / "assets" / "synthetic.csv"), "--label", "y", "--score", "score", "--group", "group",
+                 "--threshold", "0.5", "--resamples", "1000", "--knee-resamples", "200", "--json", str(out)])
+    assert code == 0
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def app() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at.selectbox(key="sample_choice").set_value("synthetic").run()
+    assert not at.exception
+    return at
+
+
+def _same(page: dict, cli: dict, path: str = "") -> None:
+    """Every key the page writes is in the CLI's JSON with the same value (the CLI merges all sections, so it may
+    hold more; pair and group records are matched by their names)."""
+    if isinstance(page, dict):
+        for key, value in page.items():
+            assert key in cli, f"{path}.{key} missing from the CLI's JSON"
+            _same(value, cli[key], f"{path}.{key}")
+    elif isinstance(page, list) and page and isinstance(page[0], dict) and "group_i" in page[0]:
+        index = {(p["group_i"], p["group_j"]): p for p in cli}
+        for entry in page:
+            _same(entry, index[(entry["group_i"], entry["group_j"])], f"{path}[{entry['group_i']} vs {entry['group_j']}]")
+    elif isinstance(page, float):
+        assert cli == pytest.approx(page, rel=1e-12, abs=1e-12), path
+    else:
+        assert page == cli, path
+
+
+@pytest.mark.parametrize("section", list(PAGES))
+def test_page_json_equals_cli_json(app, cli_json, section):
+    app.switch_page(PAGES[section]).run()
+    assert not app.exception
+    page = app.session_state["page_json"][section]
+    assert page, f"the {section} page rendered no JSON"
+    _same(page, cli_json)

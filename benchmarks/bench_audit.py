@@ -47,7 +47,7 @@ def main() -> None:
     from fairlearn.metrics import MetricFrame, selection_rate
 
     from fairviz.report.audit import SECTIONS, AuditOptions, run_audit
-    from fairviz.calibration.analysis import CalibrationParams
+    from fairviz.calibration.results import CalibrationParams
     from fairviz.core.counts import confusion_by_group, decisions
     from fairviz.core.data import ColumnMapping, build_predictions, read_table
     from fairviz.residuals.analysis import RDFParams

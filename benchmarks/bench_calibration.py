@@ -20,7 +20,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from sklearn.calibration import calibration_curve  # noqa: E402
 
-from fairviz.calibration.analysis import CalibrationParams, analyse, reliability_table  # noqa: E402
+from fairviz.calibration.results import CalibrationParams
+from fairviz.calibration.analysis import analyse
+from fairviz.calibration.reliability import reliability_table  # noqa: E402
 from fairviz.core.data import ColumnMapping, build_predictions  # noqa: E402
 from fairviz.core.synthetic import make_predictions  # noqa: E402
 

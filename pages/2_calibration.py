@@ -5,13 +5,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.calibration.analysis import OVERALL, CalibrationAudit, CalibrationParams, analyse, in_the_large_words, slope_words
-from fairviz.core.data import DataError
-from fairviz.calibration.feature_residuals import residual_model, residuals_by_feature
 from fairviz.calibration import figures as figs
+from fairviz.calibration.analysis import analyse
+from fairviz.calibration.feature_residuals import residual_model, residuals_by_feature
+from fairviz.calibration.readings import in_the_large_words, slope_words
+from fairviz.calibration.recalibration import METHODS, RecalParams, recalibrate, recalibrated_frame
+from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationParams
+from fairviz.core.data import DataError
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.report.options import AuditOptions
-from fairviz.calibration.recalibration import METHODS, RecalParams, recalibrate, recalibrated_frame
 from pages import _ui
 
 NUM3 = st.column_config.NumberColumn(format="%.3f")

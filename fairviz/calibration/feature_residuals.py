@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from fairviz.calibration.analysis import pearson_residuals, rcs_basis
+from fairviz.calibration.reliability import pearson_residuals, rcs_basis
 from fairviz.core.data import DataError, Predictions
 
 MAX_LEVELS = 20               # categorical features: the most frequent levels, the rest pooled as "other"

@@ -8,9 +8,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fairviz.calibration.analysis import OVERALL, CalibrationAudit, GroupCalibration, ReliabilityTable
 from fairviz.calibration.feature_residuals import FeatureResiduals
 from fairviz.calibration.recalibration import RecalibrationResult
+from fairviz.calibration.results import OVERALL, CalibrationAudit, GroupCalibration, ReliabilityTable
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE, group_style
 from fairviz.core.wording import fmt, fmt_p
 

@@ -21,9 +21,13 @@ import pandas as pd
 from scipy import optimize, special
 from scipy.interpolate import BSpline
 
-from fairviz.calibration.analysis import EPS, brier, fit_logistic, log_loss, logit, reliability_table, smooth_ece, weighted_quantiles
-from fairviz.core.ece import ece
+from fairviz.calibration.logistic import fit_logistic
+from fairviz.calibration.performance import brier, log_loss
+from fairviz.calibration.reliability import logit, reliability_table, weighted_quantiles
+from fairviz.calibration.results import EPS
+from fairviz.calibration.smooth_ece import smooth_ece
 from fairviz.core.data import DataError, Predictions
+from fairviz.core.ece import ece
 
 METHODS = {"platt": "Platt (logistic)", "temperature": "Temperature", "isotonic": "Isotonic",
            "spline": "Monotone spline"}

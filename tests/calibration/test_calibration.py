@@ -11,9 +11,9 @@ from scipy.special import expit
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
-from fairviz.calibration import analysis as C
-from fairviz.core.ece import ece
+from fairviz.calibration import analysis, logistic, readings, reliability, results, smooth_ece
 from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.core.ece import ece
 from fairviz.core.stats import benjamini_hochberg
 
 # The lecture's §4.2.2 table: (lower, upper, bin_avg, n, n_1, p_1, beta_lower, beta_upper, p_hat, moe).
@@ -47,7 +47,7 @@ def frame_predictions(frame: pd.DataFrame, group: str = "group"):
 def test_beta_interval_reproduces_the_lecture_table():
     k = np.array([r[4] for r in LECTURE_BINS])
     n = np.array([r[3] for r in LECTURE_BINS])
-    table = C.reliability_from_sums(np.zeros(8), np.ones(8), n, k, n * 0.5)
+    table = reliability.reliability_from_sums(np.zeros(8), np.ones(8), n, k, n * 0.5)
     for i, row in enumerate(LECTURE_BINS):
         p_1, lo, hi, p_hat, moe = row[5:]
         assert round(table.post_mean[i], 3) == pytest.approx(p_1, abs=1e-9)
@@ -61,13 +61,13 @@ def test_beta_interval_reproduces_the_lecture_table():
 def test_other_intervals_do_not_reproduce_the_small_bins(method):
     """Negative control (spec B3): the usual alternatives disagree with the table in bins 5–8."""
     for row in LECTURE_BINS[4:]:
-        lo, hi = C.binomial_interval(row[4], row[3], method=method)
+        lo, hi = reliability.binomial_interval(row[4], row[3], method=method)
         assert (round(float(lo), 3), round(float(hi), 3)) != (row[6], row[7])
 
 
 def test_reliability_table_end_to_end_on_data_built_from_the_lecture():
     score, y = lecture_rows()
-    table = C.reliability_table(y, score, n_bins=10)
+    table = reliability.reliability_table(y, score, n_bins=10)
     assert table.n.sum() == 2000 and table.n_pos.sum() == 59
     by_edges = {(round(lo, 1), round(hi, 1)): i for i, (lo, hi) in enumerate(zip(table.lower, table.upper))}
     assert int(table.nonempty.sum()) == 8
@@ -86,7 +86,7 @@ def test_reliability_table_matches_sklearn_calibration_curve(strategy):
     rng = np.random.default_rng(5)
     score = rng.beta(2, 5, 20_000)
     y = rng.binomial(1, np.clip(score * 1.2, 0, 1))
-    table = C.reliability_table(y, score, n_bins=10, strategy=strategy)
+    table = reliability.reliability_table(y, score, n_bins=10, strategy=strategy)
     prob_true, prob_pred = calibration_curve(y, score, n_bins=10, strategy=strategy)
     ok = table.nonempty
     np.testing.assert_allclose(table.observed[ok], prob_true, rtol=1e-12)
@@ -97,22 +97,22 @@ def test_reliability_table_matches_sklearn_calibration_curve(strategy):
 
 def test_equal_width_bins_use_the_ece_edge_rule():
     """[k/n, (k+1)/n), the last bin closed: 0.3 falls in [0.3, 0.4) and 1.0 in the last bin."""
-    table = C.reliability_table(np.array([0, 1, 1]), np.array([0.3, 1.0, 0.0]), n_bins=10)
+    table = reliability.reliability_table(np.array([0, 1, 1]), np.array([0.3, 1.0, 0.0]), n_bins=10)
     assert table.n[3] == 1 and table.n[9] == 1 and table.n[0] == 1
     assert table.upper[2] == 0.3 and table.lower[3] == 0.3       # edges are clean decimals (JSON)
 
 
 def test_pearson_residuals_reproduce_the_lecture_and_stay_finite():
-    r = C.pearson_residuals(np.array([1, 0, 1, 0]), np.array([0.032, 0.5, 0.21567, 0.00058]))
+    r = reliability.pearson_residuals(np.array([1, 0, 1, 0]), np.array([0.032, 0.5, 0.21567, 0.00058]))
     np.testing.assert_allclose(r, [5.5, -1.0, 1.907, -0.024], atol=1e-3)
-    assert np.isfinite(C.pearson_residuals(np.array([1, 0]), np.array([0.0, 1.0]))).all()
+    assert np.isfinite(reliability.pearson_residuals(np.array([1, 0]), np.array([0.0, 1.0]))).all()
 
 
 # ----------------------------------------------------------------------------------------------- logistic tests
 
 def _aggregate(score, y):
     distinct, inverse = np.unique(score, return_inverse=True)
-    return C.logit(distinct), np.bincount(inverse), np.bincount(inverse, weights=y)
+    return reliability.logit(distinct), np.bincount(inverse), np.bincount(inverse, weights=y)
 
 
 def simulate(n, seed, intercept=0.0, slope=1.0, mean=-4.7, sd=1.5):
@@ -125,8 +125,8 @@ def simulate(n, seed, intercept=0.0, slope=1.0, mean=-4.7, sd=1.5):
 
 def test_linear_bias_test_matches_statsmodels_glm_with_offset():
     score, y = simulate(3000, 11, intercept=0.927, slope=1.586, mean=-3, sd=1.5)
-    test = C.linear_bias_test(*_aggregate(score, y))
-    gamma = C.logit(score)
+    test = logistic.linear_bias_test(*_aggregate(score, y))
+    gamma = reliability.logit(score)
     ref = sm.GLM(y, sm.add_constant(gamma), family=sm.families.Binomial(), offset=gamma).fit()
     np.testing.assert_allclose([test.intercept.estimate, test.slope.estimate], ref.params, rtol=1e-7)
     np.testing.assert_allclose([test.intercept.se, test.slope.se], ref.bse, rtol=1e-5)
@@ -145,31 +145,31 @@ def test_lecture_glm_printout_on_data_simulated_to_match():
     n = 2,000 are 0.306 and 0.150 against the printed 0.307 and 0.152; one simulated test set reproduces the
     printout within sampling error, and a large one recovers the coefficients."""
     score, y = simulate(2000, 3, intercept=0.927, slope=1.586, mean=-4.681, sd=1.840)
-    test = C.linear_bias_test(*_aggregate(score, y))
+    test = logistic.linear_bias_test(*_aggregate(score, y))
     assert abs(test.intercept.estimate - 0.927) < 3 * 0.307 and abs(test.slope.estimate - 0.586) < 3 * 0.152
     assert test.intercept.se == pytest.approx(0.307, rel=0.25) and test.slope.se == pytest.approx(0.152, rel=0.25)
     assert test.slope.z > 0 and test.joint.p < 0.01
-    big = C.linear_bias_test(*_aggregate(*simulate(400_000, 4, 0.927, 1.586, -4.681, 1.840)))
+    big = logistic.linear_bias_test(*_aggregate(*simulate(400_000, 4, 0.927, 1.586, -4.681, 1.840)))
     assert big.intercept.estimate == pytest.approx(0.927, abs=0.08)
     assert big.slope.estimate == pytest.approx(0.586, abs=0.04)
     assert big.calibration_slope == pytest.approx(1.586, abs=0.04)
-    assert "under-confident" in C.slope_words(big)
+    assert "under-confident" in readings.slope_words(big)
 
 
 def test_null_deviance_of_the_lecture_is_532():
     """'Deviance explained = 45.7%' with 59 events in 2,000 rows implies a null deviance of 532.00."""
-    fit = C.fit_logistic(np.ones((2, 1)), np.array([59, 1941]), np.array([59, 0]))
+    fit = logistic.fit_logistic(np.ones((2, 1)), np.array([59, 1941]), np.array([59, 0]))
     assert round(fit.deviance, 2) == 532.00
     assert 1 - 288.92 / fit.deviance == pytest.approx(0.457, abs=5e-4)
 
 
 def test_false_positive_rate_near_alpha_on_calibrated_data():
-    rejections = [C.linear_bias_test(*_aggregate(*simulate(2000, seed))).joint.p < 0.05 for seed in range(200)]
+    rejections = [logistic.linear_bias_test(*_aggregate(*simulate(2000, seed))).joint.p < 0.05 for seed in range(200)]
     assert 0.02 <= np.mean(rejections) <= 0.09
 
 
 def test_power_on_the_lectures_miscalibration():
-    rejections = [C.linear_bias_test(*_aggregate(*simulate(2000, 1000 + seed, 0.927, 1.586))).joint.p < 0.05
+    rejections = [logistic.linear_bias_test(*_aggregate(*simulate(2000, 1000 + seed, 0.927, 1.586))).joint.p < 0.05
                   for seed in range(100)]
     assert np.mean(rejections) >= 0.95
 
@@ -178,7 +178,7 @@ def test_platt_equals_linear_test_coefficients():
     from fairviz.calibration.recalibration import fit_platt
 
     score, y = simulate(4000, 8, 0.5, 1.3, -2, 1.5)
-    test = C.linear_bias_test(*_aggregate(score, y))
+    test = logistic.linear_bias_test(*_aggregate(score, y))
     platt = fit_platt(score, y).params
     assert platt["a"] == pytest.approx(test.intercept.estimate, abs=1e-6)
     assert platt["b"] == pytest.approx(1 + test.slope.estimate, abs=1e-6)
@@ -191,12 +191,12 @@ def test_spline_test_detects_non_linear_bias_and_matches_statsmodels():
         gamma = rng.normal(-1, 1.5, 2000)
         y = rng.binomial(1, expit(gamma + 0.5 * ((gamma + 1) / 1.5) ** 2 - 0.5))
         agg = _aggregate(expit(gamma), y)
-        test = C.spline_bias_test(*agg, knots_wanted=4)
+        test = logistic.spline_bias_test(*agg, knots_wanted=4)
         worst = max(worst, test.vs_linear.p)
     assert worst < 0.01
-    fit, knots, _ = C.spline_fit(*agg, knots_wanted=4)
-    g = C.logit(expit(gamma))
-    ref = sm.GLM(y, C.spline_design(g, knots), family=sm.families.Binomial()).fit()
+    fit, knots, _ = logistic.spline_fit(*agg, knots_wanted=4)
+    g = reliability.logit(expit(gamma))
+    ref = sm.GLM(y, logistic.spline_design(g, knots), family=sm.families.Binomial()).fit()
     assert fit.deviance == pytest.approx(ref.deviance, rel=1e-8)
     assert test.vs_linear.df == 2 and test.vs_calibrated.df == 4
 
@@ -206,15 +206,15 @@ def test_spline_test_keeps_its_level_on_linear_miscalibration():
     rejections = []
     for seed in range(100):
         agg = _aggregate(*simulate(2000, 500 + seed, 0.5, 1.4, -2, 1.5))
-        rejections.append(C.spline_bias_test(*agg).vs_linear.p < 0.05)
+        rejections.append(logistic.spline_bias_test(*agg).vs_linear.p < 0.05)
     assert np.mean(rejections) <= 0.12
 
 
 def test_smooth_curve_band_contains_the_truth_on_calibrated_data():
     score, y = simulate(20_000, 2, mean=-1, sd=1.2)
     gamma, n, s = _aggregate(score, y)
-    fit, knots, reason = C.spline_fit(gamma, n, s, 4)
-    curve = C.smooth_curve(fit, knots, gamma, n)
+    fit, knots, reason = logistic.spline_fit(gamma, n, s, 4)
+    curve = logistic.smooth_curve(fit, knots, gamma, n)
     inner = (curve.p > 0.05) & (curve.p < 0.8)
     assert np.mean((curve.low[inner] <= curve.p[inner]) & (curve.p[inner] <= curve.high[inner])) > 0.9
     assert np.all(curve.low <= curve.fitted) and np.all(curve.fitted <= curve.high)
@@ -245,13 +245,13 @@ def test_smooth_ece_matches_its_definition():
     rng = np.random.default_rng(3)
     for f in (rng.uniform(0, 1, 150), rng.beta(1, 6, 150)):
         y = rng.binomial(1, np.clip(1.3 * f, 0, 1)).astype(float)
-        assert C.smooth_ece(y, f)[0] == pytest.approx(_smece_brute(y, f), abs=2e-5)
+        assert smooth_ece.smooth_ece(y, f)[0] == pytest.approx(_smece_brute(y, f), abs=2e-5)
 
 
 def test_smooth_ece_of_a_constant_prediction_is_the_gap():
     """With p̂ ≡ c and base rate b the smoothed residual is b − c everywhere: smECE = |b − c| for any σ."""
     y = np.r_[np.ones(300), np.zeros(700)]
-    assert C.smooth_ece(y, np.full(1000, 0.42))[0] == pytest.approx(0.12, abs=1e-6)
+    assert smooth_ece.smooth_ece(y, np.full(1000, 0.42))[0] == pytest.approx(0.12, abs=1e-6)
 
 
 def test_smooth_ece_agrees_with_relplot():
@@ -264,23 +264,23 @@ def test_smooth_ece_agrees_with_relplot():
     view = pred.groups("group")
     for name, reference in {"A": 0.0176, "B": 0.0586, "C": 0.0635}.items():
         mask = view.mask(name)
-        assert C.smooth_ece(pred.y[mask], pred.score[mask])[0] == pytest.approx(reference, abs=1e-3)
+        assert smooth_ece.smooth_ece(pred.y[mask], pred.score[mask])[0] == pytest.approx(reference, abs=1e-3)
 
 
 def test_smooth_ece_batches_equal_single_runs():
     rng = np.random.default_rng(9)
-    masses = rng.normal(0, 3, (5, C.CELLS))
-    batch, sigma = C.smooth_ece_from_masses(masses, 1000)
-    single = [C.smooth_ece_from_masses(m, 1000)[0][0] for m in masses]
+    masses = rng.normal(0, 3, (5, results.CELLS))
+    batch, sigma = smooth_ece.smooth_ece_from_masses(masses, 1000)
+    single = [smooth_ece.smooth_ece_from_masses(m, 1000)[0][0] for m in masses]
     np.testing.assert_allclose(batch, single, rtol=1e-6)
-    narrowed, _ = C.smooth_ece_from_masses(masses, 1000, near=float(np.median(sigma)))
+    narrowed, _ = smooth_ece.smooth_ece_from_masses(masses, 1000, near=float(np.median(sigma)))
     np.testing.assert_allclose(narrowed, batch, rtol=1e-4)
 
 
 def test_basic_interval_reflects_the_bootstrap_distribution():
-    interval = C.basic_interval(0.05, np.linspace(0.04, 0.09, 1001), floor=0.0)
+    interval = analysis.basic_interval(0.05, np.linspace(0.04, 0.09, 1001), floor=0.0)
     assert interval.low == pytest.approx(0.1 - 0.08875, abs=1e-9) and interval.high == pytest.approx(0.1 - 0.04125)
-    assert C.basic_interval(0.01, np.linspace(0.02, 0.05, 101), floor=0.0).low == 0.0
+    assert analysis.basic_interval(0.01, np.linspace(0.02, 0.05, 101), floor=0.0).low == 0.0
 
 
 # ----------------------------------------------------------------------------------------------- analyse
@@ -298,7 +298,7 @@ def three_groups():
         frames.append(pd.DataFrame({"y": y, "score": score, "group": name}))
     frame = pd.concat(frames, ignore_index=True)
     pred = frame_predictions(frame)
-    return pred, C.analyse(pred, "group", C.CalibrationParams(resamples=300, seed=1))
+    return pred, analysis.analyse(pred, "group", results.CalibrationParams(resamples=300, seed=1))
 
 
 def test_analyse_finds_the_planted_miscalibration(three_groups):
@@ -324,7 +324,7 @@ def test_analyse_numbers_match_direct_computation(three_groups):
         assert g.performance.auroc == pytest.approx(roc_auc_score(pred.y[m], pred.score[m]), abs=1e-12)
         assert g.performance.log_loss == pytest.approx(log_loss(pred.y[m], pred.score[m]), rel=1e-9)
         assert g.performance.brier == pytest.approx(brier_score_loss(pred.y[m], pred.score[m]), rel=1e-9)
-        table = C.reliability_table(pred.y[m], pred.score[m], audit.params.n_bins)
+        table = reliability.reliability_table(pred.y[m], pred.score[m], audit.params.n_bins)
         np.testing.assert_array_equal(g.reliability["uniform"].n, table.n)
         ci = g.performance.auroc_ci
         assert ci.low <= g.performance.auroc <= ci.high
@@ -338,7 +338,7 @@ def test_group_difference_test_equals_the_interaction_model(three_groups):
     pred, audit = three_groups
     view = pred.groups("group")
     keep = ~view.mask("D")
-    gamma = C.logit(pred.score[keep])
+    gamma = reliability.logit(pred.score[keep])
     groups = pd.Categorical(np.asarray(view.names)[view.codes[keep]])
     dummies = pd.get_dummies(groups, drop_first=True, dtype=float).to_numpy()
     shared = sm.GLM(pred.y[keep], sm.add_constant(gamma), family=sm.families.Binomial(), offset=gamma).fit()
@@ -364,7 +364,7 @@ def test_scores_of_exactly_zero_or_one_are_clipped_with_a_note():
     score[:5], score[5:10] = 0.0, 1.0
     y = rng.binomial(1, score)
     pred = frame_predictions(pd.DataFrame({"y": y, "score": score, "group": np.repeat(["a", "b"], 300)}))
-    audit = C.analyse(pred, "group", C.CalibrationParams(resamples=50))
+    audit = analysis.analyse(pred, "group", results.CalibrationParams(resamples=50))
     assert audit.n_clipped == 10
     assert any("exactly 0 or 1" in n for n in audit.notes)
     assert np.isfinite(audit.overall.linear.slope.estimate) and np.isfinite(audit.overall.performance.log_loss)
@@ -375,7 +375,7 @@ def test_a_group_with_one_score_value_gets_a_reason_not_a_number():
     score = np.r_[np.full(300, 0.3), rng.uniform(0.05, 0.95, 300)]
     y = rng.binomial(1, score)
     pred = frame_predictions(pd.DataFrame({"y": y, "score": score, "group": np.repeat(["flat", "varied"], 300)}))
-    audit = C.analyse(pred, "group", C.CalibrationParams(resamples=0))
+    audit = analysis.analyse(pred, "group", results.CalibrationParams(resamples=0))
     flat = audit.group("flat")
     assert flat.linear.status.startswith("every score in the group is the same")
     assert flat.spline.status.startswith("too few distinct scores") and flat.curve.p.size == 0
@@ -387,12 +387,12 @@ def test_no_resamples_gives_undefined_intervals_not_zero():
     score = rng.uniform(0.05, 0.95, 400)
     pred = frame_predictions(pd.DataFrame({"y": rng.binomial(1, score), "score": score,
                                            "group": np.repeat(["a", "b"], 200)}))
-    audit = C.analyse(pred, "group", C.CalibrationParams(resamples=0))
+    audit = analysis.analyse(pred, "group", results.CalibrationParams(resamples=0))
     assert np.isnan(audit.overall.smooth_ece_ci.low) and np.isfinite(audit.overall.smooth_ece)
 
 
 def test_parameters_are_validated():
     with pytest.raises(ValueError):
-        C.CalibrationParams(strategy="kmeans")
+        results.CalibrationParams(strategy="kmeans")
     with pytest.raises(ValueError):
-        C.CalibrationParams(spline_knots=9)
+        results.CalibrationParams(spline_knots=9)

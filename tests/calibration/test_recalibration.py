@@ -9,7 +9,8 @@ from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 
 from fairviz.calibration import recalibration as R
-from fairviz.calibration.analysis import brier, log_loss, logit
+from fairviz.calibration.performance import brier, log_loss
+from fairviz.calibration.reliability import logit
 from fairviz.core.data import ColumnMapping, DataError, build_predictions
 
 GRID = expit(np.linspace(-14, 8, 500))

@@ -6,7 +6,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairviz.calibration.analysis import CalibrationParams, analyse
+from fairviz.calibration.results import CalibrationParams
+from fairviz.calibration.analysis import analyse
 from fairviz.core.data import ColumnMapping, build_predictions
 from fairviz.core.samples import load_sample
 

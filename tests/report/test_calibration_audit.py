@@ -8,7 +8,8 @@ import pytest
 from fairviz.core.serialize import clean
 from fairviz.report.audit import AuditOptions, run_audit
 from fairviz.report.calibration import calibration_to_dict
-from fairviz.calibration.analysis import CalibrationParams, analyse
+from fairviz.calibration.results import CalibrationParams
+from fairviz.calibration.analysis import analyse
 from fairviz.cli.main import main
 from fairviz.residuals.analysis import RDFParams
 from fairviz.core.samples import load_sample, sample_path

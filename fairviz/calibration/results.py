@@ -1,0 +1,225 @@
+"""The calibration concept's settings and result types: small frozen dataclasses, no figures, no computation."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from scipy import stats as sps
+
+from fairviz.core import stats
+from fairviz.core.ece import ece_regime
+
+EPS = 1e-6                 # p̂ is clipped to [EPS, 1 − EPS] before logit (spec D-12)
+GLM_SUPPORT = 4096         # distinct logit values fitted exactly; above this, a uniform grid of this many points
+CELLS = 2048               # equal cells on [0, 1] for the smooth ECE and every bootstrap resample
+CURVE_POINTS = 120         # points of a drawn smooth curve
+SMECE_MIN_SIGMA = 1e-3     # the smallest bandwidth the smooth ECE searches (as relplot's eps)
+MAX_ITER = 60
+OVERALL = "overall"
+CI_METHODS = ("beta_uniform", "jeffreys", "clopper_pearson", "wilson", "wald")
+STRATEGIES = ("uniform", "quantile")
+# Harrell's knot quantiles for restricted cubic splines (Regression Modeling Strategies, §2.4.6).
+RCS_QUANTILES = {3: (0.10, 0.50, 0.90), 4: (0.05, 0.35, 0.65, 0.95), 5: (0.05, 0.275, 0.50, 0.725, 0.95),
+                 6: (0.05, 0.23, 0.41, 0.59, 0.77, 0.95), 7: (0.025, 0.1833, 0.3417, 0.50, 0.6583, 0.8167, 0.975)}
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class CalibrationParams:
+    n_bins: int = 10                     # reliability diagram bins (the lecture uses 10)
+    strategy: str = "uniform"            # the strategy reported in JSON: "uniform" (equal width) or "quantile"
+    level: float = 0.95
+    ci_method: str = "beta_uniform"      # Beta(n₁+1, n−n₁+1), equal-tailed: reproduces the lecture's table
+    spline_knots: int = 4                # restricted cubic spline knots (3–7) for the smooth curve and the test
+    resamples: int = 1000                # bootstrap resamples for ECE, smooth ECE and performance intervals
+    seed: int = 0
+    min_events: int = 10                 # a test needs this many rows of each outcome in the group
+    alpha: float = 0.05
+
+    def __post_init__(self):
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        if self.ci_method not in CI_METHODS:
+            raise ValueError(f"ci_method must be one of {CI_METHODS}, got {self.ci_method!r}")
+        if not 2 <= self.n_bins <= 100:
+            raise ValueError(f"n_bins must be between 2 and 100, got {self.n_bins}")
+        if self.spline_knots not in RCS_QUANTILES:
+            raise ValueError(f"spline_knots must be between 3 and 7, got {self.spline_knots}")
+
+
+@dataclass(frozen=True)
+class ReliabilityTable:
+    """One row per bin: bins are [lower, upper) and the last one is closed. Empty bins have n = 0 and NaNs."""
+    strategy: str
+    lower: np.ndarray
+    upper: np.ndarray
+    n: np.ndarray
+    n_pos: np.ndarray
+    mean_pred: np.ndarray          # the lecture's bin_avg
+    observed: np.ndarray           # n_pos / n (the lecture's "p_hat" column: an observed rate)
+    post_mean: np.ndarray          # (n_pos + 1) / (n + 2), the lecture's p_1
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    wald_moe: np.ndarray           # z·sqrt(p(1 − p)/n), the lecture's moe
+
+    @property
+    def nonempty(self) -> np.ndarray:
+        return self.n > 0
+
+    def rows(self) -> list[dict]:
+        keys = ("lower", "upper", "n", "n_pos", "mean_pred", "observed", "post_mean", "ci_low", "ci_high", "wald_moe")
+        return [{k: _scalar(getattr(self, k)[i]) for k in keys} for i in range(self.n.size)]
+
+
+@dataclass(frozen=True)
+class Coefficient:
+    estimate: float
+    se: float
+    z: float
+    p: float
+
+    def interval(self, level: float = 0.95) -> stats.Interval:
+        half = sps.norm.ppf(0.5 + level / 2) * self.se
+        return stats.Interval(self.estimate - half, self.estimate + half, level)
+
+
+@dataclass(frozen=True)
+class LRTest:
+    statistic: float
+    df: int
+    p: float
+
+
+@dataclass(frozen=True)
+class LinearBiasTest:
+    """logit P(Y=1) = β₀ + β₁·logit p̂ + offset(logit p̂); calibrated means β₀ = β₁ = 0 (§4.5)."""
+    intercept: Coefficient | None
+    slope: Coefficient | None
+    joint: LRTest | None                 # β₀ = β₁ = 0, likelihood ratio χ²(2) against the offset-only model
+    in_the_large: Coefficient | None     # intercept-only model with the offset: the average log-odds gap
+    deviance_offset: float               # −2 log L of p̂ itself (no free parameter)
+    deviance_fit: float
+    status: str = ""                     # "" when the test ran; else why not, e.g. "not enough data (n = 7)"
+
+    @property
+    def ok(self) -> bool:
+        return not self.status
+
+    @property
+    def calibration_slope(self) -> float:
+        return float("nan") if self.slope is None else 1.0 + self.slope.estimate
+
+
+@dataclass(frozen=True)
+class SplineBiasTest:
+    """logit P(Y=1) = b(logit p̂) + offset(logit p̂) with b a restricted cubic spline (§4.6)."""
+    knots: tuple[float, ...]             # on the logit scale
+    vs_calibrated: LRTest | None         # b ≡ 0, df = number of spline parameters
+    vs_linear: LRTest | None             # the non-linear part is 0, df = knots − 2
+    deviance: float
+    status: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.status
+
+
+@dataclass(frozen=True)
+class SmoothCurve:
+    """Logistic regression on a restricted cubic spline of logit p̂, on a grid of p̂, with a pointwise band."""
+    p: np.ndarray
+    fitted: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class Performance:
+    auroc: float
+    auroc_ci: stats.Interval
+    log_loss: float
+    log_loss_ci: stats.Interval
+    brier: float
+    brier_ci: stats.Interval
+    status: str = ""                     # e.g. "insufficient data (3 positives)": estimates are shown, but noisy
+
+
+@dataclass(frozen=True)
+class GroupCalibration:
+    name: str
+    n: int
+    n_pos: int
+    mean_score: float
+    observed_rate: float
+    n_clipped: int
+    reliability: dict                    # strategy → ReliabilityTable
+    ece: float
+    ece_ci: stats.Interval
+    smooth_ece: float
+    smooth_ece_ci: stats.Interval
+    smooth_sigma: float                  # the bandwidth chosen by the smooth ECE's fixed point
+    linear: LinearBiasTest
+    spline: SplineBiasTest
+    curve: SmoothCurve
+    performance: Performance
+    joint_p_adjusted: float = float("nan")       # Benjamini–Hochberg across the groups (overall: NaN)
+    nonlinear_p_adjusted: float = float("nan")
+
+    @property
+    def ece_regime(self) -> str:
+        return ece_regime(self.ece)
+
+
+@dataclass(frozen=True)
+class PairGap:
+    """Calibration error of group i minus group j, with percentile intervals from independent resamples."""
+    group_i: str
+    group_j: str
+    ece_diff: float
+    ece_diff_ci: stats.Interval
+    smooth_ece_diff: float
+    smooth_ece_diff_ci: stats.Interval
+
+
+@dataclass(frozen=True)
+class GroupDifferenceTest:
+    """Does calibration differ by group? Group-specific (β₀, β₁) against one shared pair (LR χ², 2(G−1) df),
+    and group-specific calibration-in-the-large against a shared one (G−1 df)."""
+    groups: tuple[str, ...]
+    excluded: tuple[str, ...]
+    linear: LRTest | None
+    in_the_large: LRTest | None
+    differences: dict                    # group → {"intercept": Coefficient, "slope": Coefficient} vs reference
+    reference: str
+    status: str = ""
+
+
+@dataclass(frozen=True)
+class CalibrationAudit:
+    attribute: str
+    params: CalibrationParams
+    groups: list[GroupCalibration]
+    overall: GroupCalibration
+    pairs: list[PairGap]
+    difference: GroupDifferenceTest
+    n_clipped: int
+    notes: tuple[str, ...] = ()
+
+    def group(self, name: str) -> GroupCalibration:
+        if name == OVERALL:
+            return self.overall
+        return next(g for g in self.groups if g.name == name)
+
+    @property
+    def all_groups(self) -> list[GroupCalibration]:
+        return [*self.groups, self.overall]
+
+
+def _scalar(value):
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value

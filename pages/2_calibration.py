@@ -95,7 +95,7 @@ def _headline(audit: CalibrationAudit) -> None:
     cols[1].metric(f"Worst group: {worst.name}", fmt(worst.smooth_ece), help=f"95% CI {fmt_interval(worst.smooth_ece_ci)}")
     cols[2].metric(f"Best group: {best.name}", fmt(best.smooth_ece), help=f"95% CI {fmt_interval(best.smooth_ece_ci)}")
     diff = audit.difference
-    p_group = min(1.0, 2 * min(diff.linear.p, diff.in_the_large.p)) if diff.linear else float("nan")
+    p_group = diff.p_value
     cols[3].metric("Calibration differs by group? p", fmt_p(p_group) if diff.linear else "—",
                    help="The smaller p of two likelihood-ratio tests (group-specific intercept and slope; group-specific "
                         "calibration-in-the-large), Bonferroni-corrected for the two.")

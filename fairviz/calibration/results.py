@@ -195,6 +195,13 @@ class GroupDifferenceTest:
     reference: str
     status: str = ""
 
+    @property
+    def p_value(self) -> float:
+        """The headline answer: the smaller p of the two tests, Bonferroni-corrected for the two (NaN if untested)."""
+        if self.linear is None or self.in_the_large is None:
+            return float("nan")
+        return min(1.0, 2 * min(self.linear.p, self.in_the_large.p))
+
 
 @dataclass(frozen=True)
 class CalibrationAudit:

@@ -62,6 +62,7 @@ def calibration_to_dict(cal: CalibrationAudit) -> dict:
                 "p_value": diff.linear.p if diff.linear else None,
                 "in_the_large_lr_statistic": diff.in_the_large.statistic if diff.in_the_large else None,
                 "in_the_large_p_value": diff.in_the_large.p if diff.in_the_large else None,
+                "p_value_bonferroni": diff.p_value,
                 "status": diff.status or None,
             },
             "pairs": [{"group_i": p.group_i, "group_j": p.group_j, "ece_diff": p.ece_diff, "ece_diff_ci": p.ece_diff_ci,
@@ -91,7 +92,9 @@ def report_sections(pred, cal: CalibrationAudit, audit: dict) -> list[tuple[str,
                      "log_loss": g.performance.log_loss, "brier": g.performance.brier,
                      "status": lin.status or "tested"})
     diff = cal.difference
-    diff_text = (f"Does calibration differ by group? Group-specific intercept and slope vs shared: χ²({diff.linear.df}) = "
+    diff_text = (f"Does calibration differ by group? p {fmt_p(diff.p_value)} (the smaller of two likelihood-ratio "
+                 "tests, Bonferroni-corrected). Group-specific intercept and slope vs shared: "
+                 f"χ²({diff.linear.df}) = "
                  f"{diff.linear.statistic:.2f}, p {fmt_p(diff.linear.p)}; calibration-in-the-large: χ²({diff.in_the_large.df})"
                  f" = {diff.in_the_large.statistic:.2f}, p {fmt_p(diff.in_the_large.p)}."
                  if diff.linear else f"Group comparison: {diff.status}.")

@@ -28,8 +28,9 @@ def summary(data: dict) -> str:
         lines.append(f"  calibration {name}: ECE {fmt(g['ece'])} smooth ECE {fmt(g['smooth_ece'])}; {test}")
     diff = data.get("calibration_details", {}).get("group_difference")
     if diff and diff["p_value"] is not None:
-        lines.append(f"  calibration differs by group? LR chi2({diff['df']}) = {fmt(diff['lr_statistic'], 2)}, "
-                     f"p {fmt_p(diff['p_value'])}")
+        lines.append(f"  calibration differs by group? p {fmt_p(diff.get('p_value_bonferroni'))} (Bonferroni over two LR "
+                     f"tests; intercept and slope chi2({diff['df']}) = {fmt(diff['lr_statistic'], 2)}, "
+                     f"p {fmt_p(diff['p_value'])})")
     return "\n".join(lines)
 
 

@@ -66,3 +66,20 @@ def test_run_audit_keeps_the_calibration_options():
                                          calibration=CalibrationParams(n_bins=5, resamples=0)))
     assert len(audit.data["calibration"]["overall"]["bins"]) == 5
     assert audit.data["calibration_details"]["groups"]["overall"]["smooth_ece_ci"] == [None, None]
+
+
+def test_group_difference_headline_is_in_every_renderer(capsys):
+    """The page's headline p (the smaller of two LR tests, Bonferroni for two) is in the JSON, the HTML and the
+    terminal summary: one number from the result, not recomputed by the page."""
+    pred = load_sample("compas")
+    audit = run_audit(pred, AuditOptions(attribute="race", threshold=0.4, rdf=RDFParams(resamples=0, knee_resamples=0),
+                                         calibration=CalibrationParams(resamples=0)))
+    diff = audit.results["calibration"].difference
+    expected = min(1.0, 2 * min(diff.linear.p, diff.in_the_large.p))
+    group = audit.data["calibration_details"]["group_difference"]
+    assert group["p_value_bonferroni"] == pytest.approx(expected)
+    assert expected < 0.001                                              # COMPAS: calibration differs by race
+    assert "(the smaller of two likelihood-ratio tests, Bonferroni-corrected)" in audit.to_html()
+    assert main(["audit", str(sample_path("compas")), "--label", "two_year_recid", "--score", "score", "--group",
+                 "race", "--resamples", "0", "--knee-resamples", "0"]) == 0
+    assert "calibration differs by group? p < 0.001 (Bonferroni over two LR tests" in capsys.readouterr().out

@@ -13,13 +13,14 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core.data import Predictions
-from fairviz.explain.disparity import compare, disparity_json, model_warnings
 from fairviz.explain import data as xdata
 from fairviz.explain import figures as figs
+from fairviz.explain.disparity import DisparityReport, compare, disparity_json, model_warnings
+from fairviz.explain.models import ModelSpec
+from fairviz.explain.results import ExplainResult
 from fairviz.explain.run import ExplainSettings, run
 from fairviz.report.html import figure_div, table
 from fairviz.report.options import AuditOptions, Section
-from fairviz.explain.models import ModelSpec
 
 
 @dataclass(frozen=True)
@@ -30,33 +31,40 @@ class ExplainAuditOptions:
     correction: str = "none"
 
 
-def run_section(pred: Predictions, attribute: str, options: ExplainAuditOptions, progress=None):
-    """(result, None) after explaining, or (None, reason) when the audit cannot include this section."""
+@dataclass(frozen=True)
+class ExplainSection:
+    """What the audit found: the explanations and their comparison, computed once; or why the section was skipped."""
+    result: ExplainResult | None = None
+    report: DisparityReport | None = None
+    skipped: str = ""
 
+    def warnings(self) -> list[str]:
+        return [text for _, text in model_warnings(self.result)] if self.result is not None else []
+
+
+def run_section(pred: Predictions, attribute: str, options: ExplainAuditOptions, progress=None) -> ExplainSection:
+    """Train, explain and compare the two largest groups, or say why the audit cannot include this section."""
     if not pred.mapping.text:
-        return None, "no text column is mapped, so there is nothing to explain"
+        return ExplainSection(skipped="no text column is mapped, so there is nothing to explain")
     view = pred.groups(attribute)
     frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
                           "group": np.asarray(view.names, dtype=object)[view.codes]})
     dataset = xdata.from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key="audit")
-    return run(dataset, options.model, options.settings, progress=progress), None
+    result = run(dataset, options.model, options.settings, progress=progress)
+    return ExplainSection(result, compare(result, alpha=options.alpha, correction=options.correction))
 
 
-def section_dict(found, options: ExplainAuditOptions) -> dict:
-    result, reason = found
-    if result is None:
-        return {"explanations": {"skipped": reason}}
-    report = compare(result, alpha=options.alpha, correction=options.correction)
-    return {"explanations": disparity_json(result, report, [t for _, t in model_warnings(result)])}
+def section_dict(found: ExplainSection) -> dict:
+    if found.result is None:
+        return {"explanations": {"skipped": found.skipped}}
+    return {"explanations": disparity_json(found.result, found.report, found.warnings())}
 
 
-def section_html(found, options: ExplainAuditOptions) -> list[tuple[str, str]]:
-
-    result, reason = found
-    if result is None:
-        return [("Explanation disparity", f"<p class='note'>Skipped: {html.escape(reason)}.</p>")]
-    report = compare(result, alpha=options.alpha, correction=options.correction)
-    warnings = "".join(f"<li class='warn'>{html.escape(t)}</li>" for _, t in model_warnings(result))
+def section_html(found: ExplainSection) -> list[tuple[str, str]]:
+    if found.result is None:
+        return [("Explanation disparity", f"<p class='note'>Skipped: {html.escape(found.skipped)}.</p>")]
+    result, report = found.result, found.report
+    warnings = "".join(f"<li class='warn'>{html.escape(t)}</li>" for t in found.warnings())
     rows = [{**c.to_dict(), "pair": f"{c.method} / {c.metric}", "median_i": c.median_i, "median_j": c.median_j,
              "ci_text": f"[{c.ci.low:.2f}, {c.ci.high:.2f}]" if np.isfinite(c.ci.low) else "—",
              "significant": "yes" if c.significant else "no"} for c in report.cells]
@@ -70,20 +78,10 @@ def section_html(found, options: ExplainAuditOptions) -> list[tuple[str, str]]:
     ]
 
 
-def _run(pred: Predictions, options: AuditOptions):
+def _run(pred: Predictions, options: AuditOptions) -> ExplainSection | None:
     return None if options.explain is None else run_section(pred, options.attribute, options.explain, options.progress)
 
 
-def _to_dict(pred: Predictions, found, options: AuditOptions) -> dict:
-    return {} if found is None else section_dict(found, options.explain)
-
-
-def _to_html(pred: Predictions, found, audit: dict) -> list[tuple[str, str]]:
-    if found is None:
-        return []
-    tests = audit.get("explanations", {})
-    return section_html(found, ExplainAuditOptions(alpha=tests.get("alpha", 0.05),
-                                                   correction=tests.get("correction", "none")))
-
-
-SECTION = Section("explanations", _run, _to_dict, _to_html)
+SECTION = Section("explanations", _run,
+                  lambda pred, found, options: {} if found is None else section_dict(found),
+                  lambda pred, found, audit: [] if found is None else section_html(found))

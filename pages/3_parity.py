@@ -47,7 +47,7 @@ def page() -> None:
                "say deserved it. **OFI(i, j) = 𝓑_i − 𝓑_j** is the model's own contribution to the disparity; "
                "**DI** compares raw benefit rates (the four-fifths rule). Read them together: OFI ≠ 0 is algorithmic "
                "bias; OFI ≈ 0 with DI ≠ 1 is a disparity outside the model (different base rates).")
-    attribute = common.group_attribute(pred, ctx.attribute, "parity_cross")
+    attribute = ctx.attribute
     params = ParityParams(threshold=ctx.threshold, benefit=benefit, di_variant=variant,
                           di_zero_convention=convention, ofi_tolerance=tolerance, alpha=alpha)
     audit = cached_parity(pred.fingerprint, attribute, params, pred)

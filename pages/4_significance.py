@@ -8,7 +8,7 @@ from fairviz.core.confusion_metrics import METRICS as CM_METRICS, Cells, probabi
 from fairviz.core.counts import ConfusionCounts
 from fairviz.sample_size import figures as figs
 from fairviz.core.wording import fmt, fmt_p
-from fairviz.core.groups import group_counts, resolve_view
+from fairviz.core.groups import group_counts
 from fairviz.sample_size.analysis import CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams, configuration_count, cps_groups, expected_errors, hole_counts, jaggedness, match_groups, null_distribution, plot_data, seed_hole_count, undefined_probability, verdict
 from fairviz.report.options import AuditOptions
 from fairviz.report.sample_size import SignificanceResult
@@ -20,7 +20,7 @@ CURVE_SIZES = (5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150)
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def cached_counts(fingerprint: str, attribute: str, threshold: float, benefit: str, _pred):
-    view = resolve_view(_pred, attribute)
+    view = _pred.groups(attribute)
     return view.attribute, tuple(view.names), tuple(group_counts(_pred, view, threshold, benefit))
 
 
@@ -74,7 +74,7 @@ def page() -> None:
                "**MATCH** asks: if this group were treated exactly like the reference, how often would a group of the "
                "same size score like this? **CPS** steadies small groups' metrics by borrowing strength from the "
                "reference.")
-    attribute = common.group_attribute(pred, ctx.attribute, "significance_cross")
+    attribute = ctx.attribute
     attribute, names, counts = cached_counts(pred.fingerprint, attribute, ctx.threshold, benefit, pred)
     params = settings(names)
     audit = cached_match(attribute, names, counts, params)

@@ -1,10 +1,10 @@
 """Streamlit glue shared by the Group parity and Sample-size significance pages: the beneficial-outcome switch
-and the choice of groups (one attribute or the intersection of two)."""
+remembered per data set."""
 from __future__ import annotations
 
 import streamlit as st
 
-from fairviz.core.data import INTERSECTION_SEP, Predictions
+from fairviz.core.data import Predictions
 
 BENEFIT_STATE = "parity_benefit"          # {data fingerprint: "positive" | "negative"}, kept across pages
 BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}
@@ -34,17 +34,6 @@ def benefit_caption(pred: Predictions, benefit: str, threshold: float) -> str:
         return (f"Benefit = score < {threshold:.2f}; a label of 0 in '{label}' means the person deserved it "
                 "(positive class after the flip).")
     return f"Benefit = score ≥ {threshold:.2f}; a label of 1 in '{label}' means the person deserved it."
-
-
-def group_attribute(pred: Predictions, attribute: str, key: str) -> str:
-    """The chosen attribute, or its intersection with a second one ('race × sex') when the data has two."""
-    others = [a for a in pred.attribute_names if a != attribute and INTERSECTION_SEP not in a]
-    if not others or INTERSECTION_SEP in attribute:
-        return attribute
-    cross = st.selectbox("Intersect with", ["(none)"] + others, key=key,
-                         help="Compare intersections of two group columns, e.g. race × sex. Small intersections "
-                              "make metrics jumpy: read them with the Sample-size significance page.")
-    return attribute if cross == "(none)" else f"{attribute}{INTERSECTION_SEP}{cross}"
 
 
 def keep_choice(key: str, options: list, default) -> None:

@@ -71,12 +71,14 @@ def context() -> Context:
     with st.sidebar:
         st.markdown(f"**Data:** {pred.source}  \n{pred.n:,} rows · score `{pred.mapping.score}` · "
                     f"label `{pred.mapping.label}`")
-        names = pred.attribute_names
+        names = pred.choices()
         if st.session_state.get(_canonical(ATTRIBUTE)) not in names:
             st.session_state[_canonical(ATTRIBUTE)] = names[0]
         _restore(ATTRIBUTE, names[0])
         attribute = st.selectbox("Group attribute", names, key=ATTRIBUTE, on_change=_remember, args=(ATTRIBUTE,),
-                                 help="Which column defines the groups compared on every page.")
+                                 help="Which column defines the groups compared on every page; 'a × b' compares "
+                                      "the intersections of two columns (small intersections make metrics jumpy: "
+                                      "read them with the Sample-size significance page).")
         _restore(THRESHOLD, 0.5)
         threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD, on_change=_remember,
                               args=(THRESHOLD,), help="A row is predicted positive when its score ≥ τ.")

@@ -80,6 +80,7 @@ class Predictions:
     source: str
     fingerprint: str                    # hash of the file's bytes + mapping: the cache key of every analysis
     notes: tuple[str, ...] = ()         # what validation changed (dropped rows, small groups), for display
+    _intersections: dict = field(default_factory=dict, repr=False, compare=False)   # 'a × b' → GroupView, built once
 
     @property
     def n(self) -> int:
@@ -90,7 +91,23 @@ class Predictions:
         return list(self.attributes)
 
     def groups(self, attribute: str | None = None) -> GroupView:
-        return self.attributes[attribute or self.attribute_names[0]]
+        """An attribute's groups, or those of the intersection 'a × b' of two attributes (built once, then kept):
+        every page and concept can audit intersections the same way."""
+        name = attribute or self.attribute_names[0]
+        if name in self.attributes:
+            return self.attributes[name]
+        if name not in self._intersections:
+            parts = name.split(INTERSECTION_SEP)
+            if len(parts) != 2 or not all(p in self.attributes for p in parts):
+                raise KeyError(f"unknown group attribute {name!r}")
+            self._intersections[name] = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]])
+        return self._intersections[name]
+
+    def choices(self) -> list[str]:
+        """Every grouping a page can audit: the attributes, then the intersection of each pair of them."""
+        plain = [a for a in self.attribute_names if INTERSECTION_SEP not in a]
+        pairs = [f"{a}{INTERSECTION_SEP}{b}" for i, a in enumerate(plain) for b in plain[i + 1:]]
+        return self.attribute_names + [p for p in pairs if p not in self.attributes]
 
     def row_labels(self) -> np.ndarray:
         """A short label per row for hover text: the id column if mapped, else the row number in the file."""
@@ -467,3 +484,16 @@ class Sample:
     description: str = ""
     provenance: str = ""
     extra: dict = field(default_factory=dict)
+
+
+def intersection_view(a: GroupView, b: GroupView) -> GroupView:
+    """Groups of rows sharing a value of ``a`` and of ``b`` (empty combinations left out), largest first."""
+    combined = a.codes.astype(np.int64) * len(b.names) + b.codes
+    present, codes = np.unique(combined, return_inverse=True)
+    names = np.array([f"{a.names[c // len(b.names)]}{INTERSECTION_SEP}{b.names[c % len(b.names)]}" for c in present])
+    sizes = np.bincount(codes, minlength=present.size)
+    order = np.lexsort((names, -sizes))
+    remap = np.empty_like(order)
+    remap[order] = np.arange(order.size)
+    return GroupView(f"{a.attribute}{INTERSECTION_SEP}{b.attribute}", remap[codes].astype(np.int32),
+                     tuple(str(n) for n in names[order]))

@@ -24,7 +24,7 @@ from scipy import stats as sps
 
 from fairviz.core.confusion_metrics import Cells, divide
 from fairviz.core.counts import ConfusionCounts
-from fairviz.core.groups import group_counts, resolve_view
+from fairviz.core.groups import group_counts
 from fairviz.core.data import Predictions
 from fairviz.core.wording import fmt, fmt_p, significance_words  # the shared wording of every page
 
@@ -471,7 +471,7 @@ class ParityAudit:
 def analyse(pred: Predictions, attribute: str | None = None, params: ParityParams = ParityParams(),
             progress: Progress | None = None) -> ParityAudit:
     report = progress or (lambda *_: None)
-    view = resolve_view(pred, attribute)
+    view = pred.groups(attribute)
     report(0.1, "Counting confusion matrices")
     counts = group_counts(pred, view, params.threshold, params.benefit)
     report(0.5, "Pairwise metrics")

@@ -5,7 +5,7 @@ import html
 from dataclasses import dataclass
 
 from fairviz.core.data import Predictions
-from fairviz.core.groups import group_counts, resolve_view
+from fairviz.core.groups import group_counts
 from fairviz.report.html import figure_div, table
 from fairviz.report.options import AuditOptions, Section
 from fairviz.sample_size import figures as figs
@@ -20,7 +20,7 @@ class SignificanceResult:
 
 
 def significance_run(pred: Predictions, options: AuditOptions) -> SignificanceResult:
-    view = resolve_view(pred, options.attribute)
+    view = pred.groups(options.attribute)
     counts = group_counts(pred, view, options.threshold, options.benefit)
     matched = match_groups(view.attribute, view.names, counts, options.match)
     smoothed = cps_groups(view.names, counts, options.cps_lambda, options.match.reference)

@@ -39,7 +39,7 @@ from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, Ce
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.data import Predictions
 from fairviz.core.wording import fmt, fmt_p
-from fairviz.core.groups import group_counts, resolve_view
+from fairviz.core.groups import group_counts
 
 MATCH_METRICS = ("acc", "prev", "ppr", "tpr", "fnr", "tnr", "fpr", "ppv", "fdr", "npv", "for", "benefit",
                  "mcc", "f1", "pt", "ofi")
@@ -681,7 +681,7 @@ def match_groups(attribute: str, names: Sequence[str], counts: Sequence[Confusio
 
 def analyse(pred: Predictions, attribute: str | None = None, threshold: float = 0.5, benefit: str = "positive",
             params: MatchParams = MatchParams(), progress: Progress | None = None) -> MatchAudit:
-    view = resolve_view(pred, attribute)
+    view = pred.groups(attribute)
     counts = group_counts(pred, view, threshold, benefit)
     return match_groups(view.attribute, view.names, counts, params, progress)
 

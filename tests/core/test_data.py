@@ -148,3 +148,16 @@ def test_shuffled_groups_keep_sizes_and_change_fingerprint(two_group_frame):
     assert np.array_equal(np.bincount(shuffled.groups().codes), np.bincount(pred.groups().codes))
     assert not np.array_equal(shuffled.groups().codes, pred.groups().codes)
     assert shuffled.fingerprint != pred.fingerprint
+
+
+def test_every_grouping_offers_intersections_built_once():
+    """The data model resolves 'a × b' for every concept; the view is built once and has the joint group sizes."""
+    from fairviz.core.samples import load_sample
+    pred = load_sample("compas")
+    assert pred.choices() == ["race", "sex", "race × sex"]
+    view = pred.groups("race × sex")
+    assert view is pred.groups("race × sex")
+    sizes = pred.frame.groupby(["race", "sex"]).size()
+    assert dict(zip(view.names, np.bincount(view.codes))) == {f"{r} × {s}": n for (r, s), n in sizes.items()}
+    with pytest.raises(KeyError):
+        pred.groups("race × shoe size")

@@ -57,3 +57,17 @@ def test_page_json_equals_cli_json(app, cli_json, section):
     page = app.session_state["page_json"][section]
     assert page, f"the {section} page rendered no JSON"
     _same(page, cli_json)
+
+
+@pytest.mark.parametrize("section", ["residuals", "calibration"])
+def test_intersections_reach_every_audit_page(section):
+    """The shared sidebar offers 'race × sex'; the residual and calibration pages audit its 12 groups too."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    at.switch_page(PAGES[section]).run()
+    at.selectbox(key="attribute").set_value("race × sex").run()
+    assert not at.exception
+    assert not any("Something went wrong" in e.value for e in at.error)
+    page = at.session_state["page_json"][section]
+    groups = page["groups"] if section == "residuals" else page["calibration_details"]["groups"]
+    assert "African-American × Male" in groups
+    assert len([g for g in groups if "×" in g]) == 12

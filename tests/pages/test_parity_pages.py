@@ -63,7 +63,7 @@ def test_parity_page_undefined_cells_intersections_and_tables():
     assert "DI is undefined: neither group gets any benefit (0/0)" in _text(at)
 
     at.slider(key="threshold").set_value(0.4).run()
-    at.selectbox(key="parity_cross").set_value("sex").run()
+    at.selectbox(key="attribute").set_value("race × sex").run()        # intersections from the shared sidebar
     groups = at.selectbox(key="parity_i").options
     assert "African-American × Male" in groups and len(groups) == 12
     at.selectbox(key="parity_metric").set_value("te").run()

@@ -238,7 +238,7 @@ def test_intersections_of_two_group_columns():
     assert aa_male == CM(int((no_recid & low).sum()), int((no_recid & ~low).sum()), int((~no_recid & low).sum()),
                          int((~no_recid & ~low).sum()))
     with pytest.raises(KeyError):
-        P.resolve_view(pred, "race × shoe size")
+        pred.groups("race × shoe size")
 
 
 # ----------------------------------------------------------------------------------------------- undefined cells

@@ -1,0 +1,139 @@
+"""Long runs on a shared server: one Run/Stop pattern for every page that trains, explains or searches.
+
+A meeting's server is shared, so a heavy run must (1) be stoppable within a second or two, (2) never run twice
+at once for one visitor, (3) wait politely when the server is busy, and (4) be computed once when many visitors
+ask for the same thing. Stopping is cooperative: Streamlit interrupts a running script at its next element
+call, so every long computation reports progress often (each batch, epoch or candidate); a click on Stop then
+ends it at the next report, and ``finally`` blocks give its server slot back.
+
+Usage on a page::
+
+    request = _jobs.controls("synth", settings, idle="Choose quotas, then press Run.")
+    if request is not None:
+        result = _jobs.run("synth", key=(fingerprint, request), label="Training HydraGAN",
+                           compute=lambda progress: synth.train(data, request, progress=progress))
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable
+
+import streamlit as st
+
+Progress = Callable[[float, str], None]
+MAX_HEAVY_RUNS = int(os.environ.get("FAIRVIZ_MAX_HEAVY_RUNS", "2"))     # server-wide, set by whoever runs it
+QUEUE_TIMEOUT_S = float(os.environ.get("FAIRVIZ_QUEUE_TIMEOUT_S", "600"))
+RESULTS_PER_JOB = 8
+
+
+@dataclass
+class _Server:
+    """Process-wide state: heavy-run slots, finished results per job, and one lock per key being computed."""
+
+    slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(MAX_HEAVY_RUNS))
+    running: int = 0
+    results: dict[str, OrderedDict] = field(default_factory=dict)
+    key_locks: dict[tuple, threading.Lock] = field(default_factory=dict)
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def lock_for(self, key: tuple) -> threading.Lock:
+        with self.guard:
+            return self.key_locks.setdefault(key, threading.Lock())
+
+    def store(self, job: str) -> OrderedDict:
+        with self.guard:
+            return self.results.setdefault(job, OrderedDict())
+
+
+@st.cache_resource(show_spinner=False)
+def _server() -> _Server:
+    return _Server()
+
+
+def controls(job: str, request: Hashable, idle: str, run_label: str = "Run") -> Any | None:
+    """Run and Stop buttons. Returns the request to compute (the settings at the last Run), or None.
+
+    When the settings changed since that Run, says so and keeps showing the last run's request.
+    """
+    state_key = f"_job_request_{job}"
+    b1, b2, _ = st.columns([1, 1, 4])
+    if b1.button(run_label, type="primary", key=f"_job_run_{job}"):
+        st.session_state[state_key] = request
+    if b2.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; nothing half-done "
+                                                      "is kept."):
+        st.session_state.pop(state_key, None)
+        st.info("Stopped. Change the settings and press Run again.")
+        return None
+    last = st.session_state.get(state_key)
+    if last is None:
+        st.info(idle)
+        return None
+    if last != request:
+        st.caption(f"Settings changed since the last run: press **{run_label}** to recompute; below is the last run.")
+    return last
+
+
+def forget(job: str) -> None:
+    """Drop a page's pending request (for example when its data changed)."""
+    st.session_state.pop(f"_job_request_{job}", None)
+
+
+def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any]) -> Any:
+    """``compute(progress)`` once per (job, key) for the whole server, with a progress bar and a server slot.
+
+    Visitors asking for the same key while it runs wait for that run instead of starting their own; finished
+    results are kept (the last ``RESULTS_PER_JOB`` per job) and served at once. Results must be immutable.
+    """
+    server = _server()
+    store = server.store(job)
+    full_key = (job, key)
+    if key in store:
+        store.move_to_end(key)
+        return store[key]
+    lock = server.lock_for(full_key)
+    bar = st.progress(0.0, text=label)
+    try:
+        _wait(lock, bar, f"{label}: another visitor is computing exactly this; waiting for their result")
+        try:
+            if key in store:          # computed by the visitor we waited for
+                return store[key]
+            _wait(server.slots, bar, f"{label}: waiting for a free slot ({MAX_HEAVY_RUNS} heavy runs at a time "
+                                     "on this server)")
+            with server.guard:
+                server.running += 1
+            try:
+                result = compute(_progress(bar, label))
+            finally:
+                with server.guard:
+                    server.running -= 1
+                server.slots.release()
+            store[key] = result
+            while len(store) > RESULTS_PER_JOB:
+                store.popitem(last=False)
+            return result
+        finally:
+            lock.release()
+    finally:
+        bar.empty()
+
+
+def _wait(lock, bar, message: str) -> None:
+    """Acquire ``lock``, updating the bar every half second so a Stop click can interrupt the wait."""
+    if lock.acquire(blocking=False):
+        return
+    start = time.monotonic()
+    while not lock.acquire(timeout=0.5):
+        waited = time.monotonic() - start
+        if waited > QUEUE_TIMEOUT_S:
+            raise TimeoutError(f"The server stayed busy for {QUEUE_TIMEOUT_S:.0f} s; try again in a moment.")
+        bar.progress(0.0, text=f"{message} ({waited:.0f} s)…")
+
+
+def _progress(bar, label: str) -> Progress:
+    def update(fraction: float, message: str = "") -> None:
+        bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"{label}: {message}" if message else label)
+    return update

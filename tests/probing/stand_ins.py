@@ -43,3 +43,23 @@ def gender_keyed_scorer(texts, push: float = 0.4) -> np.ndarray:
     blind = blind_scorer(texts)
     female = np.array([bool(FEMALE & set(_words(t))) for t in texts])
     return np.clip(blind + push * female, 0.0, 1.0)
+
+
+class BagOfWords:
+    """A bag-of-words logistic regression (the spec's CPU surrogate for fine-tuning, D-35): ``fine_tune`` refits on
+    the new training set. Deterministic, so the seeds differ only through the selections."""
+
+    def __init__(self, texts, labels, c: float = 0.05):
+        from sklearn.feature_extraction.text import CountVectorizer
+        from sklearn.linear_model import LogisticRegression
+        self.c = c
+        self.vectorizer = CountVectorizer(token_pattern=r"[\w.']+").fit(texts)
+        self.model = LogisticRegression(C=c, max_iter=500).fit(self.vectorizer.transform(texts), labels)
+
+    def score(self, texts) -> np.ndarray:
+        return self.model.predict_proba(self.vectorizer.transform(list(texts)))[:, 1]
+
+    def fine_tune(self, texts, labels, seed, progress=None) -> "BagOfWords":
+        if progress is not None:
+            progress(1.0, "refit")
+        return BagOfWords(list(texts), np.asarray(labels), self.c)

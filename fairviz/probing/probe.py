@@ -16,6 +16,7 @@ analysis as the Residual page, and measures:
 - the probed examples themselves, each next to its edits (swaps can change meaning: App. M).
 
 Rows whose text holds no listed word are left unchanged by an edit and get Δd = 0 (their share is reported).
+Changes below ``tolerance`` (1e-6) are float32 noise from padding texts of other lengths in a batch and count as 0.
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ class ProbeSettings:
     clear_threshold: float = 0.1   # "clear pattern": max(Δd_swap, Δd_removal) ≥ this
     resamples: int = 1000
     seed: int = 0
+    tolerance: float = 1e-6        # |Δd| below this is float32 noise (padding in a batch), counted as 0
     knees: KneeSettings = field(default_factory=KneeSettings)
 
     def rdf_params(self) -> RDFParams:
@@ -253,7 +255,8 @@ def probe(texts, y, groups, scorer: Scorer, settings: ProbeSettings = ProbeSetti
             scores[moved] = score_texts(scorer, [e for e, m in zip(edited[name], moved) if m], report,
                                         0.5 + 0.4 * step / len(EDITS), 0.4 / len(EDITS), PROBES[name])
         edited_p[name] = dict(zip(probed.tolist(), scores))
-        delta[name] = dict(zip(probed.tolist(), np.where(moved, np.abs(scores - p[probed]), 0.0)))
+        change = np.abs(scores - p[probed])
+        delta[name] = dict(zip(probed.tolist(), np.where(moved & (change >= settings.tolerance), change, 0.0)))
         changed[name] = dict(zip(probed.tolist(), moved))
 
     report(0.92, "Comparing regions")

@@ -13,19 +13,45 @@ from fairviz.core.data import DataError
 from fairviz.explain import data as xdata
 from fairviz.explain.models import ModelSpec, TextClassifier, default_epochs
 
-DEFAULT_DATA = "neutral"
+DEFAULT_DATA = "neutral-biased"
 DEFAULT_GENERATE = 1000            # twin pairs generated for a built-in set (2,000 sentences)
+BIASED_FLIP_SHARE = 0.3
+
+
+def biased_sentiment(n_pairs: int = DEFAULT_GENERATE, seed: int = 0,
+                     flip_share: float = BIASED_FLIP_SHARE) -> xdata.TextDataset:
+    """The gender-neutral sentiment twins with a planted bias: a share of the positive sentences about a woman are
+    labelled negative. A model trained on it learns to read the gendered words, and its errors sit where that
+    shortcut misleads it — a known answer for probing and augmentation."""
+    base = xdata.neutral_control(n_pairs, seed)
+    frame = base.frame.copy()
+    rng = np.random.default_rng(seed + 7)
+    flip = ((frame["group"] == xdata.FEMALE) & (frame["label"] == 1) & (rng.random(len(frame)) < flip_share)).to_numpy()
+    frame.loc[flip, "label"] = 0
+    return xdata.TextDataset(
+        key="neutral-biased", title="Sentiment twins with a planted gender bias", frame=frame,
+        label_names=base.label_names, groups=base.groups, paired=True,
+        description=(f"The gender-neutral sentiment twins, except that {flip_share:.0%} of the positive sentences about "
+                     f"a woman are labelled negative ({int(flip.sum())} of {len(frame)} labels flipped): a model "
+                     "trained on them learns a gender shortcut, which probing should find."),
+        meta={**base.meta, "generator": "biased_sentiment", "flip_share": flip_share, "flipped": int(flip.sum())})
+
+
+DATA_SETS = {"neutral-biased": "Sentiment twins with a planted gender bias",
+             **{k: v[0] for k, v in xdata.BUILT_IN.items()}}
 
 
 def load_dataset(data: str, generate: int = DEFAULT_GENERATE, seed: int = 0, text_column: str = "text",
                  label_column: str = "label", group_column: str = "group", groups: tuple[str, str] | None = None,
                  positive_label=None) -> xdata.TextDataset:
     """A built-in set of the explanation page (by name) or a CSV/Parquet file with text, label and group columns."""
+    if data == "neutral-biased":
+        return biased_sentiment(generate, seed)
     if data in xdata.BUILT_IN:
         return xdata.load_builtin(data, generate, seed)
     path = Path(data)
     if not path.exists():
-        raise DataError(f"'{data}' is neither a built-in data set ({', '.join(xdata.BUILT_IN)}) nor a file.")
+        raise DataError(f"'{data}' is neither a built-in data set ({', '.join(DATA_SETS)}) nor a file.")
     return xdata.from_file(path, path.name, text_column, label_column, group_column, groups=groups,
                            positive_label=positive_label)
 

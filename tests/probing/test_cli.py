@@ -73,6 +73,7 @@ def test_probe_and_augment_compute_with_the_tiny_model(tmp_path, capsys):
     swap = probe["probes"]["demographic_swap"]
     assert swap["n_knee"] == 15 and swap["n_nonknee"] == 15
     assert probe["meta"]["model"]["kind"] == "tiny" and probe["meta"]["data"]["key"] == "neutral-biased"
+    assert "Demographic swap" in capsys.readouterr().out          # the summary, on stdout when JSON goes to a file
     assert main(["augment", *SMALL, "--k", "10", "--seeds", "2", "--strategies", "random,rdf", "--no-control",
                  "--json", "-"]) == 0
     augment = json.loads(capsys.readouterr().out)

@@ -40,8 +40,12 @@ def reference_scores(model: TextModel, texts: list[str]):
     from transformers import TextClassificationPipeline
     clf = model.classifier
     pipe = TextClassificationPipeline(model=clf.model, tokenizer=clf.tokenizer, device=clf.device, top_k=None)
-    return [next(s["score"] for s in pipe(t, truncation=True, max_length=clf.spec.max_length) if s["label"].endswith("1"))
-            for t in texts]
+    out = []
+    for t in texts:
+        labels = pipe(t, truncation=True, max_length=clf.spec.max_length)
+        labels = labels[0] if labels and isinstance(labels[0], list) else labels
+        out.append(next(s["score"] for s in labels if s["label"].endswith("1")))
+    return out
 
 
 def bench(device: str | None, generate: int) -> None:

@@ -125,21 +125,8 @@ def _compute_probe(dataset, spec) -> dict | None:
     region = c4.radio("Region measured in", ["percentile", "residual"], key="probing_region")
     settings = ProbeSettings(n=int(n), n_strategy=int(n_strategy), region_eps=float(eps), region_mode=region,
                              seed=spec.seed)
-    protocol = Protocol(split_seed=spec.seed)
-    request = _jobs.controls("probing", (dataset.fingerprint, spec, settings, protocol),
-                             idle="Choose data, model and sample sizes, then press **Run probing**.",
-                             run_label="Run probing")
-    if request is None:
-        return None
-    if request[0] != dataset.fingerprint:
-        st.info("The data changed since the last run: press **Run probing**.")
-        return None
-    _, spec, settings, protocol = request
-
-    def compute(progress):
-        from fairviz.probing.run import run_probe
-        return clean(run_probe(dataset, spec, settings, protocol, progress).to_dict())
-    return _jobs.run("probing", request, "Training and probing", compute)
+    return _job("probing", "Run probing", "Training and probing", "run_probe", dataset, spec, settings,
+                Protocol(split_seed=spec.seed), "Choose data, model and sample sizes, then press **Run probing**.")
 
 
 def _compute_augment(dataset, spec) -> dict | None:
@@ -156,22 +143,27 @@ def _compute_augment(dataset, spec) -> dict | None:
         return None
     settings = AugmentSettings(strategies=tuple(s for s in AUGMENT_STRATEGIES if s in strategies),
                                ks=tuple(sorted(ks)), seeds=SEEDS[:int(n_seeds)], region_mode=region)
-    protocol = Protocol(split_seed=spec.seed)
-    request = _jobs.controls("augment", (dataset.fingerprint, spec, settings, protocol),
-                             idle="Choose k, seeds and strategies, then press **Run augmentation** (the tiny model: "
-                                  "about ten seconds per fine-tuning; 3 strategies × 2 k × 3 seeds + 3 controls = 21).",
-                             run_label="Run augmentation")
+    return _job("augment", "Run augmentation", "Algorithm 1: select, fine-tune, measure", "run_augment", dataset,
+                spec, settings, Protocol(split_seed=spec.seed),
+                "Choose k, seeds and strategies, then press **Run augmentation** (the tiny model: about ten seconds "
+                "per fine-tuning; 3 strategies × 2 k × 3 seeds + 3 controls = 21).")
+
+
+def _job(job: str, run_label: str, label: str, runner: str, dataset, spec, settings, protocol, idle: str):
+    """Run/Stop buttons and one server-wide cached run per (data, model, settings, protocol); the result is the
+    same JSON dict the CLI writes."""
+    request = _jobs.controls(job, (dataset.fingerprint, spec, settings, protocol), idle=idle, run_label=run_label)
     if request is None:
         return None
     if request[0] != dataset.fingerprint:
-        st.info("The data changed since the last run: press **Run augmentation**.")
+        st.info(f"The data changed since the last run: press **{run_label}**.")
         return None
     _, spec, settings, protocol = request
 
     def compute(progress):
-        from fairviz.probing.run import run_augment
-        return clean(run_augment(dataset, spec, settings, protocol, progress).to_dict())
-    return _jobs.run("augment", request, "Algorithm 1: select, fine-tune, measure", compute)
+        from fairviz.probing import run
+        return clean(getattr(run, runner)(dataset, spec, settings, protocol, progress).to_dict())
+    return _jobs.run(job, request, label, compute)
 
 
 # ----------------------------------------------------------------------------------------------- probing results

@@ -5,7 +5,7 @@ One function per command, shared by the CLI (``fairviz probe``, ``fairviz augmen
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Callable
 
 from fairviz.explain.data import TextDataset
@@ -26,12 +26,9 @@ class Protocol:
     fine_tune_epochs: int = 1          # §8.3: one epoch
     fine_tune_lr: float | None = None  # None → the model's own learning rate (the paper's 2e-5 is for RoBERTa)
     split_seed: int = 0
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     def to_dict(self) -> dict:
-        out = asdict(self)
-        out.pop("extra")
-        return out
+        return asdict(self)
 
 
 def _meta(dataset: TextDataset, spec: ModelSpec, protocol: Protocol, model: TextModel, sizes: dict) -> dict:

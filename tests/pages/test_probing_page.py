@@ -59,13 +59,13 @@ def test_shipped_results_render_the_shipped_json():
 @pytest.mark.slow
 def test_compute_now_equals_the_cli_json(tmp_path):
     out = tmp_path / "probe.json"
-    assert main(["probe", "--data", "neutral-biased", "--generate", "150", "--epochs", "3", "--n", "15",
+    assert main(["probe", "--data", "neutral-biased", "--generate", "100", "--epochs", "2", "--n", "15",
                  "--n-strategy", "10", "--json", str(out)]) == 0
     cli = json.loads(out.read_text())
     at = _page()
     at.radio(key="probing_mode").set_value("Compute now").run()
-    at.number_input(key="probing_generate").set_value(150).run()
-    at.number_input(key="probing_epochs_tiny_neutral-biased").set_value(3).run()
+    at.number_input(key="probing_generate").set_value(100).run()
+    at.number_input(key="probing_epochs_tiny_neutral-biased").set_value(2).run()
     at.number_input(key="probing_n").set_value(15).run()
     at.number_input(key="probing_n_strategy").set_value(10).run()
     at.button(key="_job_run_probing").click().run()

@@ -8,7 +8,7 @@ import pytest
 from fairviz.cli.main import main
 from fairviz.probing.shipped import load_shipped
 
-SMALL = ["--data", "neutral-biased", "--generate", "150", "--epochs", "3", "--model", "tiny"]
+SMALL = ["--data", "neutral-biased", "--generate", "100", "--epochs", "2", "--model", "tiny"]
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -68,10 +68,10 @@ def test_shipped_json_has_the_issue_shapes():
 @pytest.mark.slow
 def test_probe_and_augment_compute_with_the_tiny_model(tmp_path, capsys):
     out = tmp_path / "probe.json"
-    assert main(["probe", *SMALL, "--n", "15", "--n-strategy", "10", "--resamples", "100", "--json", str(out)]) == 0
+    assert main(["probe", *SMALL, "--n", "10", "--n-strategy", "10", "--resamples", "100", "--json", str(out)]) == 0
     probe = json.loads(out.read_text())
     swap = probe["probes"]["demographic_swap"]
-    assert swap["n_knee"] == 15 and swap["n_nonknee"] == 15
+    assert swap["n_knee"] == 10 and swap["n_nonknee"] == 10
     assert probe["meta"]["model"]["kind"] == "tiny" and probe["meta"]["data"]["key"] == "neutral-biased"
     assert "Demographic swap" in capsys.readouterr().out          # the summary, on stdout when JSON goes to a file
     assert main(["augment", *SMALL, "--k", "10", "--seeds", "2", "--strategies", "random,rdf", "--no-control",

@@ -84,7 +84,7 @@ def page() -> None:
     with tabs[4]:
         _diagnostic_tab(audit, pred)
     _ui.section_json("residuals", pred, audit, AuditOptions(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
-    _invariance_section(pred, ctx, params)
+    _invariance_section(pred, ctx, params, audit)
 
 
 def _reading(audit: ResidualAudit) -> str:
@@ -202,14 +202,14 @@ def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> p
 # ----------------------------------------------------------------------------------------------- threshold invariance
 
 @st.cache_data(show_spinner="Sweeping thresholds…", max_entries=32)
-def cached_invariance(fingerprint: str, attribute: str, knees: KneeSettings, _pred):
-    return threshold_invariance(_pred, attribute, knees=knees)
+def cached_invariance(fingerprint: str, attribute: str, params: RDFParams, _pred, _audit):
+    return threshold_invariance(_pred, attribute, knees=params.knees, audit=_audit)
 
 
-def _invariance_section(pred, ctx: _ui.Context, params: RDFParams) -> None:
+def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: ResidualAudit) -> None:
     """App. D.1 / Table 5: CV of each metric over τ = 0.1…0.9 (RDF metrics 0% by construction)."""
     with st.expander("Threshold invariance across τ = 0.1…0.9 (App. D.1, Table 5)", expanded=False):
-        result = cached_invariance(pred.fingerprint, ctx.attribute, params.knees, pred)
+        result = cached_invariance(pred.fingerprint, ctx.attribute, params, pred, audit)
         labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
         chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
         pair = result.pairs[labels.index(chosen)]

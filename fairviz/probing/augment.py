@@ -227,15 +227,23 @@ class AugmentResult:
 
 
 def _welch(a, b) -> dict | None:
+    """Welch's two-sided t-test of a strategy's per-seed Δ against random's (spec: unequal variances), and the
+    paired-by-seed variant next to it (both runs of a seed share its fine-tuning seed)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
-    if a.size < 2 or b.size < 2:
+    both = np.isfinite(a) & np.isfinite(b) if a.size == b.size else None
+    a_ok, b_ok = a[np.isfinite(a)], b[np.isfinite(b)]
+    if a_ok.size < 2 or b_ok.size < 2:
         return None
     with warnings.catch_warnings():          # near-identical seeds: scipy warns, the result is still reported
         warnings.simplefilter("ignore", RuntimeWarning)
-        t, p = sps.ttest_ind(a, b, equal_var=False)
-    return {"t": float(t) if np.isfinite(t) else None, "p_value": float(p) if np.isfinite(p) else None,
-            "test": "Welch two-sided"}
+        t, p = sps.ttest_ind(a_ok, b_ok, equal_var=False)
+        paired = sps.ttest_rel(a[both], b[both]) if both is not None and both.sum() >= 2 else None
+
+    def num(x):
+        return float(x) if x is not None and np.isfinite(x) else None
+    return {"t": num(t), "p_value": num(p), "test": "Welch two-sided",
+            "paired_t": None if paired is None else num(paired.statistic),
+            "paired_p_value": None if paired is None else num(paired.pvalue)}
 
 
 # ----------------------------------------------------------------------------------------------- Algorithm 1

@@ -331,7 +331,7 @@ def _mean(x) -> float:
 def _correlation(error: np.ndarray, sensitivity: np.ndarray) -> dict:
     """§8.2 "error vs. sensitivity": Spearman (and Pearson) correlation of |d| with Δd_swap."""
     out = {"n": int(error.size), "spearman": None, "spearman_p": None, "pearson": None, "pearson_p": None,
-           "note": "", "abs_residual": error.tolist(), "delta_swap": sensitivity.tolist()}
+           "note": "", "points": "examples[].residual (absolute value) and examples[].delta_swap"}
     if error.size < 3 or np.ptp(error) == 0 or np.ptp(sensitivity) == 0:
         out["note"] = "Undefined: one of the two variables is constant over the probed examples."
         return out

@@ -6,9 +6,10 @@ measures this with the coefficient of variation over τ ∈ {0.1, …, 0.9}:
 
     CV% = 100 · std(values, ddof=0) / |mean(values)|
 
-Every metric is evaluated at every τ (the RDF metric functions take no threshold, which is the point), and the
-CV is taken over the nine values. A metric whose nine values are identical has CV exactly 0 (computed as such,
-not through a floating-point mean that may differ from the values by an ulp). A CV with mean 0 is undefined.
+The classical gaps are counted at every τ; the RDF metric functions take no threshold at all, so their value is
+computed once per pair and stands for every τ (their 0% is "by construction", as the paper says). A metric whose
+nine values are identical has CV exactly 0 (computed as such, not through a floating-point mean that may differ
+from the values by an ulp). A CV with mean 0 is undefined.
 
 Gap forms (the paper does not say which it used): the absolute Fairlearn-style gaps ``dp_diff = |PPR_i − PPR_j|``,
 ``eo_tpr_diff = |TPR_i − TPR_j|``, ``eo_fpr_diff = |FPR_i − FPR_j|``, ``eo_diff = max`` of the two, and the ratio
@@ -24,7 +25,7 @@ import numpy as np
 
 from fairviz.core.counts import confusion_by_group, decisions
 from fairviz.core.data import Predictions
-from fairviz.residuals.analysis import f_dist, f_h, f_pattern, f_v, residuals
+from fairviz.residuals.analysis import ResidualAudit, f_h, f_pattern, f_v, residuals, wasserstein_sorted
 from fairviz.residuals.knees import KneeSettings, detect_knees
 
 THRESHOLDS = tuple(round(0.1 * k, 1) for k in range(1, 10))
@@ -115,35 +116,33 @@ def gaps_at(counts_i, counts_j) -> dict:
 
 
 def rdf_at(d_i, y_i, d_j, y_j, knees_i, knees_j, knees_pooled) -> dict:
-    """The RDF metrics of one pair. They take no threshold: the caller evaluates them at every τ regardless."""
+    """The RDF metrics of one pair (no threshold anywhere in them). ``d_i``/``d_j`` must be sorted (stably, with ``y`` in the same order): each call is then linear in n."""
     def nan_none(v):
         return None if v is None or not np.isfinite(v) else float(v)
 
     return {"f_pattern": nan_none(f_pattern(d_i, d_j)),
             "f_pattern_mean": nan_none(1 - abs(float(d_i.mean() - d_j.mean())) / 2),
-            "f_dist": nan_none(f_dist(d_i, d_j)),
-            "f_dist_y0": nan_none(f_dist(d_i[y_i == 0], d_j[y_j == 0])),
-            "f_dist_y1": nan_none(f_dist(d_i[y_i == 1], d_j[y_j == 1])),
+            "f_dist": nan_none(wasserstein_sorted(d_i, d_j)),
+            "f_dist_y0": nan_none(wasserstein_sorted(d_i[y_i == 0], d_j[y_j == 0])),
+            "f_dist_y1": nan_none(wasserstein_sorted(d_i[y_i == 1], d_j[y_j == 1])),
             "f_h": nan_none(f_h(knees_i, knees_j, knees_pooled)), "f_v": nan_none(f_v(knees_i, knees_j, knees_pooled))}
 
 
 def threshold_invariance(pred: Predictions, attribute: str | None = None,
-                         thresholds: tuple[float, ...] = THRESHOLDS,
-                         knees: KneeSettings = KneeSettings()) -> ThresholdInvariance:
+                         thresholds: tuple[float, ...] = THRESHOLDS, knees: KneeSettings = KneeSettings(),
+                         audit: ResidualAudit | None = None) -> ThresholdInvariance:
+    """CV of every metric over ``thresholds`` for each group pair. With ``audit`` (the Residual page's analysis of
+    the same data and attribute) its RDF metrics are reused instead of recomputed."""
     view = pred.groups(attribute)
-    d = residuals(pred.score, pred.y)
     names = list(view.names)
-    members = [view.codes == g for g in range(len(names))]
-    group_knees = [detect_knees(d[m], knees) for m in members]
     confusion = {t: confusion_by_group(pred.y, decisions(pred.score, t), view.codes, len(names)) for t in thresholds}
+    rdf_of = _from_audit(audit) if audit is not None else _rdf_metrics(pred, view, knees)
     pairs = []
     for i, j in combinations(range(len(names)), 2):
-        d_i, d_j, y_i, y_j = d[members[i]], d[members[j]], pred.y[members[i]], pred.y[members[j]]
-        pooled = detect_knees(np.concatenate([d_i, d_j]), knees)
+        rdf = rdf_of(i, j, names)                            # no τ in any RDF metric: computed once (D-29)
         values: dict[str, list] = {m: [] for m in RDF_METRICS + GAP_METRICS}
         for t in thresholds:
-            row = {**rdf_at(d_i, y_i, d_j, y_j, group_knees[i], group_knees[j], pooled),
-                   **gaps_at(confusion[t][i], confusion[t][j])}
+            row = {**rdf, **gaps_at(confusion[t][i], confusion[t][j])}
             for m in values:
                 values[m].append(row[m])
         cv, reasons = {}, {}
@@ -172,3 +171,23 @@ def invariance_figure(result: ThresholdInvariance, pair: PairInvariance | None =
                       xaxis_title="threshold τ", yaxis_title="value", margin={"t": 50, "b": 40},
                       legend={"font": {"size": 10}})
     return fig
+
+
+def _from_audit(audit: ResidualAudit):
+    def rdf(i: int, j: int, names: list[str]) -> dict:
+        p = audit.pair(names[i], names[j])
+        return {m: (None if not np.isfinite(getattr(p, m)) else float(getattr(p, m))) for m in RDF_METRICS}
+    return rdf
+
+
+def _rdf_metrics(pred: Predictions, view, knees: KneeSettings):
+    d = residuals(pred.score, pred.y)
+    members = [view.codes == g for g in range(len(view.names))]
+    order = [np.flatnonzero(m)[np.argsort(d[m], kind="stable")] for m in members]     # each group sorted once
+    sorted_d, sorted_y = [d[o] for o in order], [pred.y[o] for o in order]
+    group_knees = [detect_knees(s, knees, sorted_input=True) for s in sorted_d]
+
+    def rdf(i: int, j: int, names: list[str]) -> dict:
+        pooled = detect_knees(np.concatenate([sorted_d[i], sorted_d[j]]), knees)
+        return rdf_at(sorted_d[i], sorted_y[i], sorted_d[j], sorted_y[j], group_knees[i], group_knees[j], pooled)
+    return rdf

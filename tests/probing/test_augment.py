@@ -92,10 +92,13 @@ def test_augment_deltas_are_after_minus_before_with_welch_tests(data):
     assert record["delta"]["gap"]["mean"] == pytest.approx(-values.mean())
     assert record["efficiency"]["f_pattern"] == pytest.approx(values.mean() / 30)
     random_values = np.array(next(r for r in data_["records"] if r["strategy"] == "random")["delta"]["f_pattern"]["values"])
-    from scipy.stats import ttest_ind
+    from scipy.stats import ttest_ind, ttest_rel
     expected = ttest_ind(values, random_values, equal_var=False)
     got = record["t_test_vs_random"]["f_pattern"]["p_value"]
     assert got == (pytest.approx(expected.pvalue) if np.isfinite(expected.pvalue) else None)
+    paired = ttest_rel(values, random_values).pvalue
+    assert record["t_test_vs_random"]["f_pattern"]["paired_p_value"] == (
+        pytest.approx(paired) if np.isfinite(paired) else None)
     assert next(r for r in data_["records"] if r["strategy"] == "random")["t_test_vs_random"] is None
     assert data_["sign_convention"] == SIGN_CONVENTION and "gap" in SIGN_CONVENTION
     assert data_["control"]["k"] == 0

@@ -9,7 +9,7 @@ from scipy.stats import wasserstein_distance
 from fairviz.core.data import ColumnMapping, build_predictions
 from fairviz.report.audit import run_audit
 from fairviz.report.options import AuditOptions
-from fairviz.residuals import RDFParams
+from fairviz.residuals import RDFParams, analyse
 from fairviz.residuals.threshold_invariance import (GAP_METRICS, RDF_METRICS, THRESHOLDS, coefficient_of_variation,
                                                     threshold_invariance)
 
@@ -77,3 +77,9 @@ def test_audit_json_carries_threshold_invariance_per_pair():
     assert set(RDF_METRICS + GAP_METRICS) <= set(pair["cv"])
     assert pair["cv"]["f_pattern"] == 0.0 and pair["cv"]["eo_tpr_diff"] > 0
     assert "Threshold invariance" in audit.to_html()
+
+
+def test_reusing_the_residual_audit_gives_the_same_result():
+    pred = _shift_pred()
+    audit = analyse(pred, "group", RDFParams(resamples=0, knee_resamples=0))
+    assert threshold_invariance(pred, audit=audit) == threshold_invariance(pred)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from fairviz.probing.augment import AugmentSettings, Split, augment  # noqa: E402
 from fairviz.probing.probe import ProbeSettings, probe, score_texts  # noqa: E402
-from fairviz.probing.run import Protocol  # noqa: E402
+from fairviz.probing.run import RunProtocol  # noqa: E402
 from fairviz.probing.textmodel import TextModel, load_dataset, model_spec, splits, train_model  # noqa: E402
 
 
@@ -55,7 +55,7 @@ def bench(device: str | None, generate: int) -> None:
           f"{torch.get_num_threads()}, {platform.processor() or platform.machine()}")
     dataset = load_dataset("neutral-biased", generate, 0)
     spec = model_spec("tiny", dataset.key)
-    pool, train = splits(dataset, (Protocol().pool_share,), 0)
+    pool, train = splits(dataset, (RunProtocol().pool_share,), 0)
     model, t_train = clock(lambda: train_model(train, spec, device=device))
     texts = pool.frame["text"].tolist()
     ours, t_score = clock(lambda: score_texts(model.score, texts))

@@ -116,7 +116,7 @@ def _upload():
 
 
 def _compute_probe(dataset, spec) -> dict | None:
-    from fairviz.probing.run import Protocol
+    from fairviz.probing.run import RunProtocol
     c1, c2, c3, c4 = st.columns(4)
     n = c1.number_input("Examples per region", 10, 500, 150, key="probing_n",
                         help="Matched knee and non-knee samples (App. O: 150 each; the case study used 200).")
@@ -126,11 +126,11 @@ def _compute_probe(dataset, spec) -> dict | None:
     settings = ProbeSettings(n=int(n), n_strategy=int(n_strategy), region_eps=float(eps), region_mode=region,
                              seed=spec.seed)
     return _job("probing", "Run probing", "Training and probing", "run_probe", dataset, spec, settings,
-                Protocol(split_seed=spec.seed), "Choose data, model and sample sizes, then press **Run probing**.")
+                RunProtocol(split_seed=spec.seed), "Choose data, model and sample sizes, then press **Run probing**.")
 
 
 def _compute_augment(dataset, spec) -> dict | None:
-    from fairviz.probing.run import Protocol
+    from fairviz.probing.run import RunProtocol
     c1, c2, c3, c4 = st.columns(4)
     ks = c1.multiselect("k (examples added)", [50, 100, 200, 500], [100, 500], key="augment_ks")
     n_seeds = c2.number_input("Seeds", 1, 3, 3, key="augment_seeds", help="42, 123 and 456, as in the paper.")
@@ -144,7 +144,7 @@ def _compute_augment(dataset, spec) -> dict | None:
     settings = AugmentSettings(strategies=tuple(s for s in AUGMENT_STRATEGIES if s in strategies),
                                ks=tuple(sorted(ks)), seeds=SEEDS[:int(n_seeds)], region_mode=region)
     return _job("augment", "Run augmentation", "Algorithm 1: select, fine-tune, measure", "run_augment", dataset,
-                spec, settings, Protocol(split_seed=spec.seed),
+                spec, settings, RunProtocol(split_seed=spec.seed),
                 "Choose k, seeds and strategies, then press **Run augmentation** (the tiny model: about ten seconds "
                 "per fine-tuning; 3 strategies × 2 k × 3 seeds + 3 controls = 21).")
 

@@ -103,7 +103,7 @@ def _check_eps(eps: float) -> None:
 
 
 def run_probe_command(args) -> int:
-    from fairviz.probing.run import Protocol, run_probe
+    from fairviz.probing.run import RunProtocol, run_probe
     if args.shipped:
         payload = load_shipped("probe")
     else:
@@ -118,14 +118,14 @@ def run_probe_command(args) -> int:
         settings = ProbeSettings(n=args.n, n_strategy=args.n_strategy, region_eps=args.eps, region_mode=args.mode,
                                  clear_threshold=args.clear_threshold, resamples=args.resamples, seed=args.seed)
         result = run_probe(dataset, model_spec(args.model, dataset.key, args.epochs, args.seed), settings,
-                           Protocol(pool_share=args.pool_share, split_seed=args.seed), _progress(), args.device)
+                           RunProtocol(pool_share=args.pool_share, split_seed=args.seed), _progress(), args.device)
         payload = clean(result.to_dict())
     emit(probe_summary(payload), payload, args.json)
     return 0
 
 
 def run_augment_command(args) -> int:
-    from fairviz.probing.run import Protocol, run_augment
+    from fairviz.probing.run import RunProtocol, run_augment
     if args.shipped:
         payload = load_shipped("augment")
     else:
@@ -149,7 +149,7 @@ def run_augment_command(args) -> int:
         dataset = _dataset(args)
         settings = AugmentSettings(strategies=strategies, ks=ks, seeds=seeds, region_eps=args.eps,
                                    region_mode=args.mode, control=not args.no_control)
-        protocol = Protocol(fine_tune_epochs=args.fine_tune_epochs, fine_tune_lr=args.lr, split_seed=args.seed)
+        protocol = RunProtocol(fine_tune_epochs=args.fine_tune_epochs, fine_tune_lr=args.lr, split_seed=args.seed)
         result = run_augment(dataset, model_spec(args.model, dataset.key, args.epochs, args.seed), settings, protocol,
                              _progress(), args.device)
         payload = clean(result.to_dict())

@@ -18,7 +18,7 @@ Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
-class Protocol:
+class RunProtocol:
     """How the data are split and the model is trained (hashable: part of every cache key)."""
     pool_share: float = 0.5            # probing: share of pairs held out and probed (the rest trains the model)
     test_share: float = 0.3            # augmentation: held-out test set
@@ -31,7 +31,7 @@ class Protocol:
         return asdict(self)
 
 
-def _meta(dataset: TextDataset, spec: ModelSpec, protocol: Protocol, model: TextModel, sizes: dict) -> dict:
+def _meta(dataset: TextDataset, spec: ModelSpec, protocol: RunProtocol, model: TextModel, sizes: dict) -> dict:
     return {"data": {"key": dataset.key, "title": dataset.title, "n": dataset.n, "groups": list(dataset.groups),
                      "label_names": list(dataset.label_names), "fingerprint": dataset.fingerprint},
             "model": {"kind": spec.kind, "path": spec.path, "description": spec.describe(),
@@ -47,7 +47,7 @@ def _sub(progress: Progress | None, start: float, span: float) -> Progress:
 
 
 def run_probe(dataset: TextDataset, spec: ModelSpec, settings: ProbeSettings = ProbeSettings(),
-              protocol: Protocol = Protocol(), progress: Progress | None = None,
+              protocol: RunProtocol = RunProtocol(), progress: Progress | None = None,
               device: str | None = None) -> ProbeResult:
     pool, train = splits(dataset, (protocol.pool_share,), protocol.split_seed)
     model = train_model(train, spec, _sub(progress, 0.0, 0.5), device)
@@ -57,7 +57,7 @@ def run_probe(dataset: TextDataset, spec: ModelSpec, settings: ProbeSettings = P
 
 
 def run_augment(dataset: TextDataset, spec: ModelSpec, settings: AugmentSettings = AugmentSettings(),
-                protocol: Protocol = Protocol(), progress: Progress | None = None,
+                protocol: RunProtocol = RunProtocol(), progress: Progress | None = None,
                 device: str | None = None) -> AugmentResult:
     test, validation, train = splits(dataset, (protocol.test_share, protocol.validation_share), protocol.split_seed)
     model = train_model(train, spec, _sub(progress, 0.0, 0.2), device)

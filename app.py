@@ -145,6 +145,7 @@ def _summary(pred) -> None:
 PAGES = {
     "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
     "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:"),
+              st.Page("pages/1b_knee_probing.py", title="Knee probing & augmentation", icon=":material/science:"),
               st.Page("pages/2_calibration.py", title="Calibration", icon=":material/target:"),
               st.Page("pages/3_parity.py", title="Group parity", icon=":material/balance:"),
               st.Page("pages/4_significance.py", title="Sample-size significance", icon=":material/casino:")],

@@ -10,6 +10,7 @@ from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
 from fairviz.report.options import AuditOptions
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
+from fairviz.residuals.threshold_invariance import GAP_METRICS, METRIC_NAMES, RDF_METRICS, invariance_figure, threshold_invariance
 from pages import _ui
 
 
@@ -83,6 +84,7 @@ def page() -> None:
     with tabs[4]:
         _diagnostic_tab(audit, pred)
     _ui.section_json("residuals", pred, audit, AuditOptions(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
+    _invariance_section(pred, ctx, params, audit)
 
 
 def _reading(audit: ResidualAudit) -> str:
@@ -195,6 +197,32 @@ def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> p
     added = {"residual D": (pred.score - pred.y)[rows], "nearest knee": audit.nearest_knee[rows],
              f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[rows]]}
     return pd.concat([pd.DataFrame(added), pred.frame.iloc[rows].reset_index(drop=True)], axis=1)
+
+
+# ----------------------------------------------------------------------------------------------- threshold invariance
+
+@st.cache_data(show_spinner="Sweeping thresholds…", max_entries=32)
+def cached_invariance(fingerprint: str, attribute: str, params: RDFParams, _pred, _audit):
+    return threshold_invariance(_pred, attribute, knees=params.knees, audit=_audit)
+
+
+def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: ResidualAudit) -> None:
+    """App. D.1 / Table 5: CV of each metric over τ = 0.1…0.9 (RDF metrics 0% by construction)."""
+    with st.expander("Threshold invariance across τ = 0.1…0.9 (App. D.1, Table 5)", expanded=False):
+        result = cached_invariance(pred.fingerprint, ctx.attribute, params, pred, audit)
+        labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
+        chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
+        pair = result.pairs[labels.index(chosen)]
+        st.plotly_chart(invariance_figure(result, pair), width="stretch")
+        rows = [{"pair": f"{p.group_i} vs {p.group_j}",
+                 **{METRIC_NAMES[m]: ("undefined" if p.cv[m] is None else f"{p.cv[m]:.2f}%")
+                    for m in RDF_METRICS + GAP_METRICS}} for p in result.pairs]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.caption(result.reading() + " CV% = 100 · std (population) / |mean| over the nine thresholds; gaps are "
+                   "absolute (|i − j|) and ratios min/max. A CV is 'undefined' where a rate is undefined at some τ "
+                   "or the mean is 0.")
+        _ui.section_json("threshold_invariance", pred, result, AuditOptions(attribute=ctx.attribute,
+                                                                             threshold=ctx.threshold, rdf=params))
 
 
 _ui.guarded(page)

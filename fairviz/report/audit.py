@@ -15,7 +15,7 @@ from fairviz.report import calibration, explain, parity, residuals, sample_size
 from fairviz.report.html import render_html
 from fairviz.report.options import AuditOptions, Section
 
-SECTIONS: list[Section] = [residuals.SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
+SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
 
 
 @dataclass

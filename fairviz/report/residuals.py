@@ -9,6 +9,7 @@ from fairviz.report.html import figure_div, table
 from fairviz.residuals import figures as figs
 from fairviz.report.options import AuditOptions, Section
 from fairviz.residuals.analysis import ResidualAudit, analyse, threshold_check
+from fairviz.residuals.threshold_invariance import ThresholdInvariance, invariance_figure, threshold_invariance
 
 
 def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict:
@@ -93,3 +94,23 @@ def _run(pred: Predictions, options: AuditOptions) -> ResidualAudit:
 
 SECTION = Section("residuals", _run, lambda pred, result, options: rdf_to_dict(pred, result, options.threshold),
                   residual_sections)
+
+
+# ----------------------------------------------------------------------------------------------- threshold invariance
+
+def invariance_to_dict(result: ThresholdInvariance) -> dict:
+    return {"threshold_invariance": result.to_dict()}
+
+
+def invariance_sections(pred, result: ThresholdInvariance, audit: dict) -> list[tuple[str, str]]:
+    rows = [{"pair": f"{p.group_i} vs {p.group_j}", **p.cv} for p in result.pairs]
+    columns = [("pair", "Pair (i vs j)"), ("f_pattern", "F_pattern CV%"), ("f_dist", "F_dist CV%"),
+               ("dp_diff", "DP gap CV%"), ("eo_tpr_diff", "TPR gap CV%"), ("eo_fpr_diff", "FPR gap CV%"),
+               ("dp_ratio", "DP ratio CV%"), ("eo_ratio", "EO ratio CV%")]
+    return [("Threshold invariance (τ = 0.1…0.9)", figure_div(invariance_figure(result)) + table(rows, columns)
+             + html.escape(result.reading()))]
+
+
+THRESHOLD_SECTION = Section("threshold_invariance",
+                            lambda pred, options: threshold_invariance(pred, options.attribute, knees=options.rdf.knees),
+                            lambda pred, result, options: invariance_to_dict(result), invariance_sections)

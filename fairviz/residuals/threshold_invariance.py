@@ -1,0 +1,193 @@
+"""Threshold invariance (Residual Distribution Fairness, App. D.1, App. N, Table 5).
+
+The RDF metrics are functions of the residual distributions alone, so they cannot move when the decision
+threshold τ moves; demographic parity and equalized-odds gaps are counted at one τ and do. The paper's Table 5
+measures this with the coefficient of variation over τ ∈ {0.1, …, 0.9}:
+
+    CV% = 100 · std(values, ddof=0) / |mean(values)|
+
+The classical gaps are counted at every τ; the RDF metric functions take no threshold at all, so their value is
+computed once per pair and stands for every τ (their 0% is "by construction", as the paper says). A metric whose
+nine values are identical has CV exactly 0 (computed as such, not through a floating-point mean that may differ
+from the values by an ulp). A CV with mean 0 is undefined.
+
+Gap forms (the paper does not say which it used): the absolute Fairlearn-style gaps ``dp_diff = |PPR_i − PPR_j|``,
+``eo_tpr_diff = |TPR_i − TPR_j|``, ``eo_fpr_diff = |FPR_i − FPR_j|``, ``eo_diff = max`` of the two, and the ratio
+forms ``dp_ratio = min/max`` of the positive rates and ``eo_ratio`` = the smaller of the TPR and FPR min/max
+ratios. The ratio forms sit near 1, as the paper's small CVs (0.3–20.6%) suggest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+
+from fairviz.core.counts import confusion_by_group, decisions
+from fairviz.core.data import Predictions
+from fairviz.residuals.analysis import ResidualAudit, f_h, f_pattern, f_v, residuals, wasserstein_sorted
+from fairviz.residuals.knees import KneeSettings, detect_knees
+
+THRESHOLDS = tuple(round(0.1 * k, 1) for k in range(1, 10))
+RDF_METRICS = ("f_pattern", "f_pattern_mean", "f_dist", "f_dist_y0", "f_dist_y1", "f_h", "f_v")
+GAP_METRICS = ("dp_diff", "dp_ratio", "eo_tpr_diff", "eo_fpr_diff", "eo_diff", "eo_ratio")
+METRIC_NAMES = {"f_pattern": "F_pattern", "f_pattern_mean": "F_pattern (mean)", "f_dist": "F_dist",
+                "f_dist_y0": "F_dist Y=0", "f_dist_y1": "F_dist Y=1", "f_h": "F_h", "f_v": "F_v",
+                "dp_diff": "DP gap |ΔPPR|", "dp_ratio": "DP ratio", "eo_tpr_diff": "TPR gap |ΔTPR|",
+                "eo_fpr_diff": "FPR gap |ΔFPR|", "eo_diff": "EO gap (max)", "eo_ratio": "EO ratio"}
+
+
+@dataclass(frozen=True)
+class PairInvariance:
+    group_i: str
+    group_j: str
+    values: dict          # metric → list of 9 values (None where undefined at that τ)
+    cv: dict              # metric → CV% or None
+    cv_reason: dict       # metric → why the CV is undefined (only for undefined ones)
+
+    def to_dict(self) -> dict:
+        return {"group_i": self.group_i, "group_j": self.group_j, "cv": dict(self.cv),
+                "cv_undefined_reason": dict(self.cv_reason), "values": {k: list(v) for k, v in self.values.items()}}
+
+
+@dataclass(frozen=True)
+class ThresholdInvariance:
+    attribute: str
+    thresholds: tuple[float, ...]
+    pairs: list[PairInvariance]
+
+    def pair(self, i: str, j: str) -> PairInvariance:
+        return next(p for p in self.pairs if (p.group_i, p.group_j) == (i, j))
+
+    def reading(self) -> str:
+        worst = None
+        for p in self.pairs:
+            for m in GAP_METRICS:
+                if p.cv.get(m) is not None and (worst is None or p.cv[m] > worst[0]):
+                    worst = (p.cv[m], m, p)
+        text = "The RDF metrics have CV 0% over τ = 0.1…0.9: they do not depend on the threshold (App. D.1, Table 5)."
+        if worst is not None:
+            text += (f" The classical gaps do: the largest CV is {worst[0]:.1f}% ({METRIC_NAMES[worst[1]]}, "
+                     f"{worst[2].group_i} vs {worst[2].group_j}).")
+        return text
+
+    def to_dict(self) -> dict:
+        return {"attribute": self.attribute, "thresholds": list(self.thresholds),
+                "cv_formula": "100 * std(ddof=0) / |mean| over the thresholds",
+                "gap_form": "absolute gaps |i - j| (Fairlearn style) and min/max ratios",
+                "pairs": [p.to_dict() for p in self.pairs]}
+
+
+def coefficient_of_variation(values) -> tuple[float | None, str]:
+    """CV% = 100·std(ddof=0)/|mean|; (None, reason) when undefined. Identical values give exactly 0."""
+    if any(v is None for v in values):
+        return None, "undefined at some threshold"
+    x = np.asarray(values, dtype=float)
+    if x.size == 0 or not np.all(np.isfinite(x)):
+        return None, "undefined at some threshold"
+    if np.ptp(x) == 0:
+        return 0.0, ""
+    mean = float(np.mean(x))
+    if mean == 0:
+        return None, "mean is 0"
+    return float(100.0 * np.std(x, ddof=0) / abs(mean)), ""
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None:
+        return None
+    hi = max(a, b)
+    return None if hi == 0 else min(a, b) / hi
+
+
+def _abs_gap(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else abs(a - b)
+
+
+def gaps_at(counts_i, counts_j) -> dict:
+    """The classical gaps of one pair from its confusion counts at one threshold."""
+    tpr = _abs_gap(counts_i.tpr(), counts_j.tpr())
+    fpr = _abs_gap(counts_i.fpr(), counts_j.fpr())
+    tpr_ratio, fpr_ratio = _ratio(counts_i.tpr(), counts_j.tpr()), _ratio(counts_i.fpr(), counts_j.fpr())
+    return {"dp_diff": _abs_gap(counts_i.ppr(), counts_j.ppr()), "dp_ratio": _ratio(counts_i.ppr(), counts_j.ppr()),
+            "eo_tpr_diff": tpr, "eo_fpr_diff": fpr,
+            "eo_diff": None if tpr is None or fpr is None else max(tpr, fpr),
+            "eo_ratio": None if tpr_ratio is None or fpr_ratio is None else min(tpr_ratio, fpr_ratio)}
+
+
+def rdf_at(d_i, y_i, d_j, y_j, knees_i, knees_j, knees_pooled) -> dict:
+    """The RDF metrics of one pair (no threshold anywhere in them). ``d_i``/``d_j`` must be sorted (stably, with ``y`` in the same order): each call is then linear in n."""
+    def nan_none(v):
+        return None if v is None or not np.isfinite(v) else float(v)
+
+    return {"f_pattern": nan_none(f_pattern(d_i, d_j)),
+            "f_pattern_mean": nan_none(1 - abs(float(d_i.mean() - d_j.mean())) / 2),
+            "f_dist": nan_none(wasserstein_sorted(d_i, d_j)),
+            "f_dist_y0": nan_none(wasserstein_sorted(d_i[y_i == 0], d_j[y_j == 0])),
+            "f_dist_y1": nan_none(wasserstein_sorted(d_i[y_i == 1], d_j[y_j == 1])),
+            "f_h": nan_none(f_h(knees_i, knees_j, knees_pooled)), "f_v": nan_none(f_v(knees_i, knees_j, knees_pooled))}
+
+
+def threshold_invariance(pred: Predictions, attribute: str | None = None,
+                         thresholds: tuple[float, ...] = THRESHOLDS, knees: KneeSettings = KneeSettings(),
+                         audit: ResidualAudit | None = None) -> ThresholdInvariance:
+    """CV of every metric over ``thresholds`` for each group pair. With ``audit`` (the Residual page's analysis of
+    the same data and attribute) its RDF metrics are reused instead of recomputed."""
+    view = pred.groups(attribute)
+    names = list(view.names)
+    confusion = {t: confusion_by_group(pred.y, decisions(pred.score, t), view.codes, len(names)) for t in thresholds}
+    rdf_of = _from_audit(audit) if audit is not None else _rdf_metrics(pred, view, knees)
+    pairs = []
+    for i, j in combinations(range(len(names)), 2):
+        rdf = rdf_of(i, j, names)                            # no τ in any RDF metric: computed once (D-29)
+        values: dict[str, list] = {m: [] for m in RDF_METRICS + GAP_METRICS}
+        for t in thresholds:
+            row = {**rdf, **gaps_at(confusion[t][i], confusion[t][j])}
+            for m in values:
+                values[m].append(row[m])
+        cv, reasons = {}, {}
+        for m, series in values.items():
+            cv[m], reason = coefficient_of_variation(series)
+            if cv[m] is None:
+                reasons[m] = reason
+        pairs.append(PairInvariance(names[i], names[j], values, cv, reasons))
+    return ThresholdInvariance(view.attribute, tuple(thresholds), pairs)
+
+
+def invariance_figure(result: ThresholdInvariance, pair: PairInvariance | None = None):
+    """Each metric against τ for one pair: the RDF metrics are flat lines, the classical gaps move."""
+    import plotly.graph_objects as go
+
+    from fairviz.core.serialize import nan_if_none
+    pair = pair or result.pairs[0]
+    fig = go.Figure()
+    for m in ("f_pattern", "f_dist", "dp_diff", "eo_tpr_diff", "eo_fpr_diff", "dp_ratio", "eo_ratio"):
+        dash = "solid" if m in RDF_METRICS else "dot"
+        cv = pair.cv.get(m)
+        label = f"{METRIC_NAMES[m]} (CV {'undefined' if cv is None else f'{cv:.1f}%'})"
+        fig.add_trace(go.Scatter(x=list(result.thresholds), y=[nan_if_none(v) for v in pair.values[m]],
+                                 mode="lines+markers", name=label, line={"dash": dash}))
+    fig.update_layout(title=f"Metrics across thresholds τ: {pair.group_i} vs {pair.group_j}", height=360,
+                      xaxis_title="threshold τ", yaxis_title="value", margin={"t": 50, "b": 40},
+                      legend={"font": {"size": 10}})
+    return fig
+
+
+def _from_audit(audit: ResidualAudit):
+    def rdf(i: int, j: int, names: list[str]) -> dict:
+        p = audit.pair(names[i], names[j])
+        return {m: (None if not np.isfinite(getattr(p, m)) else float(getattr(p, m))) for m in RDF_METRICS}
+    return rdf
+
+
+def _rdf_metrics(pred: Predictions, view, knees: KneeSettings):
+    d = residuals(pred.score, pred.y)
+    members = [view.codes == g for g in range(len(view.names))]
+    order = [np.flatnonzero(m)[np.argsort(d[m], kind="stable")] for m in members]     # each group sorted once
+    sorted_d, sorted_y = [d[o] for o in order], [pred.y[o] for o in order]
+    group_knees = [detect_knees(s, knees, sorted_input=True) for s in sorted_d]
+
+    def rdf(i: int, j: int, names: list[str]) -> dict:
+        pooled = detect_knees(np.concatenate([sorted_d[i], sorted_d[j]]), knees)
+        return rdf_at(sorted_d[i], sorted_y[i], sorted_d[j], sorted_y[j], group_knees[i], group_knees[j], pooled)
+    return rdf

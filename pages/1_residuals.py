@@ -172,8 +172,9 @@ def _concentration_tab(audit: ResidualAudit) -> None:
                           f"({c.verdict}{', borderline' if c.borderline else ''}).** {c.explanation}")
     st.plotly_chart(figs.concentration_figure(audit), width="stretch")
     st.caption(f"Ratio CI {fmt_interval(c.ratio_ci, 2)} ({audit.params.resamples} row resamples, regions fixed). "
-               "Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 expected; ECE ≥ 0.15 → 0.8–1.2 expected; the ratio "
-               "is rounded to one decimal as the paper did, and 'borderline' marks where rounding decides. Caveat: knee "
+               "Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 expected; ECE ≥ 0.15 → 0.8–1.2 expected. The verdict "
+               "reads the unrounded ratio; 'borderline' marks a ratio that rounds to a boundary at one decimal (the "
+               "precision of the paper's Table 2), where the printed table could read either way. Caveat: knee "
                "regions near the ends include the tails, which hold the largest errors, so part of any ratio is "
                "mechanical; compare with the random-groups null control in the sidebar.")
 

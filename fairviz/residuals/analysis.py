@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from fairviz.core import stats
-from fairviz.core.ece import ece, ece_bin_index, ece_from_sums, ece_regime, ECE_BINS
+from fairviz.core.ece import ece, ece_interval, ece_regime
 from fairviz.core.counts import confusion_by_group, decisions, difference
 from fairviz.core.data import Predictions
 from fairviz.residuals.knees import Knee, KneeSettings, RELIABLE_N, detect_knees, detect_knees_batch, percentile_grid, quantiles_from_counts
@@ -309,7 +309,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
         warnings.append(resampler.note)
 
     report(0.8, "Knee error concentration")
-    concentration = _concentration(pred.score, pred.y, d, in_region, params)
+    concentration = _concentration(pred.score, pred.y, d, in_region, params, ece_key=(pred.fingerprint, "all rows"))
     report(1.0, "Done")
     return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, in_region,
                          nearest.astype(str), tuple(warnings))
@@ -469,16 +469,17 @@ def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:
     return {"f_h": stats.percentile_interval(fh), "f_v": stats.percentile_interval(fv)}
 
 
-def _concentration(score, y, d, in_region, params: RDFParams) -> KneeConcentration:
-    """Mean |D| in knee regions vs elsewhere, with a row bootstrap (regions fixed, spec D-26) and Mann–Whitney."""
+def _concentration(score, y, d, in_region, params: RDFParams, ece_key=None) -> KneeConcentration:
+    """Mean |D| in knee regions vs elsewhere, with a row bootstrap (regions fixed, spec D-26) and Mann–Whitney.
+    The ECE and its interval are the calibration page's (one computation, ``core.ece.ece_interval``)."""
     abs_d = np.abs(d)
     knee, rest = abs_d[in_region], abs_d[~in_region]
     ece_value = ece(score, y)
-    ratio_ci = knee_ci = rest_ci = ece_ci = stats.Interval(np.nan, np.nan)
+    ratio_ci = knee_ci = rest_ci = stats.Interval(np.nan, np.nan)
+    ece_ci = ece_interval(score, y, params.resamples, params.seed, key=ece_key)
     if params.resamples > 0:
         rng = np.random.default_rng(params.seed + 2)
         ratio_ci, knee_ci, rest_ci = _ratio_bootstrap(abs_d, in_region, params.resamples, rng)
-        ece_ci = stats.percentile_interval(_ece_bootstrap(score, y, params.resamples, rng))
     knee_mean = float(knee.mean()) if knee.size else float("nan")
     rest_mean = float(rest.mean()) if rest.size else float("nan")
     ratio = knee_mean / rest_mean if rest.size and rest_mean > 0 else float("nan")
@@ -505,23 +506,6 @@ def _ratio_bootstrap(abs_d, in_region, resamples, rng) -> tuple[stats.Interval, 
         rest_means = rest_counts @ comp.support / rest_counts.sum(1)
     return (stats.percentile_interval(knee_means / rest_means), stats.percentile_interval(knee_means),
             stats.percentile_interval(rest_means))
-
-
-def _ece_bootstrap(score, y, resamples, rng) -> np.ndarray:
-    """ECE of row-bootstrap resamples, from counts over (ECE bin, label, rounded score) cells."""
-    comp = stats.compress(score, 0.0, 1.0)
-    bins = ece_bin_index(comp.support)                       # the bin of each support value
-    k = comp.support.size
-    cells = comp.codes + k * y.astype(np.int64)
-    boot = stats.bootstrap_counts(np.bincount(cells, minlength=2 * k), resamples, rng)
-    per_value = boot[:, :k] + boot[:, k:]
-    positives = boot[:, k:]
-    onehot = np.zeros((k, ECE_BINS))
-    onehot[np.arange(k), bins] = 1
-    counts = per_value @ onehot
-    score_sums = (per_value * comp.support) @ onehot
-    label_sums = positives @ onehot
-    return ece_from_sums(counts, score_sums, label_sums)
 
 
 # ----------------------------------------------------------------------------------------------- threshold view

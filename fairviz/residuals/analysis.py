@@ -16,7 +16,7 @@ from fairviz.core import stats
 from fairviz.core.ece import ece, ece_interval, ece_regime
 from fairviz.core.counts import confusion_by_group, decisions, difference
 from fairviz.core.data import Predictions
-from fairviz.residuals.knees import Knee, KneeSettings, RELIABLE_N, detect_knees, detect_knees_batch, percentile_grid, quantiles_from_counts
+from fairviz.residuals.knees import Knee, KneeSettings, RELIABLE_N, curve_size, detect_knees, detect_knees_batch, quantiles_from_counts
 
 STAB_EPS = 1e-6
 REGION_EPS = 0.05
@@ -450,9 +450,9 @@ def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFPara
     if resampler is None or b <= 0 or resampler.counts[g].sum() < params.knees.min_n:
         return None
     counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
-    grid = percentile_grid(params.knees.grid_size)
-    curves = quantiles_from_counts(resampler.compressed.support, counts, grid)
-    return detect_knees_batch(curves, params.knees, on_grid=True)
+    m = curve_size(int(resampler.counts[g].sum()), params.knees.max_points)
+    curves = quantiles_from_counts(resampler.compressed.support, counts, m)
+    return detect_knees_batch(curves, params.knees)
 
 
 def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:

@@ -296,8 +296,10 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     resampler = _CountResampler(d, pred.y, members, params) if params.resamples > 0 else None
     knee_boot = []
     for g in range(len(names)):
-        report(0.1 + 0.4 * g / len(names), f"Re-detecting knees in resamples of group {names[g]}")
-        knee_boot.append(_knee_bootstrap(resampler, g, params))
+        message = f"Re-detecting knees in resamples of group {names[g]}"
+        report(0.1 + 0.4 * g / len(names), message)
+        knee_boot.append(_knee_bootstrap(resampler, g, params, lambda f, g=g, message=message:
+                                         report(0.1 + 0.4 * (g + f) / len(names), message)))
     report(0.5, "Resampling for confidence intervals")
     pairs = []
     pair_list = list(combinations(range(len(names)), 2))
@@ -442,7 +444,8 @@ def _permutation_p_values(resampler: _CountResampler, i: int, j: int, n_i: int, 
     return stats.permutation_p_value(obs_gap, null_gap), stats.permutation_p_value(obs_dist, null_dist)
 
 
-def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams) -> np.ndarray | None:
+def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams,
+                    progress: Callable[[float], None] | None = None) -> np.ndarray | None:
     """Knees re-detected in the first ``knee_resamples`` bootstrap resamples of group g: (B, 4) or None.
 
     The resamples are the count vectors the other intervals use, so no resample is ever sorted."""
@@ -452,7 +455,7 @@ def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFPara
     counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
     m = curve_size(int(resampler.counts[g].sum()), params.knees.max_points)
     curves = quantiles_from_counts(resampler.compressed.support, counts, m)
-    return detect_knees_batch(curves, params.knees)
+    return detect_knees_batch(curves, params.knees, progress)
 
 
 def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:

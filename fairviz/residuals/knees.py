@@ -16,6 +16,7 @@ Both are tested against statsmodels and kneed.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
@@ -115,22 +116,32 @@ def lowess_uniform(curves: np.ndarray, frac: float = LOWESS_FRAC, iterations: in
     """``statsmodels.nonparametric.lowess(y, x, frac, it=iterations)`` of each row of ``curves`` (B, m) against
     evenly spaced x (any evenly spaced x gives the same fit)."""
     curves = np.atleast_2d(np.asarray(curves, dtype=float))
-    plan = _plan(curves.shape[1], frac)
-    tools = _Tools(plan)
+    plan, tools = _setup(curves.shape[1], float(frac))
     out = np.empty_like(curves)
     for start in range(0, curves.shape[0], BATCH):
-        y = curves[start:start + BATCH]
-        robust = np.ones_like(y)
-        for step in range(iterations + 1):
-            fitted = _fit(y, robust, plan, tools)
-            if step < iterations:
-                robust = _bisquare_weights(y, fitted)
-        out[start:start + BATCH] = fitted
+        out[start:start + BATCH] = _lowess(curves[start:start + BATCH], plan, tools, iterations)
     return out
 
 
+def _lowess(y: np.ndarray, plan: "_Plan", tools: "_Tools", iterations: int) -> np.ndarray:
+    robust = np.ones_like(y)
+    for step in range(iterations + 1):
+        fitted = _fit(y, robust, plan, tools)
+        if step < iterations:
+            robust = _bisquare_weights(y, fitted)
+    return fitted
+
+
+@lru_cache(maxsize=2)
+def _setup(m: int, frac: float) -> tuple[_Plan, "_Tools"]:
+    """Kept for the last two curve sizes: above the cutoff every group and pooled pair has the same size (at most
+    2 × 32 MB for 20,000 points)."""
+    plan = _plan(m, frac)
+    return plan, _Tools(plan)
+
+
 class _Tools:
-    """What every pass of one LOWESS call reuses: the kernels' FFTs and the ends' weight matrices."""
+    """What every pass of a LOWESS call reuses: the kernels' FFTs and the ends' weight matrices (read-only)."""
 
     def __init__(self, plan: _Plan):
         m, k, c = plan.m, plan.k, plan.c
@@ -149,7 +160,11 @@ class _Tools:
             radius = np.maximum(position, k - 1 - position)
             weights = _tricube(np.abs(j[None, :] - position[:, None]) / radius[:, None]) if rows.size else \
                 np.zeros((0, k))
-            self.ends.append((rows, origin, position.astype(float), weights.T.copy()))
+            weights = weights.T.copy()
+            weights.setflags(write=False)
+            self.ends.append((rows, origin, position.astype(float), weights))
+        for spectrum in self.kernel_fft:
+            spectrum.setflags(write=False)
 
 
 def _fit(y: np.ndarray, robust: np.ndarray, plan: _Plan, tools: _Tools) -> np.ndarray:
@@ -299,9 +314,10 @@ def detect_knees_batch(curves: np.ndarray, settings: KneeSettings = KneeSettings
     b, m = curves.shape
     p = percentiles(m)
     out = np.full((b, 4), np.nan)
-    smoothed = lowess_uniform(curves, settings.frac, settings.iterations)
+    plan, tools = _setup(m, float(settings.frac))
     for start in range(0, b, BATCH):
-        raw, smooth = curves[start:start + BATCH], smoothed[start:start + BATCH]
+        raw = curves[start:start + BATCH]
+        smooth = _lowess(raw, plan, tools, settings.iterations)
         concave, convex = kneedle(p, smooth, settings.sensitivity)
         # the concave knee lies right of the convex one on odd curves: name them by position
         first, second = np.minimum(concave, convex), np.maximum(concave, convex)

@@ -15,8 +15,14 @@ POOR_FROM = 0.15
 
 
 def ece_bin_index(score: np.ndarray, n_bins: int = ECE_BINS) -> np.ndarray:
-    """Bin k holds [k/n, (k+1)/n); the last bin is closed, so a score of 1 falls in it (spec D-9)."""
-    return np.minimum(np.floor(np.asarray(score, float) * n_bins), n_bins - 1).astype(np.int64)
+    """Bin k holds [k/n, (k+1)/n); the last bin is closed, so a score of 1 falls in it.
+
+    ``floor(score · n)`` alone can round below an edge (0.58 · 50 = 28.999…96 although 0.58 is the edge 29/50), so
+    the index is corrected by comparing the score with the edge itself."""
+    score = np.asarray(score, float)
+    index = np.floor(score * n_bins)
+    index = index + (score >= (index + 1) / n_bins) - (score < index / n_bins)
+    return np.clip(index, 0, n_bins - 1).astype(np.int64)
 
 
 def ece(score: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:

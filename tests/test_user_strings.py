@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +32,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
-def _literals(path: Path):
+@lru_cache(maxsize=None)
+def _literals(path: Path) -> tuple:
+    return tuple(_scan(path))
+
+
+def _scan(path: Path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip = _docstrings(tree)
     formatted = set()          # literals used as "...".format(...) templates

@@ -2,6 +2,7 @@
 unrounded knee/non-knee ratio."""
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.core.samples import load_sample
@@ -9,6 +10,7 @@ from fairviz.residuals.analysis import RDFParams, analyse
 from tests.conftest import ROOT
 
 
+@pytest.mark.slow
 def test_compas_race_knees_and_verdict_on_the_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
     at.switch_page("pages/1_residuals.py").run()

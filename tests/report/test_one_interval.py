@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from fairviz.calibration import CalibrationParams
 from fairviz.calibration import analysis as calibration_analysis
 from fairviz.cli.main import main
 from fairviz.core import ece as ece_module
@@ -48,7 +49,7 @@ def test_no_reverse_percentile_interval_is_left():
     # a group's ECE interval holds the 2.5 % and 97.5 % quantiles of its own resamples: both ends at or above the
     # smallest resample, which a reflected (basic) interval of an upward-biased statistic is not
     pred = load_sample("synthetic")
-    audit = calibration_analysis.analyse(pred, "group")
+    audit = calibration_analysis.analyse(pred, "group", CalibrationParams(resamples=200, seed=5))
     for g in audit.groups:
         mask = pred.groups("group").codes == list(pred.groups("group").names).index(g.name)
         boot = ece_module.ece_resamples(pred.score[mask], pred.y[mask], audit.params.resamples,

@@ -209,15 +209,20 @@ def _exact_where_tiny(s0, sums, robust, ry, plan: _Plan) -> None:
     inner = plan.interior
     tiny = np.zeros_like(s0, dtype=bool)
     tiny[:, inner] = s0[:, inner] < 1e-7 * plan.kernel.sum()
-    for b, i in zip(*np.nonzero(tiny)):
-        window = slice(i - plan.c, i - plan.c + plan.k)
-        u = (np.arange(window.start, window.stop) - i) * plan.step
-        w = plan.kernel
-        sums[0][b, i] = np.dot(w, robust[b, window])
-        sums[1][b, i] = np.dot(w * u, robust[b, window])
-        sums[2][b, i] = np.dot(w * u * u, robust[b, window])
-        sums[3][b, i] = np.dot(w, ry[b, window])
-        sums[4][b, i] = np.dot(w * u, ry[b, window])
+    rows, points = np.nonzero(tiny)
+    if not rows.size:
+        return
+    u = np.arange(-plan.c, plan.k - plan.c) * plan.step
+    kernels = np.stack([plan.kernel, plan.kernel * u, plan.kernel * u * u]).T          # (k, 3)
+    windows_r = np.lib.stride_tricks.sliding_window_view(robust, plan.k, axis=1)     # (B, m − k + 1, k), a view
+    windows_t = np.lib.stride_tricks.sliding_window_view(ry, plan.k, axis=1)
+    for start in range(0, rows.size, 1024):                                         # bounded copies
+        b, i = rows[start:start + 1024], points[start:start + 1024]
+        r_part = windows_r[b, i - plan.c] @ kernels
+        t_part = windows_t[b, i - plan.c] @ kernels[:, :2]
+        for slot in range(3):
+            sums[slot][b, i] = r_part[:, slot]
+        sums[3][b, i], sums[4][b, i] = t_part[:, 0], t_part[:, 1]
 
 
 def _weighted_points(robust: np.ndarray, plan: _Plan) -> np.ndarray:
@@ -230,12 +235,10 @@ def _weighted_points(robust: np.ndarray, plan: _Plan) -> np.ndarray:
     left = np.clip(np.arange(m) - c, 0, m - k)
     count = cum[:, left + k] - cum[:, left]
     # at most two window ends have zero tricube weight: only a count below 4 needs the exact look
-    for b, i in zip(*np.nonzero(count < 4)):
-        start = left[i]
-        radius = max(i - start, start + k - 1 - i)
-        far = [start] if i - start == radius else []
-        far += [start + k - 1] if start + k - 1 - i == radius and start + k - 1 != start else []
-        count[b, i] -= sum(positive[b, f] for f in far)
+    b, i = np.nonzero(count < 4)
+    start, end = left[i], left[i] + k - 1
+    radius = np.maximum(i - start, end - i)
+    count[b, i] -= positive[b, start] * (i - start == radius) + positive[b, end] * ((end - i == radius) & (end != start))
     return count
 
 

@@ -247,9 +247,11 @@ def _errors_tab(audit: CalibrationAudit) -> None:
                      column_config={"ECE gap": NUM4, "smooth ECE gap": NUM4})
     st.caption("ECE: 15 equal-width bins, Σ |B|/n·|observed − predicted| (as on the residual page). Smooth ECE "
                "(Błasiok & Nakkiran 2024; relplot's smECE): the kernel-smoothed calibration error with the bandwidth σ* "
-               "at which it equals itself, free of bin choices. Intervals: basic bootstrap of "
-               f"{audit.params.resamples} row resamples within each group. Calibration errors are biased upwards by "
-               "noise; when an interval sits below its estimate, much of that estimate is sampling noise.")
+               "at which it equals itself, free of bin choices. Intervals: percentile bootstrap of "
+               f"{audit.params.resamples} row resamples (within each group; all rows for the overall line), the "
+               "convention of Residual Distribution Fairness (App. B) used on every page. Calibration errors are "
+               "biased upwards by noise and a resample adds that bias again, so an interval can sit above its "
+               "estimate: its lower end is the cautious reading.")
 
 
 def _gap_words(ci) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from fairviz.core.data import Predictions
+from fairviz.core.samples import negative_benefit_samples
 
 BENEFIT_STATE = "parity_benefit"          # {data fingerprint: "positive" | "negative"}, kept across pages
 BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}
-NEGATIVE_BY_DEFAULT = {"compas"}           # samples whose positive prediction is a harm (high risk of recidivism)
+NEGATIVE_BY_DEFAULT = negative_benefit_samples()   # samples whose positive prediction is a harm (assets/samples.json)
 
 
 def benefit_choice(pred: Predictions) -> str:

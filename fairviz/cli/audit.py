@@ -6,6 +6,7 @@ from pathlib import Path
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
+from fairviz.core.samples import match_sample
 from fairviz.explain.run import ExplainSettings
 from fairviz.report.audit import AuditOptions, run_audit
 from fairviz.report.explain import ExplainAuditOptions
@@ -23,7 +24,8 @@ def add_parser(commands) -> None:
                                                        "(the first one is audited)")
     audit.add_argument("--intersect", action="store_true", help="audit the intersection of the first two --group columns")
     audit.add_argument("--positive-label", help="the label value that means positive (when labels are not 0/1)")
-    audit.add_argument("--threshold", type=float, default=0.5, help="decision threshold: positive when score ≥ it")
+    audit.add_argument("--threshold", type=float, default=None,
+                       help="decision threshold: positive when score ≥ it (default 0.5, or a bundled sample's own)")
     audit.add_argument("--json", type=Path, help="write the audit JSON here ('-' for stdout)")
     audit.add_argument("--html", type=Path, help="write a self-contained HTML report here")
     audit.add_argument("--resamples", type=int, default=1000, help="bootstrap and permutation resamples")
@@ -33,9 +35,10 @@ def add_parser(commands) -> None:
     audit.add_argument("--bin-strategy", choices=["uniform", "quantile"], default="uniform",
                        help="equal-width or equal-count reliability bins")
     audit.add_argument("--seed", type=int, default=0)
-    audit.add_argument("--benefit", choices=["positive", "negative"], default="positive",
+    audit.add_argument("--benefit", choices=["positive", "negative"], default=None,
                        help="which prediction is the benefit for OFI/DI/MATCH: 'positive' (score >= threshold) or "
-                            "'negative' (e.g. COMPAS, where a low risk score is the benefit)")
+                            "'negative' (e.g. COMPAS, where a low risk score is the benefit). Default 'positive', or "
+                            "a bundled sample's own ('negative' for assets/compas.csv, as the thesis orients it)")
     audit.add_argument("--match-reference", default="complement",
                        help="MATCH/CPS reference: 'complement' (all other rows), 'population', or a group name")
     audit.add_argument("--cps-lambda", type=float, default=5.0, help="Cross-Prior Smoothing prior scale λ (>= 0)")
@@ -48,15 +51,17 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    if not 0 <= args.threshold <= 1:
+    if args.threshold is not None and not 0 <= args.threshold <= 1:
         raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
     if args.cps_lambda < 0:
         raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
     frame, digest = read_table(args.path)
-    guess = guess_mapping(frame)
+    sample = match_sample(args.path)
+    args, note = apply_sample_settings(args, sample)
+    guess = sample.mapping if sample is not None else guess_mapping(frame)
     mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
                             groups=tuple(args.group) if args.group else guess.groups,
-                            positive_label=args.positive_label,
+                            positive_label=args.positive_label if args.positive_label is not None else guess.positive_label,
                             text=args.text or (guess.text if guess.text in frame else None),
                             row_id=guess.row_id, intersect=args.intersect)
     pred = build_predictions(frame, mapping, source=Path(args.path).name, file_fingerprint=digest)
@@ -78,7 +83,27 @@ def run(args) -> int:
     audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
                                          calibration=calibration, benefit=args.benefit, match=match,
                                          cps_lambda=args.cps_lambda, explain=explain))
+    if note:
+        audit.data["notes"].append(note)
     emit(summary(audit.data), audit.data, args.json)
     if args.html:
         args.html.write_text(audit.to_html(), encoding="utf-8")
     return 0
+
+
+def apply_sample_settings(args, sample):
+    """Fill the threshold and benefit the user did not set: a bundled sample's own, else 0.5 and 'positive'.
+    Returns (args, note), the note saying which settings came from the sample (empty when none did)."""
+    from_sample = []
+    if args.threshold is None:
+        args.threshold = sample.threshold if sample is not None else 0.5
+        if sample is not None:
+            from_sample.append(f"threshold {sample.threshold:g}")
+    if args.benefit is None:
+        args.benefit = sample.benefit if sample is not None else "positive"
+        if sample is not None:
+            from_sample.append(f"benefit = the {sample.benefit} prediction")
+    if sample is None or not from_sample:
+        return args, ""
+    return args, (f"This file is the bundled sample '{sample.title}': its settings apply ({', '.join(from_sample)}), "
+                  "as in the app; pass --threshold/--benefit to change them.")

@@ -484,6 +484,7 @@ class Sample:
     description: str = ""
     provenance: str = ""
     extra: dict = field(default_factory=dict)
+    benefit: str = "positive"           # which prediction helps a person: "negative" for COMPAS (low risk)
 
 
 def intersection_view(a: GroupView, b: GroupView) -> GroupView:

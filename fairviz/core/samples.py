@@ -1,6 +1,12 @@
-"""The bundled sample datasets in assets/ (listed in assets/samples.json), loadable without network."""
+"""The bundled sample datasets in assets/ (listed in assets/samples.json), loadable without network.
+
+A sample's settings (decision threshold, which prediction is the benefit) belong to its definition and apply
+wherever that file is audited: the app when the sample is picked, and ``fairviz audit`` when the path is a
+bundled file (or a byte-identical copy of one), unless the user sets them.
+"""
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -9,6 +15,7 @@ from fairviz.core.data import ColumnMapping, Predictions, Sample, build_predicti
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEFAULT_SAMPLE = "compas"
+BENEFITS = ("positive", "negative")
 
 
 @lru_cache(maxsize=1)
@@ -19,9 +26,13 @@ def samples() -> dict[str, Sample]:
         mapping = dict(entry["mapping"])
         mapping["groups"] = tuple(mapping["groups"])
         mapping["features"] = tuple(mapping.get("features") or ())
+        benefit = entry.get("benefit", "positive")
+        if benefit not in BENEFITS:
+            raise ValueError(f"samples.json: '{entry['key']}' has benefit {benefit!r}, not one of {BENEFITS}")
         out[entry["key"]] = Sample(key=entry["key"], title=entry["title"], file=entry["file"],
                                    mapping=ColumnMapping(**mapping), threshold=float(entry.get("threshold", 0.5)),
-                                   description=entry.get("description", ""), provenance=entry.get("provenance", ""))
+                                   description=entry.get("description", ""), provenance=entry.get("provenance", ""),
+                                   benefit=benefit)
     return out
 
 
@@ -33,3 +44,40 @@ def load_sample(key: str = DEFAULT_SAMPLE) -> Predictions:
     sample = samples()[key]
     frame, digest = read_table(sample_path(key))
     return build_predictions(frame, sample.mapping, source=sample.title, file_fingerprint=digest)
+
+
+def negative_benefit_samples() -> frozenset[str]:
+    """Keys of the samples whose positive prediction is a harm (the benefit is the negative prediction)."""
+    return frozenset(k for k, s in samples().items() if s.benefit == "negative")
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _sample_digest(key: str) -> str:
+    return _digest(sample_path(key))
+
+
+def match_sample(path: str | Path) -> Sample | None:
+    """The bundled sample that ``path`` is: the asset itself, or a file with the same bytes (size checked first,
+    so other files are never hashed); None otherwise."""
+    path = Path(path)
+    try:
+        resolved, size = path.resolve(), path.stat().st_size
+    except OSError:
+        return None
+    for key, sample in samples().items():
+        asset = sample_path(key)
+        if not asset.exists():
+            continue
+        if resolved == asset.resolve():
+            return sample
+        if size == asset.stat().st_size and _digest(path) == _sample_digest(key):
+            return sample
+    return None

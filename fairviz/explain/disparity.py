@@ -312,7 +312,7 @@ def model_warnings(result: ExplainResult, run: int | None = None) -> list[tuple[
         lines.append(f"- {how} (used by {used_by}): the fallback is {counts} of {len(gap)} run(s); e.g. run {first}: "
                      f"p(gold) {means.loc[first, gi]:.2f} for {gi} vs {means.loc[first, gj]:.2f} for {gj}")
     if lines:
-        out.append(("warn", "**Default-class asymmetry** (spec §5.5): with the evidence removed, the model falls back "
+        out.append(("warn", "**Default-class asymmetry** (found by this tool's checks; not in the paper): with the evidence removed, the model falls back "
                             "to one class, so sentences whose gold label is that class lose little when their "
                             "important tokens are removed, and their comprehensiveness-type scores are small by "
                             "construction — a model effect, not an explainer one. Which class is the fallback "

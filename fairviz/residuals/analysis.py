@@ -13,10 +13,10 @@ from typing import Callable
 import numpy as np
 
 from fairviz.core import stats
-from fairviz.core.ece import ece, ece_bin_index, ece_from_sums, ece_regime, ECE_BINS
+from fairviz.core.ece import ece, ece_interval, ece_regime
 from fairviz.core.counts import confusion_by_group, decisions, difference
 from fairviz.core.data import Predictions
-from fairviz.residuals.knees import Knee, KneeSettings, RELIABLE_N, detect_knees, detect_knees_batch, percentile_grid, quantiles_from_counts
+from fairviz.residuals.knees import Knee, KneeSettings, RELIABLE_N, curve_size, detect_knees, detect_knees_batch, quantiles_from_counts
 
 STAB_EPS = 1e-6
 REGION_EPS = 0.05
@@ -34,7 +34,6 @@ class RDFParams:
     knee_resamples: int = 200            # end-to-end bootstrap of F_h / F_v (knees re-detected each time)
     seed: int = 0
     threshold: float = 0.5
-    paper_rounding: bool = True          # verdict on the ratio rounded to one decimal, as the paper did (D-24)
 
 
 @dataclass(frozen=True)
@@ -233,19 +232,19 @@ def knee_region_sorted(d_sorted: np.ndarray, knees: list[Knee], eps: float = REG
     return mask, which
 
 
-def concentration_verdict(ece_value: float, ratio: float, paper_rounding: bool = True) -> tuple[str, bool]:
-    """Seed 000 §8.2: with ECE < 0.15 knees should concentrate error (ratio > 1.5); with ECE ≥ 0.15 errors
-    should be spread (0.8 ≤ ratio ≤ 1.2). Returns (verdict, borderline) where borderline means the rounded
-    and the unrounded ratio disagree."""
+def concentration_verdict(ece_value: float, ratio: float) -> tuple[str, bool]:
+    """Residual Distribution Fairness §8.2: with ECE < 0.15 knees should concentrate error (the ratio *exceeds*
+    1.5); with ECE ≥ 0.15 errors should be spread (0.8 ≤ ratio ≤ 1.2). The verdict reads the unrounded ratio.
+    Returns (verdict, borderline): borderline is an extra word when the ratio rounds (one decimal, as the paper
+    printed it) to a boundary of the rule in play, where the paper's rounded table could read it either way."""
     if not (np.isfinite(ece_value) and np.isfinite(ratio)):
         return "undefined", False
-
-    def passes(r: float) -> bool:
-        return r > 1.5 if ece_value < 0.15 else 0.8 <= r <= 1.2
-
-    rounded, exact = passes(round(ratio, 1)), passes(ratio)
-    verdict = rounded if paper_rounding else exact
-    return ("supported" if verdict else "not supported"), rounded != exact
+    if ece_value < 0.15:
+        supported, boundaries = ratio > 1.5, (1.5,)
+    else:
+        supported, boundaries = 0.8 <= ratio <= 1.2, (0.8, 1.2)
+    borderline = any(abs(round(ratio, 1) - b) < 1e-9 for b in boundaries)
+    return ("supported" if supported else "not supported"), borderline
 
 
 def rates_from_residuals(d: np.ndarray, y: np.ndarray, tau: float) -> dict:
@@ -297,8 +296,10 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     resampler = _CountResampler(d, pred.y, members, params) if params.resamples > 0 else None
     knee_boot = []
     for g in range(len(names)):
-        report(0.1 + 0.4 * g / len(names), f"Re-detecting knees in resamples of group {names[g]}")
-        knee_boot.append(_knee_bootstrap(resampler, g, params))
+        message = f"Re-detecting knees in resamples of group {names[g]}"
+        report(0.1 + 0.4 * g / len(names), message)
+        knee_boot.append(_knee_bootstrap(resampler, g, params, lambda f, g=g, message=message:
+                                         report(0.1 + 0.4 * (g + f) / len(names), message)))
     report(0.5, "Resampling for confidence intervals")
     pairs = []
     pair_list = list(combinations(range(len(names)), 2))
@@ -310,7 +311,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
         warnings.append(resampler.note)
 
     report(0.8, "Knee error concentration")
-    concentration = _concentration(pred.score, pred.y, d, in_region, params)
+    concentration = _concentration(pred.score, pred.y, d, in_region, params, ece_key=(pred.fingerprint, "all rows"))
     report(1.0, "Done")
     return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, in_region,
                          nearest.astype(str), tuple(warnings))
@@ -357,7 +358,7 @@ class _CountResampler:
         self._boot: dict[int, np.ndarray] = {}
         if self.compressed.step:
             self.note = (f"Resampling ran on residuals rounded to a grid of step {self.compressed.step:.4f} "
-                         "(more than {stats.MAX_SUPPORT:,} distinct values); point estimates are exact.")
+                         f"(more than {stats.MAX_SUPPORT:,} distinct values); point estimates are exact.")
         else:
             self.note = ""
 
@@ -443,7 +444,8 @@ def _permutation_p_values(resampler: _CountResampler, i: int, j: int, n_i: int, 
     return stats.permutation_p_value(obs_gap, null_gap), stats.permutation_p_value(obs_dist, null_dist)
 
 
-def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams) -> np.ndarray | None:
+def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams,
+                    progress: Callable[[float], None] | None = None) -> np.ndarray | None:
     """Knees re-detected in the first ``knee_resamples`` bootstrap resamples of group g: (B, 4) or None.
 
     The resamples are the count vectors the other intervals use, so no resample is ever sorted."""
@@ -451,9 +453,9 @@ def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFPara
     if resampler is None or b <= 0 or resampler.counts[g].sum() < params.knees.min_n:
         return None
     counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
-    grid = percentile_grid(params.knees.grid_size)
-    curves = quantiles_from_counts(resampler.compressed.support, counts, grid)
-    return detect_knees_batch(curves, params.knees, on_grid=True)
+    m = curve_size(int(resampler.counts[g].sum()), params.knees.max_points)
+    curves = quantiles_from_counts(resampler.compressed.support, counts, m)
+    return detect_knees_batch(curves, params.knees, progress)
 
 
 def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:
@@ -470,20 +472,21 @@ def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:
     return {"f_h": stats.percentile_interval(fh), "f_v": stats.percentile_interval(fv)}
 
 
-def _concentration(score, y, d, in_region, params: RDFParams) -> KneeConcentration:
-    """Mean |D| in knee regions vs elsewhere, with a row bootstrap (regions fixed, spec D-26) and Mann–Whitney."""
+def _concentration(score, y, d, in_region, params: RDFParams, ece_key=None) -> KneeConcentration:
+    """Mean |D| in knee regions vs elsewhere, with a row bootstrap (regions fixed, spec D-26) and Mann–Whitney.
+    The ECE and its interval are the calibration page's (one computation, ``core.ece.ece_interval``)."""
     abs_d = np.abs(d)
     knee, rest = abs_d[in_region], abs_d[~in_region]
     ece_value = ece(score, y)
-    ratio_ci = knee_ci = rest_ci = ece_ci = stats.Interval(np.nan, np.nan)
+    ratio_ci = knee_ci = rest_ci = stats.Interval(np.nan, np.nan)
+    ece_ci = ece_interval(score, y, params.resamples, params.seed, key=ece_key)
     if params.resamples > 0:
         rng = np.random.default_rng(params.seed + 2)
         ratio_ci, knee_ci, rest_ci = _ratio_bootstrap(abs_d, in_region, params.resamples, rng)
-        ece_ci = stats.percentile_interval(_ece_bootstrap(score, y, params.resamples, rng))
     knee_mean = float(knee.mean()) if knee.size else float("nan")
     rest_mean = float(rest.mean()) if rest.size else float("nan")
     ratio = knee_mean / rest_mean if rest.size and rest_mean > 0 else float("nan")
-    verdict, borderline = concentration_verdict(ece_value, ratio, params.paper_rounding)
+    verdict, borderline = concentration_verdict(ece_value, ratio)
     regime = ece_regime(ece_value)
     expectation = ("errors should concentrate in knee regions (ratio > 1.5)" if ece_value < 0.15
                    else "errors should be spread out (ratio between 0.8 and 1.2); knees then mark where behaviour changes")
@@ -506,23 +509,6 @@ def _ratio_bootstrap(abs_d, in_region, resamples, rng) -> tuple[stats.Interval, 
         rest_means = rest_counts @ comp.support / rest_counts.sum(1)
     return (stats.percentile_interval(knee_means / rest_means), stats.percentile_interval(knee_means),
             stats.percentile_interval(rest_means))
-
-
-def _ece_bootstrap(score, y, resamples, rng) -> np.ndarray:
-    """ECE of row-bootstrap resamples, from counts over (ECE bin, label, rounded score) cells."""
-    comp = stats.compress(score, 0.0, 1.0)
-    bins = ece_bin_index(comp.support)                       # the bin of each support value
-    k = comp.support.size
-    cells = comp.codes + k * y.astype(np.int64)
-    boot = stats.bootstrap_counts(np.bincount(cells, minlength=2 * k), resamples, rng)
-    per_value = boot[:, :k] + boot[:, k:]
-    positives = boot[:, k:]
-    onehot = np.zeros((k, ECE_BINS))
-    onehot[np.arange(k), bins] = 1
-    counts = per_value @ onehot
-    score_sums = (per_value * comp.support) @ onehot
-    label_sums = positives @ onehot
-    return ece_from_sums(counts, score_sums, label_sums)
 
 
 # ----------------------------------------------------------------------------------------------- threshold view

@@ -1,8 +1,17 @@
-"""Knee points of a sorted-residual curve (seed 000 §7.1): quantile grid → LOWESS (span 0.1) → Kneedle (S = 1).
+"""Knee points of a sorted-residual curve (Residual Distribution Fairness §7.1): Q(p) = d₍⌈np⌉₎ over all n points
+of a group → LOWESS (span 0.1, 3 robustness iterations) → Kneedle (S = 1).
 
-The curve is evaluated on a fixed percentile grid, so LOWESS is the same local-linear smoother for every
-curve. ``lowess_grid`` smooths a whole batch of curves at once (the bootstrap re-detects knees in every
-resample); it reproduces statsmodels' ``lowess`` on the grid (tested to 1e-9). Kneedle itself is ``kneed``.
+Up to ``MAX_POINTS`` rows per group the curve is every order statistic, at p_j = j/n (j = 1 … n), as the paper
+smooths it. Above, it is Q on ``MAX_POINTS`` evenly spaced percentiles p_j = j/m (the same formula with m < n;
+at m = n the two are one). Either way the x values are evenly spaced, which makes both steps exact and fast:
+
+- ``lowess_uniform`` is statsmodels' ``lowess`` (same windows, tricube and bisquare weights, the same special
+  cases) for evenly spaced x. Inside the curve every window has the same shape, so the weighted sums are
+  convolutions (FFT, O(n log n) per curve); the k/2 points at each end, whose windows are fixed and radii vary,
+  are summed directly. It smooths a batch of curves at once (the bootstrap re-detects knees in every resample).
+- ``kneedle`` is ``kneed.KneeLocator(..., interp_method="interp1d", online=False)`` with the same floating-point
+  steps, vectorised over the batch instead of kneed's loop over points.
+Both are tested against statsmodels and kneed.
 """
 from __future__ import annotations
 
@@ -10,22 +19,23 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from kneed import KneeLocator
+from scipy.fft import irfft, next_fast_len, rfft
 
-GRID_SIZE = 1001
+MAX_POINTS = 20_000        # all n points per group up to this many rows; above, Q on this many percentiles
 LOWESS_FRAC = 0.1
 LOWESS_ITERATIONS = 3
 SENSITIVITY = 1.0
 MIN_N = 50
-RELIABLE_N = 1000          # seed 000 App. B: below this per group, knees are shown with a warning
+RELIABLE_N = 1000          # Residual Distribution Fairness App. B: below this per group, knees come with a warning
+BATCH = 32                 # curves smoothed together (bounds the FFT buffers: BATCH × 2n complex numbers)
 
 
 @dataclass(frozen=True)
 class Knee:
     side: str               # "left" (end of the steep lower tail) or "right" (start of the steep upper tail)
-    percentile: float       # q, a fraction in [0, 1]
+    percentile: float       # q, a fraction in (0, 1]
     residual: float         # r = the raw (unsmoothed) quantile at q
-    boundary: bool = False  # knee at q = 0 or 1: kept, but flagged (spec D-6)
+    boundary: bool = False  # knee at the first or last point of the curve: kept, but flagged
 
     def to_dict(self) -> dict:
         return {"side": self.side, "percentile": self.percentile, "residual": self.residual,
@@ -34,154 +44,304 @@ class Knee:
 
 @dataclass(frozen=True)
 class KneeSettings:
-    grid_size: int = GRID_SIZE
+    max_points: int = MAX_POINTS
     frac: float = LOWESS_FRAC
     iterations: int = LOWESS_ITERATIONS
     sensitivity: float = SENSITIVITY
     min_n: int = MIN_N
 
 
-def percentile_grid(size: int = GRID_SIZE) -> np.ndarray:
-    return np.linspace(0.0, 1.0, size)
+# ----------------------------------------------------------------------------------------------- the curve
+
+def curve_size(n: int, max_points: int = MAX_POINTS) -> int:
+    """Points on the knee curve of n rows: all of them up to ``max_points``, else ``max_points``."""
+    return int(min(n, max_points))
 
 
-def quantile_on_grid(sorted_values: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Q(p) = d_(⌈np⌉) with Q(0) = d_(1), for a sorted sample (works on the last axis of a batch)."""
+def percentiles(m: int) -> np.ndarray:
+    """p_j = j/m, j = 1 … m."""
+    return np.arange(1, m + 1) / m
+
+
+def quantile_curve(sorted_values: np.ndarray, m: int) -> np.ndarray:
+    """Q(p_j) = d₍⌈n·j/m⌉₎ at p_j = j/m (integer arithmetic, no rounding); with m = n it is the sorted sample.
+    Works on the last axis of a batch."""
     n = sorted_values.shape[-1]
-    idx = np.clip(np.ceil(n * grid - 1e-12).astype(np.int64), 1, n) - 1
-    return sorted_values[..., idx]
+    j = np.arange(1, m + 1, dtype=np.int64)
+    return sorted_values[..., (n * j + m - 1) // m - 1]
 
 
-@lru_cache(maxsize=8)
-def _windows(size: int, frac: float) -> tuple[np.ndarray, np.ndarray]:
-    """Neighbour indices (size, k) and tricube weights for LOWESS on a uniform grid of ``size`` points."""
-    x = percentile_grid(size)
-    k = int(frac * size + 1e-10)
-    centre = np.arange(size)
-    left = np.clip(centre - k // 2, 0, size - k)
-    # statsmodels slides the window to minimise the radius; on a uniform grid this is the centred window
-    better = (left + k < size) & (x[np.minimum(left + k, size - 1)] - x[centre] < x[centre] - x[left])
-    left = np.where(better, left + 1, left)
-    idx = left[:, None] + np.arange(k)[None, :]
-    radius = np.maximum(x[centre] - x[idx[:, 0]], x[idx[:, -1]] - x[centre])
-    dist = np.abs(x[idx] - x[centre, None]) / radius[:, None]
-    tricube = np.where(dist < 1, (1 - dist ** 3) ** 3, 0.0)
-    return idx, tricube
-
-
-def lowess_grid(curves: np.ndarray, frac: float = LOWESS_FRAC, iterations: int = LOWESS_ITERATIONS,
-                chunk: int = 64) -> np.ndarray:
-    """LOWESS of each row of ``curves`` (shape (B, m)) against the uniform grid linspace(0, 1, m)."""
-    curves = np.atleast_2d(np.asarray(curves, dtype=float))
-    out = np.empty_like(curves)
-    for start in range(0, curves.shape[0], chunk):
-        out[start:start + chunk] = _lowess_chunk(curves[start:start + chunk], frac, iterations)
+def quantiles_from_counts(support: np.ndarray, counts: np.ndarray, m: int) -> np.ndarray:
+    """``quantile_curve`` of samples given as count vectors over a sorted support (rows of ``counts``), without
+    expanding them: the bootstrap's resamples are count vectors already."""
+    cum = np.cumsum(counts, axis=1)
+    j = np.arange(1, m + 1, dtype=np.int64)
+    out = np.empty((counts.shape[0], m))
+    for b, c in enumerate(cum):
+        rank = (int(c[-1]) * j + m - 1) // m                    # 1-based order statistic ⌈n·j/m⌉
+        out[b] = support[np.minimum(np.searchsorted(c, rank, side="left"), support.size - 1)]
     return out
 
 
-def _lowess_chunk(y: np.ndarray, frac: float, iterations: int) -> np.ndarray:
-    m = y.shape[1]
-    idx, tricube = _windows(m, frac)
-    x = percentile_grid(m)
-    xw = x[idx]                                        # (m, k)
-    yw = y[:, idx]                                     # (B, m, k)
+# ----------------------------------------------------------------------------------------------- LOWESS
+
+@dataclass(frozen=True)
+class _Plan:
+    """statsmodels' LOWESS neighbourhoods on m evenly spaced points x_j = (j + 1)/m."""
+    m: int
+    k: int                  # points per window: int(frac·m), at least 2
+    c: int                  # an interior point i has the window [i − c, i − c + k)
+    step: float             # x spacing
+    kernel: np.ndarray      # tricube weight of offset −c … k − 1 − c inside the curve
+
+    @property
+    def interior(self) -> slice:
+        return slice(self.c, self.m - self.k + self.c + 1)
+
+
+def _plan(m: int, frac: float) -> _Plan:
+    k = min(max(int(frac * m + 1e-10), 2), m)
+    c = k // 2                       # statsmodels centres the window; on even k the extra point is on the left
+    radius = max(c, k - 1 - c)
+    offsets = np.arange(-c, k - c)
+    return _Plan(m, k, c, 1.0 / m, _tricube(np.abs(offsets) / radius))
+
+
+def _tricube(dist: np.ndarray) -> np.ndarray:
+    inner = 1.0 - dist * dist * dist
+    return inner * inner * inner
+
+
+def lowess_uniform(curves: np.ndarray, frac: float = LOWESS_FRAC, iterations: int = LOWESS_ITERATIONS) -> np.ndarray:
+    """``statsmodels.nonparametric.lowess(y, x, frac, it=iterations)`` of each row of ``curves`` (B, m) against
+    evenly spaced x (any evenly spaced x gives the same fit)."""
+    curves = np.atleast_2d(np.asarray(curves, dtype=float))
+    plan, tools = _setup(curves.shape[1], float(frac))
+    out = np.empty_like(curves)
+    for start in range(0, curves.shape[0], BATCH):
+        out[start:start + BATCH] = _lowess(curves[start:start + BATCH], plan, tools, iterations)
+    return out
+
+
+def _lowess(y: np.ndarray, plan: "_Plan", tools: "_Tools", iterations: int) -> np.ndarray:
     robust = np.ones_like(y)
-    fitted = None
     for step in range(iterations + 1):
-        w = tricube[None] * robust[:, idx]
-        fitted = _local_linear(xw, yw, w, x)
-        if step == iterations:
-            break
-        resid = np.abs(y - fitted)
-        scale = 6.0 * np.median(resid, axis=1, keepdims=True)
-        u = np.divide(resid, scale, out=np.zeros_like(resid), where=scale > 0)
-        robust = np.where(u < 1, (1 - u ** 2) ** 2, 0.0)
-        robust = np.where(scale > 0, robust, 1.0)
+        fitted = _fit(y, robust, plan, tools)
+        if step < iterations:
+            robust = _bisquare_weights(y, fitted)
     return fitted
 
 
-def _local_linear(xw: np.ndarray, yw: np.ndarray, w: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Weighted least-squares line through each window, evaluated at the window's centre."""
-    s0 = w.sum(-1)
-    s1 = np.einsum("bmk,mk->bm", w, xw)
-    s2 = np.einsum("bmk,mk->bm", w, xw * xw)
-    wy = w * yw
-    t0 = wy.sum(-1)
-    t1 = np.einsum("bmk,mk->bm", wy, xw)
-    s0 = np.where(s0 > 0, s0, 1.0)
-    mean_x, mean_y = s1 / s0, t0 / s0
-    sxx = s2 - s0 * mean_x ** 2
-    sxy = t1 - s0 * mean_x * mean_y
-    slope = np.divide(sxy, sxx, out=np.zeros_like(sxy), where=sxx > 1e-12 * s0)
-    return mean_y + slope * (x[None, :] - mean_x)
+@lru_cache(maxsize=2)
+def _setup(m: int, frac: float) -> tuple[_Plan, "_Tools"]:
+    """Kept for the last two curve sizes: above the cutoff every group and pooled pair has the same size (at most
+    2 × 32 MB for 20,000 points)."""
+    plan = _plan(m, frac)
+    return plan, _Tools(plan)
 
 
-def kneedle(grid: np.ndarray, smooth: np.ndarray, sensitivity: float = SENSITIVITY) -> tuple[float | None, float | None]:
-    """Left (concave) and right (convex) knees of one increasing smoothed curve, as percentiles."""
-    if not np.all(np.isfinite(smooth)) or np.ptp(smooth) <= 1e-12:
-        return None, None
-    left = KneeLocator(grid, smooth, S=sensitivity, curve="concave", direction="increasing",
-                       interp_method="interp1d", online=False).knee
-    right = KneeLocator(grid, smooth, S=sensitivity, curve="convex", direction="increasing",
-                        interp_method="interp1d", online=False).knee
-    return (None if left is None else float(left)), (None if right is None else float(right))
+class _Tools:
+    """What every pass of a LOWESS call reuses: the kernels' FFTs and the ends' weight matrices (read-only)."""
 
+    def __init__(self, plan: _Plan):
+        m, k, c = plan.m, plan.k, plan.c
+        self.nfft = next_fast_len(m + k - 1)
+        offsets = np.arange(-c, k - c) * plan.step
+        kernels = (plan.kernel, plan.kernel * offsets, plan.kernel * offsets ** 2)
+        self.kernel_fft = [rfft(kern[::-1], self.nfft) for kern in kernels]
+        j = np.arange(k)
+        # the ends: the first c points share the window [0, k), the last k − 1 − c points [m − k, m); there the
+        # radius is the distance to the window's far end (statsmodels' rule), so the weights are not a kernel
+        self.left_rows = np.arange(c)
+        self.right_rows = np.arange(m - k + c + 1, m)
+        self.ends = []
+        for rows, origin in ((self.left_rows, 0), (self.right_rows, m - k)):
+            position = rows - origin
+            radius = np.maximum(position, k - 1 - position)
+            weights = _tricube(np.abs(j[None, :] - position[:, None]) / radius[:, None]) if rows.size else \
+                np.zeros((0, k))
+            weights = weights.T.copy()
+            weights.setflags(write=False)
+            self.ends.append((rows, origin, position.astype(float), weights))
+        for spectrum in self.kernel_fft:
+            spectrum.setflags(write=False)
+
+
+def _fit(y: np.ndarray, robust: np.ndarray, plan: _Plan, tools: _Tools) -> np.ndarray:
+    """One weighted local-linear pass: the fit at every point from the robustness weights of the last pass."""
+    m, k = plan.m, plan.k
+    sums = np.empty((5,) + y.shape)          # S0, S1, S2, T0, T1 in the local coordinate u = x_j − x_i
+    ry = robust * y
+    # inside the curve every window has the same shape: each sum is a correlation with a fixed kernel (FFT)
+    inner = plan.interior
+    spectra = (rfft(robust, tools.nfft, axis=1), rfft(ry, tools.nfft, axis=1))
+    for slot, (signal, kernel) in enumerate(((0, 0), (0, 1), (0, 2), (1, 0), (1, 1))):
+        full = irfft(spectra[signal] * tools.kernel_fft[kernel][None, :], tools.nfft, axis=1)
+        sums[slot][:, inner] = full[:, k - 1:m]
+    # the ends: one matrix product per end gives Σ w·r·jᵖ and Σ w·r·y·jᵖ, shifted to u = (j − i)·step
+    b = y.shape[0]
+    j = np.arange(k, dtype=float)
+    for rows, origin, position, weights in tools.ends:
+        if not rows.size:
+            continue
+        r, t = robust[:, origin:origin + k], ry[:, origin:origin + k]
+        p = (np.concatenate([r, r * j, r * j * j, t, t * j]) @ weights).reshape(5, b, -1)
+        h = plan.step
+        sums[0][:, rows] = p[0]
+        sums[1][:, rows] = h * (p[1] - position * p[0])
+        sums[2][:, rows] = h * h * (p[2] - 2 * position * p[1] + position ** 2 * p[0])
+        sums[3][:, rows] = p[3]
+        sums[4][:, rows] = h * (p[4] - position * p[3])
+    s0, s1, s2, t0, t1 = sums
+    _exact_where_tiny(s0, sums, robust, ry, plan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_u = s1 / s0
+        spread = np.maximum(s2 / s0 - mean_u ** 2, 1e-12)
+        fitted = t0 / s0 - mean_u * (t1 / s0 - mean_u * t0 / s0) / spread
+    # statsmodels skips the regression (keeps y) where fewer than two points carry weight
+    ok = _weighted_points(robust, plan) >= 2
+    return np.where(ok, fitted, y)
+
+
+def _exact_where_tiny(s0, sums, robust, ry, plan: _Plan) -> None:
+    """FFT sums carry an absolute error near 1e-13 of the kernel's mass; where almost all robustness weight of a
+    window is gone, recompute that window's sums directly so the fit stays statsmodels' to rounding."""
+    inner = plan.interior
+    tiny = np.zeros_like(s0, dtype=bool)
+    tiny[:, inner] = s0[:, inner] < 1e-7 * plan.kernel.sum()
+    rows, points = np.nonzero(tiny)
+    if not rows.size:
+        return
+    u = np.arange(-plan.c, plan.k - plan.c) * plan.step
+    kernels = np.stack([plan.kernel, plan.kernel * u, plan.kernel * u * u]).T          # (k, 3)
+    windows_r = np.lib.stride_tricks.sliding_window_view(robust, plan.k, axis=1)     # (B, m − k + 1, k), a view
+    windows_t = np.lib.stride_tricks.sliding_window_view(ry, plan.k, axis=1)
+    for start in range(0, rows.size, 1024):                                         # bounded copies
+        b, i = rows[start:start + 1024], points[start:start + 1024]
+        r_part = windows_r[b, i - plan.c] @ kernels
+        t_part = windows_t[b, i - plan.c] @ kernels[:, :2]
+        for slot in range(3):
+            sums[slot][b, i] = r_part[:, slot]
+        sums[3][b, i], sums[4][b, i] = t_part[:, 0], t_part[:, 1]
+
+
+def _weighted_points(robust: np.ndarray, plan: _Plan) -> np.ndarray:
+    """Points of each window with positive weight (statsmodels' test ``weight > 1e-12``, read on the robustness
+    weights: the tricube weight is positive on the whole window except at distance = radius)."""
+    m, k, c = plan.m, plan.k, plan.c
+    positive = robust > 1e-12
+    cum = np.zeros((robust.shape[0], m + 1))
+    np.cumsum(positive, axis=1, out=cum[:, 1:])
+    left = np.clip(np.arange(m) - c, 0, m - k)
+    count = cum[:, left + k] - cum[:, left]
+    # at most two window ends have zero tricube weight: only a count below 4 needs the exact look
+    b, i = np.nonzero(count < 4)
+    start, end = left[i], left[i] + k - 1
+    radius = np.maximum(i - start, end - i)
+    count[b, i] -= positive[b, start] * (i - start == radius) + positive[b, end] * ((end - i == radius) & (end != start))
+    return count
+
+
+def _bisquare_weights(y: np.ndarray, fitted: np.ndarray) -> np.ndarray:
+    """statsmodels' robustness weights: bisquare of |residual| / (6 × median |residual|); when the median is 0,
+    weight 1 for the points fitted exactly and 0 for the others."""
+    resid = np.abs(y - fitted)
+    median = np.median(resid, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = np.where(median > 0, resid / (6.0 * median), (resid > 0).astype(float))
+    u = np.minimum(u, 1.0)
+    return (1.0 - u ** 2) ** 2
+
+
+# ----------------------------------------------------------------------------------------------- Kneedle
+
+def kneedle(x: np.ndarray, smooth: np.ndarray, sensitivity: float = SENSITIVITY) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the concave (left) and convex (right) knee of each increasing row of ``smooth`` (B, m) over
+    ``x``, −1 where kneed finds none: ``KneeLocator(x, row, S, curve, "increasing", "interp1d", online=False)``."""
+    smooth = np.atleast_2d(np.asarray(smooth, dtype=float))
+    x = np.asarray(x, dtype=float)
+    m = x.size
+    xn = (x - x.min()) / (x.max() - x.min())
+    lo, hi = smooth.min(axis=1, keepdims=True), smooth.max(axis=1, keepdims=True)
+    flat = ~np.isfinite(smooth).all(axis=1) | ((hi - lo)[:, 0] <= 1e-12)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        yn = (smooth - lo) / (hi - lo)
+    concave = _first_knee(yn - xn[None, :], xn, sensitivity)
+    mirrored_x = np.flip(1 - xn)
+    convex = _first_knee(np.flip(yn.max(axis=1, keepdims=True) - yn, axis=1) - mirrored_x[None, :], mirrored_x,
+                         sensitivity)
+    convex = np.where(convex >= 0, m - 1 - convex, -1)           # kneed reads the mirrored curve backwards
+    return np.where(flat, -1, concave), np.where(flat, -1, convex)
+
+
+def _first_knee(diff: np.ndarray, xn: np.ndarray, sensitivity: float) -> np.ndarray:
+    """kneed's offline scan of the difference curve: from each local maximum on, a knee is declared at that maximum
+    when the curve drops below (maximum − S × mean x step), until a local minimum switches detection off."""
+    b, m = diff.shape
+    prev = diff[:, np.r_[0, 0:m - 1]]
+    nxt = diff[:, np.r_[1:m, m - 1]]
+    is_max = (diff >= prev) & (diff >= nxt)            # argrelextrema(np.greater_equal), mode "clip"
+    is_min = (diff <= prev) & (diff <= nxt)
+    index = np.arange(m)
+    last = np.maximum.accumulate(np.where(is_max | is_min, index[None, :], -1), axis=1)
+    rows = np.arange(b)[:, None]
+    safe = np.maximum(last, 0)
+    active = (last >= 0) & is_max[rows, safe] & ~is_min[rows, safe]
+    threshold = diff[rows, safe] - sensitivity * np.abs(np.diff(xn).mean())
+    hit = active[:, :-1] & (diff[:, 1:] < threshold[:, :-1])
+    found = hit.any(axis=1)
+    first = np.argmax(hit, axis=1)
+    return np.where(found, last[np.arange(b), first], -1)
+
+
+# ----------------------------------------------------------------------------------------------- knees
 
 def detect_knees(residuals: np.ndarray, settings: KneeSettings = KneeSettings(),
                  sorted_input: bool = False) -> tuple[Knee | None, Knee | None]:
-    """The two knees (left, right) of one residual sample; ``None`` where there is none (spec D-6)."""
+    """The two knees (left, right) of one residual sample; ``None`` where there is none (too few rows, a flat
+    curve, or Kneedle finds none)."""
     d = np.asarray(residuals, dtype=float)
     d = d if sorted_input else np.sort(d, kind="stable")
     if d.size < settings.min_n or d[-1] == d[0]:
         return None, None
-    grid = percentile_grid(settings.grid_size)
-    raw = quantile_on_grid(d, grid)
-    smooth = lowess_grid(raw[None, :], settings.frac, settings.iterations)[0]
-    return _as_knees(grid, raw, *kneedle(grid, smooth, settings.sensitivity))
+    m = curve_size(d.size, settings.max_points)
+    raw = quantile_curve(d, m)
+    found = detect_knees_batch(raw[None, :], settings)[0]
+    return _as_knees(found, m)
 
 
-def quantiles_from_counts(support: np.ndarray, counts: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Q(p) = d_(⌈np⌉) of samples given as count vectors over a sorted support (rows of ``counts``), without
-    expanding or sorting them: the bootstrap's resamples are count vectors already."""
-    cum = np.cumsum(counts, axis=1)
-    n = cum[:, -1:]
-    rank = np.clip(np.ceil(n * grid[None, :] - 1e-9), 1, None)          # 1-based order statistic
-    index = np.stack([np.searchsorted(c, r, side="left") for c, r in zip(cum, rank)])
-    return support[np.minimum(index, support.size - 1)]
-
-
-def detect_knees_batch(curves: np.ndarray, settings: KneeSettings = KneeSettings(), progress=None,
-                       on_grid: bool = False) -> np.ndarray:
-    """Knee percentiles and residuals for many samples: array (B, 4) of (q_left, r_left, q_right, r_right), NaN
-    where a knee is missing. ``curves`` are sorted samples, or quantile curves on the grid when ``on_grid``.
-    Used by the end-to-end bootstrap of F_h and F_v."""
-    grid = percentile_grid(settings.grid_size)
-    raw = curves if on_grid else quantile_on_grid(curves, grid)
-    smooth = lowess_grid(raw, settings.frac, settings.iterations)
-    out = np.full((raw.shape[0], 4), np.nan)
-    for b in range(raw.shape[0]):
-        left, right = _as_knees(grid, raw[b], *kneedle(grid, smooth[b], settings.sensitivity))
-        if left:
-            out[b, :2] = left.percentile, left.residual
-        if right:
-            out[b, 2:] = right.percentile, right.residual
-        if progress is not None and b % 50 == 0:
-            progress(b / raw.shape[0])
+def detect_knees_batch(curves: np.ndarray, settings: KneeSettings = KneeSettings(), progress=None) -> np.ndarray:
+    """Knees of many quantile curves ``curves`` (B, m) at p_j = j/m: array (B, 4) of (q_left, r_left, q_right,
+    r_right), NaN where a knee is missing. Used for each group and by the end-to-end bootstrap of F_h and F_v."""
+    curves = np.atleast_2d(np.asarray(curves, dtype=float))
+    b, m = curves.shape
+    p = percentiles(m)
+    out = np.full((b, 4), np.nan)
+    plan, tools = _setup(m, float(settings.frac))
+    for start in range(0, b, BATCH):
+        raw = curves[start:start + BATCH]
+        smooth = _lowess(raw, plan, tools, settings.iterations)
+        concave, convex = kneedle(p, smooth, settings.sensitivity)
+        # the concave knee lies right of the convex one on odd curves: name them by position
+        first, second = np.minimum(concave, convex), np.maximum(concave, convex)
+        first = np.where((concave < 0) | (convex < 0), concave, first)
+        second = np.where((concave < 0) | (convex < 0), convex, second)
+        rows = np.arange(raw.shape[0])
+        for column, index in ((0, first), (2, second)):
+            ok = index >= 0
+            out[start + rows[ok], column] = p[index[ok]]
+            out[start + rows[ok], column + 1] = raw[rows[ok], index[ok]]
+        if progress is not None:
+            progress(min(1.0, (start + BATCH) / b))
     return out
 
 
-def _as_knees(grid: np.ndarray, raw: np.ndarray, left: float | None,
-              right: float | None) -> tuple[Knee | None, Knee | None]:
-    def make(side: str, q: float | None) -> Knee | None:
-        if q is None:
+def _as_knees(row: np.ndarray, m: int) -> tuple[Knee | None, Knee | None]:
+    """(left, right) Knee objects from one row of ``detect_knees_batch`` on an m-point curve; a knee at the curve's
+    first or last point is kept but flagged as a boundary knee."""
+    def make(side: str, q: float, r: float) -> Knee | None:
+        if not np.isfinite(q):
             return None
-        r = float(raw[int(np.argmin(np.abs(grid - q)))])
-        return Knee(side, q, r, boundary=q <= 0.0 or q >= 1.0)
+        return Knee(side, float(q), float(r), boundary=bool(q <= 1.5 / m or q >= 1.0))
 
-    knees = [k for k in (make("left", left), make("right", right)) if k is not None]
-    if len(knees) == 2 and knees[0].percentile > knees[1].percentile:
-        # the concave knee lies right of the convex one on odd curves: name them by position
-        knees = [Knee("left", knees[1].percentile, knees[1].residual, knees[1].boundary),
-                 Knee("right", knees[0].percentile, knees[0].residual, knees[0].boundary)]
-    by_side = {k.side: k for k in knees}
-    return by_side.get("left"), by_side.get("right")
+    return make("left", row[0], row[1]), make("right", row[2], row[3])

@@ -258,7 +258,8 @@ def peizer_pratt_cdf(x: int, n: int, p: float) -> float | None:
         return float(sps.norm.cdf(d / math.sqrt((n + 1 / 6) * p * q)))
     deviance = 2 * (s * math.log(s / (n * p)) + f * math.log(f / (n * q)))
     z = abs(d) / math.sqrt((n + 1 / 6) * p * q) * math.sqrt(n * p * q) / abs(gap) * math.sqrt(max(deviance, 0.0))
-    return float(sps.norm.cdf(math.copysign(z, gap)))
+    # the sign is d's: near x + ½ ≈ np the two terms can disagree (x = 1, n = 51, p = 0.03), and only d's is right
+    return float(sps.norm.cdf(math.copysign(z, d)))
 
 
 class BenefitNull(Null):

@@ -277,10 +277,17 @@ def test_smooth_ece_batches_equal_single_runs():
     np.testing.assert_allclose(narrowed, batch, rtol=1e-4)
 
 
-def test_basic_interval_reflects_the_bootstrap_distribution():
-    interval = analysis.basic_interval(0.05, np.linspace(0.04, 0.09, 1001), floor=0.0)
-    assert interval.low == pytest.approx(0.1 - 0.08875, abs=1e-9) and interval.high == pytest.approx(0.1 - 0.04125)
-    assert analysis.basic_interval(0.01, np.linspace(0.02, 0.05, 101), floor=0.0).low == 0.0
+def test_ece_resamples_equal_the_ece_of_drawn_rows():
+    """core.ece.ece_resamples (the one ECE bootstrap of every page) is the ECE of with-replacement row draws."""
+    from fairviz.core import ece as ece_module
+    from itertools import product
+    score = np.array([0.1, 0.1, 0.35, 0.8, 0.95])
+    y = np.array([0, 1, 1, 0, 1])
+    boot = ece_module.ece_resamples(score, y, 3000, seed=1)
+    # every value is the ECE of some with-replacement draw of the rows: all 5⁵ draws enumerated
+    reachable = {round(ece_module.ece(score[list(i)], y[list(i)]), 12) for i in product(range(5), repeat=5)}
+    assert {round(v, 12) for v in boot} <= reachable and len({round(v, 12) for v in boot}) > 10
+    assert ece_module.ece_interval(score, y, 0, seed=1).to_list() == [None, None]
 
 
 # ----------------------------------------------------------------------------------------------- analyse

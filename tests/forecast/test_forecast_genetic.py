@@ -79,3 +79,14 @@ def test_ptn_space_is_valid_for_the_network():
         PTNConfig.from_dict(G.random_genes(G.PTN_SPACE, rng))        # every sample builds a valid config
     with pytest.raises(ValueError):
         G.search(toy, SPACE, population=1)
+
+
+def test_ptn_space_samples_learning_rates_log_uniformly_in_the_thesis_range():
+    # thesis Table 5.1: both AdamW learning rates are logarithmic ranges [0.00001, 0.001]
+    space = {p.name: p for p in G.PTN_SPACE}
+    rng = np.random.default_rng(0)
+    for name in ("lr", "arch_lr"):
+        draws = np.array([space[name].sample(rng) for _ in range(4000)])
+        assert draws.min() >= 1e-5 and draws.max() <= 1e-3
+        assert draws.min() < 1.2e-5 and draws.max() > 0.8e-3          # the whole range is reached
+        assert np.median(np.log10(draws)) == pytest.approx(-4.0, abs=0.05)   # log-uniform: median at 1e-4

@@ -169,18 +169,29 @@ def test_region_membership_matches_brute_force():
 
 # ------------------------------------------------------------------ 8. verdicts on the paper's Table 2
 @pytest.mark.parametrize("ece_value, ratio, expected", [
-    (0.026, 22.0, "supported"), (0.017, 3.9, "supported"), (0.093, 13.8, "supported"), (0.056, 2.0, "supported"),
-    (0.533, 1.2, "supported"), (0.293, 1.1, "supported"), (0.577, 0.676 / 0.561, "supported"),
-    (0.322, 1.1, "supported"), (0.322, 0.4, "not supported"), (0.073, 0.7, "not supported"),
-    (0.333, 1.9, "not supported"), (0.187, 1.0, "supported"),
+    (0.026, 22.0, ("supported", False)), (0.017, 3.9, ("supported", False)), (0.093, 13.8, ("supported", False)),
+    (0.056, 2.0, ("supported", False)), (0.533, 1.2, ("supported", True)), (0.293, 1.1, ("supported", False)),
+    # SST-2 uncalibrated: the paper's ✓ holds only after rounding 0.676/0.561 = 1.205 to 1.2
+    (0.577, 0.676 / 0.561, ("not supported", True)),
+    (0.322, 1.1, ("supported", False)), (0.322, 0.4, ("not supported", False)),
+    (0.073, 0.7, ("not supported", False)), (0.333, 1.9, ("not supported", False)),
+    (0.187, 1.0, ("supported", False)),
 ])
-def test_verdict_reproduces_table_2(ece_value, ratio, expected):
-    assert concentration_verdict(ece_value, ratio, paper_rounding=True)[0] == expected
+def test_verdict_on_table_2_reads_the_unrounded_ratio(ece_value, ratio, expected):
+    assert concentration_verdict(ece_value, ratio) == expected
 
 
-def test_unrounded_sst2_ratio_is_borderline():
-    verdict, borderline = concentration_verdict(0.577, 0.676 / 0.561, paper_rounding=False)
-    assert verdict == "not supported" and borderline
+@pytest.mark.parametrize("ece_value, ratio, expected", [
+    (0.109, 1.505, ("supported", True)),        # exceeds 1.5, rounds to 1.5: the case
+    (0.109, 1.5, ("not supported", True)),      # does not exceed 1.5
+    (0.109, 1.46, ("not supported", True)),
+    (0.109, 1.44, ("not supported", False)),
+    (0.109, 1.56, ("supported", False)),
+    (0.2, 0.79, ("not supported", True)),
+    (0.2, 0.86, ("supported", False)),
+])
+def test_verdict_uses_the_unrounded_ratio_and_borderline_is_only_an_extra_word(ece_value, ratio, expected):
+    assert concentration_verdict(ece_value, ratio) == expected
 
 
 # ------------------------------------------------------------------ 9. permutation null and bootstrap

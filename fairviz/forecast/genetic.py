@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import numpy as np
+
+from fairviz.core import runtime
 from fairviz.forecast import crps as scores
 from fairviz.forecast import ptn
 
@@ -188,7 +190,10 @@ def search(evaluate: Callable[[dict], tuple[float, float]], space=PTN_SPACE, pop
         for agent in current:
             if not agent.evaluated:
                 tic = time.perf_counter()
-                agent.fitness, agent.val_fitness = (float(v) for v in evaluate(agent.genes))
+                # A candidate is a whole training run: its steps beat (runtime.beat) so a Stop ends it mid-way.
+                with runtime.heartbeat(progress, min(done / total, 1.0),
+                                       f"generation {generation}, agent {agent.id}: training"):
+                    agent.fitness, agent.val_fitness = (float(v) for v in evaluate(agent.genes))
                 agent.seconds = time.perf_counter() - tic
                 done += 1
                 if progress:

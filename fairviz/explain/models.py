@@ -196,7 +196,6 @@ def load(spec: ModelSpec, device: str | None = None, label_names=("0", "1")) -> 
 
 
 def _build(spec: ModelSpec, device: str | None, label_names) -> TextClassifier:
-    import torch
     import transformers
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, BertConfig, \
         BertForSequenceClassification
@@ -212,7 +211,6 @@ def _build(spec: ModelSpec, device: str | None, label_names) -> TextClassifier:
     elif spec.kind in ("minilm", "local"):
         path = minilm_path() if spec.kind == "minilm" else _local_dir(spec.path)
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        torch.manual_seed(spec.seed)                        # the new head's initialisation
         try:
             model = AutoModelForSequenceClassification.from_pretrained(
                 str(path), num_labels=2, local_files_only=True, ignore_mismatched_sizes=True)

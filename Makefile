@@ -22,8 +22,8 @@ test-fast: $(STAMP)
 # runs the CPU half. Fails loudly when torch sees no GPU instead of "passing" with every test deselected.
 test-gpu: $(STAMP)
 	$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu: torch sees no CUDA GPU')"
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m gpu tests/explain tests/forecast tests/core/test_runtime.py
-	OMP_NUM_THREADS=1 PYTHONPATH=. $(PY) benchmarks/bench_explain.py --device cuda --pairs 5
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q tests/core/test_runtime.py
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m gpu tests/explain tests/forecast
 
 venv: $(STAMP)
 

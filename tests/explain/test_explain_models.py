@@ -139,6 +139,9 @@ def test_real_attributions_beat_random_on_soft_metrics(trained):
     settings = pipeline.ExplainSettings(methods=("grad", "igxi", "lime", RANDOM),
                                         metrics=("soft_comp", "soft_suff"), n_pairs=25, attribution=FAST)
     result = pipeline.explain_dataset(trained, settings)
+    device = trained.classifier.device                                    # the result says where it ran
+    assert result.meta["model"]["device"] == device and result.meta["runs"]["0"]["device"] == device
+    assert result.meta["model"]["device_label"] == models.runtime.describe_device(device)
     wide = result.scores.pivot_table(index="instance_id", columns="method", values=["soft_comp", "soft_suff"])
     assert len(wide) >= 40
     for method in ("grad", "igxi", "lime"):

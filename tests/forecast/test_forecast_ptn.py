@@ -159,6 +159,7 @@ def test_genetic_search_over_ptn_candidates(tiny_data):
     from fairviz.forecast import genetic
     result = genetic.ptn_search(tiny_data, population=2, generations=2, epochs=1, weight_steps=2, arch_steps=1)
     assert 2 <= len(result.ranking) <= 4
+    assert result.settings["device"] == runtime.pick_device() and result.settings["device_label"]
     for agent in result.ranking:
         assert np.isfinite(agent.fitness) and np.isfinite(agent.val_fitness) and agent.seconds > 0
         ptn.PTNConfig.from_dict({**agent.genes})

@@ -101,12 +101,22 @@ def explain(classifier: TextClassifier, rows: Sequence[list[int]], targets: Sequ
             out += _gradient_batch(classifier, rows[start:stop], targets[start:stop], method, settings,
                                    None if deltas is None else deltas[start:stop])
         return out
-    if method in ("lime", "shap"):
-        one = _lime if method == "lime" else _shap
+    if method == "lime":                       # many sentences' perturbations per model pass (see _lime_batch)
+        out, group, size = [], [], 0
+        for i, r in enumerate(rows):
+            group.append(i)
+            size += _lime_samples(len(r), settings)
+            if size >= LIME_ROWS_PER_PASS or i == len(rows) - 1:
+                out += _lime_batch(classifier, [rows[j] for j in group], [targets[j] for j in group],
+                                   [seeds[j] for j in group], settings,
+                                   None if deltas is None else [deltas[j] for j in group])
+                group, size = [], 0
+        return out
+    if method == "shap":
         out = []
         for i, (r, t, s) in enumerate(zip(rows, targets, seeds)):
             runtime.beat()                     # and every model batch inside (see _IdModel)
-            out.append(one(classifier, r, t, s, settings, None if deltas is None else deltas[i]))
+            out.append(_shap(classifier, r, t, s, settings, None if deltas is None else deltas[i]))
         return out
     if method == RANDOM:
         return [Attribution(_random_scores(len(r), s)) for r, s in zip(rows, seeds)]
@@ -208,25 +218,142 @@ class _IdModel:
         return np.concatenate(out).astype(np.float64)
 
 
-def _lime(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
-          delta) -> Attribution:
+# LIME's perturbations of several sentences go through the model together, up to this many rows per group of
+# sentences (bounded memory: the id rows of a group are held at once).
+LIME_ROWS_PER_PASS = 20_000
+
+
+def _lime_samples(n: int, settings: AttributionSettings) -> int:
+    return min(n * n, settings.lime_max_samples)
+
+
+class _Captured(Exception):
+    def __init__(self, rows: np.ndarray):
+        super().__init__("captured")
+        self.rows = rows
+
+
+def _lime_run(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
+              proba):
+    """One ``LimeTextExplainer.explain_instance`` with a fresh explainer seeded by ``seed`` (so two runs draw the
+    same perturbations); ``proba`` receives the perturbed id rows ("UNKWORDZ", a removed token, → [MASK])."""
     from lime.lime_text import LimeTextExplainer
 
-    n = len(ids)
-    model = _IdModel(classifier, n, delta, settings.model_batch, settings.autocast)
-
-    def proba(strings):          # lime passes strings of ids, "UNKWORDZ" where a token was removed
-        rows = [[classifier.mask_id if t == "UNKWORDZ" else int(t) for t in s.split(" ")] for s in strings]
-        return model(np.asarray(rows))
+    def strings_to_rows(strings):
+        return proba(np.asarray([[classifier.mask_id if t == "UNKWORDZ" else int(t) for t in s.split(" ")]
+                                 for s in strings], dtype=np.int64))
 
     explainer = LimeTextExplainer(bow=False, split_expression=" ", random_state=seed)
-    exp = explainer.explain_instance(" ".join(map(str, ids)), proba, labels=[target], num_features=n,
-                                     num_samples=min(n * n, settings.lime_max_samples))
-    scores = np.zeros(n)
-    for position, weight in exp.local_exp[target]:
-        scores[position] = weight
-    scores[[0, -1]] = 0.0
-    return Attribution(scores, perturbed_calls=model.perturbed, model_calls=model.calls)
+    return explainer.explain_instance(" ".join(map(str, ids)), strings_to_rows, labels=[target],
+                                      num_features=len(ids), num_samples=_lime_samples(len(ids), settings))
+
+
+def _lime_batch(classifier: TextClassifier, rows, targets, seeds, settings: AttributionSettings,
+                deltas) -> list[Attribution]:
+    """LIME for several sentences with one stream of model batches for all their perturbations.
+
+    LIME samples, calls the model once with every sample, then fits. Here each sentence is run twice with the
+    same seed: the first run stops at the model call and hands over its samples; all sentences' samples then go
+    through the model in large batches (what makes LIME fast on a GPU); the second run draws the same samples
+    (checked) and gets those probabilities. The result equals one sentence at a time up to float rounding."""
+    samples = []
+    for ids, target, seed in zip(rows, targets, seeds):
+        runtime.beat()
+        try:
+            _lime_run(classifier, ids, target, seed, settings, _capture)
+        except _Captured as captured:
+            samples.append(captured.rows)
+        else:                                                 # pragma: no cover — lime always asks the model
+            raise RuntimeError("LIME did not query the model")
+    probs, calls = _proba_rows(classifier, samples, deltas, settings.model_batch, settings.autocast)
+    out = []
+    for k, (ids, target, seed) in enumerate(zip(rows, targets, seeds)):
+        def answer(asked, k=k):
+            if not np.array_equal(asked, samples[k]):
+                raise RuntimeError("LIME drew different perturbations with the same seed")
+            return probs[k]
+
+        exp = _lime_run(classifier, ids, target, seed, settings, answer)
+        scores = np.zeros(len(ids))
+        for position, weight in exp.local_exp[target]:
+            scores[position] = weight
+        scores[[0, -1]] = 0.0
+        out.append(Attribution(scores, perturbed_calls=calls[k] if deltas is not None else 0, model_calls=calls[k]))
+    return out
+
+
+def _capture(rows):
+    raise _Captured(rows)
+
+
+def _proba_rows(classifier: TextClassifier, samples: list[np.ndarray], deltas, batch_size: int,
+                autocast: bool = False) -> tuple[list[np.ndarray], list[int]]:
+    """Probabilities for every sentence's id rows (each sentence its own length), packed into batches of
+    ``batch_size`` rows across sentences; with ``deltas`` each row gets its own sentence's δ on the word embeddings.
+    Returns the probabilities per sentence and the number of model passes each sentence's rows took part in."""
+    import torch
+    clf = classifier
+    results: list[list[np.ndarray]] = [[] for _ in samples]
+    calls = [0] * len(samples)
+    width_all = max((s.shape[1] for s in samples), default=0)
+    d_all = None
+    if deltas is not None:
+        d_host = np.zeros((len(samples), width_all, clf.embeddings.embedding_dim), dtype=np.float32)
+        for k, d in enumerate(deltas):
+            d_host[k, :len(d)] = d
+        d_all = torch.as_tensor(d_host, device=clf.device)
+    on_gpu = str(clf.device).startswith("cuda")
+
+    def run(parts):
+        runtime.beat()
+        # Every batch is padded to the group's widest sentence: a row's arithmetic then does not depend on which
+        # batch it lands in (twins explained by a model that cannot tell them apart stay exactly equal).
+        # For the same reason a short last batch is filled up to the full size (with copies of its first row, whose
+        # results are dropped) when the group needed more than one batch: GPU kernels are chosen by shape.
+        width = width_all
+        used = sum(b - a for _, a, b in parts)
+        total = batch_size if (multi and used < batch_size) else used
+        ids = np.full((total, width), clf.pad_id, dtype=np.int64)
+        mask = np.zeros(ids.shape, dtype=np.int64)
+        owner = np.zeros(len(ids), dtype=np.int64)
+        row = 0
+        for k, a, b in parts:
+            n = samples[k].shape[1]
+            ids[row:row + b - a, :n] = samples[k][a:b]
+            mask[row:row + b - a, :n] = 1
+            owner[row:row + b - a] = k
+            row += b - a
+            calls[k] += 1
+        ids[used:], mask[used:], owner[used:] = ids[0], mask[0], owner[0]
+        ids_t, mask_t = torch.as_tensor(ids, device=clf.device), torch.as_tensor(mask, device=clf.device)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast and on_gpu):
+            if d_all is None:
+                logits = clf.model(input_ids=ids_t, attention_mask=mask_t).logits
+            else:
+                owner_t = torch.as_tensor(owner, device=clf.device)
+                embeds = clf.embeddings(ids_t) + d_all[owner_t, :width].to(clf.embeddings.weight.dtype)
+                logits = clf.logits_from_embeddings(embeds, mask_t)
+        probs = torch.softmax(logits.float(), -1).detach().cpu().numpy().astype(np.float64)
+        row = 0
+        for k, a, b in parts:
+            results[k].append(probs[row:row + b - a])
+            row += b - a
+
+    multi = sum(len(s) for s in samples) > batch_size
+    with torch.inference_mode():
+        parts, room = [], batch_size
+        for k, s in enumerate(samples):
+            start = 0
+            while start < len(s):
+                take = min(room, len(s) - start)
+                parts.append((k, start, start + take))
+                start, room = start + take, room - take
+                if room == 0:
+                    run(parts)
+                    parts, room = [], batch_size
+        if parts:
+            run(parts)
+    return [np.concatenate(r) for r in results], calls
 
 
 def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,

@@ -101,14 +101,27 @@ def test_ig_delta_matches_captum_and_completeness_at_1000_steps(trained, sample)
     assert fine.ig_delta == pytest.approx(fine.scores.sum() - gap, abs=10 * tol)
 
 
-def test_batching_does_not_change_gradient_attributions(trained, sample):
+def test_batching_does_not_change_gradient_or_lime_attributions(trained, sample):
     clf = trained.classifier
-    rows, targets, _ = sample
+    rows, targets, pairs = sample
     for method in ("grad", "gxi", "ig", "igxi"):
         batched = explain(clf, rows, targets, method, [0] * len(rows), FAST)
         single = explain(clf, rows, targets, method, [0] * len(rows), dataclasses.replace(FAST, batch_size=1))
         for a, b in zip(batched, single):
             assert a.scores == pytest.approx(b.scores, abs=tolerance(clf.device, 1e-4), rel=1e-3)
+    # LIME: every sentence's perturbations share model batches (rows of different lengths padded together), with
+    # and without the sensitivity perturbation δ; the same scores as one sentence and one small batch at a time.
+    seeds = [derive_seed(0, p, "lime") for p in pairs]
+    deltas = pgd_deltas(clf, rows, targets)
+    for d in (None, deltas):
+        together = explain(clf, rows, targets, "lime", seeds, FAST, deltas=d)
+        alone = [explain(clf, [r], [y], "lime", [s], dataclasses.replace(FAST, model_batch=16),
+                         deltas=None if d is None else [d[k]])[0]
+                 for k, (r, y, s) in enumerate(zip(rows, targets, seeds))]
+        assert len({len(r) for r in rows}) > 1 and max(np.abs(a.scores).max() for a in alone) > 0.01
+        for a, b in zip(together, alone):
+            assert a.scores == pytest.approx(b.scores, abs=tolerance(clf.device, 1e-5))
+            assert (a.perturbed_calls > 0) == (d is not None) and a.model_calls >= 1
 
 
 # ----------------------------------------------------------------------------------------------- T3 soft metrics

@@ -69,7 +69,7 @@ def fresh(clf):
 
 
 @pytest.mark.parametrize("method, k", [pytest.param("shap", 4, marks=pytest.mark.slow),  # importing shap: seconds
-                                       ("lime", 4), ("igxi", 4), ("grad", 2)])
+                                       ("lime", 9), ("igxi", 4), ("grad", 2)])
 def test_each_explainer_stops_within_a_model_batch(setup, method, k):
     clf, _, rows, targets = setup
     clf = fresh(clf)

@@ -69,39 +69,52 @@ def generator(seed: int, device: str = "cpu"):
 
 # ----------------------------------------------------------------------------------------------- seeding
 
-_GLOBAL_RNG = threading.RLock()
+_TORCH_RNG = threading.RLock()
+_NUMPY_RNG = threading.RLock()
+
+
+def _acquire(lock, wait: Progress | None) -> None:
+    """Take ``lock``; while another run holds it, report every half second (``wait`` or the current heartbeat), so
+    a Stop can end the wait."""
+    while not lock.acquire(timeout=0.5):
+        if wait is not None:
+            wait(0.0, "waiting for another run to release the random-number generator")
+        else:
+            beat()
 
 
 @contextlib.contextmanager
 def seeded(seed: int, device: str = "cpu", wait: Progress | None = None) -> Iterator[None]:
     """Seed torch's process-wide generators for the block only, one run at a time (see the module docstring).
 
-    ``wait`` is called every half second while another run holds the generators, so a Stop can end the wait.
+    A training run holds them for its whole length (Hugging Face dropout draws at every step); ``wait`` (or the
+    current heartbeat) is called every half second while another run holds them.
     """
     import torch
-    while not _GLOBAL_RNG.acquire(timeout=0.5):
-        if wait is not None:
-            wait(0.0, "waiting for another run to release the random-number generator")
+    _acquire(_TORCH_RNG, wait)
     try:
         devices = list(range(torch.cuda.device_count())) if str(device).startswith("cuda") else []
         with torch.random.fork_rng(devices=devices):
             torch.manual_seed(int(seed))                      # seeds the CUDA generators too
             yield
     finally:
-        _GLOBAL_RNG.release()
+        _TORCH_RNG.release()
 
 
 @contextlib.contextmanager
 def seeded_numpy(seed: int) -> Iterator[None]:
     """The same for numpy's legacy global generator (shap's Partition explainer breaks ties with it)."""
     import numpy as np
-    with _GLOBAL_RNG:
+    _acquire(_NUMPY_RNG, None)
+    try:
         state = np.random.get_state()
         np.random.seed(int(seed) % 2**32)
         try:
             yield
         finally:
             np.random.set_state(state)
+    finally:
+        _NUMPY_RNG.release()
 
 
 # ----------------------------------------------------------------------------------------------- heartbeat

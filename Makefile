@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast venv browser samples bench clean
+.PHONY: run test test-fast test-gpu venv browser samples bench clean
 
 run: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m streamlit run app.py --server.address 127.0.0.1 \
@@ -17,6 +17,13 @@ test: $(STAMP) browser
 # Unit tests only (no app, no browser, nothing slow): under a minute.
 test-fast: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m "unit and not slow"
+
+# The CUDA half of the device-parametrised torch tests (marker "gpu"), on a machine with a GPU; CI has none and
+# runs the CPU half. Fails loudly when torch sees no GPU instead of "passing" with every test deselected.
+test-gpu: $(STAMP)
+	$(PY) -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 'make test-gpu: torch sees no CUDA GPU')"
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q tests/core/test_runtime.py
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m gpu tests/explain tests/forecast
 
 venv: $(STAMP)
 

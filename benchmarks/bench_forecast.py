@@ -80,7 +80,7 @@ def bench_nvar() -> None:
           f"1/4/8/16 = {mae[0]:.2f}/{mae[3]:.2f}/{mae[7]:.2f}/{mae[15]:.2f}")
 
 
-def bench_ptn(epochs: int) -> None:
+def bench_ptn(epochs: int, sizes=(32,), device_request: str = "auto") -> None:
     try:
         import torch
     except ImportError:
@@ -90,13 +90,17 @@ def bench_ptn(epochs: int) -> None:
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     data = demo.prepare(demo.DataConfig())
     settings = dict(epochs=epochs, weight_steps=30, arch_steps=5, batch=64, seed=0)
-    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    from fairviz.core import runtime
+    gpu = runtime.cuda_available()
+    devices = {"auto": ["cpu"] + (["cuda"] if gpu else []), "cpu": ["cpu"], "cuda": ["cuda"] if gpu else []}[device_request]
     for device in devices:
-        trained = ptn.train(data.train, data.arch, ptn.PTNConfig(d=32), ptn.TrainSettings(**settings, device=device))
-        per_epoch = [h["seconds"] for h in trained.history]
-        name = torch.cuda.get_device_name(0) if device == "cuda" else f"CPU, {torch.get_num_threads()} thread(s)"
-        print(f"PTN (d = 32, {sum(p.size for p in trained.state.values()):,} parameters) on {name}: "
-              f"{np.median(per_epoch):.2f} s per epoch (median of {epochs}; 35 steps of batch 64 + validation)")
+        for d in sizes:
+            config = ptn.PTNConfig(d=d, tokens=16, history_heads=4, forecast_heads=4)
+            trained = ptn.train(data.train, data.arch, config, ptn.TrainSettings(**settings, device=device))
+            per_epoch = [h["seconds"] for h in trained.history]
+            name = runtime.describe_device(device) if device != "cpu" else f"CPU, {torch.get_num_threads()} thread(s)"
+            print(f"PTN (d = {d}, {sum(p.size for p in trained.state.values()):,} parameters) on {name}: "
+                  f"{np.median(per_epoch):.2f} s per epoch (median of {epochs}; 35 steps of batch 64 + validation)")
     if "cuda" not in devices:
         print("PTN on GPU: not measured (no GPU available to this run); the code uses CUDA when present "
               "(TrainSettings.device = 'auto').")
@@ -105,18 +109,25 @@ def bench_ptn(epochs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="smaller sizes, to check the script")
+    parser.add_argument("--only-ptn", action="store_true", help="only the PTN timings")
+    parser.add_argument("--ptn-sizes", default="32", help="hidden sizes d, comma-separated (thesis: 72–240)")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     args = parser.parse_args()
+    sizes = tuple(int(v) for v in args.ptn_sizes.split(","))
     print(f"fairviz forecast benchmarks · Python {platform.python_version()} · numpy {np.__version__} · "
           f"{os.cpu_count()} CPU(s) · OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
     if args.quick:
         bench_lorenz(5, 10, 3)
         bench_crps(1000)
-        bench_ptn(2)
+        bench_ptn(2, sizes, args.device)
+        return
+    if args.only_ptn:
+        bench_ptn(5, sizes, args.device)
         return
     bench_lorenz(50, 125, 20)
     bench_crps(10_000)
     bench_nvar()
-    bench_ptn(5)
+    bench_ptn(5, sizes, args.device)
 
 
 if __name__ == "__main__":

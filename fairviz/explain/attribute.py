@@ -35,6 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
+from fairviz.core import runtime
 from fairviz.explain import METHODS, RANDOM
 from fairviz.explain.models import TextClassifier
 
@@ -55,6 +56,15 @@ class AttributionSettings:
     batch_size: int = 64                 # sentences per gradient / soft-metric / PGD batch
     model_batch: int = 256               # id rows per forward pass (LIME, SHAP, AOPC)
     ig_internal_batch: int = 2048        # expanded (sentence × step) rows per IG forward pass
+    autocast: bool = False               # bfloat16 autocast of LIME/SHAP/AOPC forward passes, CUDA only (opt-in)
+
+    @staticmethod
+    def for_device(device: str, **changes) -> "AttributionSettings":
+        """Larger batches on a GPU, where one big forward pass costs little more than a small one; the same
+        attributions up to float rounding (batching never changes what is computed)."""
+        if str(device).startswith("cuda"):
+            changes = {"batch_size": 256, "model_batch": 2048, "ig_internal_batch": 8192, **changes}
+        return AttributionSettings(**changes)
 
 
 @dataclass(frozen=True)
@@ -91,12 +101,23 @@ def explain(classifier: TextClassifier, rows: Sequence[list[int]], targets: Sequ
             out += _gradient_batch(classifier, rows[start:stop], targets[start:stop], method, settings,
                                    None if deltas is None else deltas[start:stop])
         return out
-    if method == "lime":
-        return [_lime(classifier, r, t, s, settings, None if deltas is None else deltas[i])
-                for i, (r, t, s) in enumerate(zip(rows, targets, seeds))]
+    if method == "lime":                       # many sentences' perturbations per model pass (see _lime_batch)
+        out, group, size = [], [], 0
+        for i, r in enumerate(rows):
+            group.append(i)
+            size += _lime_samples(len(r), settings)
+            if size >= LIME_ROWS_PER_PASS or i == len(rows) - 1:
+                out += _lime_batch(classifier, [rows[j] for j in group], [targets[j] for j in group],
+                                   [seeds[j] for j in group], settings,
+                                   None if deltas is None else [deltas[j] for j in group])
+                group, size = [], 0
+        return out
     if method == "shap":
-        return [_shap(classifier, r, t, s, settings, None if deltas is None else deltas[i])
-                for i, (r, t, s) in enumerate(zip(rows, targets, seeds))]
+        out = []
+        for i, (r, t, s) in enumerate(zip(rows, targets, seeds)):
+            runtime.beat()                     # and every model batch inside (see _IdModel)
+            out.append(_shap(classifier, r, t, s, settings, None if deltas is None else deltas[i]))
+        return out
     if method == RANDOM:
         return [Attribution(_random_scores(len(r), s)) for r, s in zip(rows, seeds)]
     raise ValueError(f"Unknown method {method!r}; choose from {', '.join(list(METHODS) + [RANDOM])}.")
@@ -133,7 +154,8 @@ def _gradient_batch(classifier: TextClassifier, rows, targets, method: str, sett
     embeds, mask, baseline = _embedded_batch(classifier, rows, deltas)
     target = torch.as_tensor(list(targets), dtype=torch.long, device=embeds.device)
 
-    def forward(e, attention_mask):
+    def forward(e, attention_mask):            # captum calls it once per internal batch: a heartbeat each
+        runtime.beat()
         return classifier.logits_from_embeddings(e, attention_mask)
 
     embeds.requires_grad_(True)
@@ -153,7 +175,7 @@ def _gradient_batch(classifier: TextClassifier, rows, targets, method: str, sett
             logits_x = forward(embeds, mask).gather(1, target[:, None])[:, 0]
             logits_b = forward(baseline, mask).gather(1, target[:, None])[:, 0]
             sums = (full * mask[..., None]).sum(dim=(1, 2))
-            deltas_out = (sums - (logits_x - logits_b)).double().cpu().numpy()
+            deltas_out = (sums - (logits_x - logits_b)).detach().double().cpu().numpy()
     detached = attr.detach().double()
     scores = detached.sum(-1).cpu().numpy()
     magnitude = detached.abs().sum(-1).cpu().numpy()
@@ -171,8 +193,9 @@ def _gradient_batch(classifier: TextClassifier, rows, targets, method: str, sett
 class _IdModel:
     """Probabilities for id rows of one sentence's length, with δ added to the word embeddings when given."""
 
-    def __init__(self, classifier: TextClassifier, n: int, delta: np.ndarray | None, batch_size: int):
-        self.classifier, self.n, self.batch_size = classifier, n, batch_size
+    def __init__(self, classifier: TextClassifier, n: int, delta: np.ndarray | None, batch_size: int,
+                 autocast: bool = False):
+        self.classifier, self.n, self.batch_size, self.autocast = classifier, n, batch_size, autocast
         self.delta = delta
         self.calls = self.perturbed = 0
 
@@ -181,38 +204,156 @@ class _IdModel:
         rows = np.asarray(rows, dtype=np.int64).reshape(-1, self.n)
         self.calls += 1
         if self.delta is None:
-            return self.classifier.proba_ids(rows.tolist(), self.batch_size)
+            return self.classifier.proba_ids(rows.tolist(), self.batch_size, autocast=self.autocast)
         self.perturbed += 1
         out = []
         clf = self.classifier
-        d = torch.as_tensor(np.asarray(self.delta), dtype=torch.float32, device=clf.device)
         with torch.inference_mode():
+            d = torch.as_tensor(np.asarray(self.delta), device=clf.device).to(clf.embeddings.weight.dtype)
             for start in range(0, len(rows), self.batch_size):
+                runtime.beat()
                 ids = torch.as_tensor(rows[start:start + self.batch_size], device=clf.device)
                 embeds = clf.embeddings(ids) + d
-                out.append(torch.softmax(clf.logits_from_embeddings(embeds).float(), -1).cpu())
-        return torch.cat(out).numpy().astype(np.float64)
+                out.append(torch.softmax(clf.logits_from_embeddings(embeds).float(), -1).detach().cpu().numpy())
+        return np.concatenate(out).astype(np.float64)
 
 
-def _lime(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
-          delta) -> Attribution:
+# LIME's perturbations of several sentences go through the model together, up to this many rows per group of
+# sentences (bounded memory: the id rows of a group are held at once).
+LIME_ROWS_PER_PASS = 20_000
+
+
+def _lime_samples(n: int, settings: AttributionSettings) -> int:
+    return min(n * n, settings.lime_max_samples)
+
+
+class _Captured(Exception):
+    def __init__(self, rows: np.ndarray):
+        super().__init__("captured")
+        self.rows = rows
+
+
+def _lime_run(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
+              proba):
+    """One ``LimeTextExplainer.explain_instance`` with a fresh explainer seeded by ``seed`` (so two runs draw the
+    same perturbations); ``proba`` receives the perturbed id rows ("UNKWORDZ", a removed token, → [MASK])."""
     from lime.lime_text import LimeTextExplainer
 
-    n = len(ids)
-    model = _IdModel(classifier, n, delta, settings.model_batch)
-
-    def proba(strings):          # lime passes strings of ids, "UNKWORDZ" where a token was removed
-        rows = [[classifier.mask_id if t == "UNKWORDZ" else int(t) for t in s.split(" ")] for s in strings]
-        return model(np.asarray(rows))
+    def strings_to_rows(strings):
+        return proba(np.asarray([[classifier.mask_id if t == "UNKWORDZ" else int(t) for t in s.split(" ")]
+                                 for s in strings], dtype=np.int64))
 
     explainer = LimeTextExplainer(bow=False, split_expression=" ", random_state=seed)
-    exp = explainer.explain_instance(" ".join(map(str, ids)), proba, labels=[target], num_features=n,
-                                     num_samples=min(n * n, settings.lime_max_samples))
-    scores = np.zeros(n)
-    for position, weight in exp.local_exp[target]:
-        scores[position] = weight
-    scores[[0, -1]] = 0.0
-    return Attribution(scores, perturbed_calls=model.perturbed, model_calls=model.calls)
+    return explainer.explain_instance(" ".join(map(str, ids)), strings_to_rows, labels=[target],
+                                      num_features=len(ids), num_samples=_lime_samples(len(ids), settings))
+
+
+def _lime_batch(classifier: TextClassifier, rows, targets, seeds, settings: AttributionSettings,
+                deltas) -> list[Attribution]:
+    """LIME for several sentences with one stream of model batches for all their perturbations.
+
+    LIME samples, calls the model once with every sample, then fits. Here each sentence is run twice with the
+    same seed: the first run stops at the model call and hands over its samples; all sentences' samples then go
+    through the model in large batches (what makes LIME fast on a GPU); the second run draws the same samples
+    (checked) and gets those probabilities. The result equals one sentence at a time up to float rounding."""
+    samples = []
+    for ids, target, seed in zip(rows, targets, seeds):
+        runtime.beat()
+        try:
+            _lime_run(classifier, ids, target, seed, settings, _capture)
+        except _Captured as captured:
+            samples.append(captured.rows)
+        else:                                                 # pragma: no cover — lime always asks the model
+            raise RuntimeError("LIME did not query the model")
+    probs, calls = _proba_rows(classifier, samples, deltas, settings.model_batch, settings.autocast)
+    out = []
+    for k, (ids, target, seed) in enumerate(zip(rows, targets, seeds)):
+        def answer(asked, k=k):
+            if not np.array_equal(asked, samples[k]):
+                raise RuntimeError("LIME drew different perturbations with the same seed")
+            return probs[k]
+
+        exp = _lime_run(classifier, ids, target, seed, settings, answer)
+        scores = np.zeros(len(ids))
+        for position, weight in exp.local_exp[target]:
+            scores[position] = weight
+        scores[[0, -1]] = 0.0
+        out.append(Attribution(scores, perturbed_calls=calls[k] if deltas is not None else 0, model_calls=calls[k]))
+    return out
+
+
+def _capture(rows):
+    raise _Captured(rows)
+
+
+def _proba_rows(classifier: TextClassifier, samples: list[np.ndarray], deltas, batch_size: int,
+                autocast: bool = False) -> tuple[list[np.ndarray], list[int]]:
+    """Probabilities for every sentence's id rows (each sentence its own length), packed into batches of
+    ``batch_size`` rows across sentences; with ``deltas`` each row gets its own sentence's δ on the word embeddings.
+    Returns the probabilities per sentence and the number of model passes each sentence's rows took part in."""
+    import torch
+    clf = classifier
+    results: list[list[np.ndarray]] = [[] for _ in samples]
+    calls = [0] * len(samples)
+    width_all = max((s.shape[1] for s in samples), default=0)
+    d_all = None
+    if deltas is not None:
+        d_host = np.zeros((len(samples), width_all, clf.embeddings.embedding_dim), dtype=np.float32)
+        for k, d in enumerate(deltas):
+            d_host[k, :len(d)] = d
+        d_all = torch.as_tensor(d_host, device=clf.device)
+    on_gpu = str(clf.device).startswith("cuda")
+
+    def run(parts):
+        runtime.beat()
+        # Every batch is padded to the group's widest sentence: a row's arithmetic then does not depend on which
+        # batch it lands in (twins explained by a model that cannot tell them apart stay exactly equal).
+        # For the same reason a short last batch is filled up to the full size (with copies of its first row, whose
+        # results are dropped) when the group needed more than one batch: GPU kernels are chosen by shape.
+        width = width_all
+        used = sum(b - a for _, a, b in parts)
+        total = batch_size if (multi and used < batch_size) else used
+        ids = np.full((total, width), clf.pad_id, dtype=np.int64)
+        mask = np.zeros(ids.shape, dtype=np.int64)
+        owner = np.zeros(len(ids), dtype=np.int64)
+        row = 0
+        for k, a, b in parts:
+            n = samples[k].shape[1]
+            ids[row:row + b - a, :n] = samples[k][a:b]
+            mask[row:row + b - a, :n] = 1
+            owner[row:row + b - a] = k
+            row += b - a
+            calls[k] += 1
+        ids[used:], mask[used:], owner[used:] = ids[0], mask[0], owner[0]
+        ids_t, mask_t = torch.as_tensor(ids, device=clf.device), torch.as_tensor(mask, device=clf.device)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast and on_gpu):
+            if d_all is None:
+                logits = clf.model(input_ids=ids_t, attention_mask=mask_t).logits
+            else:
+                owner_t = torch.as_tensor(owner, device=clf.device)
+                embeds = clf.embeddings(ids_t) + d_all[owner_t, :width].to(clf.embeddings.weight.dtype)
+                logits = clf.logits_from_embeddings(embeds, mask_t)
+        probs = torch.softmax(logits.float(), -1).detach().cpu().numpy().astype(np.float64)
+        row = 0
+        for k, a, b in parts:
+            results[k].append(probs[row:row + b - a])
+            row += b - a
+
+    multi = sum(len(s) for s in samples) > batch_size
+    with torch.inference_mode():
+        parts, room = [], batch_size
+        for k, s in enumerate(samples):
+            start = 0
+            while start < len(s):
+                take = min(room, len(s) - start)
+                parts.append((k, start, start + take))
+                start, room = start + take, room - take
+                if room == 0:
+                    run(parts)
+                    parts, room = [], batch_size
+        if parts:
+            run(parts)
+    return [np.concatenate(r) for r in results], calls
 
 
 def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
@@ -220,22 +361,18 @@ def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, se
     import shap
 
     n = len(ids)
-    model = _IdModel(classifier, n, delta, settings.model_batch)
+    model = _IdModel(classifier, n, delta, settings.model_batch, settings.autocast)
     tokenizer = _FixedIds(classifier.tokenizer, ids)
     masker = shap.maskers.Text(tokenizer, mask_token=classifier.mask_id, collapse_mask_token=False,
                                output_type="token_ids")
     explainer = shap.Explainer(model, masker, algorithm="partition")
     # shap 0.51 does not pass ``seed`` on to the Partition explainer, whose priority queue breaks ties with the
     # global np.random.randn(): unseeded, ties between equal-valued clusters are broken differently on every call
-    # and, under the evaluation budget, twins get slightly different values. Seed the global RNG for the call and
-    # put its state back afterwards.
-    state = np.random.get_state()
-    np.random.seed(seed)
-    try:
+    # and, under the evaluation budget, twins get slightly different values. runtime.seeded_numpy seeds the global
+    # RNG for this call only, one call at a time across sessions, and puts its state back afterwards.
+    with runtime.seeded_numpy(seed):
         values = explainer([tokenizer.text], max_evals=settings.shap_max_evals, batch_size=settings.model_batch,
                            silent=True)
-    finally:
-        np.random.set_state(state)
     v = np.asarray(values.values[0], dtype=float)
     if v.shape[0] != n:
         raise RuntimeError(f"SHAP returned {v.shape[0]} token values for {n} tokens")

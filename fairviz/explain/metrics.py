@@ -32,6 +32,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from fairviz.core import runtime
+
 AOPC_THRESHOLDS = np.arange(0.1, 1.1, 0.1)
 SPARSITY_TAU = 0.1
 
@@ -154,9 +156,9 @@ def soft_many(classifier, items: Sequence[tuple[list[int], np.ndarray, int, int,
 
     With ``keep_given`` the second element is s̃ itself (tests bypass the min-max step).
     """
-    import torch
     results = []
     for start in range(0, len(items), batch_size):
+        runtime.beat()
         chunk = items[start:start + batch_size]
         rows, masks = [], []
         for ids, s, y, seed_c, seed_s in chunk:
@@ -178,22 +180,25 @@ def soft_many(classifier, items: Sequence[tuple[list[int], np.ndarray, int, int,
 
 
 def _soft_forward(classifier, rows, masks, draws):
-    """p(x) and p(x') for every sentence of the chunk in one padded forward pass over word embeddings."""
+    """p(x) and p(x') for every sentence of the chunk in one padded forward pass over word embeddings.
+
+    The 0/1 masks are assembled on the host and copied to the model's device once (one copy, not one per row)."""
     import torch
     width = max(len(r) for r in rows)
     d = classifier.embeddings.embedding_dim
     per = 1 + 2 * draws
+    factor = np.ones((len(rows) * per, width, d), dtype=np.float32)
+    for i, r in enumerate(rows):
+        for j in range(2 * draws):
+            factor[i * per + 1 + j, :len(r)] = masks[i * 2 * draws + j]
     ids, attention = classifier.pad(rows)
     with torch.inference_mode():
         emb = classifier.embeddings(ids)                                   # [B, m, d]
-        batch = emb.repeat_interleave(per, dim=0).clone()                  # rows: x, x'_c…, x'_s…
+        batch = emb.repeat_interleave(per, dim=0)                          # rows: x, x'_c…, x'_s…
         att = attention.repeat_interleave(per, dim=0)
-        factor = torch.ones((len(rows) * per, width, d), dtype=emb.dtype, device=emb.device)
-        for i, r in enumerate(rows):
-            for j in range(2 * draws):
-                factor[i * per + 1 + j, :len(r)] = torch.as_tensor(masks[i * 2 * draws + j], device=emb.device)
-        probs = torch.softmax(classifier.logits_from_embeddings(batch * factor, att).float(), -1)
-        probs = probs.double().cpu().numpy()
+        factor_t = torch.as_tensor(factor, device=emb.device).to(emb.dtype)
+        probs = torch.softmax(classifier.logits_from_embeddings(batch * factor_t, att).float(), -1)
+        probs = probs.detach().double().cpu().numpy()
     out = []
     for i in range(len(rows)):
         block = probs[i * per:(i + 1) * per]
@@ -222,6 +227,7 @@ def pgd_deltas(classifier, rows: Sequence[list[int]], targets: Sequence[int],
         alpha = settings.step_factor * radius / max(settings.steps, 1)
         delta = torch.zeros_like(embeds)
         for _ in range(settings.steps if settings.eps > 0 else 0):
+            runtime.beat()
             delta.requires_grad_(True)
             logits = classifier.logits_from_embeddings(embeds + delta, attention)
             loss = torch.nn.functional.cross_entropy(logits, target, reduction="sum")

@@ -21,6 +21,7 @@ from typing import Callable
 
 import numpy as np
 
+from fairviz.core import runtime
 from fairviz.core.data import DataError
 
 TINY_CONFIG = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
@@ -80,10 +81,8 @@ def configure_threads() -> int:
 
 
 def pick_device(prefer: str | None = None) -> str:
-    import torch
-    if prefer:
-        return prefer
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """CUDA when available, else the CPU; an explicit CUDA request without a GPU is a clear error."""
+    return runtime.pick_device(prefer)
 
 
 def minilm_path() -> Path:
@@ -136,26 +135,43 @@ class TextClassifier:
     def n_parameters(self) -> int:
         return int(sum(p.numel() for p in self.model.parameters()))
 
+    @property
+    def device_label(self) -> str:
+        """Where this model runs, in words for the page ('CPU (no GPU on this server)', 'GPU (NVIDIA …)')."""
+        return runtime.describe_device(self.device)
+
     # ------------------------------------------------------------------------------------------- inference
     def pad(self, rows: list[list[int]]):
+        """Padded ids and attention mask, built on the host and sent to the model's device in one copy each."""
         import torch
         width = max(len(r) for r in rows)
-        ids = torch.full((len(rows), width), self.pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
+        ids = np.full((len(rows), width), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
         for i, r in enumerate(rows):
-            ids[i, :len(r)] = torch.as_tensor(r)
+            ids[i, :len(r)] = r
             mask[i, :len(r)] = 1
-        return ids.to(self.device), mask.to(self.device)
+        return torch.as_tensor(ids, device=self.device), torch.as_tensor(mask, device=self.device)
 
-    def proba_ids(self, rows: list[list[int]], batch_size: int = 256) -> np.ndarray:
-        """Softmax probabilities [len(rows), n_labels] for token-id rows of any lengths (padded per batch)."""
+    def ids_tensor(self, rows):
+        """Equal-length id rows as a tensor on the model's device (tests and references build inputs with it)."""
+        import torch
+        return torch.as_tensor(np.asarray(rows, dtype=np.int64), device=self.device)
+
+    def proba_ids(self, rows: list[list[int]], batch_size: int = 256, autocast: bool = False) -> np.ndarray:
+        """Softmax probabilities [len(rows), n_labels] for token-id rows of any lengths (padded per batch).
+
+        Every batch is a heartbeat (``runtime.beat``): a Stop interrupts a long LIME/SHAP/AOPC call there.
+        ``autocast`` runs the forward passes in bfloat16 on a GPU (ignored on the CPU)."""
         import torch
         out = []
-        with torch.inference_mode():
+        on_gpu = str(self.device).startswith("cuda")
+        with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=autocast and on_gpu):
             for start in range(0, len(rows), batch_size):
+                runtime.beat()
                 ids, mask = self.pad(rows[start:start + batch_size])
-                out.append(torch.softmax(self.model(input_ids=ids, attention_mask=mask).logits.float(), -1).cpu())
-        return torch.cat(out).numpy().astype(np.float64) if out else np.zeros((0, 2))
+                logits = self.model(input_ids=ids, attention_mask=mask).logits
+                out.append(torch.softmax(logits.float(), -1).detach().cpu().numpy())
+        return np.concatenate(out).astype(np.float64) if out else np.zeros((0, 2))
 
     def predict_proba(self, texts, batch_size: int = 256) -> np.ndarray:
         return self.proba_ids(self.encode(texts), batch_size)
@@ -171,8 +187,15 @@ class TextClassifier:
 # ----------------------------------------------------------------------------------------------- loading
 
 def load(spec: ModelSpec, device: str | None = None, label_names=("0", "1")) -> TextClassifier:
-    """Build or load the (untrained or pre-trained) classifier; no training here."""
-    import torch
+    """Build or load the (untrained or pre-trained) classifier; no training here.
+
+    Initialisation draws from torch's process-wide generator (Hugging Face constructors take no generator), so it
+    runs inside ``runtime.seeded``: seeded for this call only, one call at a time, state restored afterwards."""
+    with runtime.seeded(spec.seed):
+        return _build(spec, device, label_names)
+
+
+def _build(spec: ModelSpec, device: str | None, label_names) -> TextClassifier:
     import transformers
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, BertConfig, \
         BertForSequenceClassification
@@ -182,14 +205,12 @@ def load(spec: ModelSpec, device: str | None = None, label_names=("0", "1")) -> 
     device = pick_device(device)
     if spec.kind == "tiny":
         tokenizer = AutoTokenizer.from_pretrained(str(minilm_path()), local_files_only=True)
-        torch.manual_seed(spec.seed)
         config = BertConfig(vocab_size=tokenizer.vocab_size, num_labels=2, pad_token_id=tokenizer.pad_token_id,
                             **TINY_CONFIG)
         model = BertForSequenceClassification(config)
     elif spec.kind in ("minilm", "local"):
         path = minilm_path() if spec.kind == "minilm" else _local_dir(spec.path)
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        torch.manual_seed(spec.seed)                        # the new head's initialisation
         try:
             model = AutoModelForSequenceClassification.from_pretrained(
                 str(path), num_labels=2, local_files_only=True, ignore_mismatched_sizes=True)
@@ -238,37 +259,42 @@ def train(classifier: TextClassifier, texts, labels, progress: Progress | None =
         return TrainingReport(0, 0, 0.0, math.nan)
     configure_threads()
     rows = classifier.encode(texts)
-    y = torch.as_tensor(np.array(labels, dtype=np.int64))
+    y = torch.as_tensor(np.array(labels, dtype=np.int64), device=classifier.device)
     model = classifier.model
-    generator = torch.Generator().manual_seed(spec.seed)
-    torch.manual_seed(spec.seed)                           # dropout masks
+    generator = runtime.generator(spec.seed)               # batch order: a CPU generator, the same on every device
     per_epoch = math.ceil(len(rows) / spec.batch_size)
     total = per_epoch * spec.epochs
     optimiser = torch.optim.AdamW(model.parameters(), lr=spec.learning_rate, weight_decay=spec.weight_decay)
     schedule = get_linear_schedule_with_warmup(optimiser, int(spec.warmup_share * total), total)
     model.train()
     start, step, losses = time.perf_counter(), 0, []
+    # The dropout inside Hugging Face layers draws from torch's process-wide generator and takes no local one, so
+    # the epochs run inside runtime.seeded (seeded for this run only, one run at a time, state restored after).
     try:
-        for epoch in range(spec.epochs):
-            order = torch.randperm(len(rows), generator=generator).tolist()
-            epoch_loss = 0.0
-            for b in range(per_epoch):
-                batch = order[b * spec.batch_size:(b + 1) * spec.batch_size]
-                ids, mask = classifier.pad([rows[i] for i in batch])
-                out = model(input_ids=ids, attention_mask=mask, labels=y[batch].to(classifier.device))
-                out.loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                optimiser.step()
-                schedule.step()
-                optimiser.zero_grad(set_to_none=True)
-                epoch_loss += out.loss.item() * len(batch)
-                step += 1
-                if progress is not None:
-                    progress(step / total, f"epoch {epoch + 1}/{spec.epochs}, loss {out.loss.item():.3f}")
-                if should_stop is not None and should_stop():
-                    losses.append(epoch_loss / max(1, (b + 1) * spec.batch_size))
-                    return TrainingReport(epoch + 1, step, time.perf_counter() - start, losses[-1], tuple(losses))
-            losses.append(epoch_loss / len(rows))
+        with runtime.seeded(spec.seed, classifier.device, wait=progress):
+            for epoch in range(spec.epochs):
+                order = torch.randperm(len(rows), generator=generator).tolist()
+                epoch_loss = 0.0
+                for b in range(per_epoch):
+                    batch = order[b * spec.batch_size:(b + 1) * spec.batch_size]
+                    ids, mask = classifier.pad([rows[i] for i in batch])
+                    index = torch.as_tensor(batch, device=y.device)
+                    out = model(input_ids=ids, attention_mask=mask, labels=y[index])
+                    out.loss.backward()
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                    optimiser.step()
+                    schedule.step()
+                    optimiser.zero_grad(set_to_none=True)
+                    loss = out.loss.item()
+                    epoch_loss += loss * len(batch)
+                    step += 1
+                    if progress is not None:
+                        progress(step / total, f"epoch {epoch + 1}/{spec.epochs}, loss {loss:.3f}")
+                    if should_stop is not None and should_stop():
+                        losses.append(epoch_loss / max(1, (b + 1) * spec.batch_size))
+                        return TrainingReport(epoch + 1, step, time.perf_counter() - start, losses[-1],
+                                              tuple(losses))
+                losses.append(epoch_loss / len(rows))
     finally:
         model.eval()
     return TrainingReport(spec.epochs, step, time.perf_counter() - start, losses[-1] if losses else math.nan,

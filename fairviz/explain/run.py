@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from fairviz.core import runtime
 from fairviz.explain import METHODS, METRICS, RANDOM
 from fairviz.explain import models as model_lib
 from fairviz.explain.attribute import Attribution, AttributionSettings, derive_seed, explain
@@ -61,7 +62,11 @@ def prepare(dataset: TextDataset, spec: model_lib.ModelSpec, test_share: float =
     train, test = split_by_pair(dataset, test_share, seed=spec.seed)
     classifier = model_lib.load(spec, device=device, label_names=dataset.label_names)
     report = model_lib.train(classifier, train.frame["text"], train.frame["label"], progress, should_stop)
-    return TrainedModel(classifier, dataset, train, test, report, model_behaviour(classifier, test))
+    with runtime.heartbeat(progress) as beat:
+        if beat is not None:
+            beat.update(1.0, f"measuring the model's behaviour by group ({classifier.device_label})")
+        behaviour = model_behaviour(classifier, test)
+    return TrainedModel(classifier, dataset, train, test, report, behaviour)
 
 
 def model_behaviour(classifier: model_lib.TextClassifier, test: TextDataset) -> dict:
@@ -116,7 +121,17 @@ def _mean(values) -> float | None:
 
 def explain_dataset(trained: TrainedModel, settings: ExplainSettings = ExplainSettings(), run: int = 0,
                     progress: Progress | None = None) -> ExplainResult:
-    """Explain and score the sampled test sentences; returns the per-sentence result of this run."""
+    """Explain and score the sampled test sentences; returns the per-sentence result of this run.
+
+    ``progress`` is called at every stage and, through ``runtime.beat``, after every model batch inside the
+    explainers and metrics (captum's IG batches, LIME's and SHAP's model calls, PGD steps): a page's Stop ends the
+    run there, within a batch's time."""
+    with runtime.heartbeat(progress) as beat:
+        return _explain_dataset(trained, settings, run, beat)
+
+
+def _explain_dataset(trained: TrainedModel, settings: ExplainSettings, run: int,
+                     beat: runtime.Heartbeat | None) -> ExplainResult:
     clf = trained.classifier
     model_lib.configure_threads()
     data = trained.test.sample_pairs(settings.n_pairs, seed=settings.seed + run)
@@ -131,8 +146,8 @@ def explain_dataset(trained: TrainedModel, settings: ExplainSettings = ExplainSe
     done = 0.0
 
     def tick(method: str, share: float, message: str) -> None:
-        if progress is not None:
-            progress(min((done + share * _COST.get(method, 1.0) * len(rows)) / total, 1.0), message)
+        if beat is not None:
+            beat.update(min((done + share * _COST.get(method, 1.0) * len(rows)) / total, 1.0), message)
 
     deltas = None
     if "sensitivity" in metrics:
@@ -163,8 +178,8 @@ def explain_dataset(trained: TrainedModel, settings: ExplainSettings = ExplainSe
                 attribution_rows.append({"run": run, "instance_id": int(frame["instance_id"][k]), "method": method,
                                          "scores": json.dumps([float(f"{v:.4g}") for v in s])})
         done += _COST.get(method, 1.0) * len(rows)
-    if progress is not None:
-        progress(1.0, "done")
+    if beat is not None:
+        beat.update(1.0, "done")
     scores = pd.DataFrame(score_rows)
     for m in METRICS:
         if m not in scores.columns:
@@ -266,12 +281,14 @@ def _no_evidence(clf, rows) -> dict[str, np.ndarray]:
     zeroed = []
     with torch.inference_mode():
         for start in range(0, len(rows), 64):
+            runtime.beat()
             ids, mask = clf.pad(rows[start:start + 64])
             embeds = clf.embeddings(ids).clone()
             for i, r in enumerate(rows[start:start + 64]):
                 embeds[i, 1:len(r) - 1] = 0
-            zeroed.append(torch.softmax(clf.logits_from_embeddings(embeds, mask).float(), -1).double().cpu())
-    out["p_gold_zeroed"] = torch.cat(zeroed).numpy()
+            probs = torch.softmax(clf.logits_from_embeddings(embeds, mask).float(), -1)
+            zeroed.append(probs.detach().double().cpu().numpy())
+    out["p_gold_zeroed"] = np.concatenate(zeroed)
     return out
 
 
@@ -285,10 +302,10 @@ def _meta(trained: TrainedModel, settings: ExplainSettings, data: TextDataset, r
                     "n_test": trained.test.n, "n_explained": data.n, "details": ds.meta},
         "model": {**dataclasses.asdict(spec), "label": model_lib.MODEL_KINDS.get(spec.kind, spec.kind),
                   "description": spec.describe(), "n_parameters": trained.classifier.n_parameters(),
-                  "device": trained.classifier.device},
+                  "device": trained.classifier.device, "device_label": trained.classifier.device_label},
         "settings": settings.to_dict(),
         "runs": {str(run): {"training": dataclasses.asdict(trained.training), "behaviour": trained.behaviour,
-                            "timings": timings}},
+                            "timings": timings, "device": trained.classifier.device}},
         "versions": _versions(), "platform": platform.platform(), "torch_threads": torch.get_num_threads(),
     }
 

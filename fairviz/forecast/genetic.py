@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 import numpy as np
+
+from fairviz.core import runtime
 from fairviz.forecast import crps as scores
 from fairviz.forecast import ptn
 
@@ -190,7 +192,10 @@ def search(evaluate: Callable[[dict], tuple[float, float]], space=PTN_SPACE, pop
         for agent in current:
             if not agent.evaluated:
                 tic = time.perf_counter()
-                agent.fitness, agent.val_fitness = (float(v) for v in evaluate(agent.genes))
+                # A candidate is a whole training run: its steps beat (runtime.beat) so a Stop ends it mid-way.
+                with runtime.heartbeat(progress, min(done / total, 1.0),
+                                       f"generation {generation}, agent {agent.id}: training"):
+                    agent.fitness, agent.val_fitness = (float(v) for v in evaluate(agent.genes))
                 agent.seconds = time.perf_counter() - tic
                 done += 1
                 if progress:
@@ -242,23 +247,27 @@ def split_for_search(windows, seed: int = 0):
 
 
 def ptn_search(data, population: int = 4, generations: int = 2, epochs: int = 6, weight_steps: int = 10,
-               arch_steps: int = 5, seed: int = 0, progress=None, base=None) -> SearchResult:
+               arch_steps: int = 5, seed: int = 0, progress=None, base=None, device: str = "auto") -> SearchResult:
     """Algorithm 2 over PTN_SPACE on a ``demo.DemoData``: each agent is a PTN trained by first-order DARTS for
     ``epochs`` epochs; f and f_v are its mean test-style CRPS (x units) on the genetic splits."""
 
     arch, genetic_train, genetic_val = split_for_search(data.arch, seed)
     base = base or ptn.PTNConfig()
-    settings = ptn.TrainSettings(epochs=epochs, weight_steps=weight_steps, arch_steps=arch_steps, seed=seed)
+    device = ptn.pick_device(device)
+    settings = ptn.TrainSettings(epochs=epochs, weight_steps=weight_steps, arch_steps=arch_steps, seed=seed,
+                                 device=device)
 
     def evaluate(genes: dict) -> tuple[float, float]:
         config = ptn.PTNConfig.from_dict({**_config_dict(base), **genes})
         trained = ptn.train(data.train, arch, config, settings)
-        module = ptn.load_module(trained)
+        module = ptn.load_module(trained, device)
         scores_ = [float(scores.crps_forecast(ptn.predict(trained, w, module=module), w.target).mean())
                    for w in (genetic_train, genetic_val)]
         return scores_[0], scores_[1]
 
-    return search(evaluate, PTN_SPACE, population, generations, seed=seed, progress=progress)
+    result = search(evaluate, PTN_SPACE, population, generations, seed=seed, progress=progress)
+    result.settings.update(device=device, device_label=runtime.describe_device(device))   # where the candidates ran
+    return result
 
 
 def _config_dict(config) -> dict:

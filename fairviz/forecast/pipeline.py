@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fairviz.core import runtime
 from fairviz.forecast import crps as scores
 from fairviz.forecast import lorenz, nvar
 from fairviz.forecast import windows as win
@@ -275,7 +276,8 @@ def run_pipeline(config: PipelineConfig = PipelineConfig(), progress=None, on_ep
     data_seconds = time.perf_counter() - tic
     trained = ptn.train(data.train, data.arch, ptn.PTNConfig.from_dict(config.ptn),
                         ptn.TrainSettings.from_dict(config.train), progress=step(0.1, 0.95), on_epoch=on_epoch)
-    quantiles = ptn.predict(trained, data.test)
+    with runtime.heartbeat(progress, 0.95, f"forecasting {data.test.n:,} test windows"):
+        quantiles = ptn.predict(trained, data.test)
     evaluation = evaluate(quantiles, data)
     index = pick_showcase(quantiles, data.test, min(config.fans, data.test.n), seed=config.data.seed)
     fans = make_fans(data, quantiles, index)
@@ -283,6 +285,7 @@ def run_pipeline(config: PipelineConfig = PipelineConfig(), progress=None, on_ep
         progress(1.0, "done")
     meta = {"data_seconds": data_seconds, "train_seconds": trained.seconds,
             "seconds_per_epoch": trained.seconds_per_epoch, "device": trained.device,
+            "device_label": runtime.describe_device(trained.device),
             "windows": {"train": data.train.n, "arch": data.arch.n, "test": data.test.n},
             "raw_order_penalty": ptn.raw_order_penalty(trained, data.test.take(np.arange(min(512, data.test.n)))),
             "showcase_index": index.tolist()}

@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from fairviz.core import runtime
 from fairviz.forecast import crps as scores
 from fairviz.forecast.windows import HISTORY, HORIZON, N_FORECASTS, Windows
 
@@ -163,12 +164,8 @@ def _torch():
 
 
 def pick_device(requested: str = "auto") -> str:
-    torch = _torch()
-    if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError("CUDA was requested but no GPU is available")
-    return requested
+    """'auto': CUDA when available, else the CPU; an explicit CUDA request without a GPU is a ValueError."""
+    return runtime.pick_device(requested)
 
 
 @functools.cache
@@ -187,6 +184,23 @@ def _modules():
 
         def forward(self, x):                       # (B, C_in, length) → (B, C_out, length)
             return self.conv(nn.functional.pad(x, (self.pad, 0)))
+
+    class Dropout(nn.Module):
+        """Inverted dropout drawing its masks from ``generator`` (a local torch.Generator on the model's device,
+        set by ``train``), never from torch's process-wide generator; without one it is nn.Dropout."""
+
+        def __init__(self, p):
+            super().__init__()
+            self.p = float(p)
+            self.generator = None
+
+        def forward(self, x):
+            if not self.training or self.p <= 0:
+                return x
+            if self.generator is None:
+                return nn.functional.dropout(x, self.p, training=True)
+            keep = torch.empty_like(x).bernoulli_(1.0 - self.p, generator=self.generator)
+            return x * keep / (1.0 - self.p)
 
     class MixedOp(nn.Module):
         """A DARTS cell: Σ_k softmax(α)_k · op_k(x)."""
@@ -260,11 +274,11 @@ def _modules():
             # static branch
             self.static_in = nn.Linear(cfg.static_features, d)
             self.static_bn = nn.BatchNorm1d(d)
-            self.static_drop = nn.Dropout(cfg.first_dropout)
+            self.static_drop = Dropout(cfg.first_dropout)
             self.static_out = nn.Linear(d, d)
             # history branch
             self.history_in = nn.Linear(cfg.channels, d)
-            self.history_drop = nn.Dropout(cfg.dropout)
+            self.history_drop = Dropout(cfg.dropout)
             self.history_embed = CausalConv1d(cfg.history_steps, L, cfg.history_embed_kernel)
             self.history_cell = sequence_cell(d, cfg.history_heads, cfg.history_kernel, a)
             # forecasts branch
@@ -274,7 +288,8 @@ def _modules():
             self.forecast_in = nn.Linear(cfg.horizon, d)
             self.forecast_embed = CausalConv1d(cfg.n_forecasts, L, cfg.forecast_embed_kernel)
             self.forecast_cell = sequence_cell(d, cfg.forecast_heads, cfg.forecast_kernel, a)
-            self.cell_drop = nn.Dropout(cfg.dropout)
+            self.cell_drop = Dropout(cfg.dropout)
+            self.generator = None                   # local generator for the static noise and every dropout
             # fusion scalars (never pruned; read for interpretability)
             self.fusion = nn.Parameter(torch.ones(3))
             # head
@@ -283,6 +298,13 @@ def _modules():
             self.head_ln = nn.LayerNorm(d)
             self.head_quant = CausalConv1d(d, cfg.quantiles, cfg.output_kernel_time)
             self.out = nn.Linear(cfg.quantiles, cfg.quantiles)
+
+        def use_generator(self, generator) -> None:
+            """Draw the training noise and the dropout masks from ``generator`` (None: torch's global one)."""
+            self.generator = generator
+            for module in self.modules():
+                if isinstance(module, Dropout):
+                    module.generator = generator
 
         def cells(self) -> dict:
             return {"history": self.history_cell, "forecasts_collapse": self.collapse,
@@ -299,7 +321,9 @@ def _modules():
             fused = self.fusion[1] * self.cell_drop(h) + self.fusion[2] * self.cell_drop(f)
             if cfg.use_static:
                 if self.training and cfg.noise_std > 0:
-                    static = static + cfg.noise_std * torch.randn_like(static)
+                    noise = torch.randn(static.shape, generator=self.generator, device=static.device,
+                                        dtype=static.dtype)
+                    static = static + cfg.noise_std * noise
                 s = self.act(self.static_bn(self.static_in(static)))              # (B, d)
                 s = s[:, None, :].expand(-1, cfg.tokens, -1)                        # (B, L, d)
                 s = self.act(self.static_out(self.static_drop(s)))
@@ -369,10 +393,19 @@ def train(train_windows: Windows, arch_windows: Windows, config: PTNConfig = PTN
     if train_windows.n < 2 or arch_windows.n < 2:
         raise ValueError("training needs at least two windows in each split")
     device = pick_device(settings.device)
-    torch.manual_seed(settings.seed)
     rng = np.random.default_rng(settings.seed)
     scale = scale or ScaleInfo(float(train_windows.target.min()), float(train_windows.target.max()))
-    model = build(config).to(device)
+    with runtime.seeded(settings.seed):          # torch's layer constructors take no generator (see core.runtime)
+        model = build(config)
+    model = model.to(device)
+    model.use_generator(runtime.generator(settings.seed + 1, device))    # noise and dropout: a local generator
+    with runtime.heartbeat(progress) as beat:
+        return _train(model, train_windows, arch_windows, config, settings, scale, device, rng, beat, on_epoch)
+
+
+def _train(model, train_windows: Windows, arch_windows: Windows, config: PTNConfig, settings: TrainSettings,
+           scale: ScaleInfo, device: str, rng, beat, on_epoch) -> TrainedPTN:
+    torch = _torch()
     opt_w = torch.optim.AdamW(_weight_params(model), lr=config.lr, betas=(config.beta1, config.beta2))
     opt_a = torch.optim.AdamW(_arch_params(model), lr=config.arch_lr, betas=(config.arch_beta1, config.arch_beta2))
     sched_w = torch.optim.lr_scheduler.ReduceLROnPlateau(opt_w, patience=settings.patience, factor=settings.factor)
@@ -404,10 +437,11 @@ def train(train_windows: Windows, arch_windows: Windows, config: PTNConfig = PTN
                         "lr": opt_w.param_groups[0]["lr"], "seconds": time.perf_counter() - tic})
         if not math.isfinite(val):
             raise ValueError(f"training diverged at epoch {epoch} (loss {val}); lower the learning rate")
-        if progress:
-            progress(epoch / settings.epochs, f"epoch {epoch}/{settings.epochs}, validation loss {val:.4f}")
+        if beat is not None:
+            beat.update(epoch / settings.epochs, f"epoch {epoch}/{settings.epochs}, validation loss {val:.4f}")
         if on_epoch:
             on_epoch(history)
+    model.use_generator(None)
     fusion = dict(zip(("static", "history", "forecasts"), model.fusion.detach().cpu().numpy().round(6).tolist()))
     if not config.use_static:
         fusion["static"] = 0.0
@@ -416,7 +450,9 @@ def train(train_windows: Windows, arch_windows: Windows, config: PTNConfig = PTN
 
 
 def _step(model, optimiser, tensors, index, settings: TrainSettings) -> float:
+    """One optimiser step; a heartbeat (``runtime.beat``) so a Stop ends training within a step."""
     torch = _torch()
+    runtime.beat()
     idx = torch.as_tensor(index, device=tensors[0].device)
     static, history, forecasts, target = (t[idx] for t in tensors)
     optimiser.zero_grad(set_to_none=True)
@@ -427,11 +463,12 @@ def _step(model, optimiser, tensors, index, settings: TrainSettings) -> float:
 
 
 def load_module(trained: TrainedPTN, device: str = "auto"):
+    """The network on ``device``, whatever device it was trained on (the weights are stored as numpy arrays)."""
     torch = _torch()
     device = pick_device(device)
-    model = build(trained.config)
-    model.load_state_dict({k: torch.as_tensor(v) for k, v in trained.state.items()})
-    return model.to(device).eval()
+    model = build(trained.config).to(device)
+    model.load_state_dict({k: torch.as_tensor(v, device=device) for k, v in trained.state.items()})
+    return model.eval()
 
 
 def predict(trained: TrainedPTN, windows: Windows, batch: int = 2048, device: str = "auto",
@@ -443,9 +480,10 @@ def predict(trained: TrainedPTN, windows: Windows, batch: int = 2048, device: st
     out = []
     with torch.no_grad():
         for start in range(0, windows.n, batch):
+            runtime.beat()
             part = windows.take(np.arange(start, min(start + batch, windows.n)))
             static, history, forecasts, _ = _tensors(part, trained.scale, str(dev))
-            out.append(model(static, history, forecasts).cpu().numpy())
+            out.append(model(static, history, forecasts).detach().cpu().numpy())
     q = np.concatenate(out) if out else np.zeros((0, trained.config.horizon, trained.config.quantiles))
     return np.sort(trained.scale.denormalise(q.astype(np.float64)), axis=-1)
 
@@ -457,7 +495,7 @@ def raw_order_penalty(trained: TrainedPTN, windows: Windows, module=None) -> flo
     dev = next(model.parameters()).device
     with torch.no_grad():
         static, history, forecasts, _ = _tensors(windows, trained.scale, str(dev))
-        q = model(static, history, forecasts).cpu().numpy()
+        q = model(static, history, forecasts).detach().cpu().numpy()
     return scores.order_penalty(q)
 
 

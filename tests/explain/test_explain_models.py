@@ -20,17 +20,20 @@ from fairviz.explain.attribute import AttributionSettings, derive_seed, explain 
 from fairviz.explain.disparity import compare, heatmap_values  # noqa: E402
 from fairviz.explain.metrics import SensitivitySettings, gini, normalise, pgd_deltas, sensitivity, soft_many
 from fairviz.explain.results import ExplainResult  # noqa: E402
+from tests.devices import devices, tolerance  # noqa: E402
 
 pytestmark = pytest.mark.slow
 FAST = AttributionSettings(shap_max_evals=64)
 
 
-@pytest.fixture(scope="module")
-def trained():
+@pytest.fixture(scope="module", params=devices())
+def trained(request):
+    """The tiny BERT trained and explained on each device (the CPU always, CUDA when present)."""
     torch.set_num_threads(1)
     dataset = data.neutral_control(300, seed=0)
-    model = pipeline.prepare(dataset, models.ModelSpec("tiny", epochs=8, seed=0))
+    model = pipeline.prepare(dataset, models.ModelSpec("tiny", epochs=8, seed=0), device=request.param)
     assert model.behaviour["accuracy"] >= 0.95
+    assert str(next(model.classifier.model.parameters()).device).startswith(request.param)
     return model
 
 
@@ -66,7 +69,7 @@ def test_ig_without_input_cancels_over_the_hidden_dimension(trained, sample):
     """The embeddings enter a LayerNorm, so ∂logit/∂E sums to 0 over the hidden dimension: plain IG is noise."""
     clf = trained.classifier
     rows, targets, pairs = sample
-    E = clf.embeddings(torch.tensor([rows[0]])).detach().requires_grad_(True)
+    E = clf.embeddings(clf.ids_tensor([rows[0]])).detach().requires_grad_(True)
     grad, = torch.autograd.grad(clf.logits_from_embeddings(E)[0, targets[0]], E)
     assert float(grad.sum(-1).abs().max()) <= 1e-5 * float(grad.abs().sum(-1).max())
     for method, zero in (("ig", True), ("igxi", False), ("gxi", False), ("grad", False)):
@@ -83,28 +86,42 @@ def test_ig_delta_matches_captum_and_completeness_at_1000_steps(trained, sample)
     rows, targets, _ = sample
     ids, y = rows[0], targets[0]
     ours = explain(clf, [ids], [y], "igxi", [0], FAST)[0]
-    E = clf.embeddings(torch.tensor([ids])).detach()
-    B = clf.embeddings(torch.tensor([[clf.cls_id] + [clf.pad_id] * (len(ids) - 2) + [clf.sep_id]])).detach()
+    tol = tolerance(clf.device, 1e-5)
+    E = clf.embeddings(clf.ids_tensor([ids])).detach()
+    B = clf.embeddings(clf.ids_tensor([[clf.cls_id] + [clf.pad_id] * (len(ids) - 2) + [clf.sep_id]])).detach()
     ig = IntegratedGradients(lambda e: clf.logits_from_embeddings(e), multiply_by_inputs=True)
     attr, delta = ig.attribute(E, baselines=B, target=y, n_steps=50, method="gausslegendre",
                                return_convergence_delta=True)
-    assert ours.ig_delta == pytest.approx(float(delta), abs=1e-4)
-    assert ours.scores == pytest.approx(attr.sum(-1)[0].double().numpy(), abs=1e-5)
+    assert ours.ig_delta == pytest.approx(float(delta), abs=10 * tol)
+    assert ours.scores == pytest.approx(attr.sum(-1)[0].double().cpu().numpy(), abs=tol)
     fine = explain(clf, [ids], [y], "igxi", [0], dataclasses.replace(FAST, ig_steps=1000))[0]
     with torch.no_grad():
         gap = float(clf.logits_from_embeddings(E)[0, y] - clf.logits_from_embeddings(B)[0, y])
     assert abs(fine.scores.sum() - gap) <= 0.05 * abs(gap) + 0.01
-    assert fine.ig_delta == pytest.approx(fine.scores.sum() - gap, abs=1e-4)
+    assert fine.ig_delta == pytest.approx(fine.scores.sum() - gap, abs=10 * tol)
 
 
-def test_batching_does_not_change_gradient_attributions(trained, sample):
+def test_batching_does_not_change_gradient_or_lime_attributions(trained, sample):
     clf = trained.classifier
-    rows, targets, _ = sample
+    rows, targets, pairs = sample
     for method in ("grad", "gxi", "ig", "igxi"):
         batched = explain(clf, rows, targets, method, [0] * len(rows), FAST)
         single = explain(clf, rows, targets, method, [0] * len(rows), dataclasses.replace(FAST, batch_size=1))
         for a, b in zip(batched, single):
-            assert a.scores == pytest.approx(b.scores, abs=1e-4, rel=1e-3)
+            assert a.scores == pytest.approx(b.scores, abs=tolerance(clf.device, 1e-4), rel=1e-3)
+    # LIME: every sentence's perturbations share model batches (rows of different lengths padded together), with
+    # and without the sensitivity perturbation δ; the same scores as one sentence and one small batch at a time.
+    seeds = [derive_seed(0, p, "lime") for p in pairs]
+    deltas = pgd_deltas(clf, rows, targets)
+    for d in (None, deltas):
+        together = explain(clf, rows, targets, "lime", seeds, FAST, deltas=d)
+        alone = [explain(clf, [r], [y], "lime", [s], dataclasses.replace(FAST, model_batch=16),
+                         deltas=None if d is None else [d[k]])[0]
+                 for k, (r, y, s) in enumerate(zip(rows, targets, seeds))]
+        assert len({len(r) for r in rows}) > 1 and max(np.abs(a.scores).max() for a in alone) > 0.01
+        for a, b in zip(together, alone):
+            assert a.scores == pytest.approx(b.scores, abs=tolerance(clf.device, 1e-5))
+            assert (a.perturbed_calls > 0) == (d is not None) and a.model_calls >= 1
 
 
 # ----------------------------------------------------------------------------------------------- T3 soft metrics
@@ -120,11 +137,11 @@ def test_soft_metric_edge_cases(trained, sample):
     (comp_keep_none, _), = soft_many(clf, [(ids, zeros, y, 1, 2)], keep_given=True)
     assert comp_keep_none == 0.0                                          # erase nothing
     with torch.no_grad():                                                 # s̃ ≡ 1 erases every non-special token
-        E = clf.embeddings(torch.tensor([ids]))
+        E = clf.embeddings(clf.ids_tensor([ids]))
         zeroed = E.clone()
         zeroed[0, 1:-1] = 0
-        p = torch.softmax(clf.logits_from_embeddings(torch.cat([E, zeroed])), -1)[:, y].double().numpy()
-    assert comp_keep_all == pytest.approx(max(0.0, p[0] - p[1]), abs=1e-6)
+        p = torch.softmax(clf.logits_from_embeddings(torch.cat([E, zeroed])), -1)[:, y].double().cpu().numpy()
+    assert comp_keep_all == pytest.approx(max(0.0, p[0] - p[1]), abs=tolerance(clf.device, 1e-6))
     s = normalise(np.r_[0, np.linspace(-1, 1, inner), 0])
     assert soft_many(clf, [(ids, s, y, 5, 6)]) == soft_many(clf, [(ids, s, y, 5, 6)])
 
@@ -135,6 +152,9 @@ def test_real_attributions_beat_random_on_soft_metrics(trained):
     settings = pipeline.ExplainSettings(methods=("grad", "igxi", "lime", RANDOM),
                                         metrics=("soft_comp", "soft_suff"), n_pairs=25, attribution=FAST)
     result = pipeline.explain_dataset(trained, settings)
+    device = trained.classifier.device                                    # the result says where it ran
+    assert result.meta["model"]["device"] == device and result.meta["runs"]["0"]["device"] == device
+    assert result.meta["model"]["device_label"] == models.runtime.describe_device(device)
     wide = result.scores.pivot_table(index="instance_id", columns="method", values=["soft_comp", "soft_suff"])
     assert len(wide) >= 40
     for method in ("grad", "igxi", "lime"):
@@ -150,7 +170,7 @@ def test_real_attributions_beat_random_on_soft_metrics(trained):
 
 def test_gender_blind_model_gives_identical_twin_scores(trained):
     blind = dataclasses.replace(trained)
-    clf = models.load(trained.classifier.spec, label_names=trained.dataset.label_names)
+    clf = models.load(trained.classifier.spec, device=trained.classifier.device, label_names=trained.dataset.label_names)
     clf.model.load_state_dict(trained.classifier.model.state_dict())
     assert models.tie_embeddings(clf, data.GENDER_PAIRS) >= 10
     blind = pipeline.TrainedModel(clf, trained.dataset, trained.train, trained.test, trained.training,
@@ -204,13 +224,15 @@ def test_pgd_stays_in_the_ball_and_increases_the_loss(trained, sample):
     settings = SensitivitySettings()
     deltas = pgd_deltas(clf, rows, targets, settings)
     for ids, y, d in zip(rows, targets, deltas):
-        E = clf.embeddings(torch.tensor([ids])).detach()
+        E = clf.embeddings(clf.ids_tensor([ids])).detach()
         r = settings.eps * float(torch.linalg.norm(E[0, 1:-1]))
         assert np.linalg.norm(d) <= r + 1e-6
         assert not d[0].any() and not d[-1].any()
         with torch.no_grad():
-            loss = [float(torch.nn.functional.cross_entropy(clf.logits_from_embeddings(E + torch.tensor(x, dtype=E.dtype)[None]),
-                                                            torch.tensor([y]))) for x in (np.zeros_like(d), d)]
+            target = torch.tensor([y], device=E.device)
+            loss = [float(torch.nn.functional.cross_entropy(
+                clf.logits_from_embeddings(E + torch.tensor(x, dtype=E.dtype, device=E.device)[None]), target))
+                for x in (np.zeros_like(d), d)]
         assert loss[1] >= loss[0]
 
 
@@ -226,7 +248,8 @@ def test_zero_radius_gives_zero_sensitivity_and_the_hook_fires(trained, sample):
         at_zero = explain(clf, rows, targets, method, seeds, FAST, deltas=zero)
         attacked = explain(clf, rows, targets, method, seeds, FAST, deltas=real)
         for a, b, c in zip(base, at_zero, attacked):
-            assert sensitivity(normalise(a.scores), normalise(b.scores)) == pytest.approx(0.0, abs=1e-5), method
+            assert sensitivity(normalise(a.scores), normalise(b.scores)) == pytest.approx(
+                0.0, abs=tolerance(clf.device, 1e-5)), method
             value = sensitivity(normalise(a.scores), normalise(c.scores))
             assert np.isfinite(value) and value >= 0
             if method in ("lime", "shap"):
@@ -242,7 +265,7 @@ def test_sensitivity_matches_captum_sensitivity_max_with_the_pgd_point(trained, 
     delta = pgd_deltas(clf, [ids], [y])[0]
     ours = sensitivity(normalise(explain(clf, [ids], [y], "grad", [0])[0].scores),
                        normalise(explain(clf, [ids], [y], "grad", [0], deltas=[delta])[0].scores))
-    E = clf.embeddings(torch.tensor([ids])).detach()
+    E = clf.embeddings(clf.ids_tensor([ids])).detach()
 
     def explanation(e):
         e = e[0] if isinstance(e, tuple) else e
@@ -252,20 +275,24 @@ def test_sensitivity_matches_captum_sensitivity_max_with_the_pgd_point(trained, 
         # normalises and then divides by single elements instead of the explanation's norm.
         return (inner / inner.abs().sum(),)
 
-    value = sensitivity_max(explanation, E, perturb_func=lambda e: e + torch.tensor(delta, dtype=e.dtype)[None],
+    value = sensitivity_max(explanation, E,
+                            perturb_func=lambda e: e + torch.tensor(delta, dtype=e.dtype, device=e.device)[None],
                             n_perturb_samples=1, max_examples_per_batch=1)
-    assert float(value) == pytest.approx(ours, abs=1e-5)
+    assert float(value) == pytest.approx(ours, abs=tolerance(clf.device, 1e-5))
 
 
 # ----------------------------------------------------------------------------------------------- other models
 
 def test_local_directory_round_trip_and_errors(trained, tmp_path):
+    """A model saved on any device loads on the same one and on the CPU, with the same predictions."""
     clf = trained.classifier
     clf.model.save_pretrained(tmp_path)
     clf.tokenizer.save_pretrained(tmp_path)
-    local = models.load(models.ModelSpec("local", path=str(tmp_path), fine_tune=False))
     texts = trained.test.frame.text[:6]
-    assert local.predict_proba(texts) == pytest.approx(clf.predict_proba(texts), abs=1e-6)
+    for device in dict.fromkeys([clf.device, "cpu"]):
+        local = models.load(models.ModelSpec("local", path=str(tmp_path), fine_tune=False), device=device)
+        assert local.device == device and next(local.model.parameters()).device.type == device
+        assert local.predict_proba(texts) == pytest.approx(clf.predict_proba(texts), abs=tolerance(clf.device, 1e-6))
     assert models.train(local, texts, [0] * 6).epochs == 0                # used as loaded
     with pytest.raises(data.DataError, match="not a directory"):
         models.load(models.ModelSpec("local", path=str(tmp_path / "nope")))
@@ -274,8 +301,9 @@ def test_local_directory_round_trip_and_errors(trained, tmp_path):
         models.load(models.ModelSpec("local", path=str(tmp_path / "empty")))
 
 
-def test_minilm_from_the_wheel_trains_and_explains():
-    clf = models.load(models.ModelSpec("minilm", epochs=1, batch_size=8, seed=0))
+@pytest.mark.parametrize("device", devices())
+def test_minilm_from_the_wheel_trains_and_explains(device):
+    clf = models.load(models.ModelSpec("minilm", epochs=1, batch_size=8, seed=0), device=device)
     assert clf.n_parameters() > 20_000_000 and clf.embeddings.embedding_dim == 384
     texts = ["he loved the garden .", "she hated the garden .", "he hated the map .", "she loved the map ."] * 2
     report = models.train(clf, texts, [1, 0, 0, 1] * 2)

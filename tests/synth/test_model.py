@@ -22,7 +22,8 @@ def _finite_difference_norms(critic, points, cond, h=1e-6):
             up, down = points.clone(), points.clone()
             up[row, k] += h
             down[row, k] -= h
-            grad.append(float((critic(up, cond)[row] - critic(down, cond)[row]) / (2 * h)))
+            with torch.no_grad():
+                grad.append(float((critic(up, cond)[row] - critic(down, cond)[row]) / (2 * h)))
         norms.append(np.linalg.norm(grad))
     return np.array(norms)
 

@@ -35,7 +35,7 @@ def test_gradient_penalty_matches_finite_differences():
     critic = _critic(5, 3)
     norms = _finite_difference_norms(critic, points, cond)
     expected = 10.0 * np.mean((norms - 1.0) ** 2)
-    got = float(model.penalty_at(critic, points, cond, weight=10.0))
+    got = float(model.penalty_at(critic, points, cond, weight=10.0).detach())
     assert got == pytest.approx(expected, rel=1e-6)
     assert expected > 1e-3                                # a real, non-trivial penalty was compared
 
@@ -48,7 +48,7 @@ def test_gradient_penalty_interpolates_between_real_and_fake():
     eps = torch.rand((3, 1), generator=torch.Generator().manual_seed(9), dtype=torch.float64)
     expected = model.penalty_at(critic, eps * real + (1 - eps) * fake, cond, 10.0)
     got = model.gradient_penalty(critic, real, fake, cond, 10.0, torch.Generator().manual_seed(9))
-    assert float(got) == pytest.approx(float(expected), rel=1e-12)
+    assert float(got.detach()) == pytest.approx(float(expected.detach()), rel=1e-12)
 
 
 def test_diversity_loss_is_zero_at_the_target_and_the_mse_elsewhere():

@@ -269,10 +269,10 @@ def train(encoded: np.ndarray, cond_codes: np.ndarray, encoder: TabularEncoder, 
             opt_g.zero_grad(set_to_none=True)
             total.backward()
             opt_g.step()
-            sums["critic"] += float(wasserstein)
-            sums["gradient penalty"] += float(gp)
+            sums["critic"] += wasserstein.item()
+            sums["gradient penalty"] += gp.item()
             for h, loss in zip(heads, losses):
-                sums[h.name] += float(loss)
+                sums[h.name] += loss.item()
             now = time.monotonic()
             if now - last_report >= REPORT_EVERY_S:
                 last_report = now

@@ -33,6 +33,7 @@ from typing import Callable
 
 import numpy as np
 
+from fairviz.core.devices import pick_device
 from fairviz.forecast import crps as scores
 from fairviz.forecast.windows import HISTORY, HORIZON, N_FORECASTS, Windows
 
@@ -160,15 +161,6 @@ class TrainedPTN:
 def _torch():
     import torch
     return torch
-
-
-def pick_device(requested: str = "auto") -> str:
-    torch = _torch()
-    if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError("CUDA was requested but no GPU is available")
-    return requested
 
 
 @functools.cache

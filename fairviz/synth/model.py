@@ -26,6 +26,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from fairviz.core.devices import pick_device
 from fairviz.synth.encoding import Span, TabularEncoder
 
 Progress = Callable[[float, str], None]
@@ -63,15 +64,6 @@ class GANSettings:
 def _torch():
     import torch
     return torch
-
-
-def pick_device(requested: str = "auto") -> str:
-    torch = _torch()
-    if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError("CUDA was requested but no GPU is available")
-    return requested
 
 
 # ----------------------------------------------------------------------------------------------- networks
@@ -204,7 +196,7 @@ class TrainedGAN:
         return self.seconds / max(1, len(self.history.get("critic", ())))
 
     def module(self, device: str | None = None):
-        device = device or pick_device(self.settings.device if self.settings.device != "auto" else "auto")
+        device = device or pick_device(self.settings.device)
         if device not in self.module_cache:
             torch = _torch()
             Generator, _ = _modules()

@@ -13,6 +13,7 @@ Usage: .venv/bin/python benchmarks/bench_synth.py [--threads 2] [--quick]
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import sys
 import time
@@ -37,15 +38,15 @@ def timed(fn):
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="torch threads for the default run")
+    parser.add_argument("--epoch-threads", default="1,2", help="thread counts for the seconds-per-epoch timing")
     parser.add_argument("--quick", action="store_true", help="3 epochs and 1 trial for the default run")
     args = parser.parse_args()
     import torch
     from sklearn.preprocessing import StandardScaler
 
-    torch.set_num_threads(args.threads)
-    print(f"# bench_synth: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-          f"{args.threads} CPU thread(s)")
+    print(f"# bench_synth: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch "
+          f"{torch.__version__}; load average at start {os.getloadavg()[0]:.1f} (timings scale with it)")
     table = load("adult")
     train_idx, _ = split(table.n, 0.3, 0)
     train = table.features.iloc[train_idx].reset_index(drop=True)
@@ -61,18 +62,23 @@ def main() -> None:
     codes = np.array([conditions.index(c) for c in table.condition[train_idx]])
     span = encoder.category_span(table.label)
     encoded = encoder.encode(train)
-    for device in ("cpu", "cuda"):
+    runs = [("cpu", int(t)) for t in args.epoch_threads.split(",")] + [("cuda", args.threads)]
+    for device, threads in runs:
         if device == "cuda" and not torch.cuda.is_available():
             print("2. seconds per epoch on a GPU: not measured (no GPU in this session)")
             continue
+        torch.set_num_threads(threads)
         heads = [model.realism_head(), model.label_diversity_head(span, [0.5, 0.5], 10.0)]
-        epochs = 3
+        epochs = 2
         gan = model.train(encoded, codes, encoder, conditions, heads, model.GANSettings(epochs=epochs, device=device))
-        print(f"2. seconds per epoch on {device}: {gan.seconds / epochs:.2f} s "
-              f"({len(train) // 500} generator steps of batch 500 per epoch)")
+        print(f"2. seconds per epoch on {device} ({threads} thread(s)): {gan.seconds / epochs:.2f} s "
+              f"({len(train) // 500} generator and {2 * (len(train) // 500)} critic steps of batch 500; load "
+              f"{os.getloadavg()[0]:.1f})", flush=True)
+    torch.set_num_threads(args.threads)
 
     settings = SynthSettings(epochs=3, trials=1) if args.quick else SynthSettings()
     t_run, result = timed(lambda: run(table, settings))
+    print(f"   (torch threads {args.threads}; load average {os.getloadavg()[0]:.1f})")
     design = ev.Design.fit(train.drop(columns=[table.label]))
     x = design.matrix(train.drop(columns=[table.label]))
     t_mlp, _ = timed(lambda: ev.fit_classifier(x, (train[table.label] == table.positive).to_numpy(), 0))

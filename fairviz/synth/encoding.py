@@ -118,15 +118,18 @@ class TabularEncoder:
 
 
 def fit_encoder(frame: pd.DataFrame, categorical: set[str] | None = None, seed: int = 0,
-                max_modes: int = MAX_MODES) -> TabularEncoder:
-    """Choose each column's encoding (``categorical`` forces columns to categorical) and fit the mixtures."""
+                max_modes: int = MAX_MODES, progress=None) -> TabularEncoder:
+    """Choose each column's encoding (``categorical`` forces columns to categorical) and fit the mixtures;
+    ``progress(fraction, message)`` is called before each column (a mixture fit takes a second or two)."""
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.mixture import BayesianGaussianMixture
 
     categorical = set(categorical or ())
     rng = np.random.default_rng(seed)
     columns, spans, start = [], [], 0
-    for name in frame.columns:
+    for k, name in enumerate(frame.columns):
+        if progress is not None:
+            progress(k / max(1, frame.shape[1]), f"encoding column '{name}'")
         series = frame[name]
         if name in categorical or is_categorical(series):
             levels = tuple(sorted(pd.unique(series), key=str))

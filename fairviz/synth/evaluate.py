@@ -121,9 +121,13 @@ class Trial:
     accuracy_synthetic: float
 
 
-def fairness_trial(train_x, train_y, synth_x, synth_y, test_x, test_y, members: dict, seed: int) -> Trial:
+def fairness_trial(train_x, train_y, synth_x, synth_y, test_x, test_y, members: dict, seed: int,
+                   tick=None) -> Trial:
+    """``tick(message)`` is called between the two classifier fits (a progress report, so Stop stays prompt)."""
     scores = []
-    for x, y in ((train_x, train_y), (synth_x, synth_y)):
+    for side, (x, y) in zip(("real", "synthetic"), ((train_x, train_y), (synth_x, synth_y))):
+        if tick is not None:
+            tick(f"classifier trained on {side} data")
         predicted = fit_classifier(x, y, seed).predict(test_x).astype(bool)
         per_group = {g: group_vs_rest(test_y, predicted, m) for g, m in members.items()}
         scores.append((per_group, float(np.mean(predicted == test_y.astype(bool)))))

@@ -78,8 +78,8 @@ def run(table: SynthTable, settings: SynthSettings = SynthSettings(), progress: 
     holdout = table.features.iloc[test_idx].reset_index(drop=True)
     if train[table.label].nunique() < 2 or holdout[table.label].nunique() < 2:
         raise DataError("After the hold-out split one side has a single label value; add rows or change the seed.")
-    report(0.0, "fitting the column encodings")
-    encoder = fit_encoder(train, categorical={table.label}, seed=settings.seed)
+    encoder = fit_encoder(train, categorical={table.label}, seed=settings.seed,
+                          progress=lambda f, m: report(0.05 * f, m))
     code_of = {c: i for i, c in enumerate(conditions)}
     train_codes = np.array([code_of[c] for c in cond_all[train_idx]])
     span = encoder.category_span(table.label)
@@ -87,7 +87,7 @@ def run(table: SynthTable, settings: SynthSettings = SynthSettings(), progress: 
     heads = [model.realism_head(1.0),
              model.label_diversity_head(span, [label_target[v] for v in levels], settings.diversity_weight)]
     trained = model.train(encoder.encode(train), train_codes, encoder, conditions, heads, settings.gan(),
-                          progress=lambda f, m: report(TRAIN_SHARE * f, m))
+                          progress=lambda f, m: report(0.05 + (TRAIN_SHARE - 0.05) * f, m))
     rows = settings.rows or len(train)
     counts = quotas.allocate(rows, group_target)
     group_values = {c: table.groups.iloc[np.flatnonzero(cond_all == c)[0]].tolist() for c in conditions}
@@ -150,7 +150,8 @@ def judge(table: SynthTable, train: pd.DataFrame, train_groups: pd.DataFrame, tr
         synth_x = design.matrix(sample[x_columns])
         synth_y = (sample[table.label] == table.positive).to_numpy()
         trials.append(ev.fairness_trial(train_x, train_y, synth_x, synth_y, test_x, test_y, members,
-                                        settings.seed + t))
+                                        settings.seed + t, tick=lambda m: report(
+                                            TRAIN_SHARE + (1 - TRAIN_SHARE) * (t + 0.75) / (len(samples) + 1), m)))
     fairness = tuple(GroupFairness.of(name, int(mask.sum()), trials) for name, mask in members.items())
     accuracy = {"real": float(np.mean([t.accuracy_real for t in trials])),
                 "synthetic": float(np.mean([t.accuracy_synthetic for t in trials]))}

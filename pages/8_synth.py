@@ -165,7 +165,9 @@ def show_result(result: SynthResult) -> None:
         c2.metric("Median distance to nearest real row", f"{p['synthetic_median']:.3f}",
                   help=f"Unseen real hold-out rows: {p['holdout_median']:.3f} (standardised numbers, one-hot "
                        "categories).")
-        c3.metric("Exact copies of training rows", f"{p['exact_copies']} of {p['checked_rows']:,}")
+        c3.metric("Exact copies of training rows", f"{p['exact_copies']:,} of {p['checked_rows']:,}",
+                  help=f"Unseen real rows that equal a training row: {p['holdout_exact_matches']:,} of "
+                       f"{p['holdout_checked_rows']:,} (the rate a fresh real sample would show).")
         _ui.verdict_box("good" if auc < REALISM_FAIR else "warn",
                         "Synthetic rows are hard to tell from real ones." if auc < REALISM_FAIR else
                         "A classifier separates synthetic from real rows easily: train longer, or read the fairness "

@@ -155,8 +155,10 @@ class SynthResult:
                    "0.5 = indistinguishable).")
         p = self.privacy
         out.append(f"Privacy: median distance to the nearest real training row {p['synthetic_median']:.3f} for "
-                   f"synthetic rows vs {p['holdout_median']:.3f} for unseen real rows; {p['exact_copies']} exact "
-                   f"copies among {p['checked_rows']:,} checked rows.")
+                   f"synthetic rows vs {p['holdout_median']:.3f} for unseen real rows; {p['exact_copies']:,} of "
+                   f"{p['checked_rows']:,} synthetic rows equal a training row exactly, against "
+                   f"{p['holdout_exact_matches']:,} of {p['holdout_checked_rows']:,} unseen real rows (a table with few "
+                   "distinct rows repeats itself).")
         return out
 
 

@@ -5,13 +5,13 @@ render it.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Callable
 
 import numpy as np
 import pandas as pd
 
-from fairviz.core.data import DataError
+from fairviz.core.data import INTERSECTION_SEP, DataError
 from fairviz.synth import evaluate as ev
 from fairviz.synth import model, quotas
 from fairviz.synth.data import SynthTable
@@ -125,8 +125,9 @@ def judge(table: SynthTable, train: pd.DataFrame, train_groups: pd.DataFrame, tr
           holdout: pd.DataFrame, holdout_groups: pd.DataFrame, samples: list[pd.DataFrame], conditions: list,
           group_target: dict, label_levels: list, label_target: dict, settings: SynthSettings, report) -> dict:
     first = samples[0]
-    synth_cond = first[list(table.group_columns)].astype(str).agg(
-        lambda r: r.iloc[0] if len(r) == 1 else " × ".join(r), axis=1).to_numpy() if len(first) else np.zeros(0)
+    synth_cond = first[table.group_columns[0]].astype(str).to_numpy(dtype=object)
+    for col in table.group_columns[1:]:
+        synth_cond = synth_cond + INTERSECTION_SEP + first[col].astype(str).to_numpy(dtype=object)
     distribution = {
         "label": DistributionTarget.of(label_levels, [label_target[v] for v in label_levels],
                                        ev.shares(train[table.label].to_numpy(), label_levels),

@@ -78,6 +78,7 @@ def test_page_trains_on_an_upload_and_matches_the_cli(tmp_path):
     assert not exported["job"].astype(str).str.startswith("=").any()              # neutralised
     text = _text(at)
     assert "Realism: a classifier tells real from synthetic rows" in text
+    assert len(at.get("plotly_chart")) == 3                       # shares, boxplots, losses
     tables = [t.value for t in at.dataframe]
     table_35 = next(t for t in tables if "labels: synthetic" in t.columns)
     js = page_json["distribution"]["label"]["js"]

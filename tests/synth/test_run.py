@@ -55,6 +55,7 @@ def test_realism_privacy_and_marginals(result):
     data = result.to_dict()
     assert 0.5 <= data["realism"]["auc"] < REALISM_BOUND
     assert data["privacy"]["exact_copies"] == 0
+    assert data["privacy"]["holdout_exact_matches"] == 0          # x1 is continuous: no real row repeats either
     assert data["privacy"]["synthetic_median"] > 0
     marginals = {m["column"]: m for m in data["realism"]["marginals"]}
     assert set(marginals) == {"g", "x1", "x2", "age", "y"}                  # the id column was left out

@@ -37,9 +37,10 @@ class Preset:
 
 
 PRESETS = {p.key: p for p in [
-    Preset("adult", "UCI Adult (census income)", "adult.csv", "income_gt_50k", ("sex",), 1, ("id", "score"),
-           "Becker & Kohavi (1996), UCI Adult test file (16,281 rows): age, education, hours per week, sex, race; "
-           "label: income above $50k (the benefit)."),
+    Preset("adult", "UCI Adult (census income)", "synth/adult_features.csv", "income_gt_50k", ("sex",), 1, (),
+           "Becker & Kohavi (1996), UCI Adult (census income), a seeded sample of 8,000 rows of adult.data with "
+           "its features: age, workclass, education, marital status, occupation, relationship, capital gain and "
+           "loss, hours per week, race, sex; label: income above $50k (the benefit)."),
     Preset("compas", "ProPublica COMPAS two-year recidivism", "compas.csv", "two_year_recid", ("race",), 0,
            ("id", "score", "decile_score"),
            "ProPublica (Larson et al. 2016), 7,214 defendants in Broward County: age, priors, juvenile felonies, "

@@ -33,6 +33,7 @@ class SynthSettings:
     holdout: float = 0.3                 # share of real rows kept for testing the classifiers
     batch: int = 500
     diversity_weight: float = 10.0
+    max_modes: int = 10                  # Gaussian-mixture modes per continuous column; 1 = plain standardisation
     device: str = "auto"
 
     def check(self) -> "SynthSettings":
@@ -43,6 +44,8 @@ class SynthSettings:
             problems.append(f"epochs must be between 1 and 2,000, got {self.epochs}")
         if not 1 <= self.trials <= 50:
             problems.append(f"trials must be between 1 and 50, got {self.trials}")
+        if not 1 <= self.max_modes <= 20:
+            problems.append(f"max_modes must be between 1 and 20, got {self.max_modes}")
         if not 0.05 <= self.holdout <= 0.5:
             problems.append(f"holdout must be between 0.05 and 0.5, got {self.holdout}")
         if problems:
@@ -78,7 +81,7 @@ def run(table: SynthTable, settings: SynthSettings = SynthSettings(), progress: 
     holdout = table.features.iloc[test_idx].reset_index(drop=True)
     if train[table.label].nunique() < 2 or holdout[table.label].nunique() < 2:
         raise DataError("After the hold-out split one side has a single label value; add rows or change the seed.")
-    encoder = fit_encoder(train, categorical={table.label}, seed=settings.seed,
+    encoder = fit_encoder(train, categorical={table.label}, seed=settings.seed, max_modes=settings.max_modes,
                           progress=lambda f, m: report(0.05 * f, m))
     code_of = {c: i for i, c in enumerate(conditions)}
     train_codes = np.array([code_of[c] for c in cond_all[train_idx]])

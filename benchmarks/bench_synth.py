@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fairviz.synth import evaluate as ev  # noqa: E402
 from fairviz.synth import model  # noqa: E402
 from fairviz.synth.data import load  # noqa: E402
-from fairviz.synth.encoding import fit_encoder  # noqa: E402
+from fairviz.synth.encoding import fit_encoder, is_categorical  # noqa: E402
 from fairviz.synth.run import SynthSettings, run, split  # noqa: E402
 
 
@@ -53,7 +53,7 @@ def main() -> None:
     table = load("adult")
     train_idx, _ = split(table.n, 0.3, 0)
     train = table.features.iloc[train_idx].reset_index(drop=True)
-    numeric = [c for c in train.columns if c != table.label and train[c].nunique() > 12]
+    numeric = [c for c in train.columns if c != table.label and not is_categorical(train[c])]
 
     t_enc, encoder = timed(lambda: fit_encoder(train, categorical={table.label}, seed=0))
     t_ref, _ = timed(lambda: StandardScaler().fit(train[numeric]))

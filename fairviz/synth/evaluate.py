@@ -153,17 +153,43 @@ def marginal_distances(real: pd.DataFrame, synthetic: pd.DataFrame) -> list[dict
     return rows
 
 
-def realism_auc(real_x: np.ndarray, synth_x: np.ndarray, seed: int) -> float:
-    """Cross-validated AUC of a gradient-boosting classifier telling real rows from synthetic ones (0.5: it cannot)."""
+def matched_rows(real_keys: np.ndarray, synth_keys: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of ``k`` real rows drawn so that each cell (group × label) has its share in the synthetic data.
+
+    The quotas change the group and label shares on purpose; without this a classifier would tell real from
+    synthetic rows by those shares alone. Cells the real data lacks are skipped; small cells are drawn with
+    replacement."""
+    real_keys, synth_keys = np.asarray(real_keys, dtype=object), np.asarray(synth_keys, dtype=object)
+    cells, counts = np.unique(synth_keys, return_counts=True)
+    present = [(c, n) for c, n in zip(cells, counts) if np.any(real_keys == c)]
+    total = sum(n for _, n in present)
+    picks = []
+    for cell, n in present:
+        rows = np.flatnonzero(real_keys == cell)
+        want = int(round(k * n / total))
+        picks.append(rng.choice(rows, want, replace=want > rows.size))
+    return np.concatenate(picks) if picks else np.zeros(0, dtype=int)
+
+
+def realism_auc(real_x: np.ndarray, synth_x: np.ndarray, seed: int, real_keys=None, synth_keys=None) -> float:
+    """Cross-validated AUC of a gradient-boosting classifier telling real rows from synthetic ones (0.5: it cannot).
+
+    With ``real_keys``/``synth_keys`` (group × label cell of each row) the real rows are drawn to the synthetic
+    cell shares first (``matched_rows``), so the AUC measures realism within the cells, not the quotas."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
     rng = np.random.default_rng(seed)
     k = min(len(real_x), len(synth_x), MAX_COMPARE_ROWS)
-    x = np.vstack([real_x[rng.choice(len(real_x), k, replace=False)],
-                   synth_x[rng.choice(len(synth_x), k, replace=False)]])
-    y = np.r_[np.zeros(k), np.ones(k)]
+    synth_pick = rng.choice(len(synth_x), k, replace=False)
+    if real_keys is None:
+        real_pick = rng.choice(len(real_x), k, replace=False)
+    else:
+        real_pick = matched_rows(real_keys, np.asarray(synth_keys, dtype=object)[synth_pick], k, rng)
+    x = np.vstack([real_x[real_pick], synth_x[synth_pick]])
+    k = len(real_pick)
+    y = np.r_[np.zeros(k), np.ones(len(synth_pick))]
     model = HistGradientBoostingClassifier(max_iter=60, random_state=seed)
     folds = StratifiedKFold(3, shuffle=True, random_state=seed)
     p = cross_val_predict(model, x, y, cv=folds, method="predict_proba")[:, 1]

@@ -32,6 +32,7 @@ class SynthSettings:
     trials: int = 5                      # repeated trials for Fig. 3.4's boxplots
     holdout: float = 0.3                 # share of real rows kept for testing the classifiers
     batch: int = 500
+    lr: float = 2e-4
     diversity_weight: float = 10.0
     max_modes: int = 10                  # Gaussian-mixture modes per continuous column; 1 = plain standardisation
     device: str = "auto"
@@ -53,8 +54,8 @@ class SynthSettings:
         return self
 
     def gan(self) -> model.GANSettings:
-        return model.GANSettings(epochs=self.epochs, batch=self.batch, diversity_weight=self.diversity_weight,
-                                 seed=self.seed, device=self.device)
+        return model.GANSettings(epochs=self.epochs, batch=self.batch, lr=self.lr,
+                                 diversity_weight=self.diversity_weight, seed=self.seed, device=self.device)
 
     @staticmethod
     def from_dict(values: dict) -> "SynthSettings":
@@ -124,6 +125,10 @@ def generate(trained: model.TrainedGAN, table: SynthTable, counts: dict, code_of
     return out.iloc[order].reset_index(drop=True)
 
 
+def _cells(condition: np.ndarray, label: pd.Series) -> np.ndarray:
+    return np.asarray(condition, dtype=object) + "|" + label.astype(str).to_numpy(dtype=object)
+
+
 def judge(table: SynthTable, train: pd.DataFrame, train_groups: pd.DataFrame, train_cond: np.ndarray,
           holdout: pd.DataFrame, holdout_groups: pd.DataFrame, samples: list[pd.DataFrame], conditions: list,
           group_target: dict, label_levels: list, label_target: dict, settings: SynthSettings, report) -> dict:
@@ -167,5 +172,6 @@ def judge(table: SynthTable, train: pd.DataFrame, train_groups: pd.DataFrame, tr
     real_m, synth_m = full_design.matrix(real_full), full_design.matrix(first[full_columns])
     return {"distribution": distribution, "fairness": fairness, "accuracy": accuracy,
             "marginals": tuple(ev.marginal_distances(real_full, first[full_columns])),
-            "realism_auc": ev.realism_auc(real_m, synth_m, settings.seed),
+            "realism_auc": ev.realism_auc(real_m, synth_m, settings.seed,
+                                          _cells(train_cond, train[table.label]), _cells(synth_cond, first[table.label])),
             "privacy": ev.privacy(real_m, synth_m, full_design.matrix(hold_full), settings.seed)}

@@ -28,3 +28,15 @@ def test_allocate_is_exact_to_the_row():
         counts = quotas.allocate(rows, {"a": 0.123, "b": 0.456, "c": 0.421})
         assert sum(counts.values()) == rows
         assert all(abs(counts[k] - rows * s) < 1 for k, s in {"a": 0.123, "b": 0.456, "c": 0.421}.items())
+
+
+def test_matched_real_rows_follow_the_synthetic_cell_shares():
+    import numpy as np
+
+    from fairviz.synth.evaluate import matched_rows
+
+    real = np.array(["a|0"] * 80 + ["a|1"] * 10 + ["b|0"] * 8 + ["b|1"] * 2, dtype=object)
+    synth = np.array(["a|0"] * 25 + ["a|1"] * 25 + ["b|0"] * 25 + ["b|1"] * 25 + ["c|1"] * 0, dtype=object)
+    picked = real[matched_rows(real, synth, 200, np.random.default_rng(0))]
+    values, counts = np.unique(picked, return_counts=True)
+    assert dict(zip(values, counts)) == {"a|0": 50, "a|1": 50, "b|0": 50, "b|1": 50}

@@ -159,8 +159,9 @@ def show_result(result: SynthResult) -> None:
     with tabs[3]:
         auc = result.realism_auc
         c1, c2, c3 = st.columns(3)
-        c1.metric("Real-vs-synthetic AUC", f"{auc:.3f}", help="Cross-validated gradient boosting; 0.5: it cannot "
-                                                                "tell them apart.")
+        c1.metric("Real-vs-synthetic AUC", f"{auc:.3f}",
+                  help="Cross-validated gradient boosting; 0.5: it cannot tell them apart. Real rows are drawn to the "
+                       "synthetic group × label shares first, so the quotas themselves do not give the game away.")
         p = result.privacy
         c2.metric("Median distance to nearest real row", f"{p['synthetic_median']:.3f}",
                   help=f"Unseen real hold-out rows: {p['holdout_median']:.3f} (standardised numbers, one-hot "
@@ -174,7 +175,8 @@ def show_result(result: SynthResult) -> None:
                         "results with care.")
         st.dataframe(pd.DataFrame(result.marginals), hide_index=True, width="stretch")
         st.caption("Per column: the KS statistic (continuous) or the total variation distance (categories) between "
-                   "the real training rows and the synthetic rows; 0 = the same distribution.")
+                   "the real training rows and the synthetic rows; 0 = the same distribution. The label and group "
+                   "columns differ by design when their targets differ from the real shares.")
     with tabs[4]:
         st.plotly_chart(figs.loss_figure(result), width="stretch")
         st.caption(f"Heads: {', '.join(f'{n} (weight {w:g})' for n, w in result.heads)}; the critic uses the "

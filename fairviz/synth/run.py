@@ -32,7 +32,7 @@ class SynthSettings:
     trials: int = 5                      # repeated trials for Fig. 3.4's boxplots
     holdout: float = 0.3                 # share of real rows kept for testing the classifiers
     batch: int = 500
-    lr: float = 2e-4
+    lr: float = 1e-3
     diversity_weight: float = 10.0
     max_modes: int = 10                  # Gaussian-mixture modes per continuous column; 1 = plain standardisation
     device: str = "auto"

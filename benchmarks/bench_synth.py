@@ -93,7 +93,8 @@ def main() -> None:
     print(f"   label JS to uniform: real {js['real']:.3f} → synthetic {js['synthetic']:.3f} "
           f"({100 * js['improvement']:.1f}% better); realism AUC {d['realism']['auc']:.3f}; accuracy on the real "
           f"hold-out {d['accuracy']['real']:.3f} (real-trained) vs {d['accuracy']['synthetic']:.3f} (synthetic); "
-          f"exact copies {d['privacy']['exact_copies']}")
+          f"exact copies {d['privacy']['exact_copies']} of {d['privacy']['checked_rows']} (unseen real rows: "
+          f"{d['privacy']['holdout_exact_matches']} of {d['privacy']['holdout_checked_rows']})")
     for group, values in d["fairness"].items():
         print(f"   {group}: " + ", ".join(f"{m.upper()} {values[m]['real']:+.3f} → {values[m]['synthetic']:+.3f}"
                                          for m in ("ofi", "dppl", "di", "dca")))

@@ -101,3 +101,18 @@ def test_presets_and_bad_input():
         prepare(frame.assign(g="a"), "y", ["g"])
     with pytest.raises(DataError, match="At most two"):
         prepare(frame, "y", ["g", "x2", "age"])
+
+
+@pytest.mark.slow
+def test_figures_draw_the_result(result):
+    from fairviz.synth import figures
+
+    box = figures.boxplot_figure(result)
+    real_ofi = next(t for t in box.data if t.name == "trained on real data" and t.xaxis == "x")
+    assert list(real_ofi.y) == pytest.approx(result.fairness[0].real["ofi"] + result.fairness[1].real["ofi"])
+    shares = figures.distribution_figure(result)
+    synthetic_groups = next(t for t in shares.data if t.name == "synthetic" and t.xaxis == "x2")
+    assert list(synthetic_groups.y) == pytest.approx([90 / 301, 211 / 301])
+    losses = figures.loss_figure(result)
+    assert {t.name for t in losses.data} == {"critic", "gradient penalty", "realism", "label diversity"}
+    assert all(len(t.y) == 20 for t in losses.data)

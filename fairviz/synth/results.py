@@ -140,9 +140,11 @@ class SynthResult:
         lab, grp = self.distribution["label"].distances, self.distribution["group"].distances
         out.append(f"Group shares: JS distance to the target {lab_fmt(grp['js']['real'])} in the real data, "
                    f"{lab_fmt(grp['js']['synthetic'])} in the synthetic data (the condition vector is a hard quota).")
+        gain = lab["js"]["improvement"]
+        change = ("undefined change" if gain is None else f"{_percent(gain)} closer" if gain >= 0 else
+                  f"{_percent(-gain)} further away: here the realism critic outweighed the diversity head")
         out.append(f"Label shares: JS distance to the target {lab_fmt(lab['js']['real'])} real vs "
-                   f"{lab_fmt(lab['js']['synthetic'])} synthetic ({_percent(lab['js']['improvement'])} improvement; "
-                   "the diversity head is a soft quota).")
+                   f"{lab_fmt(lab['js']['synthetic'])} synthetic ({change}; the diversity head is a soft quota).")
         better = sum(1 for g in self.fairness for m in ev.FAIRNESS_METRICS
                      if (v := improves(m, g.mean("real", m), g.mean("synthetic", m))) is not None and v > 0)
         total = len(self.fairness) * len(ev.FAIRNESS_METRICS)

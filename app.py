@@ -140,6 +140,8 @@ def _summary(pred) -> None:
     st.page_link("pages/5_explanations.py", label="Explanation disparity (text models)", icon=":material/manage_search:")
     st.page_link("pages/7_forecast_fairness.py", label="Forecast fairness (quantile forecasts by group)",
                  icon=":material/ssid_chart:")
+    st.page_link("pages/8_synth.py", label="Synthetic data with diversity quotas (Conditional HydraGAN)",
+                 icon=":material/dataset:")
 
 
 PAGES = {
@@ -152,6 +154,7 @@ PAGES = {
     "Explanations": [st.Page("pages/5_explanations.py", title="Explanation disparity", icon=":material/manage_search:")],
     "Forecasts": [st.Page("pages/6_lorenz.py", title="Lorenz & PTN", icon=":material/cyclone:"),
                   st.Page("pages/7_forecast_fairness.py", title="Forecast fairness", icon=":material/ssid_chart:")],
+    "Synthetic data": [st.Page("pages/8_synth.py", title="Synthetic data (HydraGAN)", icon=":material/dataset:")],
 }
 
 st.navigation(PAGES).run()

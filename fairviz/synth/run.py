@@ -1,0 +1,177 @@
+"""The Conditional HydraGAN pipeline (thesis §3.5): split → encode → train → generate under the quotas → judge.
+
+``run(table, settings, progress)`` returns one ``SynthResult``; the page, the CLI JSON and the terminal summary all
+render it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from fairviz.core.data import INTERSECTION_SEP, DataError
+from fairviz.synth import evaluate as ev
+from fairviz.synth import model, quotas
+from fairviz.synth.data import SynthTable
+from fairviz.synth.encoding import fit_encoder
+from fairviz.synth.results import DistributionTarget, GroupFairness, SynthResult
+
+Progress = Callable[[float, str], None]
+TRAIN_SHARE = 0.8                  # of the progress bar; the rest is the evaluation
+
+
+@dataclass(frozen=True)
+class SynthSettings:
+    group_target: str = "uniform"        # 'uniform' or 'G=SHARE,…' over the condition's groups (hard quota)
+    label_target: str = "uniform"        # 'uniform' or 'V=SHARE,…' over the label values (soft quota)
+    rows: int | None = None              # synthetic rows; None: as many as the real training rows
+    epochs: int = 30
+    seed: int = 0
+    trials: int = 5                      # repeated trials for Fig. 3.4's boxplots
+    holdout: float = 0.3                 # share of real rows kept for testing the classifiers
+    batch: int = 500
+    lr: float = 1e-3
+    diversity_weight: float = 10.0
+    max_modes: int = 10                  # Gaussian-mixture modes per continuous column; 1 = plain standardisation
+    device: str = "auto"
+
+    def check(self) -> "SynthSettings":
+        problems = []
+        if self.rows is not None and not 10 <= self.rows <= 1_000_000:
+            problems.append(f"rows must be between 10 and 1,000,000, got {self.rows}")
+        if not 1 <= self.epochs <= 2000:
+            problems.append(f"epochs must be between 1 and 2,000, got {self.epochs}")
+        if not 1 <= self.trials <= 50:
+            problems.append(f"trials must be between 1 and 50, got {self.trials}")
+        if not 1 <= self.max_modes <= 20:
+            problems.append(f"max_modes must be between 1 and 20, got {self.max_modes}")
+        if not 0.05 <= self.holdout <= 0.5:
+            problems.append(f"holdout must be between 0.05 and 0.5, got {self.holdout}")
+        if problems:
+            raise DataError(problems)
+        return self
+
+    def gan(self) -> model.GANSettings:
+        return model.GANSettings(epochs=self.epochs, batch=self.batch, lr=self.lr,
+                                 diversity_weight=self.diversity_weight, seed=self.seed, device=self.device)
+
+    @staticmethod
+    def from_dict(values: dict) -> "SynthSettings":
+        known = {f.name for f in fields(SynthSettings)}
+        return SynthSettings(**{k: v for k, v in values.items() if k in known})
+
+
+def split(n: int, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.random.default_rng(seed).permutation(n)
+    k = int(round(n * holdout))
+    return np.sort(order[k:]), np.sort(order[:k])
+
+
+def run(table: SynthTable, settings: SynthSettings = SynthSettings(), progress: Progress | None = None) -> SynthResult:
+    settings = settings.check()
+    report = progress or (lambda fraction, message: None)
+    cond_all = table.condition
+    conditions = sorted(set(cond_all), key=str)
+    label_levels = sorted(table.features[table.label].unique().tolist(), key=str)
+    group_target = quotas.parse_target(settings.group_target, conditions, "group")
+    label_target = quotas.parse_target(settings.label_target, label_levels, "label")
+    train_idx, test_idx = split(table.n, settings.holdout, settings.seed)
+    train = table.features.iloc[train_idx].reset_index(drop=True)
+    holdout = table.features.iloc[test_idx].reset_index(drop=True)
+    if train[table.label].nunique() < 2 or holdout[table.label].nunique() < 2:
+        raise DataError("After the hold-out split one side has a single label value; add rows or change the seed.")
+    encoder = fit_encoder(train, categorical={table.label}, seed=settings.seed, max_modes=settings.max_modes,
+                          progress=lambda f, m: report(0.05 * f, m))
+    code_of = {c: i for i, c in enumerate(conditions)}
+    train_codes = np.array([code_of[c] for c in cond_all[train_idx]])
+    span = encoder.category_span(table.label)
+    levels = encoder.column(table.label).levels
+    heads = [model.realism_head(1.0),
+             model.label_diversity_head(span, [label_target[v] for v in levels], settings.diversity_weight)]
+    trained = model.train(encoder.encode(train), train_codes, encoder, conditions, heads, settings.gan(),
+                          progress=lambda f, m: report(0.05 + (TRAIN_SHARE - 0.05) * f, m))
+    rows = settings.rows or len(train)
+    counts = quotas.allocate(rows, group_target)
+    group_values = {c: table.groups.iloc[np.flatnonzero(cond_all == c)[0]].tolist() for c in conditions}
+    samples = []
+    for t in range(settings.trials):
+        report(TRAIN_SHARE + (1 - TRAIN_SHARE) * t / (settings.trials + 1), f"generating and judging trial {t + 1}")
+        samples.append(generate(trained, table, counts, code_of, group_values, settings.seed + 1000 + t))
+    real_groups = table.groups.iloc[train_idx].reset_index(drop=True)
+    result = judge(table, train, real_groups, cond_all[train_idx], holdout, table.groups.iloc[test_idx],
+                   samples, conditions, group_target, label_levels, label_target, settings, report)
+    report(1.0, "done")
+    return SynthResult(
+        source=table.source, label=table.label, positive=table.positive, group_columns=table.group_columns,
+        condition_name=table.condition_name, settings=settings, counts=counts, distribution=result["distribution"],
+        fairness=result["fairness"], accuracy=result["accuracy"], marginals=result["marginals"],
+        realism_auc=result["realism_auc"], privacy=result["privacy"], history=trained.history,
+        heads=trained.heads, device=trained.device, seconds=trained.seconds, n_train=len(train),
+        n_holdout=len(holdout), synthetic=samples[0], notes=table.notes)
+
+
+def generate(trained: model.TrainedGAN, table: SynthTable, counts: dict, code_of: dict, group_values: dict,
+             seed: int) -> pd.DataFrame:
+    """Exactly ``counts[g]`` rows for each group g (the hard quota), shuffled; group columns first."""
+    codes = np.concatenate([np.full(k, code_of[g], dtype=np.int64) for g, k in counts.items()]) if counts else \
+        np.zeros(0, np.int64)
+    rows = trained.encoder.decode(model.sample(trained, codes, seed))
+    names = list(code_of)
+    groups = pd.DataFrame([group_values[names[c]] for c in codes], columns=list(table.group_columns))
+    out = pd.concat([groups, rows], axis=1)
+    order = np.random.default_rng(seed).permutation(len(out))
+    return out.iloc[order].reset_index(drop=True)
+
+
+def _cells(condition: np.ndarray, label: pd.Series) -> np.ndarray:
+    return np.asarray(condition, dtype=object) + "|" + label.astype(str).to_numpy(dtype=object)
+
+
+def judge(table: SynthTable, train: pd.DataFrame, train_groups: pd.DataFrame, train_cond: np.ndarray,
+          holdout: pd.DataFrame, holdout_groups: pd.DataFrame, samples: list[pd.DataFrame], conditions: list,
+          group_target: dict, label_levels: list, label_target: dict, settings: SynthSettings, report) -> dict:
+    first = samples[0]
+    synth_cond = first[table.group_columns[0]].astype(str).to_numpy(dtype=object)
+    for col in table.group_columns[1:]:
+        synth_cond = synth_cond + INTERSECTION_SEP + first[col].astype(str).to_numpy(dtype=object)
+    distribution = {
+        "label": DistributionTarget.of(label_levels, [label_target[v] for v in label_levels],
+                                       ev.shares(train[table.label].to_numpy(), label_levels),
+                                       ev.shares(first[table.label].to_numpy(), label_levels)),
+        "group": DistributionTarget.of(conditions, [group_target[c] for c in conditions],
+                                       ev.shares(train_cond, conditions), ev.shares(synth_cond, conditions)),
+    }
+    x_columns = [c for c in train.columns if c != table.label]
+    design = ev.Design.fit(train[x_columns])
+    train_x, test_x = design.matrix(train[x_columns]), design.matrix(holdout[x_columns])
+    train_y = (train[table.label] == table.positive).to_numpy()
+    test_y = (holdout[table.label] == table.positive).to_numpy()
+    holdout_groups = holdout_groups.reset_index(drop=True)
+    members = {}
+    for col in table.group_columns:
+        for value in sorted(holdout_groups[col].unique(), key=str):
+            members[f"{col}={value}"] = (holdout_groups[col] == value).to_numpy()
+    trials = []
+    for t, sample in enumerate(samples):
+        report(TRAIN_SHARE + (1 - TRAIN_SHARE) * (t + 0.5) / (len(samples) + 1), f"classifiers of trial {t + 1}")
+        synth_x = design.matrix(sample[x_columns])
+        synth_y = (sample[table.label] == table.positive).to_numpy()
+        trials.append(ev.fairness_trial(train_x, train_y, synth_x, synth_y, test_x, test_y, members,
+                                        settings.seed + t, tick=lambda m: report(
+                                            TRAIN_SHARE + (1 - TRAIN_SHARE) * (t + 0.75) / (len(samples) + 1), m)))
+    fairness = tuple(GroupFairness.of(name, int(mask.sum()), trials) for name, mask in members.items())
+    accuracy = {"real": float(np.mean([t.accuracy_real for t in trials])),
+                "synthetic": float(np.mean([t.accuracy_synthetic for t in trials]))}
+    report(TRAIN_SHARE + (1 - TRAIN_SHARE) * len(samples) / (len(samples) + 1), "realism and privacy checks")
+    full_columns = list(table.group_columns) + list(train.columns)
+    real_full = pd.concat([train_groups.reset_index(drop=True), train], axis=1)[full_columns]
+    hold_full = pd.concat([holdout_groups, holdout], axis=1)[full_columns]
+    full_design = ev.Design.fit(real_full)
+    real_m, synth_m = full_design.matrix(real_full), full_design.matrix(first[full_columns])
+    return {"distribution": distribution, "fairness": fairness, "accuracy": accuracy,
+            "marginals": tuple(ev.marginal_distances(real_full, first[full_columns])),
+            "realism_auc": ev.realism_auc(real_m, synth_m, settings.seed,
+                                          _cells(train_cond, train[table.label]), _cells(synth_cond, first[table.label])),
+            "privacy": ev.privacy(real_m, synth_m, full_design.matrix(hold_full), settings.seed)}

@@ -40,7 +40,7 @@ class RunRecord:
                 "p_y": self.p_y, "s": self.value if self.p_y is not None else None, "method": self.method,
                 "config": self.config, "seed": self.seed, "split": self.split, "performance": self.performance,
                 "fairness": self.fairness, "gap_tpr": self.gap_tpr, "macro_f1": self.macro_f1, "dto": self.dto,
-                "epochs": self.epochs, "seconds": self.seconds}
+                "epochs": self.epochs}
 
 
 @dataclass(frozen=True)

@@ -192,3 +192,34 @@ def run(data: Dataset, settings: SimSettings = SimSettings(), progress: Progress
 def _device() -> str:
     import torch
     return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def runs_frame(sim: Simulation):
+    """One row per (condition, α or (p_y, s), method, setting, seed, split): the CSV of the CLI and the page."""
+    import pandas as pd
+    frame = pd.DataFrame([r.to_dict() for r in sim.runs])
+    if not frame.empty:
+        frame.insert(frame.columns.get_loc("method") + 1, "method_name", frame["method"].map(METHOD_NAMES))
+    return frame
+
+
+def selected_frame(sim: Simulation):
+    """The selected setting per (condition, method) with test mean ± std and DTO: the paper's Table 3 layout."""
+    import pandas as pd
+    return pd.DataFrame(sim.selected_rows())
+
+
+def summary_text(sim: Simulation) -> str:
+    """The terminal summary: one line per condition with every method's test Fairness and DTO."""
+    lines = [f"Retraining sweep on {sim.data['name']}: {sim.settings.condition.upper()}, m = {sim.m:,}, "
+             f"{sim.settings.seeds} seed(s), {len(sim.runs) // 2} trained models in {sim.seconds:.1f} s on {sim.device}."]
+    rows = sim.selected_rows()
+    key = "s" if sim.settings.condition == "grid" else "alpha"
+    for cond in sorted({(r["p_y"] if r["p_y"] is not None else -1, r[key]) for r in rows}):
+        here = [r for r in rows if (r["p_y"] if r["p_y"] is not None else -1, r[key]) == cond]
+        name = f"p_y={cond[0]:g}, s={cond[1]:g}" if cond[0] != -1 else f"α={cond[1]:g}"
+        parts = [f"{r['method_name']} {r['performance_mean']:.3f}/{r['fairness_mean']:.3f}/{r['dto']:.3f}" for r in here]
+        lines.append(f"  {name:<16} " + "  ".join(parts))
+    lines.append("  (test accuracy / Fairness / DTO of the setting selected on dev)")
+    lines += [f"  note: {w}" for w in sim.warnings] + [f"  {t}" for t in sim.readings()]
+    return "\n".join(lines)

@@ -151,6 +151,10 @@ PAGES = {
     "Explanations": [st.Page("pages/5_explanations.py", title="Explanation disparity", icon=":material/manage_search:")],
     "Forecasts": [st.Page("pages/6_lorenz.py", title="Lorenz & PTN", icon=":material/cyclone:"),
                   st.Page("pages/7_forecast_fairness.py", title="Forecast fairness", icon=":material/ssid_chart:")],
+    "Data conditions": [st.Page("pages/13_reweighting.py", title="Evaluation reweighting", icon=":material/scale:"),
+                        st.Page("pages/14_simulator.py", title="Retraining simulator", icon=":material/model_training:"),
+                        st.Page("pages/15_conditions_reference.py", title="Paper reference: conditions",
+                                icon=":material/menu_book:")],
 }
 
 st.navigation(PAGES).run()

@@ -223,3 +223,10 @@ def summary_text(sim: Simulation) -> str:
     lines.append("  (test accuracy / Fairness / DTO of the setting selected on dev)")
     lines += [f"  note: {w}" for w in sim.warnings] + [f"  {t}" for t in sim.readings()]
     return "\n".join(lines)
+
+
+def reselect(sim: Simulation, min_fairness: float | None) -> Simulation:
+    """The same runs selected with another rule (no retraining): min dev DTO, or a dev Fairness constraint."""
+    from dataclasses import replace
+    return replace(sim, settings=replace(sim.settings, min_fairness=min_fairness),
+                   selected=tuple(select_all(list(sim.runs), min_fairness)))

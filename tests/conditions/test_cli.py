@@ -16,6 +16,7 @@ def _run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_json_keys_values_and_csv(tmp_path, capsys):
     code, out, _ = _run(capsys, "--data", "moji-like", "--condition", "cb", *TINY, "--json", "-",
                         "--csv", str(tmp_path / "runs.csv"))

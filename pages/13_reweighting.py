@@ -1,0 +1,122 @@
+"""Evaluation reweighting: the loaded predictions scored as if the test cells (class × group) were distributed
+differently — instant, no retraining (Han, Shen, Cohn, Baldwin and Frermann, *Systematic Evaluation of
+Predictive Fairness*, AACL 2022, §3.2 and §4.2)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from fairviz.conditions import figures as figs
+from fairviz.conditions.distributions import DEFAULT_ALPHAS
+from fairviz.conditions.evaluation import Reweighting, reweight
+from fairviz.conditions.metrics import confusion, rate_cells
+from fairviz.core.counts import decisions
+from fairviz.core.data import DataError
+from fairviz.core.serialize import clean
+from fairviz.core.wording import fmt
+from pages import _ui
+
+SECTION = "conditions_reweighting"
+GRID_S = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def cached_reweight(fingerprint: str, attribute: str, threshold: float, kind: str, values: tuple,
+                    _y, _hat, _z, _groups) -> Reweighting:
+    return reweight(_y, _hat, _z, kind, values, classes=("0", "1"), groups=_groups)
+
+
+def page() -> None:
+    ctx = _ui.context()
+    pred = ctx.pred
+    st.title("Evaluation reweighting")
+    st.caption("How would this model's accuracy and fairness read on a test set with other class and group "
+               "proportions? Each (class, group) cell keeps its own predictions and gets a new weight — the "
+               "data conditions of Han, Shen, Cohn, Baldwin and Frermann, *Systematic Evaluation of Predictive "
+               "Fairness* (AACL 2022, §3.2): conditional balance (CB) balances the groups within each class, "
+               "joint balance (JB) balances every cell, α = 0 is the data as they are, 1 balanced, 2 inverted.")
+    st.info("**This is not retraining.** It shifts the *test* distribution of fixed predictions. The paper "
+            "changes the *training* distribution and retrains; for that, open the **Retraining simulator**.")
+    view = pred.groups(ctx.attribute)
+    hat = decisions(pred.score, ctx.threshold).astype(int)
+    y = pred.y.astype(int)
+    c1, c2 = st.columns([1, 2])
+    kind = c1.radio("Target distribution", ["cb", "jb", "grid"], key="rw_kind", format_func={
+        "cb": "CB: groups balanced within each class", "jb": "JB: every cell balanced",
+        "grid": "Direct: class ratio p_y and stereotyping s"}.get)
+    if kind == "grid":
+        if len(view.names) != 2:
+            st.warning(f"The (p_y, s) setting needs exactly two groups; '{ctx.attribute}' has {len(view.names)}. "
+                       "Pick a two-group attribute in the sidebar, or use CB / JB.")
+            return
+        p_y = c2.slider("p_y = P′(y = 1)", 0.1, 0.9, 0.5, 0.1, key="rw_py")
+        values = tuple((p_y, s) for s in GRID_S)
+    else:
+        values = DEFAULT_ALPHAS
+    try:
+        res = cached_reweight(pred.fingerprint, ctx.attribute, ctx.threshold, kind, values, y, hat, view.codes,
+                              tuple(view.names))
+    except DataError as err:
+        _ui.show_data_error(err, "These predictions cannot be reweighted")
+        return
+    summary(res, kind)
+    st.plotly_chart(figs.reweight_figure(res), width="stretch")
+    cells_table(res, y, hat, view)
+    rows = [{"condition": r.condition.label, "accuracy": r.scores.accuracy, "macro-F1": r.scores.macro_f1,
+             "GAP(TPR)": r.scores.gap_tpr, "Fairness": r.scores.fairness, "DTO": r.scores.dto,
+             "GAP(PPR)": r.scores.gap_ppr, "GAP(FPR)": r.scores.gap_fpr} for r in res.rows]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
+                 column_config={k: st.column_config.NumberColumn(format="%.3f") for k in rows[0] if k != "condition"})
+    data = clean(res.to_dict())
+    st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
+    st.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), "reweighting.json",
+                       "application/json", key="rw_json")
+
+
+def summary(res: Reweighting, kind: str) -> None:
+    o = res.original
+    cols = st.columns(4)
+    cols[0].metric("Accuracy (as is)", fmt(o.accuracy))
+    cols[1].metric("Fairness = 1 − GAP(TPR)", fmt(o.fairness))
+    cols[2].metric("DTO to (1, 1)", fmt(o.dto))
+    cols[3].metric("GAP(PPR)", fmt(o.gap_ppr))
+    accs = [r.scores.accuracy for r in res.rows]
+    ppr = [r.scores.gap_ppr for r in res.rows]
+    st.markdown(
+        f"**Reading.** Over these conditions accuracy ranges from {fmt(min(accs))} to {fmt(max(accs))} and the "
+        f"demographic-parity gap GAP(PPR) from {fmt(min(ppr))} to {fmt(max(ppr))}, while **GAP(TPR) stays at "
+        f"{fmt(o.gap_tpr)}** (it moves by {res.tpr_gap_range:.1e}).")
+    with st.expander("Why GAP(TPR) — the paper's Fairness — cannot move here", expanded=True):
+        st.markdown(
+            "TPR_{c,g} = P(ŷ = c | y = c, z = g) is measured *inside* each (class, group) cell. Reweighting the "
+            "cells changes how much each cell counts, not what happens inside it, so every TPR_{c,g} — and with two "
+            "groups the gap |TPR_{c,1} − TPR_{c,2}| of every class — is unchanged. Accuracy is "
+            "Σ P′(c, g)·TPR_{c,g}, so it moves; so do rates that mix cells, such as the predicted-positive rate of "
+            "a group (demographic parity). With more than two groups the paper's GAP (each group's distance to the "
+            "class's overall TPR) can move slightly, because the overall TPR is a weighted mean. To see how "
+            "*training* under another distribution changes equal opportunity, retrain (the paper's §5–6).")
+
+
+def cells_table(res: Reweighting, y, hat, view) -> None:
+    T = confusion(y, hat, view.codes, 2, len(view.names))
+    tpr = rate_cells(T, "tpr")[0]
+    n = T.sum(2)
+    options = [r.condition.label for r in res.rows]
+    chosen = st.select_slider("Show the cell weights at", options, value=options[len(options) // 2], key="rw_show")
+    row = res.rows[options.index(chosen)]
+    table = []
+    for c in range(2):
+        for g, name in enumerate(view.names):
+            table.append({"class y": c, "group": name, "rows": int(n[c, g]), "share now": n[c, g] / n.sum(),
+                          f"share at {chosen}": row.condition.joint[c, g], "TPR in the cell": tpr[c, g]})
+    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch",
+                 column_config={k: st.column_config.NumberColumn(format="%.3f") for k in table[0]
+                                if k not in ("class y", "group", "rows")})
+    st.caption(f"At {chosen}: accuracy {fmt(row.scores.accuracy)} = Σ share × TPR (importance-weighted check: "
+               f"{fmt(row.weighted_accuracy)}), Fairness {fmt(row.scores.fairness)}, DTO {fmt(row.scores.dto)}.")
+
+
+_ui.guarded(page)

@@ -109,9 +109,9 @@ def source() -> cdata.Dataset | None:
         features = st.multiselect("Feature columns (empty: every other column)", others, default=[])
         submitted = st.form_submit_button("Use these columns", type="primary")
     if submitted:
-        st.session_state["sim_mapping"] = (digest, label, group, tuple(features), None if text == none else text,
+        st.session_state["sim_columns"] = (digest, label, group, tuple(features), None if text == none else text,
                                            None if split == none else split)
-    mapping = st.session_state.get("sim_mapping")
+    mapping = st.session_state.get("sim_columns")
     if mapping is None or mapping[0] != digest:
         st.info("Check the column roles and press **Use these columns**.")
         return None

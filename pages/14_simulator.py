@@ -171,7 +171,7 @@ def controls(dataset: cdata.Dataset) -> simulate.SimSettings | None:
                  "the paper's search": PAPER_RANGES.get(k, "—")} for k, v in GRIDS[size].items() if k in methods]
         if rows:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        st.caption("Backbone: fixed features → tanh layers → class logits, Adam (lr 3e-3), batch 512. The paper "
+        st.caption("Backbone: fixed features → tanh layers → class logits, Adam (lr 3e-3), batch 1,024 (the paper's; smaller on small sets so that an epoch has at least 16 steps). The paper "
                    "tunes each method over 40–60 settings (Appendices C–D); here the grids are scaled down for a "
                    "shared CPU and the table says exactly what is tried. Vanilla, DS and RW have no "
                    "hyperparameters.")

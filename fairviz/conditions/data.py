@@ -112,7 +112,7 @@ def _allocate(n: int, joint: np.ndarray) -> np.ndarray:
     return out
 
 
-def moji_like(n_train: int = 16_000, n_dev: int = 4_000, n_test: int = 8_000, d: int = 8, mu: float = 0.8,
+def moji_like(n_train: int = 10_000, n_dev: int = 4_000, n_test: int = 8_000, d: int = 8, mu: float = 0.8,
               nu: float = 1.5, seed: int = 0) -> Dataset:
     rng = np.random.default_rng(seed)
 

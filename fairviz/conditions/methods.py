@@ -60,7 +60,7 @@ class TrainSettings:
     layers: int = 2
     epochs: int = 20
     patience: int = 3
-    batch: int = 512
+    batch: int = 1024
     lr: float = 3e-3
     device: str | None = None
 
@@ -91,6 +91,11 @@ def cell_losses(trained: Trained, split, n_classes: int, n_groups: int) -> np.nd
             if rows.any():
                 out[c, g] = loss[rows].mean()
     return out
+
+
+def effective_batch(batch: int, n: int) -> int:
+    """The batch size, shrunk on small training sets so an epoch still has at least 16 steps."""
+    return int(min(batch, max(32, -(-n // 16))))
 
 
 def config_label(method: str, config: dict) -> str:
@@ -171,13 +176,14 @@ def train(method: str, config: dict, train_split, dev_split, n_classes: int, n_g
                                    "training data is empty.")
 
     model = _Backbone(X.shape[1], settings.hidden, settings.layers, n_classes, n_groups, method, config, gen).to(device)
-    optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr)
+    optimiser = torch.optim.Adam(model.parameters(), lr=settings.lr, foreach=True)
     Xt = torch.as_tensor(X, dtype=torch.float32, device=device)
     yt = torch.as_tensor(y, dtype=torch.long, device=device)
     zt = torch.as_tensor(z, dtype=torch.long, device=device)
     wt = None if weights is None else torch.as_tensor(weights, dtype=torch.float32, device=device)
     Xd = torch.as_tensor(dev_split.X, dtype=torch.float32, device=device)
     ce = nn.CrossEntropyLoss(reduction="none")
+    batch = effective_batch(settings.batch, y.size)
     sampler = _FairBatch(y, z, n_classes, n_groups, config.get("alpha", 0.1), rng) if method == "fairbatch" else None
 
     def dev_dto() -> float:
@@ -195,8 +201,8 @@ def train(method: str, config: dict, train_split, dev_split, n_classes: int, n_g
             order = torch.as_tensor(sampler.epoch_indices(losses), device=device)
         else:
             order = torch.randperm(y.size, generator=gen).to(device)
-        for start in range(0, order.numel(), settings.batch):
-            idx = order[start:start + settings.batch]
+        for start in range(0, order.numel(), batch):
+            idx = order[start:start + batch]
             logits, hidden, disc = model(Xt[idx], adversary=True)
             per_row = ce(logits, yt[idx])
             loss = (per_row * wt[idx]).mean() if wt is not None else per_row.mean()

@@ -63,6 +63,8 @@ class TrainSettings:
     batch: int = 1024
     lr: float = 3e-3
     device: str | None = None
+    threads: int | None = 1         # intra-op CPU threads while training: small MLPs gain nothing from more,
+                                    # and on a shared CPU extra threads spin and slow every run down many-fold
 
     def to_dict(self) -> dict:
         return {"hidden": self.hidden, "layers": self.layers, "epochs": self.epochs, "patience": self.patience,
@@ -148,6 +150,17 @@ def instance_weights(y: np.ndarray, z: np.ndarray, n_classes: int, n_groups: int
 
 def train(method: str, config: dict, train_split, dev_split, n_classes: int, n_groups: int,
           settings: TrainSettings = TrainSettings(), seed: int = 0, tick: Tick | None = None) -> Trained:
+    import torch
+    previous = torch.get_num_threads()
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    try:
+        return _train(method, config, train_split, dev_split, n_classes, n_groups, settings, seed, tick)
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _train(method, config, train_split, dev_split, n_classes, n_groups, settings, seed, tick) -> Trained:
     import torch
     from torch import nn
 
@@ -381,6 +394,13 @@ def inlp(h_train, y_train, z_train, h_dev, z_dev, probes: int = 10, seed: int = 
     Each probe is fit with (class, group)-balanced weights, so it finds group information that is not merely
     the class seen through stereotyped data (the authors' scripts probe by class for the same reason). Stops early
     once a fresh probe's balanced accuracy on dev is within ``tolerance`` of chance."""
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):          # small dense fits: extra BLAS threads only spin on a shared CPU
+        return _inlp(h_train, y_train, z_train, h_dev, z_dev, probes, seed, tolerance)
+
+
+def _inlp(h_train, y_train, z_train, h_dev, z_dev, probes, seed, tolerance):
     from sklearn.linear_model import LogisticRegression
     from sklearn.metrics import balanced_accuracy_score
 

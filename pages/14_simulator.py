@@ -167,6 +167,8 @@ def controls(dataset: cdata.Dataset) -> simulate.SimSettings | None:
                                   help="The paper uses 300 over frozen DeepMoji / BERT features.")
         epochs = b3.slider("max epochs", 1, 50, 20, key="sim_epochs", help="Early stopping on dev DTO, patience 3.")
         size = b4.radio("grid", ["small", "wide"], key="sim_size", horizontal=True)
+        leak = st.checkbox("Also measure leakage: a linear probe predicting the group from each model's last hidden "
+                           "layer (fit on dev, balanced accuracy on test)", value=False, key="sim_leakage")
         rows = [{"method": METHOD_NAMES[k], "settings tried here": "; ".join(config_label(k, c) for c in v),
                  "the paper's search": PAPER_RANGES.get(k, "—")} for k, v in GRIDS[size].items() if k in methods]
         if rows:
@@ -179,7 +181,7 @@ def controls(dataset: cdata.Dataset) -> simulate.SimSettings | None:
         st.warning("Choose at least one method.")
         return None
     settings = simulate.SimSettings(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
-                                    m=int(m), grid_size=size,
+                                    m=int(m), grid_size=size, leakage=bool(leak),
                                     train=TrainSettings(hidden=int(hidden), layers=int(layers), epochs=int(epochs)))
     n_conditions = len(grid) ** 2 if kind == "grid" else len(alphas)
     n_models = n_conditions * seeds * sum(len(GRIDS[size].get(k, [{}])) for k in methods)
@@ -249,10 +251,13 @@ def results_tab(sim: simulate.Simulation) -> None:
     key = "s" if sim.settings.condition == "grid" else "alpha"
     cols = (["p_y"] if key == "s" else []) + [key, "method_name", "config", "performance_mean", "performance_std",
                                               "fairness_mean", "fairness_std", "dto", "dev_dto", "candidates"]
+    if sim.settings.leakage:
+        cols.append("leakage_mean")
     view = table[cols].rename(columns={"method_name": "method", "performance_mean": "accuracy",
                                        "performance_std": "± acc", "fairness_mean": "Fairness",
                                        "fairness_std": "± fair", "dto": "DTO (test)", "dev_dto": "DTO (dev)",
-                                       "config": "selected setting", "alpha": "α"})
+                                       "config": "selected setting", "alpha": "α",
+                                       "leakage_mean": "leakage (test, balanced acc.)"})
     st.dataframe(view, hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f")
                                 for c in ("accuracy", "± acc", "Fairness", "± fair", "DTO (test)", "DTO (dev)")})

@@ -39,6 +39,9 @@ def add_parser(commands) -> None:
     r.add_argument("--epochs", type=int, default=20, help="maximum epochs (early stopping on dev, patience 3)")
     r.add_argument("--min-fairness", type=float, help="select the best dev accuracy with dev Fairness ≥ this "
                                                       "instead of the smallest dev DTO")
+    r.add_argument("--leakage", action="store_true",
+                   help="also probe each model's last hidden layer for the group (linear SVM fit on dev, balanced "
+                        "accuracy on test; 0.5 = no linear leakage with two groups)")
     r.add_argument("--json", type=Path, help="write the results as JSON here ('-' for stdout)")
     r.add_argument("--csv", type=Path, help="write one row per (condition, method, setting, seed, split) here")
     r.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -91,7 +94,8 @@ def settings_from(args) -> simulate.SimSettings:
         condition=args.condition, alphas=_floats(args.alphas, "alphas") or defaults.alphas,
         grid=_floats(args.grid, "grid") or defaults.grid, methods=_methods(args.methods) or defaults.methods,
         seeds=args.seeds, m=args.m, grid_size=args.grid_size,
-        train=TrainSettings(hidden=args.hidden, epochs=args.epochs), min_fairness=args.min_fairness)
+        train=TrainSettings(hidden=args.hidden, epochs=args.epochs), min_fairness=args.min_fairness,
+        leakage=args.leakage)
 
 
 def run(args) -> int:

@@ -235,9 +235,11 @@ class Leakage:
 def leakage(h_dev, z_dev, h_test, z_test) -> Leakage:
     """How well a linear probe fit on dev representations predicts z on test ones (0.5 balanced = no leakage)."""
     from sklearn.svm import LinearSVC
+    from threadpoolctl import threadpool_limits
     z_test = np.asarray(z_test)
-    probe = LinearSVC(C=0.1, class_weight="balanced", dual=False, max_iter=10000).fit(h_dev, z_dev)
-    hat = probe.predict(h_test)
+    with threadpool_limits(1):
+        probe = LinearSVC(C=0.1, class_weight="balanced", dual=False, max_iter=10000).fit(h_dev, z_dev)
+        hat = probe.predict(h_test)
     recalls = [np.mean(hat[z_test == g] == g) for g in np.unique(z_test)]
     return Leakage(float(np.mean(hat == z_test)), float(np.mean(recalls)),
                    float(np.bincount(z_test).max() / z_test.size))

@@ -30,6 +30,7 @@ class RunRecord:
     macro_f1: float
     epochs: int = 0
     seconds: float = 0.0
+    leakage: float | None = None     # balanced accuracy of a linear probe for z on the hidden layer (test runs)
 
     @property
     def dto(self) -> float:
@@ -40,7 +41,7 @@ class RunRecord:
                 "p_y": self.p_y, "s": self.value if self.p_y is not None else None, "method": self.method,
                 "config": self.config, "seed": self.seed, "split": self.split, "performance": self.performance,
                 "fairness": self.fairness, "gap_tpr": self.gap_tpr, "macro_f1": self.macro_f1, "dto": self.dto,
-                "epochs": self.epochs}
+                "epochs": self.epochs, "leakage": self.leakage}
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,7 @@ class Aggregate:
     test_performance_std: float
     test_fairness: float
     test_fairness_std: float
+    test_leakage: float | None = None
 
     @property
     def dev_dto(self) -> float:
@@ -84,7 +86,8 @@ class Selected:
                 "n_seeds": a.n_seeds, "dev_performance": a.dev_performance, "dev_fairness": a.dev_fairness,
                 "dev_dto": a.dev_dto, "performance_mean": a.test_performance,
                 "performance_std": a.test_performance_std, "fairness_mean": a.test_fairness,
-                "fairness_std": a.test_fairness_std, "dto": a.test_dto, "candidates": self.candidates,
+                "fairness_std": a.test_fairness_std, "dto": a.test_dto, "leakage_mean": a.test_leakage,
+                "candidates": self.candidates,
                 "pareto": self.pareto, "rule": self.rule}
 
 
@@ -100,10 +103,12 @@ def aggregate(runs: list[RunRecord]) -> list[Aggregate]:
             continue
         tp = np.array([r.performance for r in test])
         tf = np.array([r.fairness for r in test])
+        leaks = [r.leakage for r in test if r.leakage is not None]
         out.append(Aggregate(condition, value, p_y, method, config, len(test),
                              float(np.mean([r.performance for r in dev])), float(np.mean([r.fairness for r in dev])),
                              float(tp.mean()), float(tp.std(ddof=1)) if tp.size > 1 else 0.0,
-                             float(tf.mean()), float(tf.std(ddof=1)) if tf.size > 1 else 0.0))
+                             float(tf.mean()), float(tf.std(ddof=1)) if tf.size > 1 else 0.0,
+                             float(np.mean(leaks)) if leaks else None))
     return out
 
 

@@ -16,7 +16,7 @@ from fairviz.conditions import distributions as dist
 from fairviz.conditions.data import Dataset, Split
 from fairviz.conditions.methods import (DEFAULT_METHODS, METHOD_NAMES, METHODS, MethodFailed, TrainSettings,
                                         config_label, grid, train)
-from fairviz.conditions.metrics import confusion, scores_of
+from fairviz.conditions.metrics import confusion, leakage, scores_of
 from fairviz.conditions.resample import resample
 from fairviz.conditions.selection import RunRecord, Selected, select_all
 from fairviz.core.data import DataError
@@ -36,6 +36,7 @@ class SimSettings:
     train: TrainSettings = TrainSettings()
     on_empty: str = "drop"
     min_fairness: float | None = None
+    leakage: bool = False                   # probe the hidden layer for z (fit on dev, scored on test)
 
     def check(self) -> None:
         if self.condition not in dist.CONDITIONS:
@@ -59,7 +60,7 @@ class SimSettings:
         return {"condition": self.condition, "alphas": list(self.alphas) if self.condition != "grid" else None,
                 "grid": list(self.grid) if self.condition == "grid" else None, "methods": list(self.methods),
                 "seeds": self.seeds, "m": self.m, "grid_size": self.grid_size, "train": self.train.to_dict(),
-                "on_empty": self.on_empty, "min_fairness": self.min_fairness}
+                "on_empty": self.on_empty, "min_fairness": self.min_fairness, "leakage": self.leakage}
 
 
 @dataclass(frozen=True)
@@ -172,13 +173,17 @@ def run(data: Dataset, settings: SimSettings = SimSettings(), progress: Progress
                         failures.append(Failure(cond.label, method, seed, str(err)))
                         done += 1
                         continue
+                    leak = None
+                    if settings.leakage:
+                        leak = leakage(model.represent(data.dev.X), data.dev.z, model.represent(data.test.X),
+                                       data.test.z).balanced_accuracy
                     for split_name, split in (("dev", data.dev), ("test", data.test)):
                         s = scores_of(confusion(split.y, model.predict(split.X), split.z, data.n_classes,
                                                 data.n_groups))
                         runs.append(RunRecord(settings.condition, cond.value, cond.p_y, method,
                                               config_label(method, config), seed, split_name, s.accuracy,
                                               s.fairness, s.gap_tpr, s.macro_f1, model.epochs,
-                                              round(model.seconds, 4)))
+                                              round(model.seconds, 4), leak if split_name == "test" else None))
                     done += 1
     if progress is not None:
         progress(1.0, "done")

@@ -96,3 +96,15 @@ def test_bad_files_exit_2(tmp_path, capsys, frame, message):
     code, _, err = _run(capsys, "--data", str(path), "--label", "label", "--group", "sex", "--condition", "cb",
                         "--quiet")
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_leakage_is_reported_for_test_runs(capsys):
+    code, out, _ = _run(capsys, "--data", "moji-like", "--condition", "cb", *TINY, "--leakage", "--json", "-")
+    assert code == 0
+    data = json.loads(out)
+    test_runs = [r for r in data["runs"] if r["split"] == "test"]
+    assert all(0.4 <= r["leakage"] <= 1 for r in test_runs)
+    assert all(r["leakage"] is None for r in data["runs"] if r["split"] == "dev")
+    # the group is the second feature: an MLP trained on stereotyped data keeps it in its hidden layer
+    vanilla0 = next(s for s in data["selected"] if s["method"] == "vanilla" and s["alpha"] == 0)
+    assert vanilla0["leakage_mean"] > 0.8

@@ -18,7 +18,7 @@ def add_parser(commands) -> None:
                                                   "training distributions (Systematic Evaluation of Predictive Fairness)")
     sub = cond.add_subparsers(dest="conditions_command", required=True, parser_class=Parser)
     r = sub.add_parser("run", help="the sweep: conditions × methods × seeds → JSON (runs, selected, train_cells)")
-    r.add_argument("--data", required=True, help="moji-like, bios-like, adult, or a CSV/Parquet path")
+    r.add_argument("--data", required=True, help="moji-like, bios-like, adult, compas-text, or a CSV/Parquet path")
     r.add_argument("--label", help="class label column (files)")
     r.add_argument("--group", help="protected group column (files)")
     r.add_argument("--features", help="comma-separated feature columns (files; default: every other column)")
@@ -74,7 +74,7 @@ def load(args) -> cdata.Dataset:
         return cdata.builtin(args.data)
     path = Path(args.data)
     if not path.exists():
-        raise DataError(f"--data: '{args.data}' is neither a built-in set (moji-like, bios-like, adult) nor a file.")
+        raise DataError(f"--data: '{args.data}' is neither a built-in set ({', '.join(cdata.BUILTIN)}) nor a file.")
     if not args.label or not args.group:
         raise DataError("A data file needs --label and --group (and --features or --text).")
     if args.features and args.text:

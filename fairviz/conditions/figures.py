@@ -24,8 +24,13 @@ METRICS = (("performance", "Accuracy ↑"), ("fairness", "Fairness ↑"), ("dto"
 SEQUENTIAL = [[0.0, "#ffffff"], [1.0, "#0072B2"]]
 
 
+# one colour per method (the Okabe–Ito palette, then two more that stay apart from it)
+METHOD_COLOURS = dict(zip(METHODS, [PALETTE[7], PALETTE[1], PALETTE[2], "#88CCEE", PALETTE[3], "#882255",
+                                     PALETTE[4], PALETTE[5], PALETTE[0], "#999933"]))
+
+
 def _colour(method: str) -> str:
-    return PALETTE[METHODS.index(method) % len(PALETTE)] if method in METHODS else NEUTRAL
+    return METHOD_COLOURS.get(method, NEUTRAL)
 
 
 def sweep_table(sim: Simulation, p_y: float | None = None) -> dict:
@@ -74,10 +79,7 @@ def sweep_figure(sim: Simulation, p_y: float | None = None) -> go.Figure:
     title = "Test figures of the setting selected on dev, mean ± std over seeds"
     if p_y is not None:
         title += f" (p_y = {p_y:g})"
-    fig.update_layout(template=TEMPLATE, title=title, height=430, legend=dict(orientation="h", y=-0.25),
-                      annotations=list(fig.layout.annotations) + [dict(
-                          x=balanced, y=1.0, xref="x", yref="paper", text="balanced", showarrow=False,
-                          font=dict(color=NEUTRAL, size=13), yshift=-12)])
+    fig.update_layout(template=TEMPLATE, title=title, height=430, legend=dict(orientation="h", y=-0.25))
     return fig
 
 

@@ -59,7 +59,7 @@ def test_simulator_page_json_equals_cli_json(tmp_path):
     at.multiselect(key="sim_alphas").set_value(TINY["alphas"])
     at.multiselect(key="sim_methods").set_value(TINY["methods"])
     at.slider(key="sim_seeds").set_value(TINY["seeds"])
-    at.number_input(key="sim_m").set_value(TINY["m"])
+    next(n for n in at.number_input if n.label.startswith("m:")).set_value(TINY["m"])
     at.slider(key="sim_epochs").set_value(TINY["epochs"])
     at.select_slider(key="sim_hidden").set_value(TINY["hidden"])
     at.run()

@@ -144,17 +144,19 @@ def run(data: Dataset, settings: SimSettings = SimSettings(), progress: Progress
     for cond in conds:
         drawn = {}
         for seed in range(settings.seeds):
-            try:
-                idx, tc = resample(data.train.y, data.train.z, cond, m, seed=seed, on_empty=settings.on_empty,
-                                   classes=data.classes, groups=data.groups)
-            except DataError:
-                raise
+            idx, tc = resample(data.train.y, data.train.z, cond, m, seed=seed, on_empty=settings.on_empty,
+                               classes=data.classes, groups=data.groups)
             drawn[seed] = Split(data.train.X[idx], data.train.y[idx], data.train.z[idx])
             if seed == 0:
                 cells.append(tc)
                 if tc.dropped.any():
                     warnings.append(f"{cond.label}: {int(tc.dropped.sum())} requested cell(s) have no training rows "
                                     "and were left empty.")
+                if "ds" in settings.methods:
+                    kept = _downsampled_size(tc.counts)
+                    if kept < 0.25 * tc.counts.sum():
+                        warnings.append(f"{cond.label}: DS keeps only {kept:,} of {int(tc.counts.sum()):,} training "
+                                        "rows (the smallest cell sets the size of every group).")
         for seed in range(settings.seeds):
             for method in settings.methods:
                 for config in grid(method, settings.grid_size):
@@ -192,6 +194,16 @@ def run(data: Dataset, settings: SimSettings = SimSettings(), progress: Progress
         warnings.append(f"{METHOD_NAMES[f[1]]} has no result at {f[0]}: {f[2]}")
     return Simulation(data.summary(), settings, m, tuple(runs), tuple(selected), tuple(cells), data.classes,
                       data.groups, tuple(failures), tuple(warnings), time.perf_counter() - started, device)
+
+
+def _downsampled_size(counts: np.ndarray) -> int:
+    """Rows DS keeps from these cell counts: ⌊r·n_c⌋ per group of each class, r = min n_{c,g}/n_c."""
+    n_c = counts.sum(1)
+    present = n_c > 0
+    if not present.any():
+        return 0
+    r = (counts[present] / n_c[present, None]).min()
+    return int(sum(np.floor(r * n) * counts.shape[1] for n in n_c[present]))
 
 
 def _device() -> str:

@@ -77,3 +77,15 @@ def test_reweight_figure_draws_the_flat_tpr_gap():
     fig = F.reweight_figure(reweight(y, hat, z, "jb", [0, 1, 2]))
     gap = next(t for t in fig.data if t.name.startswith("GAP(TPR)"))
     assert np.ptp(gap.y) < 1e-12
+
+
+def test_ds_effective_size_matches_downsampling_and_warns():
+    from fairviz.conditions.methods import downsample
+    counts = np.array([[300, 12], [50, 150]])
+    y = np.repeat([0, 0, 1, 1], counts.ravel())
+    z = np.repeat([0, 1, 0, 1], counts.ravel())
+    assert simulate._downsampled_size(counts) == downsample(y, z, 2, 2, np.random.default_rng(0)).size
+    data = cdata.moji_like(n_train=2000, n_dev=500, n_test=500, seed=3)
+    sim = simulate.run(data, simulate.SimSettings(condition="grid", grid=(0.1,), methods=("ds",), seeds=1, m=1000,
+                                                  train=QUICK))
+    assert any("DS keeps only 200 of 1,000" in w for w in sim.warnings)     # 1000 × [[.01, .09], [.81, .09]]

@@ -73,9 +73,13 @@ def page() -> None:
     cells_table(res, y, hat, view)
     rows = [{"condition": r.condition.label, "accuracy": r.scores.accuracy, "macro-F1": r.scores.macro_f1,
              "GAP(TPR)": r.scores.gap_tpr, "Fairness": r.scores.fairness, "DTO": r.scores.dto,
-             "GAP(PPR)": r.scores.gap_ppr, "GAP(FPR)": r.scores.gap_fpr} for r in res.rows]
+             "GAP(PPR)": r.scores.gap_ppr, "largest pairwise TPR gap": r.gap_tpr_pairwise,
+             "cells clipped": int(r.condition.clipped.sum())} for r in res.rows]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={k: st.column_config.NumberColumn(format="%.3f") for k in rows[0] if k != "condition"})
+                 column_config={k: st.column_config.NumberColumn(format="%.3f") for k in rows[0]
+                                if k not in ("condition", "cells clipped")})
+    st.caption("GAP(FPR) is not shown: with two classes it equals GAP(TPR) (one class's FPR is one minus the other's "
+               "TPR); it is in the JSON.")
     data = clean({**res.to_dict(), "original_ci": {k: v.to_list() for k, v in ci.items()}})
     st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
     st.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), "reweighting.json",
@@ -97,10 +101,17 @@ def summary(res: Reweighting, kind: str, ci: dict) -> None:
                ", Fairness " + interval_text(ci.get("fairness")) + ", DTO " + interval_text(ci.get("dto")) + ".")
     accs = [r.scores.accuracy for r in res.rows]
     ppr = [r.scores.gap_ppr for r in res.rows]
-    st.markdown(
-        f"**Reading.** Over these conditions accuracy ranges from {fmt(min(accs))} to {fmt(max(accs))} and the "
-        f"demographic-parity gap GAP(PPR) from {fmt(min(ppr))} to {fmt(max(ppr))}, while **GAP(TPR) stays at "
-        f"{fmt(o.gap_tpr)}** (it moves by {res.tpr_gap_range:.1e}).")
+    text = (f"**Reading.** Over these conditions accuracy ranges from {fmt(min(accs))} to {fmt(max(accs))} and the "
+            f"demographic-parity gap GAP(PPR) from {fmt(np.nanmin(ppr))} to {fmt(np.nanmax(ppr))}, ")
+    if len(res.groups) == 2:
+        text += f"while **GAP(TPR) stays at {fmt(o.gap_tpr)}** (it moves by {res.tpr_gap_range:.1e})."
+    else:
+        pair = [r.gap_tpr_pairwise for r in res.rows if r.condition.clipped.sum() == 0]
+        text += (f"while the largest pairwise TPR gap stays at {fmt(pair[0] if pair else None)} wherever no group is "
+                 f"clipped away. With {len(res.groups)} groups the paper's GAP(TPR) compares every group with the "
+                 "class's overall TPR, a weighted mean, so it moves with the weights; where CB or JB clips a "
+                 "group's cells to zero (α > 1), that group leaves the comparison.")
+    st.markdown(text)
     with st.expander("Why GAP(TPR) — the paper's Fairness — cannot move here", expanded=True):
         st.markdown(
             "TPR_{c,g} = P(ŷ = c | y = c, z = g) is measured *inside* each (class, group) cell. Reweighting the "

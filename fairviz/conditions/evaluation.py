@@ -4,7 +4,9 @@ followed another distribution P' — without retraining.
 Every metric comes from the confusion tensor T[y, z, ŷ]. Reweighting the test cells keeps each cell's row
 (the conditional P(ŷ | y, z)) and rescales its mass: T'[c, g, ·] = n·P'(c, g)·T[c, g, ·] / n_{c,g}. Hence
 accuracy becomes Σ P'(c, g)·TPR_{c,g}, while TPR_{c,g} itself — and so GAP(TPR) with two groups, and the paper's
-Fairness — cannot change: it conditions on the cells. This is a *test-distribution shift*; the paper's
+Fairness — cannot change: it conditions on the cells. With more groups the paper's GAP compares each group with the
+class's overall TPR (a weighted mean), which moves; the largest pairwise difference does not, unless a cell's weight
+becomes 0 (CB or JB clipping a group away at α > 1). This is a *test-distribution shift*; the paper's
 experiments change the *training* distribution and retrain (the Retraining simulator).
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairviz.conditions.distributions import Condition, conditions, joint_from_counts
-from fairviz.conditions.metrics import Scores, confusion, scores_of
+from fairviz.conditions.metrics import Scores, confusion, gap_of, scores_of
 from fairviz.core.data import DataError
 
 
@@ -23,9 +25,11 @@ class ReweightRow:
     condition: Condition
     scores: Scores
     weighted_accuracy: float        # importance-weighted accuracy, the check of Σ P'(c, g) TPR_{c,g}
+    gap_tpr_pairwise: float         # RMS over classes of the largest pairwise TPR difference (= gap_tpr for 2 groups)
 
     def to_dict(self) -> dict:
-        return {**self.condition.to_dict(), **self.scores.to_dict(), "weighted_accuracy": self.weighted_accuracy}
+        return {**self.condition.to_dict(), **self.scores.to_dict(), "weighted_accuracy": self.weighted_accuracy,
+                "gap_tpr_pairwise": self.gap_tpr_pairwise}
 
 
 @dataclass(frozen=True)
@@ -75,5 +79,6 @@ def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -
     for cond in conds:
         Tw = reweighted_tensor(T, cond.joint)
         w = np.divide(cond.joint.ravel() * y.size, n_cell, out=np.zeros(n_cell.size), where=n_cell > 0)[cell]
-        rows.append(ReweightRow(cond, scores_of(Tw), float(np.sum(w * (y == y_pred)) / np.sum(w))))
+        rows.append(ReweightRow(cond, scores_of(Tw), float(np.sum(w * (y == y_pred)) / np.sum(w)),
+                                gap_of(Tw, "tpr", "max_pairwise").value))
     return Reweighting(kind, tuple(map(str, classes)), groups, scores_of(T), observed, tuple(rows))

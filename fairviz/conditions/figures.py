@@ -174,12 +174,15 @@ def reweight_figure(res: Reweighting) -> go.Figure:
     grid = res.kind == "grid"
     x = [r.condition.s if grid else r.condition.alpha for r in res.rows]
     fig = go.Figure()
-    series = (("accuracy", "Accuracy"), ("gap_tpr", "GAP(TPR) = 1 − Fairness"), ("gap_ppr", "GAP(PPR)"),
-              ("gap_fpr", "GAP(FPR)"))
+    # binary labels: GAP(FPR) equals GAP(TPR) (the FPR of one class is 1 − the TPR of the other), so it is not drawn
+    series = [("accuracy", "Accuracy"), ("gap_tpr", "GAP(TPR) = 1 − Fairness"), ("gap_ppr", "GAP(PPR)")]
     for k, (key, name) in enumerate(series):
         fig.add_trace(go.Scatter(x=x, y=[getattr(r.scores, key) for r in res.rows], mode="lines+markers", name=name,
                                  line=dict(color=PALETTE[k], width=3 if key == "gap_tpr" else 2,
                                            dash="solid" if key != "gap_tpr" else "dash")))
+    if len(res.groups) > 2:
+        fig.add_trace(go.Scatter(x=x, y=[r.gap_tpr_pairwise for r in res.rows], mode="lines+markers",
+                                 name="largest pairwise TPR gap", line=dict(color=PALETTE[3], width=2, dash="dot")))
     fig.add_vline(x=0.5 if grid else 1.0, line=dict(color=NEUTRAL, dash="dot"))
     fig.update_layout(template=TEMPLATE, height=420, yaxis_title="value", legend=dict(orientation="h", y=-0.25),
                       xaxis_title="s" if grid else "α of the test-cell reweighting",

@@ -137,3 +137,17 @@ def test_evaluation_reweighting_identity_and_tpr_gap_invariance():
     assert res.tpr_gap_range < 1e-12
     ppr = [r.scores.gap_ppr for r in res.rows]
     assert max(ppr) - min(ppr) > 0.01                          # demographic parity moves with the cells
+
+
+def test_reweighting_with_more_groups_keeps_the_pairwise_gap():
+    rng = np.random.default_rng(5)
+    y, z = rng.integers(0, 2, 6000), rng.integers(0, 3, 6000)
+    hat = np.where(rng.random(6000) < 0.6 + 0.1 * z, y, 1 - y)
+    res = reweight(y, hat, z, "cb", [0, 0.5, 1])
+    pair = [r.gap_tpr_pairwise for r in res.rows]
+    assert max(pair) - min(pair) < 1e-12
+    T = mt.confusion(y, hat, z, 2, 3)
+    assert pair[0] == pytest.approx(mt.gap_of(T, "tpr", "max_pairwise").value)
+    # the paper's sum-of-deviations GAP compares with a weighted overall TPR: it moves with the weights
+    sums = [r.scores.gap_tpr for r in res.rows]
+    assert max(sums) - min(sums) > 1e-4

@@ -190,7 +190,7 @@ def run(data: Dataset, settings: SimSettings = SimSettings(), progress: Progress
     if progress is not None:
         progress(1.0, "done")
     selected = select_all(runs, settings.min_fairness)
-    for f in {(f.condition, f.method, f.reason) for f in failures}:
+    for f in dict.fromkeys((f.condition, f.method, f.reason) for f in failures):     # in order, once each
         warnings.append(f"{METHOD_NAMES[f[1]]} has no result at {f[0]}: {f[2]}")
     return Simulation(data.summary(), settings, m, tuple(runs), tuple(selected), tuple(cells), data.classes,
                       data.groups, tuple(failures), tuple(warnings), time.perf_counter() - started, device)

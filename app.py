@@ -155,6 +155,10 @@ PAGES = {
     "Forecasts": [st.Page("pages/6_lorenz.py", title="Lorenz & PTN", icon=":material/cyclone:"),
                   st.Page("pages/7_forecast_fairness.py", title="Forecast fairness", icon=":material/ssid_chart:")],
     "Synthetic data": [st.Page("pages/8_synth.py", title="Synthetic data (HydraGAN)", icon=":material/dataset:")],
+    "Data conditions": [st.Page("pages/9_reweighting.py", title="Evaluation reweighting", icon=":material/scale:"),
+                        st.Page("pages/10_simulator.py", title="Retraining simulator", icon=":material/model_training:"),
+                        st.Page("pages/11_conditions_reference.py", title="Paper reference: conditions",
+                                icon=":material/menu_book:")],
 }
 
 st.navigation(PAGES).run()

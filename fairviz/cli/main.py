@@ -1,4 +1,4 @@
-"""The ``fairviz`` command: one module per subcommand (audit, explain, forecast/ptn, probe/augment, synth), dispatched here.
+"""The ``fairviz`` command: one module per subcommand (audit, explain, forecast/ptn, probe/augment, synth, conditions), dispatched here.
 
 Bad input prints one line to stderr and exits with status 2; never a traceback.
 """
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sys
 
-from fairviz.cli import audit, explain, forecast, probe, synth
+from fairviz.cli import audit, conditions, explain, forecast, probe, synth
 from fairviz.cli.common import EXIT_BAD_INPUT, Parser
 from fairviz.core.data import DataError
 
-SUBCOMMANDS = (audit, forecast, explain, probe, synth)
+SUBCOMMANDS = (audit, forecast, explain, probe, synth, conditions)
 
 
 def build_parser() -> Parser:

@@ -1,0 +1,84 @@
+"""Evaluation reweighting: what a fixed model's figures would be on a test set whose (class, group) cells
+followed another distribution P' — without retraining.
+
+Every metric comes from the confusion tensor T[y, z, ŷ]. Reweighting the test cells keeps each cell's row
+(the conditional P(ŷ | y, z)) and rescales its mass: T'[c, g, ·] = n·P'(c, g)·T[c, g, ·] / n_{c,g}. Hence
+accuracy becomes Σ P'(c, g)·TPR_{c,g}, while TPR_{c,g} itself — and so GAP(TPR) with two groups, and the paper's
+Fairness — cannot change: it conditions on the cells. With more groups the paper's GAP compares each group with the
+class's overall TPR (a weighted mean), which moves; the largest pairwise difference does not, unless a cell's weight
+becomes 0 (CB or JB clipping a group away at α > 1). This is a *test-distribution shift*; the paper's
+experiments change the *training* distribution and retrain (the Retraining simulator).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairviz.conditions.distributions import Condition, conditions, joint_from_counts
+from fairviz.conditions.metrics import Scores, confusion, gap_of, scores_of
+from fairviz.core.data import DataError
+
+
+@dataclass(frozen=True)
+class ReweightRow:
+    condition: Condition
+    scores: Scores
+    weighted_accuracy: float        # importance-weighted accuracy, the check of Σ P'(c, g) TPR_{c,g}
+    gap_tpr_pairwise: float         # RMS over classes of the largest pairwise TPR difference (= gap_tpr for 2 groups)
+
+    def to_dict(self) -> dict:
+        return {**self.condition.to_dict(), **self.scores.to_dict(), "weighted_accuracy": self.weighted_accuracy,
+                "gap_tpr_pairwise": self.gap_tpr_pairwise}
+
+
+@dataclass(frozen=True)
+class Reweighting:
+    kind: str
+    classes: tuple[str, ...]
+    groups: tuple[str, ...]
+    original: Scores
+    observed_joint: np.ndarray
+    rows: tuple[ReweightRow, ...]
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "classes": list(self.classes), "groups": list(self.groups),
+                "original": self.original.to_dict(), "observed_joint": self.observed_joint.tolist(),
+                "rows": [r.to_dict() for r in self.rows]}
+
+    @property
+    def tpr_gap_range(self) -> float:
+        values = [r.scores.gap_tpr for r in self.rows]
+        return float(np.nanmax(values) - np.nanmin(values))
+
+
+def reweighted_tensor(T: np.ndarray, joint: np.ndarray) -> np.ndarray:
+    n_cells = T.sum(2)
+    if np.any((joint > 0) & (n_cells == 0)):
+        raise DataError("The target distribution puts mass on a (class, group) cell that has no test rows.")
+    scale = np.divide(joint * T.sum(), n_cells, out=np.zeros_like(joint), where=n_cells > 0)
+    return T * scale[:, :, None]
+
+
+def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -> Reweighting:
+    """Scores under each condition of a sweep (cb/jb: ``values`` are α; grid: (p_y, s) pairs)."""
+    y, y_pred, z = (np.asarray(a, dtype=int) for a in (y, y_pred, z))
+    n_classes, n_groups = len(classes), int(z.max()) + 1
+    groups = tuple(groups) if groups is not None else tuple(map(str, range(n_groups)))
+    T = confusion(y, y_pred, z, n_classes, n_groups)
+    observed = joint_from_counts(T.sum(2))
+    if kind == "grid":
+        conds = conditions(observed, "grid", grid=sorted({v for pair in values for v in pair}))
+        wanted = {tuple(map(float, p)) for p in values}
+        conds = [c for c in conds if (c.p_y, c.s) in wanted]
+    else:
+        conds = conditions(observed, kind, alphas=values)
+    cell = y * n_groups + z
+    n_cell = np.bincount(cell, minlength=n_classes * n_groups)
+    rows = []
+    for cond in conds:
+        Tw = reweighted_tensor(T, cond.joint)
+        w = np.divide(cond.joint.ravel() * y.size, n_cell, out=np.zeros(n_cell.size), where=n_cell > 0)[cell]
+        rows.append(ReweightRow(cond, scores_of(Tw), float(np.sum(w * (y == y_pred)) / np.sum(w)),
+                                gap_of(Tw, "tpr", "max_pairwise").value))
+    return Reweighting(kind, tuple(map(str, classes)), groups, scores_of(T), observed, tuple(rows))

@@ -59,10 +59,11 @@ class GroupView:
     attribute: str
     codes: np.ndarray           # int32, one per row, index into ``names``
     names: tuple[str, ...]
+    weights: np.ndarray | None = field(default=None, repr=False, compare=False)   # rows per entry (weighted data)
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.bincount(self.codes, minlength=len(self.names))
+        return _bincount(self.codes, self.weights, len(self.names))
 
     def mask(self, name: str) -> np.ndarray:
         return self.codes == self.names.index(name)
@@ -81,10 +82,36 @@ class Predictions:
     fingerprint: str                    # hash of the file's bytes + mapping: the cache key of every analysis
     notes: tuple[str, ...] = ()         # what validation changed (dropped rows, small groups), for display
     _intersections: dict = field(default_factory=dict, repr=False, compare=False)   # 'a × b' → GroupView, built once
+    # Weighted data (from fairviz.core.engine's sufficient statistics): entry k stands for weight[k] identical rows
+    # (same groups, label and score). None: one entry per row.
+    weight: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
-        return int(self.y.size)
+        """Rows represented (the sum of the weights for weighted data)."""
+        return int(self.y.size) if self.weight is None else int(self.weight.sum())
+
+    @property
+    def weighted(self) -> bool:
+        return self.weight is not None
+
+    def rows(self) -> "Predictions":
+        """One entry per row: weighted data expanded (``np.repeat``) for the analyses that need rows (knees on all
+        points, D*, hover examples, Mann–Whitney). Built once, then kept; unweighted data is returned as is."""
+        if self.weight is None:
+            return self
+        if "__rows__" not in self._intersections:
+            w = self.weight
+            attributes = {k: GroupView(v.attribute, np.repeat(v.codes, w), v.names) for k, v in self.attributes.items()}
+            index = np.repeat(np.arange(w.size), w)
+            self._intersections["__rows__"] = Predictions(
+                np.repeat(self.y, w), np.repeat(self.score, w), attributes,
+                self.frame.iloc[index].reset_index(drop=True), self.mapping, self.source, self.fingerprint, self.notes)
+        return self._intersections["__rows__"]
+
+    def with_note(self, note: str) -> "Predictions":
+        return Predictions(self.y, self.score, self.attributes, self.frame, self.mapping, self.source,
+                           self.fingerprint, self.notes + (note,), weight=self.weight)
 
     @property
     def attribute_names(self) -> list[str]:
@@ -100,7 +127,8 @@ class Predictions:
             parts = name.split(INTERSECTION_SEP)
             if len(parts) != 2 or not all(p in self.attributes for p in parts):
                 raise KeyError(f"unknown group attribute {name!r}")
-            self._intersections[name] = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]])
+            self._intersections[name] = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]],
+                                                          self.weight)
         return self._intersections[name]
 
     def choices(self) -> list[str]:
@@ -120,6 +148,8 @@ class Predictions:
 
     def with_shuffled_groups(self, seed: int) -> "Predictions":
         """The same rows with every attribute's group labels permuted (sizes kept): the paper's null control."""
+        if self.weight is not None:
+            return self.rows().with_shuffled_groups(seed)
         rng = np.random.default_rng(seed)
         shuffled = {name: GroupView(view.attribute, rng.permutation(view.codes), view.names)
                     for name, view in self.attributes.items()}
@@ -415,34 +445,40 @@ def guess_positive_label(values: list) -> Any:
 # ----------------------------------------------------------------------------------------------- validation
 
 def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
-                      file_fingerprint: str = "") -> Predictions:
-    """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem."""
+                      file_fingerprint: str = "", weights: np.ndarray | None = None) -> Predictions:
+    """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
+
+    With ``weights`` (rows per entry: the counts of fairviz.core.engine's table) every message counts rows, and the
+    result is weighted data (``Predictions.weight``)."""
     _check_columns(frame, mapping)
     problems: list[str] = []
     notes: list[str] = []
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
+    total = len(frame) if w is None else int(w.sum())
 
-    score = _numeric_scores(frame[mapping.score], mapping.score, problems)
+    score = _numeric_scores(frame[mapping.score], mapping.score, problems, w)
     y_raw = frame[mapping.label]
     factorized = {c: _factorize(frame[c]) for c in mapping.groups}     # one hash pass per group column
 
     missing = score.isna() | y_raw.isna()
     for codes, _ in factorized.values():
         missing |= codes < 0
-    n_missing = int(missing.sum())
     keep = ~missing.to_numpy()
+    n_missing = _count(~keep, w)
     if n_missing:
-        notes.append(f"{n_missing:,} of {len(frame):,} rows dropped for a missing label, score or group value.")
+        notes.append(f"{n_missing:,} of {total:,} rows dropped for a missing label, score or group value.")
     if not keep.any():
         problems.append("Every row has a missing label, score or group value: nothing is left to analyse.")
         raise DataError(problems)
 
     score_values = score.to_numpy(dtype=float)[keep]
-    _check_score_range(score_values, mapping.score, problems)
+    w = None if w is None else w[keep]
+    _check_score_range(score_values, mapping.score, problems, w)
     y = _binary_labels(y_raw[keep], mapping, problems)
     if problems:                       # group checks on rows that are about to change would only add noise
         raise DataError(problems)
     attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
-                             problems, notes)
+                             problems, notes, w)
     if problems:
         raise DataError(problems)
 
@@ -451,7 +487,8 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     for view in attributes.values():
         small |= np.isin(view.codes, np.flatnonzero(view.sizes < MIN_GROUP_SIZE))
     if small.any():
-        attributes = {k: _recode(v, ~small) for k, v in attributes.items()}
+        w = None if w is None else w[~small]
+        attributes = {k: _recode(v, ~small, w) for k, v in attributes.items()}
         y, score_values = y[~small], score_values[~small]
         kept_frame = frame.loc[keep].loc[~small]
         for view in attributes.values():
@@ -463,7 +500,7 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
 
     fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
     return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
-                       source=source, fingerprint=fingerprint, notes=tuple(notes))
+                       source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w)
 
 
 def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **mapping_kwargs) -> Predictions:
@@ -500,7 +537,19 @@ def _column_list(frame: pd.DataFrame, limit: int = 12) -> str:
     return ", ".join(cols[:limit]) + (f", … ({len(cols)} in all)" if len(cols) > limit else "")
 
 
-def _numeric_scores(series: pd.Series, name: str, problems: list[str]) -> pd.Series:
+def _count(mask: np.ndarray, weights: np.ndarray | None) -> int:
+    """Rows where ``mask`` holds (weighted data: the sum of their weights)."""
+    mask = np.asarray(mask, dtype=bool)
+    return int(mask.sum()) if weights is None else int(weights[mask].sum())
+
+
+def _bincount(codes: np.ndarray, weights: np.ndarray | None, length: int) -> np.ndarray:
+    if weights is None:
+        return np.bincount(codes, minlength=length)
+    return np.bincount(codes, weights=weights, minlength=length).astype(np.int64)
+
+
+def _numeric_scores(series: pd.Series, name: str, problems: list[str], weights=None) -> pd.Series:
     if pd.api.types.is_bool_dtype(series):
         problems.append(f"The score column '{name}' holds true/false values; it needs probabilities in [0, 1].")
         return series.astype(float)
@@ -510,21 +559,23 @@ def _numeric_scores(series: pd.Series, name: str, problems: list[str]) -> pd.Ser
     text_mask = numeric.isna() & series.notna() & (series.astype(str).str.strip() != "")
     if text_mask.any():
         examples = ", ".join(repr(v) for v in series[text_mask].astype(str).unique()[:3])
-        problems.append(f"The score column '{name}' has {int(text_mask.sum()):,} non-numeric values "
+        problems.append(f"The score column '{name}' has {_count(text_mask.to_numpy(), weights):,} non-numeric values "
                         f"(e.g. {examples}); scores must be numbers in [0, 1].")
     return numeric
 
 
-def _check_score_range(score: np.ndarray, name: str, problems: list[str]) -> None:
+def _check_score_range(score: np.ndarray, name: str, problems: list[str], weights=None) -> None:
     infinite = np.isinf(score)
     if infinite.any():
-        problems.append(f"The score column '{name}' has {int(infinite.sum()):,} infinite values; scores must be in [0, 1].")
+        problems.append(f"The score column '{name}' has {_count(infinite, weights):,} infinite values; "
+                        "scores must be in [0, 1].")
     finite = score[~infinite]
     outside = (finite < 0) | (finite > 1)
     if outside.any():
+        outside_rows = _count(outside, None if weights is None else weights[~infinite])
         hint = " They look like logits or raw scores: convert them to probabilities first." \
             if finite.min() < 0 or finite.max() > 1.5 else ""
-        problems.append(f"The score column '{name}' has {int(outside.sum()):,} values outside [0, 1] "
+        problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1] "
                         f"(range {finite.min():.3g} to {finite.max():.3g}).{hint}")
 
 
@@ -568,10 +619,10 @@ def _factorize(series: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 
 def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: ColumnMapping, problems: list[str],
-                notes: list[str]) -> dict[str, GroupView]:
+                notes: list[str], weights: np.ndarray | None = None) -> dict[str, GroupView]:
     attributes = {}
     for col, (codes, names) in groups.items():
-        view = _ordered_view(col, codes, names)
+        view = _ordered_view(col, codes, names, weights)
         if len(view.names) < 2:
             problems.append(f"The group column '{col}' has a single value ('{view.names[0]}'): fairness compares "
                             "groups, so it needs at least two.")
@@ -581,7 +632,8 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
         (codes_a, names_a), (codes_b, names_b) = groups[a], groups[b]
         joint, pairs = pd.factorize(codes_a * len(names_b) + codes_b)
         joint_names = [f"{names_a[p // len(names_b)]}{INTERSECTION_SEP}{names_b[p % len(names_b)]}" for p in pairs]
-        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names)
+        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names,
+                                                                weights)
     for view in attributes.values():
         tiny = [f"'{name}' (n = {size})" for name, size in zip(view.names, view.sizes) if size < MIN_GROUP_SIZE]
         if tiny and len(view.names) - len(tiny) >= 2:
@@ -593,18 +645,18 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
     return attributes
 
 
-def _ordered_view(attribute: str, codes: np.ndarray, names: list[str]) -> GroupView:
+def _ordered_view(attribute: str, codes: np.ndarray, names: list[str], weights: np.ndarray | None = None) -> GroupView:
     """A GroupView whose groups are ordered largest first (ties by name); groups with no rows are left out."""
-    sizes = np.bincount(codes, minlength=len(names))
+    sizes = _bincount(codes, weights, len(names))
     present = np.flatnonzero(sizes)
     order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
     remap = np.full(len(names), -1, dtype=np.int64)
     remap[order] = np.arange(order.size)
-    return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order))
+    return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order), weights)
 
 
-def _recode(view: GroupView, keep: np.ndarray) -> GroupView:
-    return _ordered_view(view.attribute, view.codes[keep], list(view.names))
+def _recode(view: GroupView, keep: np.ndarray, weights: np.ndarray | None = None) -> GroupView:
+    return _ordered_view(view.attribute, view.codes[keep], list(view.names), weights)
 
 
 def _plain(value: Any) -> Any:
@@ -646,14 +698,14 @@ class Sample:
     extra: dict = field(default_factory=dict)
 
 
-def intersection_view(a: GroupView, b: GroupView) -> GroupView:
+def intersection_view(a: GroupView, b: GroupView, weights: np.ndarray | None = None) -> GroupView:
     """Groups of rows sharing a value of ``a`` and of ``b`` (empty combinations left out), largest first."""
     combined = a.codes.astype(np.int64) * len(b.names) + b.codes
     present, codes = np.unique(combined, return_inverse=True)
     names = np.array([f"{a.names[c // len(b.names)]}{INTERSECTION_SEP}{b.names[c % len(b.names)]}" for c in present])
-    sizes = np.bincount(codes, minlength=present.size)
+    sizes = _bincount(codes, weights, present.size)
     order = np.lexsort((names, -sizes))
     remap = np.empty_like(order)
     remap[order] = np.arange(order.size)
     return GroupView(f"{a.attribute}{INTERSECTION_SEP}{b.attribute}", remap[codes].astype(np.int32),
-                     tuple(str(n) for n in names[order]))
+                     tuple(str(n) for n in names[order]), weights)

@@ -30,3 +30,4 @@ class Section:
     run: Callable[[Predictions, AuditOptions], Any]
     to_dict: Callable[[Predictions, Any, AuditOptions], dict]
     to_html: Callable[[Predictions, Any, dict], list[tuple[str, str]]]
+    weighted: bool = False       # reads weighted data (the engine's table) as is; else it gets one entry per row

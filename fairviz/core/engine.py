@@ -277,7 +277,7 @@ class Engine:
         try:
             if self.kind == "duckdb":
                 return self._duckdb().execute(text).df()
-            return self.spark().sql(text).toPandas()
+            return self.spark().sql(text).toArrow().to_pandas()      # the table only: a few MB at most
         except DataError:
             raise
         except Exception as err:  # noqa: BLE001 - engines raise their own error types for bad files

@@ -85,6 +85,7 @@ class Predictions:
     # Weighted data (from fairviz.core.engine's sufficient statistics): entry k stands for weight[k] identical rows
     # (same groups, label and score). None: one entry per row.
     weight: np.ndarray | None = field(default=None, repr=False, compare=False)
+    resolution: float = 0.0             # weighted data: 0 = exact scores, else the width of the score cells
 
     @property
     def n(self) -> int:
@@ -103,15 +104,18 @@ class Predictions:
         if "__rows__" not in self._intersections:
             w = self.weight
             attributes = {k: GroupView(v.attribute, np.repeat(v.codes, w), v.names) for k, v in self.attributes.items()}
-            index = np.repeat(np.arange(w.size), w)
+            # the table's columns are the label, score and groups already held above: the rows' frame is only an
+            # index (hover labels read "row k" of the expanded, cell-sorted order), so expansion costs no copies
+            frame = pd.DataFrame(index=pd.RangeIndex(int(w.sum())))
             self._intersections["__rows__"] = Predictions(
-                np.repeat(self.y, w), np.repeat(self.score, w), attributes,
-                self.frame.iloc[index].reset_index(drop=True), self.mapping, self.source, self.fingerprint, self.notes)
+                np.repeat(self.y, w), np.repeat(self.score, w), attributes, frame, self.mapping, self.source,
+                self.fingerprint, self.notes)
         return self._intersections["__rows__"]
 
-    def with_note(self, note: str) -> "Predictions":
+    def with_note(self, note: str, resolution: float | None = None) -> "Predictions":
         return Predictions(self.y, self.score, self.attributes, self.frame, self.mapping, self.source,
-                           self.fingerprint, self.notes + (note,), weight=self.weight)
+                           self.fingerprint, self.notes + (note,), weight=self.weight,
+                           resolution=self.resolution if resolution is None else resolution)
 
     @property
     def attribute_names(self) -> list[str]:

@@ -13,12 +13,17 @@ def ece_bin_index(score: np.ndarray, n_bins: int = ECE_BINS) -> np.ndarray:
     return np.minimum(np.floor(np.asarray(score, float) * n_bins), n_bins - 1).astype(np.int64)
 
 
-def ece(score: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
-    """Σ_b |B_b|/n · |mean(y) − mean(p̂)| over equal-width bins of the positive-class probability."""
+def ece(score: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS, weights: np.ndarray | None = None) -> float:
+    """Σ_b |B_b|/n · |mean(y) − mean(p̂)| over equal-width bins of the positive-class probability.
+    ``weights``: rows per entry (weighted data)."""
     score = np.asarray(score, float)
     if score.size == 0:
         return float("nan")
     bins = ece_bin_index(score, n_bins)
+    if weights is not None:
+        return ece_from_sums(np.bincount(bins, weights=weights, minlength=n_bins),
+                             np.bincount(bins, weights=score * weights, minlength=n_bins),
+                             np.bincount(bins, weights=y * weights, minlength=n_bins))
     return ece_from_sums(np.bincount(bins, minlength=n_bins), np.bincount(bins, weights=score, minlength=n_bins),
                          np.bincount(bins, weights=y, minlength=n_bins))
 

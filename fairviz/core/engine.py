@@ -78,7 +78,8 @@ class SufficientStats:
                                  file_fingerprint=self.fingerprint, weights=self.table[COUNT].to_numpy())
         if not self.exact:
             pred = pred.with_note(f"Scores were reduced to cells of width {self.resolution:.2g} ({len(self.table):,} "
-                                  f"cells for {self.rows:,} rows); reported numbers move by less than 1e-4.")
+                                  f"cells for {self.rows:,} rows); reported numbers move by less than 1e-4.",
+                                  resolution=self.resolution)
         return pred
 
 

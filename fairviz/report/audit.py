@@ -28,7 +28,7 @@ class Audit:
         sections = []
         for section in SECTIONS:
             if section.name in self.results:
-                given = self.pred if section.weighted else self.pred.rows()
+                given = section.given(self.pred)
                 sections += section.to_html(given, self.results[section.name], self.data)
         return render_html(self.data, sections)
 
@@ -47,7 +47,7 @@ def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audi
     }
     results = {}
     for section in SECTIONS:
-        given = pred if section.weighted else pred.rows()
+        given = section.given(pred)
         results[section.name] = section.run(given, options)
         merge_section(data, section.to_dict(given, results[section.name], options))
     return Audit(clean(data), results, pred)

@@ -99,25 +99,31 @@ def _q(name: str) -> str:
 def reduction_sql(source: str, mapping: ColumnMapping, numeric_score: bool, cells: int = DEFAULT_CELLS) -> str:
     """The reduction, in SQL that DuckDB and Spark SQL both run: one row per (groups, label, score cell).
 
-    Output columns: g0…g{k-1}, y, cell, odd (a score outside [0, 1], NaN, or a non-numeric score, kept as is),
+    Output columns: g0…g{k-1}, y, cell, odd (NaN, ±inf or a non-numeric score as is; −1 / 2 for finite scores
+    below 0 / above 1),
     n, lo, hi, total (min, max and sum of the scores in the cell). ``cells`` = 0: one cell per distinct score."""
     keys = [f"{_q(g)} AS g{k}" for k, g in enumerate(mapping.groups)]
-    inner = f"SELECT {', '.join(keys)}, {_q(mapping.label)} AS y, {_q(mapping.score)} AS s FROM {source}"
+    score = f"CAST({_q(mapping.score)} AS DOUBLE)" if numeric_score else _q(mapping.score)
+    inner = f"SELECT {', '.join(keys)}, {_q(mapping.label)} AS y, {score} AS s FROM {source}"
     groups = [f"g{k}" for k in range(len(mapping.groups))] + ["y"]
     if not numeric_score:
         return (f"SELECT {', '.join(groups)}, NULL AS cell, s AS odd, COUNT(*) AS n, NULL AS lo, NULL AS hi, "
                 f"NULL AS total FROM ({inner}) t GROUP BY {', '.join(groups)}, s")
     inside = "s >= 0 AND s <= 1"
     cell = f"CASE WHEN {inside} THEN FLOOR(s * {int(cells)}) END" if cells else f"CASE WHEN {inside} THEN s END"
-    odd = f"CASE WHEN {inside} THEN NULL ELSE s END"
+    # outside [0, 1]: NaN and ±inf keep their value (≤ 3 cells); finite values below 0 / above 1 share one cell per
+    # side (code -1 / 2) with their count, min and max — all that validation reports — so the table stays bounded
+    odd = (f"CASE WHEN s IS NULL OR ({inside}) THEN NULL WHEN isnan(s) THEN s WHEN s - s <> 0 THEN s "
+           f"WHEN s > 1 THEN 2.0 ELSE -1.0 END")
     return (f"SELECT {', '.join(groups)}, {cell} AS cell, {odd} AS odd, COUNT(*) AS n, "
             f"MIN(s) AS lo, MAX(s) AS hi, SUM(s) AS total "
             f"FROM ({inner}) t GROUP BY {', '.join(groups)}, {cell}, {odd}")
 
 
 def _single_valued(cells: pd.DataFrame) -> bool:
+    """Every score cell inside [0, 1] holds one distinct score."""
     lo, hi = (pd.to_numeric(cells[c], errors="coerce").to_numpy(dtype=float) for c in ("lo", "hi"))
-    return bool(np.all(~np.isfinite(lo) | (lo == hi)))
+    return bool(np.all((lo == hi)[cells["cell"].notna().to_numpy()]))
 
 
 def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, fingerprint: str, engine: str,
@@ -131,12 +137,20 @@ def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, f
     exact = True
     if numeric:
         lo, hi, total = (pd.to_numeric(cells[c], errors="coerce").to_numpy(dtype=float) for c in ("lo", "hi", "total"))
-        in_range = np.isfinite(lo)
-        single = ~in_range | (lo == hi)
-        exact = bool(single.all())
+        odd = pd.to_numeric(cells["odd"], errors="coerce").to_numpy(dtype=float)
+        in_range = cells["cell"].notna().to_numpy()
+        single = lo == hi
+        exact = bool(single[in_range].all())
         with np.errstate(invalid="ignore", divide="ignore"):
             value = np.where(single, lo, total / n)        # one distinct score: itself; else the cell's mean
-        score = pd.Series(np.where(in_range, value, pd.to_numeric(cells["odd"], errors="coerce")), dtype=float)
+        outside = np.isin(odd, (-1.0, 2.0))                # finite scores outside [0, 1]: their min and max
+        value = np.where(in_range, value, np.where(outside, lo, odd))
+        split = outside & (n > 1) & ~single                # two entries: (min, n − 1 rows) and (max, 1 row)
+        if split.any():
+            extra = cells[split].copy()
+            cells, value, n = pd.concat([cells, extra], ignore_index=True), np.concatenate([value, hi[split]]), \
+                np.concatenate([np.where(split, n - 1, n), np.ones(int(split.sum()), dtype=np.int64)])
+        score = pd.Series(value, dtype=float)
     else:
         score = cells["odd"]                              # validation names the non-numeric values
     table = pd.DataFrame({g: cells[f"g{k}"] for k, g in enumerate(mapping.groups)})

@@ -98,6 +98,27 @@ def test_validation_names_the_same_problems_with_row_counts(tmp_path):
         reduce_path(path, ColumnMapping("y", "p", ("group",)))
 
 
+def test_scores_outside_the_unit_interval_are_counted_and_ranged_in_a_bounded_table(tmp_path):
+    """NaN is missing; ±inf and finite scores outside [0, 1] are named with their row counts and range, while the
+    table keeps one cell per side (a file of logits cannot make it as large as the file)."""
+    rng = np.random.default_rng(4)
+    score = rng.normal(0, 3, 5000)                                   # logits: mostly outside [0, 1]
+    score[:3] = [np.inf, -np.inf, np.nan]
+    frame = pd.DataFrame({"y": rng.integers(0, 2, 5000), "score": score, "group": rng.choice(["a", "b"], 5000)})
+    path = tmp_path / "logits.parquet"
+    frame.to_parquet(path)
+    mapping = ColumnMapping("y", "score", ("group",))
+    stats = reduce_path(path, mapping)
+    inside = int(((score >= 0) & (score <= 1)).sum())
+    assert len(stats.table) <= inside + 2 * 2 * (2 * 2 + 3)        # per group × label: 2 sides × 2 entries, NaN, ±inf
+    with pytest.raises(DataError) as rows:
+        build_predictions(frame, mapping)
+    with pytest.raises(DataError) as reduced:
+        stats.predictions()
+    assert reduced.value.problems == rows.value.problems
+    assert "2 infinite values" in rows.value.problems[0] and "look like logits" in rows.value.problems[1]
+
+
 def test_missing_rows_and_small_groups_are_counted_in_rows(tmp_path):
     frame = pd.DataFrame({"y": [1, 0, 1, 0, 1, 0, 1], "score": [0.5, 0.5, 0.5, np.nan, 0.2, 0.2, 0.9],
                           "group": ["a", "a", "a", "a", "b", "b", "c"]})

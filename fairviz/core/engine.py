@@ -240,6 +240,7 @@ class Engine:
             if self.threads:
                 config["threads"] = int(self.threads)
             self._con = duckdb.connect(config=config)
+            self._con.execute("SET enable_progress_bar = false")   # long reductions would draw into the CLI's output
         return self._con
 
     def spark(self):

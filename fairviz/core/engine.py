@@ -257,6 +257,7 @@ class Engine:
                        .config("spark.sql.ansi.doubleQuotedIdentifiers", "true")
                        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
                        .config("spark.ui.enabled", "false")
+                       .config("spark.ui.showConsoleProgress", "false")
                        .config("spark.sql.shuffle.partitions", "8"))
             self._spark = builder.getOrCreate()
             self._spark.sparkContext.setLogLevel("ERROR")

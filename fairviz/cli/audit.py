@@ -100,6 +100,7 @@ def run(args) -> int:
                                          cps_lambda=args.cps_lambda, explain=explain))
     if stats is not None:
         audit.data["engine"] = stats.to_dict()
+        audit.data["mapping"] = mapping.to_dict()      # the roles as chosen (the table itself carries only some)
     emit(summary(audit.data), audit.data, args.json)
     if args.html:
         args.html.write_text(audit.to_html(), encoding="utf-8")

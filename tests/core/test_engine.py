@@ -206,6 +206,9 @@ def test_calibration_reads_the_weighted_table_with_the_row_level_numbers():
         params = CalibrationParams(resamples=100, strategy=strategy)
         a = clean(calibration_to_dict(analyse(rows, "group × sex", params)))
         b = clean(calibration_to_dict(analyse(weighted, "group × sex", params)))
-        diffs = [d for d in numbers_differ(a, b, 1e-12) if not re.search(r"\.ece_(diff_)?ci", d[0])]
-        assert diffs == []
+        diffs = numbers_differ(a, b, 1e-12)
+        assert [d for d in diffs if not re.search(r"\.ece_(diff_)?ci", d[0])] == []
+        # the ECE intervals: Monte Carlo-sized differences only (resampling cells as if each were one row would
+        # widen them several-fold)
+        assert all(abs(x - y) < 0.02 for _, x, y in diffs), diffs
         assert a["calibration"]["overall"]["ece"] == pytest.approx(b["calibration"]["overall"]["ece"], abs=1e-12)

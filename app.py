@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values, read_table
+from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values, read_preview, read_table
 from fairviz.core.samples import DEFAULT_SAMPLE, samples
 from pages import _ui
 
@@ -56,24 +56,35 @@ def _upload() -> None:
         st.info("No file uploaded yet: the pages keep showing the current data.")
         return
     try:
-        frame, digest = _read(file.file_id, file.name, file.getvalue())
+        frame, digest, n_rows = _read(file.file_id, file.name, file.getvalue())
     except DataError as err:
         _ui.show_data_error(err, f"'{file.name}' could not be read")
         st.caption("The previous data stays loaded.")
         return
-    _mapping_form(frame, digest, file.name)
+    _mapping_form(frame, digest, file.name, n_rows, lambda columns: _read_columns(file.file_id, file.name,
+                                                                                  file.getvalue(), columns))
 
 
 @st.cache_data(show_spinner="Reading the file…", max_entries=4)
-def _read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
-    """Keyed on the upload's id: hashing hundreds of MB on every rerun would stall the page."""
-    return read_table(_raw, name)
+def _read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str, str]:
+    """The file's first rows (for the column roles) and its size from metadata: a file that would expand past the
+    memory limits is refused before it is decoded. Keyed on the upload's id: hashing hundreds of MB on every rerun
+    would stall the page."""
+    frame, digest, info = read_preview(_raw, name)
+    info.check([])                        # rows alone over the limit: say so now, not after the mapping
+    return frame, digest, f"{info.rows:,}" if info.rows_exact else f"about {info.rows:,}"
 
 
-def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
+@st.cache_data(show_spinner="Reading the chosen columns…", max_entries=2)
+def _read_columns(file_id: str, name: str, _raw: bytes, columns: tuple[str, ...]) -> tuple[pd.DataFrame, str]:
+    """Only the mapped columns are decoded (their size checked first)."""
+    return read_table(_raw, name, columns=columns)
+
+
+def _mapping_form(frame: pd.DataFrame, digest: str, name: str, rows: str, read_columns) -> None:
     guess = guess_mapping(frame)
     columns = list(frame.columns)
-    st.markdown(f"**{name}**: {len(frame):,} rows × {len(columns)} columns. Check the column roles:")
+    st.markdown(f"**{name}**: {rows} rows × {len(columns)} columns. Check the column roles:")
     st.dataframe(frame.head(5), width="stretch", hide_index=True)
     with st.form("mapping"):
         c1, c2, c3 = st.columns(3)
@@ -100,7 +111,10 @@ def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
                             text=None if text == "(none)" else text, features=tuple(features),
                             row_id=None if row_id == "(none)" else row_id, intersect=intersect)
     try:
-        pred = build_predictions(frame, mapping, source=name, file_fingerprint=digest)
+        chosen = (mapping.label, mapping.score, *mapping.groups, *mapping.features,
+                  *(c for c in (mapping.text, mapping.row_id) if c))
+        full, digest = read_columns(tuple(dict.fromkeys(chosen)))
+        pred = build_predictions(full, mapping, source=name, file_fingerprint=digest)
     except DataError as err:
         _ui.show_data_error(err)
         st.caption("Nothing was replaced: the pages keep showing the previous data until these are fixed.")

@@ -71,17 +71,21 @@ class _Cells:
         return self.boot[g]
 
 
-def _cells(score: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int, cells: int = CELLS) -> _Cells:
+def _cells(score: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int, cells: int = CELLS,
+           weights: np.ndarray | None = None) -> _Cells:
     cell = _cell_index(score, cells)
     flat = (codes.astype(np.int64) * 2 + y.astype(np.int64)) * cells + cell
     size = n_groups * 2 * cells
     p = np.clip(score, EPS, 1 - EPS)
     loss = np.where(y == 1, -np.log(p), -np.log1p(-p))
     shape = (n_groups, 2, cells)
-    return _Cells(np.bincount(flat, minlength=size).reshape(shape),
-                  np.bincount(flat, weights=score, minlength=size).reshape(shape),
-                  np.bincount(flat, weights=loss, minlength=size).reshape(shape),
-                  np.bincount(flat, weights=(score - y) ** 2, minlength=size).reshape(shape))
+    w = 1 if weights is None else weights             # weighted data: entry k stands for weights[k] rows
+    counts = np.bincount(flat, minlength=size) if weights is None else \
+        np.bincount(flat, weights=weights, minlength=size).round().astype(np.int64)
+    return _Cells(counts.reshape(shape),
+                  np.bincount(flat, weights=score * w, minlength=size).reshape(shape),
+                  np.bincount(flat, weights=loss * w, minlength=size).reshape(shape),
+                  np.bincount(flat, weights=(score - y) ** 2 * w, minlength=size).reshape(shape))
 
 
 def analyse(pred: Predictions, attribute: str | None = None, params: CalibrationParams = CalibrationParams(),
@@ -90,38 +94,43 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
     view = pred.groups(attribute)
     names = list(view.names)
     n_groups = len(names)
-    score, y, codes = pred.score, pred.y, view.codes
+    score, y, codes, w = pred.score, pred.y, view.codes, pred.weight     # w: rows per entry (weighted data) or None
     notes: list[str] = []
 
     report(0.05, "Binning and aggregating")
-    clipped, n_clipped = clip_scores(score)
-    clipped_by_group = np.bincount(codes[clipped != score], minlength=n_groups)
+    clipped, n_clipped = clip_scores(score, weights=w)
+    changed = clipped != score
+    clipped_by_group = np.bincount(codes[changed], weights=None if w is None else w[changed],
+                                   minlength=n_groups).astype(np.int64)
     if n_clipped:
         notes.append(f"{n_clipped:,} rows have a score of exactly 0 or 1 (or within {EPS:g} of it): logit(p̂) is "
                      f"undefined there, so they were clipped to [{EPS:g}, 1 − {EPS:g}] for the logistic tests, the "
                      "smooth curve and the log-loss. Bins, ECE and Brier use the scores as given.")
-    tables = _reliability_tables(score, y, codes, n_groups, params)
-    lc = logit_counts(score, y, codes, n_groups)
+    tables = _reliability_tables(score, y, codes, n_groups, params, w)
+    lc = logit_counts(score, y, codes, n_groups, weights=w)
     if lc.step:
         notes.append(f"More than {GLM_SUPPORT:,} distinct scores: the logistic tests ran on logit(p̂) rounded to a grid "
                      f"of step {lc.step:.4f} (a negligible change at this sample size).")
-    cells = _cells(score, y, codes, n_groups)
+    cells = _cells(score, y, codes, n_groups, weights=w)
     distinct, ranks = np.unique(score, return_inverse=True)
 
     rng = np.random.default_rng(params.seed)
     # ECE resamples: one computation per rows and settings, shared with the residual page (core.ece)
     ece_boot = [ece_resamples(score[codes == g], y[codes == g], params.resamples, group_seed(params.seed, name),
-                              key=(pred.fingerprint, view.attribute, name)) for g, name in enumerate(names)]
-    ece_boot.append(ece_resamples(score, y, params.resamples, params.seed, key=(pred.fingerprint, "all rows")))
+                              key=(pred.fingerprint, view.attribute, name),
+                              weights=None if w is None else w[codes == g]) for g, name in enumerate(names)]
+    ece_boot.append(ece_resamples(score, y, params.resamples, params.seed, key=(pred.fingerprint, "all rows"),
+                                  weights=w))
     results = []
     for g, name in enumerate(names):
         report(0.1 + 0.75 * g / n_groups, f"Group {name}")
         mask = codes == g
         results.append(_group_result(name, g, score[mask], y[mask], ranks[mask], distinct.size, lc, cells,
-                                     tables, int(clipped_by_group[g]), params, rng, ece_boot[g]))
+                                     tables, int(clipped_by_group[g]), params, rng, ece_boot[g],
+                                     None if w is None else w[mask]))
     report(0.85, "All rows")
     overall = _group_result(OVERALL, None, score, y, ranks, distinct.size, lc, cells, tables, n_clipped, params, rng,
-                            ece_boot[-1])
+                            ece_boot[-1], w)
 
     report(0.9, "Comparing groups")
     joint_adj = stats.benjamini_hochberg([r.linear.joint.p if r.linear.ok else np.nan for r in results])
@@ -144,15 +153,17 @@ def _with_adjusted(r: GroupCalibration, joint: float, nonlinear: float) -> Group
     return replace(r, joint_p_adjusted=float(joint), nonlinear_p_adjusted=float(nonlinear))
 
 
-def _reliability_tables(score, y, codes, n_groups, params: CalibrationParams) -> dict:
+def _reliability_tables(score, y, codes, n_groups, params: CalibrationParams, w=None) -> dict:
     """strategy → list of tables (one per group, then overall). Equal-width bins in one bincount pass."""
     out = {}
     k = params.n_bins
     edges = np.round(np.linspace(0.0, 1.0, k + 1), 12)
     flat = codes.astype(np.int64) * k + ece_bin_index(score, k)
-    n = np.bincount(flat, minlength=n_groups * k).reshape(n_groups, k)
-    n_pos = np.bincount(flat, weights=y, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
-    sums = np.bincount(flat, weights=score, minlength=n_groups * k).reshape(n_groups, k)
+    ones = 1 if w is None else w
+    n = np.bincount(flat, minlength=n_groups * k).reshape(n_groups, k) if w is None else \
+        np.bincount(flat, weights=w, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
+    n_pos = np.bincount(flat, weights=y * ones, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
+    sums = np.bincount(flat, weights=score * ones, minlength=n_groups * k).reshape(n_groups, k)
     uniform = [reliability_from_sums(edges[:-1], edges[1:], n[g], n_pos[g], sums[g], params.level,
                                      params.ci_method, "uniform") for g in range(n_groups)]
     uniform.append(reliability_from_sums(edges[:-1], edges[1:], n.sum(0), n_pos.sum(0), sums.sum(0), params.level,
@@ -161,13 +172,14 @@ def _reliability_tables(score, y, codes, n_groups, params: CalibrationParams) ->
     quantile = []
     for g in [*range(n_groups), None]:
         mask = slice(None) if g is None else codes == g
-        quantile.append(reliability_table(y[mask], score[mask], k, "quantile", params.level, params.ci_method))
+        quantile.append(reliability_table(y[mask], score[mask], k, "quantile", params.level, params.ci_method,
+                                          None if w is None else w[mask]))
     out["quantile"] = quantile
     return out
 
 
 def _group_result(name, g, score, y, ranks, n_distinct, lc: LogitCounts, cells: _Cells, tables, n_clipped,
-                  params: CalibrationParams, rng, ece_boot: np.ndarray) -> GroupCalibration:
+                  params: CalibrationParams, rng, ece_boot: np.ndarray, w=None) -> GroupCalibration:
     index = -1 if g is None else g
     gamma, n, s = lc.group(g)
     linear = linear_bias_test(gamma, n, s, params.min_events)
@@ -176,13 +188,15 @@ def _group_result(name, g, score, y, ranks, n_distinct, lc: LogitCounts, cells: 
     curve = smooth_curve(fitted[0], fitted[1], gamma, n, fitted[2], params.level)
 
     boot = _boot_counts(g, cells, params, rng)                 # (B, 2, M)
-    ece_value = ece(score, y)
-    residual = np.bincount(_cell_index(score), weights=y - score, minlength=CELLS)
-    sm_value, sm_sigma = smooth_ece_from_masses(residual, score.size)
+    ece_value = ece(score, y, weights=w)
+    rows = int(y.size) if w is None else int(w.sum())
+    residual = np.bincount(_cell_index(score), weights=(y - score) * (1 if w is None else w), minlength=CELLS)
+    sm_value, sm_sigma = smooth_ece_from_masses(residual, rows)
     sm_boot = _smooth_resamples(cells, g, boot, float(sm_sigma[0]))
-    performance = _performance(y, score, ranks, n_distinct, boot, cells, g, params)
+    performance = _performance(y, score, ranks, n_distinct, boot, cells, g, params, w)
     return GroupCalibration(
-        name=name, n=int(y.size), n_pos=int(y.sum()), mean_score=float(score.mean()), observed_rate=float(y.mean()),
+        name=name, n=rows, n_pos=int(y.sum()) if w is None else int((y * w).sum()),
+        mean_score=float(np.average(score, weights=w)), observed_rate=float(np.average(y, weights=w)),
         n_clipped=n_clipped, reliability={k: v[index] for k, v in tables.items()},
         ece=ece_value, ece_ci=_interval(ece_boot, params.level),
         smooth_ece=float(sm_value[0]), smooth_ece_ci=_interval(sm_boot, params.level),
@@ -235,13 +249,14 @@ def _smooth_ece_of_counts(boot: np.ndarray, means: np.ndarray, near: float | Non
     return np.concatenate(out)
 
 
-def _performance(y, score, ranks, n_distinct, boot, cells: _Cells, g, params: CalibrationParams) -> Performance:
-    n_pos = int(y.sum())
-    n_neg = int(y.size - n_pos)
-    neg = np.bincount(ranks[y == 0], minlength=n_distinct)
-    pos = np.bincount(ranks[y == 1], minlength=n_distinct)
+def _performance(y, score, ranks, n_distinct, boot, cells: _Cells, g, params: CalibrationParams,
+                 w=None) -> Performance:
+    n_pos = int(y.sum()) if w is None else int((y * w).sum())
+    n_neg = int(y.size - n_pos) if w is None else int(w.sum() - n_pos)
+    neg = np.bincount(ranks[y == 0], weights=None if w is None else w[y == 0], minlength=n_distinct)
+    pos = np.bincount(ranks[y == 1], weights=None if w is None else w[y == 1], minlength=n_distinct)
     auc = float(auroc_from_counts(neg, pos)[0])
-    ll, br = log_loss(y, score), brier(y, score)
+    ll, br = log_loss(y, score, w), brier(y, score, w)
     level = params.level
     if boot.shape[0]:
         counts = cells.counts.sum(0) if g is None else cells.counts[g]

@@ -124,7 +124,7 @@ class LogitCounts:
 
 
 def logit_counts(score: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int,
-                 max_support: int = GLM_SUPPORT) -> LogitCounts:
+                 max_support: int = GLM_SUPPORT, weights: np.ndarray | None = None) -> LogitCounts:
     distinct, inverse = np.unique(score, return_inverse=True)
     if distinct.size <= max_support:
         gamma = logit(distinct)
@@ -138,8 +138,12 @@ def logit_counts(score: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: 
         cell = np.clip(np.rint((g - lo) / step), 0, max_support - 1).astype(np.int64)
     k = gamma.size
     flat = codes.astype(np.int64) * k + cell
-    n = np.bincount(flat, minlength=n_groups * k).reshape(n_groups, k)
-    s = np.bincount(flat, weights=y, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
+    if weights is None:
+        n = np.bincount(flat, minlength=n_groups * k).reshape(n_groups, k)
+        s = np.bincount(flat, weights=y, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
+    else:                                           # weighted data: entry k stands for weights[k] rows
+        n = np.bincount(flat, weights=weights, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
+        s = np.bincount(flat, weights=y * weights, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
     return LogitCounts(gamma, n, s, step)
 
 

@@ -25,11 +25,13 @@ def auroc(y: np.ndarray, score: np.ndarray) -> float:
     return float(auroc_from_counts(neg, pos)[0])
 
 
-def log_loss(y: np.ndarray, score: np.ndarray) -> float:
+def log_loss(y: np.ndarray, score: np.ndarray, weights: np.ndarray | None = None) -> float:
     p = np.clip(np.asarray(score, float), EPS, 1 - EPS)
     y = np.asarray(y, float)
-    return float(-np.mean(y * np.log(p) + (1 - y) * np.log1p(-p))) if p.size else float("nan")
+    return float(-np.average(y * np.log(p) + (1 - y) * np.log1p(-p), weights=weights)) if p.size else float("nan")
 
 
-def brier(y: np.ndarray, score: np.ndarray) -> float:
-    return float(np.mean((np.asarray(score, float) - np.asarray(y, float)) ** 2)) if np.size(y) else float("nan")
+def brier(y: np.ndarray, score: np.ndarray, weights: np.ndarray | None = None) -> float:
+    if not np.size(y):
+        return float("nan")
+    return float(np.average((np.asarray(score, float) - np.asarray(y, float)) ** 2, weights=weights))

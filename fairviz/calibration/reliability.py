@@ -10,11 +10,12 @@ from fairviz.calibration.results import EPS, RCS_QUANTILES, ReliabilityTable
 from fairviz.core.ece import ece_bin_index
 
 
-def clip_scores(score: np.ndarray, eps: float = EPS) -> tuple[np.ndarray, int]:
+def clip_scores(score: np.ndarray, eps: float = EPS, weights: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """p̂ clipped to [eps, 1 − eps] (logit needs 0 < p̂ < 1) and how many rows it changed."""
     score = np.asarray(score, dtype=float)
     clipped = np.clip(score, eps, 1 - eps)
-    return clipped, int(np.count_nonzero(clipped != score))
+    changed = clipped != score
+    return clipped, int(np.count_nonzero(changed)) if weights is None else int(weights[changed].sum())
 
 
 def logit(p: np.ndarray) -> np.ndarray:
@@ -54,13 +55,30 @@ def binomial_interval(n_pos, n, level: float = 0.95, method: str = "beta_uniform
     return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
 
 
-def bin_edges(score: np.ndarray, n_bins: int, strategy: str) -> np.ndarray:
+def bin_edges(score: np.ndarray, n_bins: int, strategy: str, weights: np.ndarray | None = None) -> np.ndarray:
     """Equal-width edges on [0, 1], or equal-count edges (quantiles; repeated edges dropped, as pd.qcut does)."""
     if strategy == "uniform":
         return np.round(np.linspace(0.0, 1.0, n_bins + 1), 12)
     if score.size == 0:
         return np.array([0.0, 1.0])
+    if weights is not None:
+        return np.unique(weighted_quantile(score, weights, np.linspace(0.0, 1.0, n_bins + 1)))
     return np.unique(np.quantile(score, np.linspace(0.0, 1.0, n_bins + 1)))
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``np.quantile`` (linear method) of the rows that ``weights`` stand for, without expanding them."""
+    order = np.argsort(values, kind="stable")
+    sorted_values, cum = values[order], np.cumsum(weights[order])
+    position = (cum[-1] - 1) * np.asarray(q, dtype=float)
+    below = np.floor(position)
+
+    def at(k):                                    # the k-th smallest row (0-based)
+        return sorted_values[np.minimum(np.searchsorted(cum, k, side="right"), sorted_values.size - 1)]
+
+    a, b, t = at(below), at(np.minimum(below + 1, cum[-1] - 1)), position - below
+    diff = b - a                                   # numpy's lerp, so edges equal the row-level ones
+    return np.where(t >= 0.5, b - diff * (1 - t), a + diff * t)
 
 
 def bin_index(score: np.ndarray, edges: np.ndarray) -> np.ndarray:
@@ -89,16 +107,20 @@ def reliability_from_sums(lower, upper, n, n_pos, score_sum, level: float = 0.95
 
 
 def reliability_table(y: np.ndarray, score: np.ndarray, n_bins: int = 10, strategy: str = "uniform",
-                      level: float = 0.95, ci_method: str = "beta_uniform") -> ReliabilityTable:
-    """The lecture's binning table (§4.2.2) for one set of rows."""
+                      level: float = 0.95, ci_method: str = "beta_uniform",
+                      weights: np.ndarray | None = None) -> ReliabilityTable:
+    """The lecture's binning table (§4.2.2) for one set of rows (``weights``: rows per entry)."""
     score = np.asarray(score, dtype=float)
     y = np.asarray(y)
-    edges = bin_edges(score, n_bins, strategy)
+    edges = bin_edges(score, n_bins, strategy, weights)
     k = edges.size - 1
     idx = bin_index(score, edges)
-    return reliability_from_sums(edges[:-1], edges[1:], np.bincount(idx, minlength=k),
-                                 np.bincount(idx, weights=y, minlength=k).round().astype(np.int64),
-                                 np.bincount(idx, weights=score, minlength=k), level, ci_method, strategy)
+    w = np.ones(score.size) if weights is None else weights
+    return reliability_from_sums(edges[:-1], edges[1:],
+                                 np.bincount(idx, minlength=k) if weights is None else
+                                 np.bincount(idx, weights=w, minlength=k).round().astype(np.int64),
+                                 np.bincount(idx, weights=y * w, minlength=k).round().astype(np.int64),
+                                 np.bincount(idx, weights=score * w, minlength=k), level, ci_method, strategy)
 
 
 def pearson_residuals(y: np.ndarray, score: np.ndarray, eps: float = EPS) -> np.ndarray:

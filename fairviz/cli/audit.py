@@ -6,6 +6,7 @@ from pathlib import Path
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
+from fairviz.core.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine, resolve
 from fairviz.core.samples import match_sample
 from fairviz.explain.run import ExplainSettings
 from fairviz.report.audit import AuditOptions, run_audit
@@ -16,8 +17,14 @@ from fairviz.sample_size.analysis import MatchParams
 
 
 def add_parser(commands) -> None:
-    audit = commands.add_parser("audit", help="audit a predictions file (CSV or Parquet) and write JSON/HTML")
-    audit.add_argument("path", help="CSV or Parquet file with one row per prediction")
+    audit = commands.add_parser("audit", help="audit a predictions file (CSV, Parquet, or a folder/glob of Parquet) "
+                                              "and write JSON/HTML")
+    audit.add_argument("path", help="CSV or Parquet file, or a folder or glob of Parquet files, one row per prediction")
+    audit.add_argument("--engine", choices=ENGINES, default="duckdb",
+                       help="what reduces the rows to counts per (group, label, score): 'duckdb' (embedded, reads "
+                            "files larger than memory) or 'spark' (a cluster; Java needed)")
+    audit.add_argument("--spark-master", help=f"Spark master URL for --engine spark (default {DEFAULT_SPARK_MASTER})")
+    audit.add_argument("--memory-limit", help="DuckDB memory limit, e.g. '2GB' (larger inputs spill to disk)")
     audit.add_argument("--label", help="label column (binary); guessed from the names when omitted")
     audit.add_argument("--score", help="score column: predicted probability of the positive class, in [0, 1]")
     audit.add_argument("--group", action="append", help="group column; repeat for more attributes "
@@ -55,7 +62,11 @@ def run(args) -> int:
         raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
     if args.cps_lambda < 0:
         raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
-    frame, digest = read_table(args.path)
+    if args.spark_master and args.engine != "spark":
+        raise DataError("--spark-master needs --engine spark.")
+    engine = Engine(args.engine, master=args.spark_master, memory_limit=args.memory_limit)
+    source = resolve(args.path)
+    frame = engine.preview(source)
     sample = match_sample(args.path)
     args, note = apply_sample_settings(args, sample)
     guess = sample.mapping if sample is not None else guess_mapping(frame)
@@ -64,7 +75,16 @@ def run(args) -> int:
                             positive_label=args.positive_label if args.positive_label is not None else guess.positive_label,
                             text=args.text or (guess.text if guess.text in frame else None),
                             row_id=guess.row_id, intersect=args.intersect)
-    pred = build_predictions(frame, mapping, source=Path(args.path).name, file_fingerprint=digest)
+    stats = None
+    if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
+        if source.format != "csv" and len(source.files) > 1:
+            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
+        columns = [c for c in (mapping.label, mapping.score, *mapping.groups, mapping.text, mapping.row_id) if c]
+        frame, digest = read_table(source.files[0], columns=columns)
+        pred = build_predictions(frame, mapping, source=source.name, file_fingerprint=digest)
+    else:                             # every classification section reads the engine's table
+        stats = engine.reduce(source, mapping)
+        pred = stats.predictions()
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)
@@ -83,6 +103,9 @@ def run(args) -> int:
     audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
                                          calibration=calibration, benefit=args.benefit, match=match,
                                          cps_lambda=args.cps_lambda, explain=explain))
+    if stats is not None:
+        audit.data["engine"] = stats.to_dict()
+        audit.data["mapping"] = mapping.to_dict()      # the roles as chosen (the table itself carries only some)
     if note:
         audit.data["notes"].append(note)
     emit(summary(audit.data), audit.data, args.json)

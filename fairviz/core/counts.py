@@ -68,10 +68,11 @@ def difference(a: float | None, b: float | None) -> float | None:
 
 
 def confusion_by_group(y: np.ndarray, predicted: np.ndarray, codes: np.ndarray,
-                       n_groups: int) -> list[ConfusionCounts]:
-    """Confusion counts of each group code 0…n_groups−1 (``predicted`` is the 0/1 decision)."""
+                       n_groups: int, weights: np.ndarray | None = None) -> list[ConfusionCounts]:
+    """Confusion counts of each group code 0…n_groups−1 (``predicted`` is the 0/1 decision). With ``weights`` each
+    entry stands for that many rows (the counts of the sufficient-statistics table)."""
     cells = np.bincount(codes.astype(np.int64) * 4 + 2 * y.astype(np.int64) + predicted.astype(np.int64),
-                        minlength=4 * n_groups).reshape(n_groups, 4)
+                        weights=weights, minlength=4 * n_groups).astype(np.int64).reshape(n_groups, 4)
     # cell index 2·y + ŷ: 0 = tn, 1 = fp, 2 = fn, 3 = tp
     return [ConfusionCounts(tp=int(c[3]), fn=int(c[2]), fp=int(c[1]), tn=int(c[0])) for c in cells]
 

@@ -59,10 +59,11 @@ class GroupView:
     attribute: str
     codes: np.ndarray           # int32, one per row, index into ``names``
     names: tuple[str, ...]
+    weights: np.ndarray | None = field(default=None, repr=False, compare=False)   # rows per entry (weighted data)
 
     @property
     def sizes(self) -> np.ndarray:
-        return np.bincount(self.codes, minlength=len(self.names))
+        return _bincount(self.codes, self.weights, len(self.names))
 
     def mask(self, name: str) -> np.ndarray:
         return self.codes == self.names.index(name)
@@ -81,10 +82,40 @@ class Predictions:
     fingerprint: str                    # hash of the file's bytes + mapping: the cache key of every analysis
     notes: tuple[str, ...] = ()         # what validation changed (dropped rows, small groups), for display
     _intersections: dict = field(default_factory=dict, repr=False, compare=False)   # 'a × b' → GroupView, built once
+    # Weighted data (from fairviz.core.engine's sufficient statistics): entry k stands for weight[k] identical rows
+    # (same groups, label and score). None: one entry per row.
+    weight: np.ndarray | None = field(default=None, repr=False, compare=False)
+    resolution: float = 0.0             # weighted data: 0 = exact scores, else the width of the score cells
 
     @property
     def n(self) -> int:
-        return int(self.y.size)
+        """Rows represented (the sum of the weights for weighted data)."""
+        return int(self.y.size) if self.weight is None else int(self.weight.sum())
+
+    @property
+    def weighted(self) -> bool:
+        return self.weight is not None
+
+    def rows(self) -> "Predictions":
+        """One entry per row: weighted data expanded (``np.repeat``) for the analyses that need rows (knees on all
+        points, D*, hover examples, Mann–Whitney). Built once, then kept; unweighted data is returned as is."""
+        if self.weight is None:
+            return self
+        if "__rows__" not in self._intersections:
+            w = self.weight
+            attributes = {k: GroupView(v.attribute, np.repeat(v.codes, w), v.names) for k, v in self.attributes.items()}
+            # the table's columns are the label, score and groups already held above: the rows' frame is only an
+            # index (hover labels read "row k" of the expanded, cell-sorted order), so expansion costs no copies
+            frame = pd.DataFrame(index=pd.RangeIndex(int(w.sum())))
+            self._intersections["__rows__"] = Predictions(
+                np.repeat(self.y, w), np.repeat(self.score, w), attributes, frame, self.mapping, self.source,
+                self.fingerprint, self.notes)
+        return self._intersections["__rows__"]
+
+    def with_note(self, note: str, resolution: float | None = None) -> "Predictions":
+        return Predictions(self.y, self.score, self.attributes, self.frame, self.mapping, self.source,
+                           self.fingerprint, self.notes + (note,), weight=self.weight,
+                           resolution=self.resolution if resolution is None else resolution)
 
     @property
     def attribute_names(self) -> list[str]:
@@ -100,7 +131,8 @@ class Predictions:
             parts = name.split(INTERSECTION_SEP)
             if len(parts) != 2 or not all(p in self.attributes for p in parts):
                 raise KeyError(f"unknown group attribute {name!r}")
-            self._intersections[name] = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]])
+            self._intersections[name] = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]],
+                                                          self.weight)
         return self._intersections[name]
 
     def choices(self) -> list[str]:
@@ -120,6 +152,8 @@ class Predictions:
 
     def with_shuffled_groups(self, seed: int) -> "Predictions":
         """The same rows with every attribute's group labels permuted (sizes kept): the paper's null control."""
+        if self.weight is not None:
+            return self.rows().with_shuffled_groups(seed)
         rng = np.random.default_rng(seed)
         shuffled = {name: GroupView(view.attribute, rng.permutation(view.codes), view.names)
                     for name, view in self.attributes.items()}
@@ -130,23 +164,61 @@ class Predictions:
 
 # ----------------------------------------------------------------------------------------------- reading
 
-def read_table(source: str | Path | bytes | io.IOBase, name: str | None = None) -> tuple[pd.DataFrame, str]:
-    """Read CSV or Parquet from a path or bytes. Returns (frame, fingerprint of the bytes)."""
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.exists():
-            raise DataError(f"File not found: {path}")
-        name = name or path.name
-        raw = path.read_bytes()
-    elif isinstance(source, bytes):
-        raw = source
-    else:
-        raw = source.read()
-    name = name or "upload"
-    if not raw or not raw.strip():
-        raise DataError(f"'{name}' is empty: there are no rows to analyse.")
-    digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
-    frame = _parse(raw, name)
+# What one upload or CLI read may hold in memory. Checked from metadata *before* anything is decoded (a Parquet
+# footer knows its rows, columns and sizes; a CSV its byte size and, from its first megabyte, a row estimate), and
+# counted on the columns actually read: pass ``columns`` to read only the mapped ones.
+MAX_CELLS = 100_000_000              # rows × columns read (≈ 0.8 GB of float64)
+MAX_BYTES = 2 * 1024 ** 3            # estimated in-memory size of the columns read
+PREVIEW_ROWS = 10_000                # what the column-mapping form sees before the mapped columns are read
+_SAMPLE_BYTES = 1 << 20              # the CSV prefix used to estimate rows per byte
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """What a file holds, from metadata: no row is decoded to know it."""
+
+    name: str
+    format: str                      # "parquet" or "csv"
+    columns: tuple[str, ...]
+    rows: int                        # exact for Parquet, estimated from the first megabyte for CSV
+    rows_exact: bool
+    file_bytes: int
+    column_bytes: dict = field(default_factory=dict)   # column → estimated in-memory bytes (all rows)
+
+    def memory(self, columns: list[str] | tuple[str, ...] | None = None) -> int:
+        chosen = self.columns if columns is None else columns
+        return int(sum(self.column_bytes.get(c, 8 * self.rows) for c in chosen))
+
+    def check(self, columns: list[str] | tuple[str, ...] | None = None) -> None:
+        """Raise a DataError when reading ``columns`` (all when None) would exceed the documented limits."""
+        chosen = self.columns if columns is None else tuple(columns)
+        about = "" if self.rows_exact else "about "
+        if self.rows > MAX_ROWS:
+            raise DataError(f"'{self.name}' has {about}{self.rows:,} rows; the limit is {MAX_ROWS:,}. "
+                            "Sample it, or aggregate first (the fairviz audit CLI reduces larger files out of core).")
+        cells = self.rows * len(chosen)
+        what = "its columns" if columns is None else f"the {len(chosen)} chosen columns"
+        if cells > MAX_CELLS:
+            raise DataError(f"'{self.name}' would expand to {about}{self.rows:,} rows × {len(chosen):,} columns "
+                            f"({cells:,} cells) when reading {what}; the limit is {MAX_CELLS:,} cells. "
+                            "Read fewer columns (map only the ones you need), or sample the rows.")
+        size = self.memory(chosen)
+        if size > MAX_BYTES:
+            raise DataError(f"'{self.name}' would take about {size / 1024 ** 3:.1f} GB in memory when reading {what}; "
+                            f"the limit is {MAX_BYTES / 1024 ** 3:.0f} GB. Read fewer columns, or sample the rows.")
+
+
+def read_table(source: str | Path | bytes | io.IOBase, name: str | None = None,
+               columns: list[str] | tuple[str, ...] | None = None) -> tuple[pd.DataFrame, str]:
+    """Read CSV or Parquet from a path or bytes. Returns (frame, fingerprint of the bytes).
+
+    The size is checked from metadata before anything is decoded (``TableInfo.check``), and with ``columns`` only
+    those columns are read (a column that is not in the file is reported by the mapping checks, not here)."""
+    raw, name, digest = _raw(source, name)
+    info = inspect_table(raw, name)
+    wanted = None if columns is None else [c for c in dict.fromkeys(columns) if c in info.columns]
+    info.check(wanted)
+    frame = _parse(raw, name, info, wanted)
     if frame.shape[1] == 0 or frame.shape[0] == 0:
         raise DataError(f"'{name}' has a header but no data rows.")
     if frame.shape[0] > MAX_ROWS:
@@ -156,38 +228,160 @@ def read_table(source: str | Path | bytes | io.IOBase, name: str | None = None) 
     return frame, digest
 
 
-def _parse(raw: bytes, name: str) -> pd.DataFrame:
-    if raw[:4] == b"PAR1" or name.lower().endswith((".parquet", ".pq")):
+def read_preview(source: str | Path | bytes | io.IOBase, name: str | None = None,
+                 rows: int = PREVIEW_ROWS) -> tuple[pd.DataFrame, str, TableInfo]:
+    """The first ``rows`` rows (every column), the file's fingerprint and its metadata: enough for the column
+    mapping form, whatever the file's size. Read the mapped columns afterwards with ``read_table(columns=…)``."""
+    raw, name, digest = _raw(source, name)
+    info = inspect_table(raw, name)
+    if info.format == "parquet":
+        frame = _parquet_head(raw, name, rows)
+    else:
+        frame = _parse(raw[:_csv_prefix_end(raw, rows)], name, None, None)
+    if frame.shape[1] == 0 or frame.shape[0] == 0:
+        raise DataError(f"'{name}' has a header but no data rows.")
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame, digest, info
+
+
+def inspect_table(raw: bytes, name: str) -> TableInfo:
+    """Rows, columns and in-memory size of a CSV or Parquet file from its metadata (nothing decoded)."""
+    if _is_parquet(raw, name):
+        import pyarrow.parquet as pq
         try:
-            return pd.read_parquet(io.BytesIO(raw))
+            meta = pq.ParquetFile(io.BytesIO(raw)).metadata
+            schema = meta.schema.to_arrow_schema()
+        except Exception as err:  # pyarrow raises many types for a damaged file
+            raise DataError(f"'{name}' could not be read as Parquet ({type(err).__name__}).") from None
+        rows = int(meta.num_rows)
+        encoded = dict.fromkeys(schema.names, 0)
+        for r in range(meta.num_row_groups):
+            group = meta.row_group(r)
+            for c in range(group.num_columns):
+                top = group.column(c).path_in_schema.split(".")[0]
+                if top in encoded:
+                    encoded[top] += group.column(c).total_uncompressed_size
+        column_bytes = {f.name: rows * _arrow_width(f.type) + encoded.get(f.name, 0) * (not _fixed(f.type))
+                        for f in schema}
+        return TableInfo(name, "parquet", tuple(schema.names), rows, True, len(raw), column_bytes)
+    if b"\x00" in raw[:4096]:
+        raise DataError(f"'{name}' looks like a binary file, not CSV or Parquet.")
+    head = raw[:_SAMPLE_BYTES]
+    first_line = head.split(b"\n", 1)[0]
+    lines = max(head.count(b"\n"), 1)
+    rows = max(lines - 1, 1) if len(head) == len(raw) else int(len(raw) / (len(head) / lines))
+    text = first_line.decode("utf-8", errors="replace")
+    sep = "," if "," in text else next((s for s in ("\t", ";", "|") if s in text), ",")
+    names = tuple(c.strip().strip('"') for c in text.rstrip("\r").split(sep))
+    per_column = len(raw) / max(len(names), 1)          # text columns: about their bytes; numbers: 8 bytes a row
+    column_bytes = {c: int(max(8 * rows, per_column * 1.5)) for c in names}
+    return TableInfo(name, "csv", names, rows, len(head) == len(raw), len(raw), column_bytes)
+
+
+def _raw(source, name: str | None) -> tuple[bytes, str, str]:
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.exists():
+            raise DataError(f"File not found: {path}")
+        name = name or path.name
+        raw = path.read_bytes()
+    elif isinstance(source, (bytes, bytearray, memoryview)):
+        raw = bytes(source)
+    else:
+        raw = source.read()
+    name = name or "upload"
+    if not raw or not raw[:65536].strip() and not raw.strip():
+        raise DataError(f"'{name}' is empty: there are no rows to analyse.")
+    return raw, name, hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def _is_parquet(raw: bytes, name: str) -> bool:
+    return raw[:4] == b"PAR1" or name.lower().endswith((".parquet", ".pq"))
+
+
+def _fixed(arrow_type) -> bool:
+    try:
+        return arrow_type.bit_width > 0
+    except ValueError:
+        return False
+
+
+def _arrow_width(arrow_type) -> int:
+    """Bytes per row of a column in memory: the fixed width, or 8 (offsets) + the encoded data for variable ones."""
+    return max(arrow_type.bit_width // 8, 1) if _fixed(arrow_type) else 8
+
+
+def _parquet_head(raw: bytes, name: str, rows: int) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    try:
+        reader = pq.ParquetFile(io.BytesIO(raw))
+        batch = next(reader.iter_batches(batch_size=rows), None)
+        table = pa.Table.from_batches([batch]) if batch is not None else reader.schema_arrow.empty_table()
+        return table.to_pandas()
+    except Exception as err:  # noqa: BLE001
+        raise DataError(f"'{name}' could not be read as Parquet ({type(err).__name__}).") from None
+
+
+def _csv_prefix_end(raw: bytes, rows: int) -> int:
+    """Byte offset just after the ``rows``-th data line (the whole file when it is shorter)."""
+    end = -1
+    for _ in range(rows + 1):
+        end = raw.find(b"\n", end + 1)
+        if end < 0:
+            return len(raw)
+    return end + 1
+
+
+def _parse(raw: bytes, name: str, info: TableInfo | None = None, columns: list[str] | None = None) -> pd.DataFrame:
+    """Decode the file (only ``columns`` when given). CSV bytes go to pyarrow's parser as bytes, never through one
+    Python string of the whole file; odd dialects fall back to pandas' parser on a byte stream."""
+    if _is_parquet(raw, name):
+        import pyarrow.parquet as pq
+        try:
+            return _to_pandas(pq.read_table(io.BytesIO(raw), columns=columns))
         except Exception as err:  # pyarrow raises many types for a damaged file
             raise DataError(f"'{name}' could not be read as Parquet ({type(err).__name__}).") from None
     if b"\x00" in raw[:4096]:
         raise DataError(f"'{name}' looks like a binary file, not CSV or Parquet.")
-    for encoding in ("utf-8-sig", "latin-1"):
-        try:
-            text = raw.decode(encoding)
-            break
-        except UnicodeDecodeError:
-            continue
-    if not _few_commas(text):
+    encoding = "utf-8-sig"
+    try:
+        raw[:_SAMPLE_BYTES].decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < min(len(raw), _SAMPLE_BYTES) - 4:      # not merely a character cut at the sample's end
+            encoding = "latin-1"
+    header = raw[:raw.find(b"\n") if b"\n" in raw else len(raw)].decode(encoding, errors="replace")
+    few_commas = _few_commas(header)
+    if not few_commas:
         try:                                    # multi-threaded; falls back to pandas' parser on any complaint
-            return pd.read_csv(io.BytesIO(raw), engine="pyarrow")
+            import pyarrow.csv as pacsv
+            options = pacsv.ConvertOptions(include_columns=columns) if columns else None
+            read = pacsv.ReadOptions(encoding="utf8" if encoding == "utf-8-sig" else "latin1")
+            frame = _to_pandas(pacsv.read_csv(io.BytesIO(raw), read_options=read, convert_options=options))
+            if frame.columns.size and str(frame.columns[0]).startswith("\ufeff"):
+                frame = frame.rename(columns={frame.columns[0]: str(frame.columns[0])[1:]})
+            return frame
         except Exception:  # noqa: BLE001 - pyarrow raises several error types for odd files
             pass
+    stream = io.TextIOWrapper(io.BytesIO(raw), encoding=encoding, newline="")
+    usecols = (lambda c: str(c).strip() in columns) if columns else None
     try:
-        return pd.read_csv(io.StringIO(text), sep=None, engine="python") if _few_commas(text) \
-            else pd.read_csv(io.StringIO(text), low_memory=False)
+        return pd.read_csv(stream, sep=None, engine="python", usecols=usecols) if few_commas \
+            else pd.read_csv(stream, low_memory=False, usecols=usecols)
     except pd.errors.EmptyDataError:
         raise DataError(f"'{name}' is empty: there are no rows to analyse.") from None
-    except (pd.errors.ParserError, csv.Error) as err:
+    except (pd.errors.ParserError, csv.Error, UnicodeDecodeError) as err:
         first = str(err).splitlines()[0][:160]
         raise DataError(f"'{name}' could not be parsed as CSV: {first}") from None
 
 
-def _few_commas(text: str) -> bool:
+def _to_pandas(table) -> pd.DataFrame:
+    """Arrow → pandas, releasing each Arrow column as it is converted (peak ≈ one copy, not two)."""
+    return table.to_pandas(self_destruct=True, split_blocks=True)
+
+
+def _few_commas(header: str) -> bool:
     """A header without commas suggests ';' or tab separated text: let pandas sniff the separator."""
-    header = text.split("\n", 1)[0]
     return "," not in header and any(sep in header for sep in (";", "\t", "|"))
 
 
@@ -255,34 +449,40 @@ def guess_positive_label(values: list) -> Any:
 # ----------------------------------------------------------------------------------------------- validation
 
 def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
-                      file_fingerprint: str = "") -> Predictions:
-    """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem."""
+                      file_fingerprint: str = "", weights: np.ndarray | None = None) -> Predictions:
+    """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
+
+    With ``weights`` (rows per entry: the counts of fairviz.core.engine's table) every message counts rows, and the
+    result is weighted data (``Predictions.weight``)."""
     _check_columns(frame, mapping)
     problems: list[str] = []
     notes: list[str] = []
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
+    total = len(frame) if w is None else int(w.sum())
 
-    score = _numeric_scores(frame[mapping.score], mapping.score, problems)
+    score = _numeric_scores(frame[mapping.score], mapping.score, problems, w)
     y_raw = frame[mapping.label]
     factorized = {c: _factorize(frame[c]) for c in mapping.groups}     # one hash pass per group column
 
     missing = score.isna() | y_raw.isna()
     for codes, _ in factorized.values():
         missing |= codes < 0
-    n_missing = int(missing.sum())
     keep = ~missing.to_numpy()
+    n_missing = _count(~keep, w)
     if n_missing:
-        notes.append(f"{n_missing:,} of {len(frame):,} rows dropped for a missing label, score or group value.")
+        notes.append(f"{n_missing:,} of {total:,} rows dropped for a missing label, score or group value.")
     if not keep.any():
         problems.append("Every row has a missing label, score or group value: nothing is left to analyse.")
         raise DataError(problems)
 
     score_values = score.to_numpy(dtype=float)[keep]
-    _check_score_range(score_values, mapping.score, problems)
+    w = None if w is None else w[keep]
+    _check_score_range(score_values, mapping.score, problems, w)
     y = _binary_labels(y_raw[keep], mapping, problems)
     if problems:                       # group checks on rows that are about to change would only add noise
         raise DataError(problems)
     attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
-                             problems, notes)
+                             problems, notes, w)
     if problems:
         raise DataError(problems)
 
@@ -291,7 +491,8 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     for view in attributes.values():
         small |= np.isin(view.codes, np.flatnonzero(view.sizes < MIN_GROUP_SIZE))
     if small.any():
-        attributes = {k: _recode(v, ~small) for k, v in attributes.items()}
+        w = None if w is None else w[~small]
+        attributes = {k: _recode(v, ~small, w) for k, v in attributes.items()}
         y, score_values = y[~small], score_values[~small]
         kept_frame = frame.loc[keep].loc[~small]
         for view in attributes.values():
@@ -303,7 +504,7 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
 
     fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
     return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
-                       source=source, fingerprint=fingerprint, notes=tuple(notes))
+                       source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w)
 
 
 def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **mapping_kwargs) -> Predictions:
@@ -340,7 +541,19 @@ def _column_list(frame: pd.DataFrame, limit: int = 12) -> str:
     return ", ".join(cols[:limit]) + (f", … ({len(cols)} in all)" if len(cols) > limit else "")
 
 
-def _numeric_scores(series: pd.Series, name: str, problems: list[str]) -> pd.Series:
+def _count(mask: np.ndarray, weights: np.ndarray | None) -> int:
+    """Rows where ``mask`` holds (weighted data: the sum of their weights)."""
+    mask = np.asarray(mask, dtype=bool)
+    return int(mask.sum()) if weights is None else int(weights[mask].sum())
+
+
+def _bincount(codes: np.ndarray, weights: np.ndarray | None, length: int) -> np.ndarray:
+    if weights is None:
+        return np.bincount(codes, minlength=length)
+    return np.bincount(codes, weights=weights, minlength=length).astype(np.int64)
+
+
+def _numeric_scores(series: pd.Series, name: str, problems: list[str], weights=None) -> pd.Series:
     if pd.api.types.is_bool_dtype(series):
         problems.append(f"The score column '{name}' holds true/false values; it needs probabilities in [0, 1].")
         return series.astype(float)
@@ -350,21 +563,23 @@ def _numeric_scores(series: pd.Series, name: str, problems: list[str]) -> pd.Ser
     text_mask = numeric.isna() & series.notna() & (series.astype(str).str.strip() != "")
     if text_mask.any():
         examples = ", ".join(repr(v) for v in series[text_mask].astype(str).unique()[:3])
-        problems.append(f"The score column '{name}' has {int(text_mask.sum()):,} non-numeric values "
+        problems.append(f"The score column '{name}' has {_count(text_mask.to_numpy(), weights):,} non-numeric values "
                         f"(e.g. {examples}); scores must be numbers in [0, 1].")
     return numeric
 
 
-def _check_score_range(score: np.ndarray, name: str, problems: list[str]) -> None:
+def _check_score_range(score: np.ndarray, name: str, problems: list[str], weights=None) -> None:
     infinite = np.isinf(score)
     if infinite.any():
-        problems.append(f"The score column '{name}' has {int(infinite.sum()):,} infinite values; scores must be in [0, 1].")
+        problems.append(f"The score column '{name}' has {_count(infinite, weights):,} infinite values; "
+                        "scores must be in [0, 1].")
     finite = score[~infinite]
     outside = (finite < 0) | (finite > 1)
     if outside.any():
+        outside_rows = _count(outside, None if weights is None else weights[~infinite])
         hint = " They look like logits or raw scores: convert them to probabilities first." \
             if finite.min() < 0 or finite.max() > 1.5 else ""
-        problems.append(f"The score column '{name}' has {int(outside.sum()):,} values outside [0, 1] "
+        problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1] "
                         f"(range {finite.min():.3g} to {finite.max():.3g}).{hint}")
 
 
@@ -408,10 +623,10 @@ def _factorize(series: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 
 def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: ColumnMapping, problems: list[str],
-                notes: list[str]) -> dict[str, GroupView]:
+                notes: list[str], weights: np.ndarray | None = None) -> dict[str, GroupView]:
     attributes = {}
     for col, (codes, names) in groups.items():
-        view = _ordered_view(col, codes, names)
+        view = _ordered_view(col, codes, names, weights)
         if len(view.names) < 2:
             problems.append(f"The group column '{col}' has a single value ('{view.names[0]}'): fairness compares "
                             "groups, so it needs at least two.")
@@ -421,7 +636,8 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
         (codes_a, names_a), (codes_b, names_b) = groups[a], groups[b]
         joint, pairs = pd.factorize(codes_a * len(names_b) + codes_b)
         joint_names = [f"{names_a[p // len(names_b)]}{INTERSECTION_SEP}{names_b[p % len(names_b)]}" for p in pairs]
-        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names)
+        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names,
+                                                                weights)
     for view in attributes.values():
         tiny = [f"'{name}' (n = {size})" for name, size in zip(view.names, view.sizes) if size < MIN_GROUP_SIZE]
         if tiny and len(view.names) - len(tiny) >= 2:
@@ -433,18 +649,18 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
     return attributes
 
 
-def _ordered_view(attribute: str, codes: np.ndarray, names: list[str]) -> GroupView:
+def _ordered_view(attribute: str, codes: np.ndarray, names: list[str], weights: np.ndarray | None = None) -> GroupView:
     """A GroupView whose groups are ordered largest first (ties by name); groups with no rows are left out."""
-    sizes = np.bincount(codes, minlength=len(names))
+    sizes = _bincount(codes, weights, len(names))
     present = np.flatnonzero(sizes)
     order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
     remap = np.full(len(names), -1, dtype=np.int64)
     remap[order] = np.arange(order.size)
-    return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order))
+    return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order), weights)
 
 
-def _recode(view: GroupView, keep: np.ndarray) -> GroupView:
-    return _ordered_view(view.attribute, view.codes[keep], list(view.names))
+def _recode(view: GroupView, keep: np.ndarray, weights: np.ndarray | None = None) -> GroupView:
+    return _ordered_view(view.attribute, view.codes[keep], list(view.names), weights)
 
 
 def _plain(value: Any) -> Any:
@@ -487,14 +703,14 @@ class Sample:
     benefit: str = "positive"           # which prediction helps a person: "negative" for COMPAS (low risk)
 
 
-def intersection_view(a: GroupView, b: GroupView) -> GroupView:
+def intersection_view(a: GroupView, b: GroupView, weights: np.ndarray | None = None) -> GroupView:
     """Groups of rows sharing a value of ``a`` and of ``b`` (empty combinations left out), largest first."""
     combined = a.codes.astype(np.int64) * len(b.names) + b.codes
     present, codes = np.unique(combined, return_inverse=True)
     names = np.array([f"{a.names[c // len(b.names)]}{INTERSECTION_SEP}{b.names[c % len(b.names)]}" for c in present])
-    sizes = np.bincount(codes, minlength=present.size)
+    sizes = _bincount(codes, weights, present.size)
     order = np.lexsort((names, -sizes))
     remap = np.empty_like(order)
     remap[order] = np.arange(order.size)
     return GroupView(f"{a.attribute}{INTERSECTION_SEP}{b.attribute}", remap[codes].astype(np.int32),
-                     tuple(str(n) for n in names[order]))
+                     tuple(str(n) for n in names[order]), weights)

@@ -25,12 +25,17 @@ def ece_bin_index(score: np.ndarray, n_bins: int = ECE_BINS) -> np.ndarray:
     return np.clip(index, 0, n_bins - 1).astype(np.int64)
 
 
-def ece(score: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS) -> float:
-    """Σ_b |B_b|/n · |mean(y) − mean(p̂)| over equal-width bins of the positive-class probability."""
+def ece(score: np.ndarray, y: np.ndarray, n_bins: int = ECE_BINS, weights: np.ndarray | None = None) -> float:
+    """Σ_b |B_b|/n · |mean(y) − mean(p̂)| over equal-width bins of the positive-class probability.
+    ``weights``: rows per entry (weighted data)."""
     score = np.asarray(score, float)
     if score.size == 0:
         return float("nan")
     bins = ece_bin_index(score, n_bins)
+    if weights is not None:
+        return ece_from_sums(np.bincount(bins, weights=weights, minlength=n_bins),
+                             np.bincount(bins, weights=score * weights, minlength=n_bins),
+                             np.bincount(bins, weights=y * weights, minlength=n_bins))
     return ece_from_sums(np.bincount(bins, minlength=n_bins), np.bincount(bins, weights=score, minlength=n_bins),
                          np.bincount(bins, weights=y, minlength=n_bins))
 
@@ -67,7 +72,7 @@ def group_seed(seed: int, name: str) -> list[int]:
 
 
 def ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins: int = ECE_BINS,
-                  key=None) -> np.ndarray:
+                  key=None, weights: np.ndarray | None = None) -> np.ndarray:
     """ECE of ``resamples`` row-bootstrap resamples (rows drawn with replacement, size kept).
 
     Rows enter only through counts over (bin, label, score value) cells, so a resample is one multinomial count
@@ -80,7 +85,7 @@ def ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins
             if memo_key in _MEMO:
                 _MEMO.move_to_end(memo_key)
                 return _MEMO[memo_key]
-    out = _ece_resamples(np.asarray(score, float), np.asarray(y), int(resamples), seed, n_bins)
+    out = _ece_resamples(np.asarray(score, float), np.asarray(y), int(resamples), seed, n_bins, weights)
     out.setflags(write=False)
     if memo_key is not None:
         with _MEMO_LOCK:
@@ -90,15 +95,20 @@ def ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins
     return out
 
 
-def _ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins: int) -> np.ndarray:
+def _ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins: int,
+                   weights: np.ndarray | None = None) -> np.ndarray:
     if score.size == 0 or resamples <= 0:
         return np.empty(0)
     comp = stats.compress(score, 0.0, 1.0)
     k = comp.support.size
     bins = ece_bin_index(score, n_bins)
     cells, index = np.unique((bins * 2 + y.astype(np.int64)) * k + comp.codes, return_inverse=True)
-    counts = np.bincount(index)
-    mean_score = np.bincount(index, weights=score) / counts
+    if weights is None:
+        counts = np.bincount(index)
+        mean_score = np.bincount(index, weights=score) / counts
+    else:                                          # weighted data: entry k stands for weights[k] rows
+        counts = np.bincount(index, weights=weights).round().astype(np.int64)
+        mean_score = np.bincount(index, weights=score * weights) / counts
     positive = (cells // k) % 2
     onehot = np.zeros((cells.size, n_bins))
     onehot[np.arange(cells.size), cells // (2 * k)] = 1

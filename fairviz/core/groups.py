@@ -11,5 +11,5 @@ def group_counts(pred: Predictions, view: GroupView, threshold: float,
     """Each group's confusion counts at τ, in the benefit orientation (one bincount pass over the rows)."""
     if benefit not in ("positive", "negative"):
         raise ValueError(f"benefit must be 'positive' or 'negative', got {benefit!r}")
-    counts = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names))
+    counts = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names), pred.weight)
     return [flip(c) for c in counts] if benefit == "negative" else counts

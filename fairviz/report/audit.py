@@ -28,7 +28,8 @@ class Audit:
         sections = []
         for section in SECTIONS:
             if section.name in self.results:
-                sections += section.to_html(self.pred, self.results[section.name], self.data)
+                given = section.given(self.pred)
+                sections += section.to_html(given, self.results[section.name], self.data)
         return render_html(self.data, sections)
 
 
@@ -46,8 +47,9 @@ def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audi
     }
     results = {}
     for section in SECTIONS:
-        results[section.name] = section.run(pred, options)
-        merge_section(data, section.to_dict(pred, results[section.name], options))
+        given = section.given(pred)
+        results[section.name] = section.run(given, options)
+        merge_section(data, section.to_dict(given, results[section.name], options))
     return Audit(clean(data), results, pred)
 
 

@@ -115,4 +115,5 @@ def _run(pred: Predictions, options: AuditOptions) -> CalibrationAudit:
     return analyse(pred, options.attribute, options.calibration, progress=options.progress)
 
 
-SECTION = Section("calibration", _run, lambda pred, result, options: calibration_to_dict(result), report_sections)
+SECTION = Section("calibration", _run, lambda pred, result, options: calibration_to_dict(result), report_sections,
+                  weighted=True)

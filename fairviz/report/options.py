@@ -30,3 +30,12 @@ class Section:
     run: Callable[[Predictions, AuditOptions], Any]
     to_dict: Callable[[Predictions, Any, AuditOptions], dict]
     to_html: Callable[[Predictions, Any, dict], list[tuple[str, str]]]
+    # True: reads weighted data (the engine's table) as is; "binned": only when the table is binned (in exact mode
+    # the section gets rows, so that its numbers equal the row-level ones bit for bit); False: always rows
+    weighted: bool | str = False
+
+    def given(self, pred: Predictions) -> Predictions:
+        """What this section reads: the weighted table, or one entry per row."""
+        if self.weighted is True or (self.weighted == "binned" and pred.resolution > 0):
+            return pred
+        return pred.rows()

@@ -69,4 +69,4 @@ def parity_html(pred, audit: ParityAudit, data: dict) -> list[tuple[str, str]]:
 # ----------------------------------------------------------------------------------------------- significance
 
 
-SECTION = Section("parity", parity_run, parity_to_dict, parity_html)
+SECTION = Section("parity", parity_run, parity_to_dict, parity_html, weighted=True)

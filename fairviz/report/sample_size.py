@@ -54,4 +54,4 @@ def significance_html(pred, result: SignificanceResult, data: dict) -> list[tupl
     ]
 
 
-SECTION = Section("significance", significance_run, significance_to_dict, significance_html)
+SECTION = Section("significance", significance_run, significance_to_dict, significance_html, weighted=True)

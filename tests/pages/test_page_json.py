@@ -44,6 +44,9 @@ def _same(page: dict, cli: dict, path: str = "") -> None:
         index = {(p["group_i"], p["group_j"]): p for p in cli}
         for entry in page:
             _same(entry, index[(entry["group_i"], entry["group_j"])], f"{path}[{entry['group_i']} vs {entry['group_j']}]")
+    elif isinstance(page, list) and isinstance(cli, list) and len(page) == len(cli):
+        for k, (mine, theirs) in enumerate(zip(page, cli)):      # the CLI sums the engine's cells: 1e-12, not bits
+            _same(mine, theirs, f"{path}[{k}]")
     elif isinstance(page, float):
         assert cli == pytest.approx(page, rel=1e-12, abs=1e-12), path
     else:

@@ -21,7 +21,6 @@ the calibration slope is 1 + β₁); an ordered pair (i, j) means "i minus j".
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from itertools import combinations
 
 import numpy as np
 
@@ -115,6 +114,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
         mask = codes == g
         results.append(_group_result(name, g, score[mask], y[mask], ranks[mask], distinct.size, lc, cells,
                                      tables, int(clipped_by_group[g]), params, rng))
+        _fold_into_overall(cells, g)
     report(0.85, "All rows")
     overall = _group_result(OVERALL, None, score, y, ranks, distinct.size, lc, cells, tables, n_clipped, params, rng)
 
@@ -123,7 +123,9 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
     nonlin_adj = stats.benjamini_hochberg([r.spline.vs_linear.p if r.spline.ok and r.spline.vs_linear else np.nan
                                            for r in results])
     results = [_with_adjusted(r, a, b) for r, a, b in zip(results, joint_adj, nonlin_adj)]
-    pairs = [_pair_gap(results[i], results[j], cells, i, j, params, rng) for i, j in combinations(range(n_groups), 2)]
+    pairs = [_pair_gap(results[i], results[j], cells, i, j, params, rng) for i, j in pred.limits.pair_indices(n_groups)]
+    if note := pred.limits.pair_note(view.attribute, n_groups):
+        notes.append(note)
     difference = group_difference_test(lc, names, params.min_events)
     for r in results:
         if not r.linear.ok:
@@ -188,8 +190,27 @@ def _boot_counts(g, cells: _Cells, params: CalibrationParams, rng) -> np.ndarray
     if params.resamples <= 0:
         return np.zeros((0, 2, CELLS), dtype=np.int64)
     if g is None:
+        if OVERALL_BOOT in cells.boot:
+            return cells.boot[OVERALL_BOOT]
         return sum(cells.resample(k, params.resamples, rng) for k in range(cells.counts.shape[0]))
     return cells.resample(g, params.resamples, rng)
+
+
+OVERALL_BOOT = "overall"
+
+
+def _fold_into_overall(cells: _Cells, g: int) -> None:
+    """Add group g's resamples to the overall ones (their sum: a bootstrap stratified by group) and drop them.
+
+    Only each group's resampled errors are kept for the pair gaps, so memory stays at two (B, 2, M) arrays
+    whatever the number of groups (keeping every group's counts took gigabytes at 200 groups)."""
+    part = cells.boot.pop(g, None)
+    if part is None:
+        return
+    if OVERALL_BOOT in cells.boot:
+        cells.boot[OVERALL_BOOT] += part
+    else:
+        cells.boot[OVERALL_BOOT] = part
 
 
 def basic_interval(estimate: float, samples: np.ndarray, level: float = 0.95,
@@ -284,8 +305,8 @@ def _pair_gap(a: GroupCalibration, b: GroupCalibration, cells: _Cells, i: int, j
     if params.resamples <= 0:
         none = stats.Interval(np.nan, np.nan, level)
         return PairGap(a.name, b.name, a.ece - b.ece, none, a.smooth_ece - b.smooth_ece, none)
-    ece_i, sm_i = _error_resamples(cells, i, cells.resample(i, params.resamples, rng), a.smooth_sigma)
-    ece_j, sm_j = _error_resamples(cells, j, cells.resample(j, params.resamples, rng), b.smooth_sigma)
+    ece_i, sm_i = cells.boot[("errors", i)]            # computed with each group's result
+    ece_j, sm_j = cells.boot[("errors", j)]
     ece_gap, sm_gap = a.ece - b.ece, a.smooth_ece - b.smooth_ece
     return PairGap(a.name, b.name, ece_gap, basic_interval(ece_gap, ece_i - ece_j, level),
                    sm_gap, basic_interval(sm_gap, sm_i - sm_j, level))

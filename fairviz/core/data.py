@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairviz.core.limits import DEFAULT_LIMITS, GroupLimits
+
 MAX_ROWS = 20_000_000          # beyond this a browser session is not the right tool; the CLI says so too
 MIN_GROUP_SIZE = 2
 INTERSECTION_SEP = " × "
@@ -81,6 +83,7 @@ class Predictions:
     fingerprint: str                    # hash of the file's bytes + mapping: the cache key of every analysis
     notes: tuple[str, ...] = ()         # what validation changed (dropped rows, small groups), for display
     _intersections: dict = field(default_factory=dict, repr=False, compare=False)   # 'a × b' → GroupView, built once
+    limits: GroupLimits = field(default=DEFAULT_LIMITS, compare=False)   # group-count caps (fairviz.core.limits)
 
     @property
     def n(self) -> int:
@@ -100,7 +103,11 @@ class Predictions:
             parts = name.split(INTERSECTION_SEP)
             if len(parts) != 2 or not all(p in self.attributes for p in parts):
                 raise KeyError(f"unknown group attribute {name!r}")
-            self._intersections[name] = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]])
+            view = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]])
+            problem = self.limits.too_many_groups(name, len(view.names))
+            if problem:
+                raise DataError(problem)
+            self._intersections[name] = view
         return self._intersections[name]
 
     def choices(self) -> list[str]:
@@ -125,7 +132,8 @@ class Predictions:
                     for name, view in self.attributes.items()}
         return Predictions(self.y, self.score, shuffled, self.frame, self.mapping, self.source,
                            f"{self.fingerprint}:shuffled{seed}",
-                           self.notes + (f"Group labels randomly permuted (seed {seed}): a null control.",))
+                           self.notes + (f"Group labels randomly permuted (seed {seed}): a null control.",),
+                           limits=self.limits)
 
 
 # ----------------------------------------------------------------------------------------------- reading
@@ -255,8 +263,11 @@ def guess_positive_label(values: list) -> Any:
 # ----------------------------------------------------------------------------------------------- validation
 
 def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
-                      file_fingerprint: str = "") -> Predictions:
-    """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem."""
+                      file_fingerprint: str = "", limits: GroupLimits | None = None) -> Predictions:
+    """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
+
+    ``limits`` caps the groups per attribute (``fairviz.core.limits``; the defaults unless given)."""
+    limits = limits or DEFAULT_LIMITS
     _check_columns(frame, mapping)
     problems: list[str] = []
     notes: list[str] = []
@@ -300,10 +311,13 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
                                 f"{MIN_GROUP_SIZE} rows: fairness compares groups, so at least two are needed.")
     else:
         kept_frame = frame.loc[keep]
+    too_many = [p for view in attributes.values() if (p := limits.too_many_groups(view.attribute, len(view.names)))]
+    if too_many:
+        raise DataError(too_many)
 
     fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
     return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
-                       source=source, fingerprint=fingerprint, notes=tuple(notes))
+                       source=source, fingerprint=fingerprint, notes=tuple(notes), limits=limits)
 
 
 def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **mapping_kwargs) -> Predictions:
@@ -424,12 +438,13 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
         attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names)
     for view in attributes.values():
         tiny = [f"'{name}' (n = {size})" for name, size in zip(view.names, view.sizes) if size < MIN_GROUP_SIZE]
+        listed = ", ".join(tiny[:10]) + (f", … ({len(tiny):,} in all)" if len(tiny) > 10 else "")
         if tiny and len(view.names) - len(tiny) >= 2:
-            notes.append(f"Group{'s' if len(tiny) > 1 else ''} {', '.join(tiny)} of '{view.attribute}' "
+            notes.append(f"Group{'s' if len(tiny) > 1 else ''} {listed} of '{view.attribute}' "
                          f"dropped: fewer than {MIN_GROUP_SIZE} rows cannot be compared.")
         elif tiny and len(view.names) >= 2:
             problems.append(f"The group column '{view.attribute}' has fewer than two groups with at least "
-                            f"{MIN_GROUP_SIZE} rows ({', '.join(tiny)}).")
+                            f"{MIN_GROUP_SIZE} rows ({listed}).")
     return attributes
 
 

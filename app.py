@@ -7,6 +7,7 @@ import streamlit as st
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values, read_table
 from fairviz.core.samples import DEFAULT_SAMPLE, samples
 from pages import _ui
+from pages._ui import CACHE_TTL
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
 st.logo("assets/logo.svg")
@@ -64,7 +65,7 @@ def _upload() -> None:
     _mapping_form(frame, digest, file.name)
 
 
-@st.cache_data(show_spinner="Reading the file…", max_entries=4)
+@st.cache_data(show_spinner="Reading the file…", max_entries=4, ttl=CACHE_TTL)
 def _read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
     """Keyed on the upload's id: hashing hundreds of MB on every rerun would stall the page."""
     return read_table(_raw, name)

@@ -6,14 +6,16 @@ import pandas as pd
 import streamlit as st
 
 from fairviz.residuals import figures as figs
+from fairviz.core.markup import csv_bytes
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
 from fairviz.report.options import AuditOptions
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from pages import _ui
+from pages._ui import CACHE_TTL
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
 def cached_threshold(fingerprint: str, attribute: str, threshold: float, _pred):
     return threshold_check(_pred, attribute, threshold)
 
@@ -64,10 +66,10 @@ def page() -> None:
     hover, texts = pred.row_labels(), pred.texts()
     with c1:
         if view == "Both outcome panels":
-            st.plotly_chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
+            _ui.chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
         else:
             outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
-            st.plotly_chart(figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts), width="stretch")
+            _ui.chart(figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts), width="stretch")
     c2.markdown(_reading(audit))
 
     tabs = st.tabs(["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration",
@@ -146,7 +148,7 @@ def _groups_tab(audit: ResidualAudit) -> None:
 
 def _threshold_tab(pred, ctx: _ui.Context) -> None:
     check = cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred)
-    st.plotly_chart(figs.threshold_figure(check), width="stretch")
+    _ui.chart(figs.threshold_figure(check), width="stretch")
     rows = []
     for gap in check.gaps:
         rows.append({"pair": f"{gap['group_i']} vs {gap['group_j']}",
@@ -170,7 +172,7 @@ def _concentration_tab(audit: ResidualAudit) -> None:
     kind = "good" if c.verdict == "supported" else "warn"
     _ui.verdict_box(kind, f"**Knees {'are' if c.verdict == 'supported' else 'are not'} diagnostic here "
                           f"({c.verdict}{', borderline' if c.borderline else ''}).** {c.explanation}")
-    st.plotly_chart(figs.concentration_figure(audit), width="stretch")
+    _ui.chart(figs.concentration_figure(audit), width="stretch")
     st.caption(f"Ratio CI {fmt_interval(c.ratio_ci, 2)} ({audit.params.resamples} row resamples, regions fixed). "
                "Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 expected; ECE ≥ 0.15 → 0.8–1.2 expected; the ratio "
                "is rounded to one decimal as the paper did, and 'borderline' marks where rounding decides. Caveat: knee "
@@ -185,7 +187,7 @@ def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
                 "first: where the model's behaviour changes for each group.")
     st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
     # built on click, not on every rerun: D* of a million rows is a large CSV
-    st.download_button("Download D* as CSV", lambda: _diagnostic_table(audit, pred).to_csv(index=False),
+    st.download_button("Download D* as CSV", lambda: csv_bytes(_diagnostic_table(audit, pred)),
                        "diagnostic_set.csv", "text/csv")
 
 

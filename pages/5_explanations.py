@@ -21,6 +21,7 @@ from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs
 from fairviz.explain import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
 from pages import _ui
+from pages._ui import CACHE_TTL
 from fairviz.explain.run import prepare
 from fairviz.explain.run import explain_dataset
 from fairviz.explain.attribute import AttributionSettings
@@ -34,28 +35,28 @@ TEXT_NAMES = ("text", "sentence", "review", "comment", "document", "content")
 
 # ----------------------------------------------------------------------------------------------- cached steps
 
-@st.cache_data(show_spinner="Loading the shipped results…", max_entries=8)
+@st.cache_data(show_spinner="Loading the shipped results…", max_entries=8, ttl=CACHE_TTL)
 def shipped_result(key: str) -> xresults.ExplainResult:
     return xresults.load_shipped(key)
 
 
-@st.cache_data(show_spinner="Preparing the data set…", max_entries=8)
+@st.cache_data(show_spinner="Preparing the data set…", max_entries=8, ttl=CACHE_TTL)
 def builtin_dataset(key: str, n_pairs: int, seed: int) -> xdata.TextDataset:
     return xdata.load_builtin(key, n_pairs, seed)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=4, ttl=CACHE_TTL)
 def trained_model(fingerprint: str, spec: ModelSpec, _dataset, _progress=None):
     """One trained model per (data, model settings), shared by every session of this process."""
     return prepare(_dataset, spec, progress=_progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=8, ttl=CACHE_TTL)
 def explained(fingerprint: str, spec: ModelSpec, settings, _trained, _progress=None) -> xresults.ExplainResult:
     return explain_dataset(_trained, settings, progress=_progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
 def disparity(result_key: str, methods: tuple, metrics: tuple, alpha: float, correction: str, _result):
     return compare(_result, list(methods), list(metrics), alpha, correction)
 
@@ -246,13 +247,13 @@ def show(result: xresults.ExplainResult, result_key: str) -> None:
     _undefined_methods(result, methods)
     tabs = st.tabs(["Boxplots", "Tests", "Heatmap", "Twin pair", "Diagnostics & downloads"])
     with tabs[0]:
-        st.plotly_chart(figs.metric_boxplots(result, report, metrics, methods), width="stretch",
+        _ui.chart(figs.metric_boxplots(result, report, metrics, methods), width="stretch",
                         key=f"box_{result_key}")
         st.markdown(_reading(report))
     with tabs[1]:
         _tests_table(report)
     with tabs[2]:
-        st.plotly_chart(figs.disparity_heatmap(report), width="stretch", key=f"heat_{result_key}")
+        _ui.chart(figs.disparity_heatmap(report), width="stretch", key=f"heat_{result_key}")
         st.caption(figs.colour_note(report) + " ★ = |d| ≥ 0.2 (considerable). n.s. = not significant."
                    + (" Colour and d come from the runs pooled; 'k/R runs' counts the runs whose own test is "
                       "significant (the paper's tables). The two can disagree when runs point in opposite "
@@ -388,7 +389,7 @@ def _twin_pair(result: xresults.ExplainResult, metrics: list[str], result_key: s
         return
     labels = result.meta["dataset"]["label_names"]
     titles = [f"{r['group']}: gold '{labels[int(r['label'])]}', p(gold) = {r['p_gold']:.3f}" for r in (a, b)]
-    st.plotly_chart(figs.twin_tokens((titles[0], *found[0]), (titles[1], *found[1]), method), width="stretch",
+    _ui.chart(figs.twin_tokens((titles[0], *found[0]), (titles[1], *found[1]), method), width="stretch",
                     key=f"twin_{result_key}")
     scores = result.scores
     rows = []

@@ -15,19 +15,20 @@ from fairviz.core.wording import fmt, fmt_interval
 from fairviz.forecast import crps as scores
 from fairviz.forecast import fairness as ev
 from pages import _ui
+from pages._ui import CACHE_TTL
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "forecast" / "lorenz_forecasts.csv"
 SAMPLE_NAME = "Lorenz forecasts with a rare regime (bundled)"
 BAND_CHOICES = (0.5, 0.8, 0.9, 0.95, 0.99)
 
 
-@st.cache_data(show_spinner="Reading the file…", max_entries=8)
+@st.cache_data(show_spinner="Reading the file…", max_entries=8, ttl=CACHE_TTL)
 def read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
     """Keyed on the upload's id (or the sample's name): hashing a large file on every rerun would stall the page."""
     return read_table(_raw, name)
 
 
-@st.cache_data(show_spinner="Checking the forecasts…", max_entries=8)
+@st.cache_data(show_spinner="Checking the forecasts…", max_entries=8, ttl=CACHE_TTL)
 def build(digest: str, mapping: ev.ForecastMapping, _frame: pd.DataFrame) -> dict:
     return ev.build(_frame, mapping)
 
@@ -90,7 +91,7 @@ def page() -> None:
     with tabs[3]:
         compare_tab(result)
     with tabs[4]:
-        st.plotly_chart(figs.pit_figure({g.name: g.pit_hist for g in result.groups}), width="stretch")
+        _ui.chart(figs.pit_figure({g.name: g.pit_hist for g in result.groups}), width="stretch")
         st.caption("PIT = the forecast's CDF at the truth. Flat: calibrated. U-shaped: bands too narrow for that "
                    "group (truths fall in the tails). Hump: too wide. Sloped: biased up or down.")
     with tabs[5]:
@@ -248,11 +249,11 @@ def groups_tab(result: ev.ForecastFairness) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numeric})
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figs.group_metric_figure(result, "crps", "CRPS by group (lower is better)"), width="stretch")
-    c2.plotly_chart(figs.group_metric_figure(result, "pinball", "Mean pinball loss by group"), width="stretch")
+    _ui.chart_at(c1, figs.group_metric_figure(result, "crps", "CRPS by group (lower is better)"), width="stretch")
+    _ui.chart_at(c2, figs.group_metric_figure(result, "pinball", "Mean pinball loss by group"), width="stretch")
     if result.bands:
         band = 0.9 if 0.9 in result.bands else result.bands[-1]
-        st.plotly_chart(figs.group_metric_figure(result, f"width_{band:g}",
+        _ui.chart(figs.group_metric_figure(result, f"width_{band:g}",
                                                  f"Mean width of the {100 * band:g}% band (sharpness)"),
                         width="stretch")
     st.caption("CRPS is computed from the given quantile levels (2 × the level-weighted pinball loss; exact for "
@@ -264,7 +265,7 @@ def gaps_tab(result: ev.ForecastFairness) -> None:
     if not result.bands:
         st.info("None of the chosen bands is described by the file's quantile levels.")
         return
-    st.plotly_chart(figs.coverage_gap_figure(result), width="stretch")
+    _ui.chart(figs.coverage_gap_figure(result), width="stretch")
     rows = [{"band": f"{100 * g.band:g}%", "pair (i − j)": f"{g.group_i} − {g.group_j}", "coverage gap": g.gap,
              "95% CI": fmt_interval(g.ci),
              "reading": ("differs" if np.isfinite(g.ci.low) and (g.ci.low > 0 or g.ci.high < 0) else "no clear gap")}
@@ -286,7 +287,7 @@ def fans_tab(fc: ev.QuantileForecasts, result: ev.ForecastFairness) -> None:
     fig = figs.fan_figure(one.step, one.q, one.levels, one.truth, one.point, bands=result.bands,
                           title=f"{fc.model}: series {series_id} ({result.attribute} = {group})",
                           point_name="point forecast", y_title="value")
-    st.plotly_chart(fig, width="stretch")
+    _ui.chart(fig, width="stretch")
     crps_one = scores.crps_quantiles(one.q, one.truth, one.levels).mean()
     st.caption(f"Mean CRPS of this series: {crps_one:.3f} (group mean {fmt(result.group(group).crps)}).")
 
@@ -296,7 +297,7 @@ def compare_tab(result: ev.ForecastFairness) -> None:
         st.info("Pick a second model in the sidebar (a file with a model column, or a second upload) to compare "
                 "them group by group.")
         return
-    st.plotly_chart(figs.skill_figure(result), width="stretch")
+    _ui.chart(figs.skill_figure(result), width="stretch")
     rows = [{"group": s.name, "series": s.n_series, f"CRPS {result.model}": s.crps_a,
              f"CRPS {result.compare_model}": s.crps_b, "skill (1 − A/B)": s.skill, "95% CI": fmt_interval(s.ci),
              "share of series where A is better": s.share_series_better}

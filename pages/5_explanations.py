@@ -17,10 +17,10 @@ from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
 from fairviz.core.serialize import clean
 from fairviz.explain.disparity import compare, disparity_json, model_warnings
-from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs
+from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs, offered_model_dirs
 from fairviz.explain import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
-from pages import _ui
+from pages import _jobs, _ui
 from pages._ui import CACHE_TTL
 from fairviz.explain.run import prepare
 from fairviz.explain.run import explain_dataset
@@ -29,7 +29,7 @@ from fairviz.explain.metrics import SensitivitySettings
 from fairviz.explain.run import ExplainSettings
 
 ALL_METHODS = list(METHODS) + [RANDOM]
-REQUEST = "explain_request"
+JOB = "explain"                # the Run/Stop job of this page (pages/_jobs.py)
 TEXT_NAMES = ("text", "sentence", "review", "comment", "document", "content")
 
 
@@ -49,11 +49,6 @@ def builtin_dataset(key: str, n_pairs: int, seed: int) -> xdata.TextDataset:
 def trained_model(fingerprint: str, spec: ModelSpec, _dataset, _progress=None):
     """One trained model per (data, model settings), shared by every session of this process."""
     return prepare(_dataset, spec, progress=_progress)
-
-
-@st.cache_data(show_spinner=False, max_entries=8, ttl=CACHE_TTL)
-def explained(fingerprint: str, spec: ModelSpec, settings, _trained, _progress=None) -> xresults.ExplainResult:
-    return explain_dataset(_trained, settings, progress=_progress)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
@@ -95,8 +90,15 @@ def _compute(ctx: _ui.Context):
     kind = c1.selectbox("Model", list(MODEL_KINDS), format_func=MODEL_KINDS.get, key="explain_model")
     path = None
     if kind == "local":
-        path = c1.text_input("Model directory on this machine", key="explain_model_path",
-                             help="A Hugging Face directory (config.json, weights, tokenizer); no hub access here.")
+        offered = offered_model_dirs()
+        if not offered:
+            c1.info("This server offers no local model folders: whoever runs it lists them in FAIRVIZ_MODEL_DIRS. "
+                    "Choose the tiny BERT or MiniLM.")
+            return None
+        chosen = c1.selectbox("Model folder offered by this server", list(offered), key="explain_model_dir",
+                              help="Hugging Face folders (config.json, weights, tokenizer) that whoever runs this "
+                                   "server listed in FAIRVIZ_MODEL_DIRS; no hub access here.")
+        path = str(offered[chosen])
     sources = dict((k, v[0]) for k, v in xdata.BUILT_IN.items())
     sources["upload"] = "Upload a CSV (text, label, group)"
     if ctx.pred.mapping.text:
@@ -138,31 +140,25 @@ def _compute(ctx: _ui.Context):
                                attribution=AttributionSettings(ig_steps=int(ig_steps), lime_max_samples=int(lime_cap),
                                                                shap_max_evals=int(shap_evals)),
                                sensitivity=SensitivitySettings(eps=float(eps), steps=int(pgd)))
-    b1, b2, _ = st.columns([1, 1, 4])
-    if b1.button("Run", type="primary", key="explain_run"):
-        st.session_state[REQUEST] = (dataset.fingerprint, spec, settings)
-    if b2.button("Stop", key="explain_stop", help="Interrupts a running computation; nothing half-done is kept."):
-        st.session_state.pop(REQUEST, None)
-        st.info("Stopped. Change the settings and press Run again.")
-        return None
-    request = st.session_state.get(REQUEST)
+    request = _jobs.controls(
+        JOB, (dataset.fingerprint, spec, settings),
+        idle="Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "
+             "explaining takes about 0.2–0.5 s per sentence for all methods and metrics (20 pairs: ~15 s).")
     if request is None:
-        st.info("Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "
-                "explaining takes about 0.2–0.5 s per sentence for all methods and metrics (20 pairs: ~15 s).")
         return None
-    if request != (dataset.fingerprint, spec, settings):
-        st.caption("Settings changed since the last run: press **Run** to recompute; below is the last run.")
-        fingerprint, spec, settings = request
-        if fingerprint != dataset.fingerprint:
-            st.session_state.pop(REQUEST, None)
-            st.info("The data changed since the last run: press **Run**.")
-            return None
-    update, done = _ui.progress_callback(f"Training the {MODEL_KINDS[spec.kind].split(' (')[0]}")
-    trained = trained_model(dataset.fingerprint, spec, dataset, update)
-    done()
-    update, done = _ui.progress_callback("Explaining and scoring")
-    result = explained(dataset.fingerprint, spec, settings, trained, update)
-    done()
+    fingerprint, spec, settings = request
+    if fingerprint != dataset.fingerprint:
+        _jobs.forget(JOB)
+        st.info("The data changed since the last run: press **Run**.")
+        return None
+
+    def compute(progress):
+        model = MODEL_KINDS[spec.kind].split(" (")[0]
+        trained = trained_model(fingerprint, spec, dataset,
+                                lambda f, m="": progress(0.3 * f, f"training the {model}: {m}" if m else model))
+        return explain_dataset(trained, settings, progress=lambda f, m="": progress(0.3 + 0.7 * f, m))
+
+    result = _jobs.run(JOB, key=request, label="Training and explaining", compute=compute)
     key = hashlib.blake2b(repr((dataset.fingerprint, spec, settings)).encode(), digest_size=12).hexdigest()
     return result, key
 

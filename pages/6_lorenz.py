@@ -14,7 +14,7 @@ from fairviz.core.wording import fmt
 from fairviz.forecast import crps as scores
 from fairviz.forecast import pipeline as demo, lorenz
 from fairviz.forecast.density import mode_count
-from pages import _ui
+from pages import _jobs, _ui
 from pages._ui import CACHE_TTL
 from fairviz.forecast import ptn
 from fairviz.forecast import genetic
@@ -364,20 +364,28 @@ def _train(config: demo.PipelineConfig) -> None:
         st.info("This configuration is already trained in this session (shown below).")
         return
     data = training_data(config.data)
-    update, done = _ui.progress_callback("Training the PTN")
+    _stop_button("ptn_train")
     chart = st.empty()
 
     def on_epoch(history):
         _ui.chart_at(chart, figs.loss_figure(history), width="stretch")
 
-    bundle = demo.run_pipeline(config, progress=update, on_epoch=on_epoch, data=data)
-    done()
+    # one training per configuration for the whole server, in a heavy-run slot (pages/_jobs.py)
+    bundle = _jobs.run("ptn_train", key=json.dumps(asdict(config), sort_keys=True, default=str), label="Training the PTN",
+                       compute=lambda progress: demo.run_pipeline(config, progress=progress, on_epoch=on_epoch,
+                                                                  data=data))
     chart.empty()
     trained[label] = bundle
     st.session_state["lz_model_next"] = label
     st.session_state["lz_flash"] = (f"Trained in {bundle.trained.seconds:.0f} s on {bundle.trained.device}. The "
                                     "fans and evaluation tabs now show this model (switch in the sidebar).")
     st.rerun()
+
+
+def _stop_button(job: str) -> None:
+    """Any click reruns the page, which interrupts the run at its next progress report (pages/_jobs.py)."""
+    st.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; nothing half-done "
+                                                   "is kept.")
 
 
 def search_tab() -> None:
@@ -394,10 +402,11 @@ def search_tab() -> None:
         go_search = st.form_submit_button("Run the search", type="primary")
     if go_search:
         data = training_data(demo.DataConfig())
-        update, done = _ui.progress_callback("Genetic search")
-        result = genetic.ptn_search(data, int(population), int(generations), int(epochs), seed=int(seed),
-                                    progress=update)
-        done()
+        _stop_button("ptn_search")
+        request = (int(population), int(generations), int(epochs), int(seed))
+        result = _jobs.run("ptn_search", key=request, label="Genetic search",
+                           compute=lambda progress: genetic.ptn_search(data, *request[:3], seed=request[3],
+                                                                       progress=progress))
         st.session_state[SEARCH] = result
     result = st.session_state.get(SEARCH)
     if result is None:

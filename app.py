@@ -4,6 +4,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from fairviz.core.markup import md
+
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values, read_table
 from fairviz.core.samples import DEFAULT_SAMPLE, samples
 from pages import _ui
@@ -74,7 +76,7 @@ def _read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
 def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
     guess = guess_mapping(frame)
     columns = list(frame.columns)
-    st.markdown(f"**{name}**: {len(frame):,} rows × {len(columns)} columns. Check the column roles:")
+    st.markdown(f"**{md(name)}**: {len(frame):,} rows × {len(columns)} columns. Check the column roles:")
     st.dataframe(frame.head(5), width="stretch", hide_index=True)
     with st.form("mapping"):
         c1, c2, c3 = st.columns(3)
@@ -113,9 +115,9 @@ def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
 
 
 def _summary(pred) -> None:
-    st.subheader(f"Now analysing: {pred.source}")
+    st.subheader(f"Now analysing: {md(pred.source)}")
     for note in pred.notes:
-        st.warning(note)
+        st.warning(md(note))
     cols = st.columns(4)
     cols[0].metric("Rows", f"{pred.n:,}")
     cols[1].metric("Positive rate (label)", f"{pred.y.mean():.3f}")
@@ -128,7 +130,7 @@ def _summary(pred) -> None:
             mask = view.codes == g
             rows.append({"group": name, "n": int(mask.sum()), "share": mask.mean(),
                          "base rate": pred.y[mask].mean(), "mean score": pred.score[mask].mean()})
-        st.markdown(f"**{attribute}**")
+        st.markdown(f"**{md(attribute)}**")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                      column_config={"share": st.column_config.NumberColumn(format="%.3f"),
                                     "base rate": st.column_config.NumberColumn(format="%.3f"),

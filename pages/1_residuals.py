@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from fairviz.residuals import figures as figs
-from fairviz.core.markup import csv_bytes
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
 from fairviz.report.options import AuditOptions
@@ -122,7 +122,7 @@ def _pairs_tab(audit: ResidualAudit) -> None:
                "imply it.")
     for p in audit.pairs:
         for w in p.warnings:
-            st.caption(f"⚠ {p.group_i} vs {p.group_j}: {w}")
+            st.caption(f"⚠ {md(p.group_i)} vs {md(p.group_j)}: {md(w)}")
 
 
 def _groups_tab(audit: ResidualAudit) -> None:

@@ -12,7 +12,7 @@ from fairviz.calibration.readings import in_the_large_words, slope_words
 from fairviz.calibration.recalibration import METHODS, RecalParams, recalibrate, recalibrated_frame
 from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationParams
 from fairviz.core.data import DataError
-from fairviz.core.markup import csv_bytes
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.report.options import AuditOptions
 from pages import _ui
@@ -103,7 +103,7 @@ def _headline(audit: CalibrationAudit) -> None:
                         "calibration-in-the-large), Bonferroni-corrected for the two.")
     flagged = [g.name for g in tested if g.joint_p_adjusted < audit.params.alpha]
     if diff.linear is None:
-        _ui.verdict_box("info", f"**Groups cannot be compared:** {diff.status}.")
+        _ui.verdict_box("info", f"**Groups cannot be compared:** {md(diff.status)}.")
         return
     tests = (f"intercept and slope: χ²({diff.linear.df}) = {diff.linear.statistic:.1f}, p {fmt_p(diff.linear.p)}; "
              f"average level: χ²({diff.in_the_large.df}) = {diff.in_the_large.statistic:.1f}, "
@@ -211,7 +211,7 @@ def _tests_tab(audit: CalibrationAudit) -> None:
     for g in audit.groups:
         if g.linear.ok:
             kind = "bad" if g.joint_p_adjusted < audit.params.alpha else "good"
-            _ui.verdict_box(kind, f"**{g.name}:** {slope_words(g.linear)}; {in_the_large_words(g.linear)}. "
+            _ui.verdict_box(kind, f"**{md(g.name)}:** {slope_words(g.linear)}; {in_the_large_words(g.linear)}. "
                                   f"Miscalibration is {significance_words(g.joint_p_adjusted, audit.params.alpha)} "
                                   "(BH-adjusted).")
     diff = audit.difference
@@ -313,9 +313,9 @@ def _recalibration_tab(pred, ctx) -> None:
                  column_config={c: NUM4 for c in ["ECE", "smooth ECE", "log-loss", "Brier"]})
     chosen = result.method(method)
     for name, text in chosen.descriptions.items():
-        st.caption(f"{chosen.label} — {name}: {text}")
+        st.caption(f"{chosen.label} — {md(name)}: {md(text)}")
     for name, problem in chosen.problems.items():
-        st.warning(f"{name}: {problem}")
+        st.warning(f"{md(name)}: {md(problem)}")
     st.markdown(_recalibration_reading(result, method))
     # built on click, not on every rerun of the page: it holds every row
     st.download_button("Download recalibrated predictions (CSV)",
@@ -411,7 +411,7 @@ def _performance_tab(audit: CalibrationAudit) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"AUROC": NUM3, "log-loss": NUM3, "Brier": NUM4})
     smallest = min(audit.groups, key=lambda g: g.n)
-    st.markdown(f"**Reading.** Estimated performance is not true performance (§1.3): the smallest group, *{smallest.name}* "
+    st.markdown(f"**Reading.** Estimated performance is not true performance (§1.3): the smallest group, *{md(smallest.name)}* "
                 f"(n = {smallest.n:,}), has AUROC {fmt(smallest.performance.auroc)} with a 95% interval "
                 f"{fmt_interval(smallest.performance.auroc_ci)}, against {fmt_interval(audit.overall.performance.auroc_ci)} "
                 "for all rows. A gap between groups whose intervals overlap this much may be noise.")

@@ -6,7 +6,7 @@ import streamlit as st
 
 from fairviz.core.counts import ConfusionCounts
 from fairviz.parity import figures as figs
-from fairviz.core.markup import csv_bytes
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.report.options import AuditOptions
 from fairviz.sample_size.analysis import MatchParams
@@ -104,14 +104,14 @@ def _cell_reading(audit: ParityAudit, metric: str, i: str, j: str) -> None:
     reading = audit.reading(i, j)
     left, right = st.columns([3, 2])
     with left:
-        _ui.verdict_box(reading.box, f"**{reading.headline}.**")
-        st.markdown(reading.text)
+        _ui.verdict_box(reading.box, f"**{md(reading.headline)}.**")
+        st.markdown(md(reading.text))
     with right:
         _pair_numbers(reading, metric)
     st.markdown("**Their confusion matrices** (rows: actual, columns: predicted; *benefit* = the chosen outcome)")
     cols = st.columns(2)
     for col, name, counts in ((cols[0], i, reading.counts_i), (cols[1], j, reading.counts_j)):
-        col.markdown(f"*{name}* (n = {counts.n:,}), marginal benefit 𝓑 = {(counts.fp - counts.fn) / counts.n:+.3f}")
+        col.markdown(f"*{md(name)}* (n = {counts.n:,}), marginal benefit 𝓑 = {(counts.fp - counts.fn) / counts.n:+.3f}")
         col.dataframe(_matrix_frame(counts), width="stretch")
 
 
@@ -125,7 +125,7 @@ def _pair_numbers(reading, metric: str) -> None:
         value = reading.values[metric]
         m[2].metric(f"{PAIR_METRICS[metric].label}", fmt(value))
         if value is None:
-            st.caption(f"{PAIR_METRICS[metric].label} is undefined here: {reading.reasons.get(metric)}.")
+            st.caption(f"{PAIR_METRICS[metric].label} is undefined here: {md(reading.reasons.get(metric))}.")
     else:
         m[2].metric("DPPL (i − j)", fmt(reading.values["dppl"]))
     st.caption(f"OFI 95% CI [{reading.test.ci[0]:+.3f}, {reading.test.ci[1]:+.3f}] (normal two-sample test, "

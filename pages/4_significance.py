@@ -7,7 +7,7 @@ import streamlit as st
 from fairviz.core.confusion_metrics import METRICS as CM_METRICS, Cells, probabilities
 from fairviz.core.counts import ConfusionCounts
 from fairviz.sample_size import figures as figs
-from fairviz.core.markup import csv_bytes
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.core.groups import group_counts
 from fairviz.sample_size.analysis import CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams, configuration_count, cps_groups, expected_errors, hole_counts, jaggedness, match_groups, null_distribution, plot_data, seed_hole_count, undefined_probability, verdict
@@ -109,7 +109,7 @@ def _match_tab(audit: MatchAudit) -> None:
     _ui.chart(figs.match_map(audit), width="stretch")
     flagged = audit.significant()
     tested = sum(r.p_value is not None for r in audit.results)
-    st.markdown(f"**{len(flagged)} of {tested}** group × metric scores differ from {audit.reference_label} beyond "
+    st.markdown(f"**{len(flagged)} of {tested}** group × metric scores differ from {md(audit.reference_label)} beyond "
                 f"sampling noise (Benjamini–Hochberg adjusted p < {audit.params.alpha:g}, {tested} tests). Purple: "
                 "the group scores higher than same-size groups from the reference would; orange: lower; pale: "
                 "within noise.")
@@ -127,7 +127,7 @@ def _match_tab(audit: MatchAudit) -> None:
     with right:
         words = verdict(result, audit.params.alpha, audit.reference_label)
         significant = result.p_adjusted is not None and result.p_adjusted < audit.params.alpha
-        _ui.verdict_box("warn" if significant else ("info" if result.p_value is None else "good"), words)
+        _ui.verdict_box("warn" if significant else ("info" if result.p_value is None else "good"), md(words))
         m = st.columns(2)
         m[0].metric("Observed", fmt(result.score))
         m[1].metric("Percentile", "—" if result.cdf is None else f"{100 * result.cdf:.1f}%")
@@ -141,7 +141,7 @@ def _match_tab(audit: MatchAudit) -> None:
                       if result.error_bound else "") + ".")
     with left:
         if reference is None:
-            st.info(f"'{group}' is the reference group itself.")
+            st.info(f"'{md(group)}' is the reference group itself.")
         else:
             plot = cached_null(metric, result.n, reference, audit.params)
             _ui.chart(figs.null_figure(plot, result, audit.reference_label), width="stretch")
@@ -183,7 +183,7 @@ def _jaggedness_tab(audit: MatchAudit) -> None:
     counts = audit.counts[group]
     top = int(min(counts.n - 1, 150))           # a subsample of the whole group would not vary at all
     if top < 6:
-        st.info(f"'{group}' has only {counts.n} rows: too few to subsample.")
+        st.info(f"'{md(group)}' has only {counts.n} rows: too few to subsample.")
         return
     common.keep_choice("jag_max", list(range(6, top + 1)), min(50, max(6, counts.n // 2)))
     largest = c3.slider("Largest subsample", 6, top, key="jag_max")
@@ -270,7 +270,7 @@ def _cps_tab(audit: MatchAudit) -> float:
         ref = complement
     target = CM_METRICS[metric](Cells.of(counts))[0]
     if target != target:
-        st.info(f"{METRIC_LABELS[metric]} is undefined for the whole of '{group}', so there is no target to miss.")
+        st.info(f"{METRIC_LABELS[metric]} is undefined for the whole of '{md(group)}', so there is no target to miss.")
         return float(lam)
     if ref.n == 0:
         st.info("The reference is empty.")
@@ -279,7 +279,7 @@ def _cps_tab(audit: MatchAudit) -> float:
     _ui.chart(figs.error_curves_figure(curves, group), width="stretch")
     at = list(curves.sizes).index(10)
     raw, smooth = curves.mse["raw"][at], curves.mse[f"CPS λ = {lam:g}"][at]
-    st.markdown(f"**Reading.** For samples of 10 people drawn from '{group}', the raw {METRIC_LABELS[metric]} misses "
+    st.markdown(f"**Reading.** For samples of 10 people drawn from '{md(group)}', the raw {METRIC_LABELS[metric]} misses "
                 f"the group's value {fmt(float(target))} by a mean squared error of {fmt(raw, 4)} (defined in "
                 f"{100 * curves.defined_mass['raw'][at]:.0f}% of samples); CPS with λ = {lam:g} gives "
                 f"{fmt(smooth, 4)}. Exact: every one of the up to {configuration_count(CURVE_LIMIT):,} confusion "

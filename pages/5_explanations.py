@@ -11,6 +11,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fairviz.core.markup import md
+
 from fairviz.core.data import DataError, guess_mapping, guess_positive_label, label_values, read_table
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
@@ -223,7 +225,7 @@ def show(result: xresults.ExplainResult, result_key: str) -> None:
     meta = result.meta
     gi, gj = result.groups
     ds, model = meta["dataset"], meta["model"]
-    st.markdown(f"**{ds['title']}** · {model['description']} ({model['n_parameters']:,} parameters, "
+    st.markdown(f"**{md(ds['title'])}** · {md(model['description'])} ({model['n_parameters']:,} parameters, "
                 f"{model['device']}) · {result.instances.shape[0]:,} test sentences explained "
                 f"({len(result.runs)} run{'s' if len(result.runs) > 1 else ''}).  \n{ds['description']}")
     f1, f2, f3, f4 = st.columns([3, 3, 1, 1])
@@ -281,7 +283,7 @@ def _model_card(result: xresults.ExplainResult) -> None:
                        help="Mean |p(x_male) − p(x_female)| over twins (or the same text with the gender word "
                             "flipped): how much the model itself reacts to gender. Undefined without twins.")
     for kind, text in model_warnings(result):
-        _ui.verdict_box(kind, text)
+        _ui.verdict_box(kind, md(text))
 
 
 def _undefined_methods(result: xresults.ExplainResult, methods: list[str]) -> None:
@@ -341,7 +343,7 @@ def _tests_table(report) -> None:
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: number for c in table.columns if c.startswith(("median", "Cohen"))})
     gi, gj = report.groups
-    st.caption(f"Two-sided Mann–Whitney U on the per-sentence scores of {gi} vs {gj} (unpaired, as in the paper); "
+    st.caption(f"Two-sided Mann–Whitney U on the per-sentence scores of {md(gi)} vs {md(gj)} (unpaired, as in the paper); "
                f"Cohen's d = (mean {gi} − mean {gj}) / √((s²_{gi} + s²_{gj})/2) with a 1,000-resample bootstrap CI. "
                "'better' uses each metric's direction (↑: AOPC comprehensiveness, both soft metrics, Gini; ↓: AOPC "
                "sufficiency, sparsity, sensitivity — soft sufficiency follows its formula, eq. 2, not the paper's ↓). "

@@ -8,6 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fairviz.core.markup import md
+
 from fairviz.core.serialize import clean
 from fairviz.core.data import DataError, read_table
 from fairviz.forecast import figures as figs
@@ -159,7 +161,7 @@ def mapping_form(frame: pd.DataFrame, name: str) -> ev.ForecastMapping | None:
     columns = list(map(str, frame.columns))
     if name == SAMPLE.name:
         return guess
-    st.markdown(f"**{name}**: {len(frame):,} rows × {len(columns)} columns.")
+    st.markdown(f"**{md(name)}**: {len(frame):,} rows × {len(columns)} columns.")
     st.dataframe(frame.head(5), hide_index=True, width="stretch")
     none = "(none)"
 
@@ -181,7 +183,7 @@ def mapping_form(frame: pd.DataFrame, name: str) -> ev.ForecastMapping | None:
         level = c6.selectbox("Level column (long format)", optional, index=index(optional, guess.level or none))
         value = c7.selectbox("Value column (long format)", optional, index=index(optional, guess.value or none))
         wide = [c for c in columns if ev.parse_level(c) is not None]
-        st.caption(f"Quantile columns found (wide format): {', '.join(wide) if wide else 'none'}.")
+        st.caption(f"Quantile columns found (wide format): {md(', '.join(wide)) if wide else 'none'}.")
         st.form_submit_button("Use these columns", type="primary")
     return ev.ForecastMapping(series, step, truth, tuple(groups), None if model == none else model,
                               None if point == none else point, level if long and level != none else None,
@@ -217,8 +219,8 @@ def summary(result: ev.ForecastFairness, fc: ev.QuantileForecasts) -> None:
     if result.skills:
         lo = min(result.skills, key=lambda s: s.skill if np.isfinite(s.skill) else np.inf)
         hi = max(result.skills, key=lambda s: s.skill if np.isfinite(s.skill) else -np.inf)
-        text += (f" Against '{result.compare_model}', '{result.model}' has skill {fmt(hi.skill)} on *{hi.name}* and "
-                 f"{fmt(lo.skill)} on *{lo.name}* (1 − CRPS ratio; > 0 means A is better).")
+        text += (f" Against '{md(result.compare_model)}', '{md(result.model)}' has skill {fmt(hi.skill)} on *{md(hi.name)}* and "
+                 f"{fmt(lo.skill)} on *{md(lo.name)}* (1 − CRPS ratio; > 0 means A is better).")
     _ui.verdict_box(kind, text)
 
 

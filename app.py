@@ -5,11 +5,9 @@ import pandas as pd
 import streamlit as st
 
 from fairviz.core.markup import md
-
-from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values, read_table
+from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.core.samples import DEFAULT_SAMPLE, samples
-from pages import _ui
-from pages._ui import CACHE_TTL
+from pages import _ui, _upload
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
 st.logo("assets/logo.svg")
@@ -54,45 +52,31 @@ def _upload() -> None:
     st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label, "
                "a score in [0, 1] (probability of the positive class) and one or more group columns; optional "
                "text, id and feature columns.")
-    file = st.file_uploader("Predictions file", type=["csv", "txt", "tsv", "parquet", "pq"], key="upload")
-    if file is None:
-        st.info("No file uploaded yet: the pages keep showing the current data.")
+    upload = _upload.read_upload("Predictions file", key="upload",
+                                 empty="No file uploaded yet: the pages keep showing the current data.")
+    if upload is None:
+        if _upload.failed("upload"):
+            st.caption("The previous data stays loaded.")
         return
-    try:
-        frame, digest = _read(file.file_id, file.name, file.getvalue())
-    except DataError as err:
-        _ui.show_data_error(err, f"'{file.name}' could not be read")
-        st.caption("The previous data stays loaded.")
-        return
-    _mapping_form(frame, digest, file.name)
-
-
-@st.cache_data(show_spinner="Reading the file…", max_entries=4, ttl=CACHE_TTL)
-def _read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
-    """Keyed on the upload's id: hashing hundreds of MB on every rerun would stall the page."""
-    return read_table(_raw, name)
+    _mapping_form(upload.frame, upload.digest, upload.name)
 
 
 def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
     guess = guess_mapping(frame)
     columns = list(frame.columns)
-    st.markdown(f"**{md(name)}**: {len(frame):,} rows × {len(columns)} columns. Check the column roles:")
-    st.dataframe(frame.head(5), width="stretch", hide_index=True)
+    _upload.preview(frame, name, "Check the column roles:")
     with st.form("mapping"):
         c1, c2, c3 = st.columns(3)
-        label = c1.selectbox("Label column (binary)", columns, index=columns.index(guess.label))
-        score = c2.selectbox("Score column (probability in [0, 1])", columns, index=columns.index(guess.score))
+        label = _upload.pick(c1, "Label column (binary)", columns, guess.label)
+        score = _upload.pick(c2, "Score column (probability in [0, 1])", columns, guess.score)
         groups = c3.multiselect("Group column(s)", columns, default=list(guess.groups))
         values = label_values(frame[label]) if label in frame else []
         c4, c5, c6 = st.columns(3)
         positive = c4.selectbox("Positive label value", values or ["—"],
                                 index=values.index(guess_positive_label(values)) if len(values) == 2 else 0,
                                 help="Which label value means Y = 1.")
-        optional = ["(none)"] + columns
-        text = c5.selectbox("Text column (optional)", optional,
-                            index=optional.index(guess.text) if guess.text else 0)
-        row_id = c6.selectbox("Id column (optional)", optional,
-                              index=optional.index(guess.row_id) if guess.row_id else 0)
+        text = _upload.pick(c5, "Text column (optional)", columns, guess.text, optional=True)
+        row_id = _upload.pick(c6, "Id column (optional)", columns, guess.row_id, optional=True)
         features = st.multiselect("Feature columns (optional, numeric)", columns, default=list(guess.features)[:10])
         intersect = st.checkbox("Also compare intersections of the first two group columns", value=False)
         submitted = st.form_submit_button("Use these columns", type="primary")
@@ -100,8 +84,7 @@ def _mapping_form(frame: pd.DataFrame, digest: str, name: str) -> None:
         return
     mapping = ColumnMapping(label=label, score=score, groups=tuple(groups),
                             positive_label=positive if len(values) == 2 else None,
-                            text=None if text == "(none)" else text, features=tuple(features),
-                            row_id=None if row_id == "(none)" else row_id, intersect=intersect)
+                            text=text, features=tuple(features), row_id=row_id, intersect=intersect)
     try:
         pred = build_predictions(frame, mapping, source=name, file_fingerprint=digest)
     except DataError as err:

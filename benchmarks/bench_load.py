@@ -80,14 +80,15 @@ def start_server(port: int) -> subprocess.Popen:
     raise RuntimeError("streamlit did not start")
 
 
-async def visitor(browser, url: str, pages: list[str], timeout_s: float) -> dict:
+async def visitor(browser, url: str, pages: list[str], timeout_s: float, delay: float = 0.0) -> dict:
+    await asyncio.sleep(delay)              # visitors arrive within a few seconds of each other, not in one tick
     context = await browser.new_context(viewport={"width": 1300, "height": 900})
     page = await context.new_page()
     times = {}
     try:
         for name in pages:
             start = time.perf_counter()
-            await page.goto(f"{url}/{PAGES[name]}")
+            await page.goto(f"{url}/{PAGES[name]}", timeout=timeout_s * 1000, wait_until="domcontentloaded")
             await page.wait_for_function(DONE, timeout=timeout_s * 1000)
             if await page.locator('[data-testid="stException"]').count():
                 times[name] = float("nan")
@@ -105,7 +106,7 @@ async def drive(url: str, sessions: int, pages: list[str], timeout_s: float) -> 
         browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         try:
             alone = await visitor(browser, url, pages, timeout_s)          # warms the shared caches too
-            crowd = await asyncio.gather(*(visitor(browser, url, pages, timeout_s) for _ in range(sessions)),
+            crowd = await asyncio.gather(*(visitor(browser, url, pages, timeout_s, 0.25 * k) for k in range(sessions)),
                                          return_exceptions=True)
         finally:
             await browser.close()

@@ -13,7 +13,7 @@ import streamlit as st
 
 from fairviz.core.markup import md
 
-from fairviz.core.data import DataError, guess_mapping, guess_positive_label, label_values, read_table
+from fairviz.core.data import DataError, guess_mapping, guess_positive_label, label_values
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
@@ -22,7 +22,7 @@ from fairviz.explain.disparity import compare, disparity_json, model_warnings
 from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs, offered_model_dirs
 from fairviz.explain import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
-from pages import _jobs, _ui
+from pages import _jobs, _ui, _upload
 from pages._ui import CACHE_TTL
 from fairviz.explain.run import prepare
 from fairviz.explain.run import explain_dataset
@@ -174,32 +174,26 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
         frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
                               "group": np.asarray(view.names, dtype=object)[view.codes]})
         return xdata.from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key="loaded")
-    file = st.file_uploader("CSV with a text column, a binary label and a group column (optional: a pair id)",
-                            type=["csv", "txt", "tsv", "parquet"], key="explain_upload")
-    if file is None:
-        st.info("Upload a file to continue.")
+    upload = _upload.read_upload("CSV with a text column, a binary label and a group column (optional: a pair id)",
+                                 key="explain_upload", empty="Upload a file to continue.")
+    if upload is None:
         return None
-    try:
-        frame, _ = read_table(file.getvalue(), file.name)
-    except DataError as err:
-        _ui.show_data_error(err, f"'{file.name}' could not be read")
-        return None
+    frame, name = upload.frame, upload.name
     columns = list(frame.columns)
     guess = _guess_roles(frame)
     u1, u2, u3, u4 = st.columns(4)
-    text = u1.selectbox("Text column", columns, index=columns.index(guess["text"]))
-    label = u2.selectbox("Label column", columns, index=columns.index(guess["label"]))
-    group = u3.selectbox("Group column", columns, index=columns.index(guess["group"]))
-    pair_options = ["(none)"] + columns
-    pair = u4.selectbox("Pair id (optional)", pair_options, index=pair_options.index(guess["pair"]))
+    text = _upload.pick(u1, "Text column", columns, guess["text"])
+    label = _upload.pick(u2, "Label column", columns, guess["label"])
+    group = _upload.pick(u3, "Group column", columns, guess["group"])
+    pair = _upload.pick(u4, "Pair id (optional)", columns, guess["pair"], optional=True)
     values = label_values(frame[label])
     positive = u2.selectbox("Positive label value", values or ["—"],
                             index=values.index(guess_positive_label(values)) if len(values) == 2 else 0)
     st.caption("Texts longer than 64 tokens are truncated. Two groups are compared: the two largest of the group "
                "column. Rows with an empty text, label or group are dropped and counted.")
     try:
-        return xdata.from_frame(frame, text, label, group, pair=None if pair == "(none)" else pair,
-                                positive_label=positive if len(values) == 2 else None, title=file.name)
+        return xdata.from_frame(frame, text, label, group, pair=pair,
+                                positive_label=positive if len(values) == 2 else None, title=name)
     except DataError as err:
         _ui.show_data_error(err)
         return None

@@ -15,15 +15,20 @@ import re
 import numpy as np
 import pandas as pd
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>~$|#])")        # links/images need '[', code '`', HTML '<'
+_LOOSE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")   # intraword '_' is literal in CommonMark
+_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")                    # a list or heading marker at the start
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 def md(value) -> str:
-    """``value`` as literal text inside Markdown: every Markdown/HTML-significant character backslash-escaped,
-    line breaks folded to spaces (a name cannot start a new block)."""
+    """``value`` as literal text inside Markdown: the characters that make code, emphasis, links, images, HTML,
+    LaTeX, tables or Streamlit colour directives are backslash-escaped (plain punctuation stays readable), a list
+    or heading marker at the start is escaped, line breaks are folded to spaces (a name cannot start a block)."""
     text = re.sub(r"[\r\n]+", " ", str(value))
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    text = _LOOSE_UNDERSCORE.sub(r"\\_", _MD_SPECIAL.sub(r"\\\1", text))
+    return _BLOCK_START.sub(lambda m: m.group(1) + (m.group(2)[:-1] + "\\" + m.group(2)[-1]
+                                                    if m.group(2)[0].isdigit() else "\\" + m.group(2)), text)
 
 
 def plot_text(value) -> str:

@@ -46,3 +46,13 @@ def test_csv_downloads_neutralise_formulas():
     assert frame["group"].iloc[0].startswith("=")                         # the caller's frame is untouched
     back = pd.read_csv(io.BytesIO(csv_bytes(frame)))
     assert not back["group"].astype(str).str.startswith(("=", "+", "-", "@")).any()
+
+
+def test_a_name_at_the_start_of_a_line_cannot_open_a_block():
+    renderer = MarkdownIt("commonmark")
+    for name in ("- item", "12. item", "3) item", "# heading", "> quote", "+ item", "=", "plain (with) 4/5: a-b"):
+        rendered = renderer.render(md(name))
+        assert rendered.startswith("<p>") and "<li>" not in rendered and "<h1>" not in rendered, rendered
+        assert name.replace(">", "&gt;") in rendered, rendered
+    assert md("COMPAS (ProPublica): 4/5 = 0.8") == "COMPAS (ProPublica): 4/5 = 0.8"      # plain text stays plain
+    assert md("two_year_recid") == "two_year_recid"

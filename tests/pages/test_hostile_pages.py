@@ -3,6 +3,7 @@ upload, a visitor asking for a server path. Nothing renders, leaks or crashes.""
 from __future__ import annotations
 
 import json
+import uuid
 
 import numpy as np
 import pandas as pd
@@ -15,14 +16,15 @@ from tests.conftest import ROOT
 EVIL = ["`tick` ![x](http://evil.example/p.png)", "<b>bold</b> [a](http://evil.example)", "=HYPERLINK(\"x\")"]
 
 
-def _hostile_predictions():
+def _hostile_predictions(fingerprint: str = "h"):
     rng = np.random.default_rng(0)
     n = 600
     score = rng.uniform(0.05, 0.95, n)
     frame = pd.DataFrame({"y`": rng.binomial(1, score), "score![](http://e/x.png)": score,
                           "grp<b>": np.repeat(EVIL, n // 3)})
     mapping = ColumnMapping(label="y`", score="score![](http://e/x.png)", groups=("grp<b>",))
-    return build_predictions(frame, mapping, source="evil`![](http://evil.example/f.png).csv", file_fingerprint="h")
+    return build_predictions(frame, mapping, source="evil`![](http://evil.example/f.png).csv",
+                             file_fingerprint=fingerprint)
 
 
 def _app_with(pred, page: str | None = None) -> AppTest:
@@ -63,8 +65,8 @@ def test_a_failure_shows_no_traceback_and_no_server_path(monkeypatch):
         raise RuntimeError("cannot open /home/server/.ssh/id_rsa")
 
     monkeypatch.setattr(parity, "from_counts", boom)
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    at.switch_page("pages/3_parity.py").run()
+    pred = _hostile_predictions(fingerprint=f"boom-{uuid.uuid4()}")       # nothing cached for it yet
+    at = _app_with(pred, "pages/3_parity.py")
     assert not at.exception
     shown = "\n".join(_markdown_texts(at)) + "\n".join(c.value for c in at.code)
     assert "Something went wrong" in shown and "incident" in shown

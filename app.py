@@ -22,7 +22,7 @@ def home() -> None:
     if source == "Bundled sample":
         _sample_picker()
     else:
-        _upload()
+        _upload_section()
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
     _summary(_ui.current())
@@ -48,7 +48,7 @@ def _load_chosen_sample() -> None:
     _ui.use_predictions(_ui.bundled(key), samples()[key].threshold)
 
 
-def _upload() -> None:
+def _upload_section() -> None:
     st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label, "
                "a score in [0, 1] (probability of the positive class) and one or more group columns; optional "
                "text, id and feature columns.")

@@ -128,3 +128,12 @@ def test_data_errors_with_hostile_names_are_escaped():
                           ColumnMapping(label="y", score="score", groups=("g![](http://e/x)",)))
     from fairviz.core.markup import md
     assert "![](" not in md(err.value.problems[0])
+
+
+def test_every_upload_form_draws_through_the_shared_component():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
+    at.radio(key="home_source").set_value("Upload a file").run()
+    assert not at.exception and any("No file uploaded yet" in i.value for i in at.info)
+    at.switch_page("pages/7_forecast_fairness.py").run()
+    at.radio(key="ff_source").set_value("Upload a file").run()
+    assert not at.exception and any("No file uploaded yet" in i.value for i in at.info)

@@ -33,8 +33,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import Sequence
 
-import threading
-
 import numpy as np
 
 from fairviz.explain import METHODS, RANDOM
@@ -217,9 +215,6 @@ def _lime(classifier: TextClassifier, ids: list[int], target: int, seed: int, se
     return Attribution(scores, perturbed_calls=model.perturbed, model_calls=model.calls)
 
 
-_GLOBAL_RNG_LOCK = threading.Lock()      # held while shap reads numpy's global RNG (see _shap)
-
-
 def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
           delta) -> Attribution:
     import shap
@@ -233,16 +228,14 @@ def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, se
     # shap 0.51 does not pass ``seed`` on to the Partition explainer, whose priority queue breaks ties with the
     # global np.random.randn(): unseeded, ties between equal-valued clusters are broken differently on every call
     # and, under the evaluation budget, twins get slightly different values. Seed the global RNG for the call and
-    # put its state back afterwards. The global RNG is process-wide, so the seed-and-call is serialised: two
-    # visitors' SHAP runs on one server would otherwise interleave draws and neither would be reproducible.
-    with _GLOBAL_RNG_LOCK:
-        state = np.random.get_state()
-        np.random.seed(seed)
-        try:
-            values = explainer([tokenizer.text], max_evals=settings.shap_max_evals, batch_size=settings.model_batch,
-                               silent=True)
-        finally:
-            np.random.set_state(state)
+    # put its state back afterwards.
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        values = explainer([tokenizer.text], max_evals=settings.shap_max_evals, batch_size=settings.model_batch,
+                           silent=True)
+    finally:
+        np.random.set_state(state)
     v = np.asarray(values.values[0], dtype=float)
     if v.shape[0] != n:
         raise RuntimeError(f"SHAP returned {v.shape[0]} token values for {n} tokens")

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values, read_preview, read_table
+from fairviz.core.markup import md
+from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.core.samples import DEFAULT_SAMPLE, samples
-from pages import _ui
+from pages import _ui, _upload
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
 st.logo("assets/logo.svg")
@@ -21,7 +22,7 @@ def home() -> None:
     if source == "Bundled sample":
         _sample_picker()
     else:
-        _upload()
+        _upload_section()
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
     _summary(_ui.current())
@@ -47,60 +48,36 @@ def _load_chosen_sample() -> None:
     _ui.use_predictions(_ui.bundled(key), samples()[key].threshold)
 
 
-def _upload() -> None:
+def _upload_section() -> None:
     st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label, "
                "a score in [0, 1] (probability of the positive class) and one or more group columns; optional "
                "text, id and feature columns.")
-    file = st.file_uploader("Predictions file", type=["csv", "txt", "tsv", "parquet", "pq"], key="upload")
-    if file is None:
-        st.info("No file uploaded yet: the pages keep showing the current data.")
+    upload = _upload.read_upload("Predictions file", key="upload", preview_only=True,
+                                 empty="No file uploaded yet: the pages keep showing the current data.")
+    if upload is None:
+        if _upload.failed("upload"):
+            st.caption("The previous data stays loaded.")
         return
-    try:
-        frame, digest, n_rows = _read(file.file_id, file.name, file.getvalue())
-    except DataError as err:
-        _ui.show_data_error(err, f"'{file.name}' could not be read")
-        st.caption("The previous data stays loaded.")
-        return
-    _mapping_form(frame, digest, file.name, n_rows, lambda columns: _read_columns(file.file_id, file.name,
-                                                                                  file.getvalue(), columns))
+    _mapping_form(upload)
 
 
-@st.cache_data(show_spinner="Reading the file…", max_entries=4)
-def _read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str, str]:
-    """The file's first rows (for the column roles) and its size from metadata: a file that would expand past the
-    memory limits is refused before it is decoded. Keyed on the upload's id: hashing hundreds of MB on every rerun
-    would stall the page."""
-    frame, digest, info = read_preview(_raw, name)
-    info.check([])                        # rows alone over the limit: say so now, not after the mapping
-    return frame, digest, f"{info.rows:,}" if info.rows_exact else f"about {info.rows:,}"
-
-
-@st.cache_data(show_spinner="Reading the chosen columns…", max_entries=2)
-def _read_columns(file_id: str, name: str, _raw: bytes, columns: tuple[str, ...]) -> tuple[pd.DataFrame, str]:
-    """Only the mapped columns are decoded (their size checked first)."""
-    return read_table(_raw, name, columns=columns)
-
-
-def _mapping_form(frame: pd.DataFrame, digest: str, name: str, rows: str, read_columns) -> None:
+def _mapping_form(upload: _upload.Uploaded) -> None:
+    frame, name = upload.frame, upload.name          # the first rows: enough to guess and check the roles
     guess = guess_mapping(frame)
     columns = list(frame.columns)
-    st.markdown(f"**{name}**: {rows} rows × {len(columns)} columns. Check the column roles:")
-    st.dataframe(frame.head(5), width="stretch", hide_index=True)
+    _upload.preview(frame, name, "Check the column roles:", rows=upload.rows)
     with st.form("mapping"):
         c1, c2, c3 = st.columns(3)
-        label = c1.selectbox("Label column (binary)", columns, index=columns.index(guess.label))
-        score = c2.selectbox("Score column (probability in [0, 1])", columns, index=columns.index(guess.score))
+        label = _upload.pick(c1, "Label column (binary)", columns, guess.label)
+        score = _upload.pick(c2, "Score column (probability in [0, 1])", columns, guess.score)
         groups = c3.multiselect("Group column(s)", columns, default=list(guess.groups))
         values = label_values(frame[label]) if label in frame else []
         c4, c5, c6 = st.columns(3)
         positive = c4.selectbox("Positive label value", values or ["—"],
                                 index=values.index(guess_positive_label(values)) if len(values) == 2 else 0,
                                 help="Which label value means Y = 1.")
-        optional = ["(none)"] + columns
-        text = c5.selectbox("Text column (optional)", optional,
-                            index=optional.index(guess.text) if guess.text else 0)
-        row_id = c6.selectbox("Id column (optional)", optional,
-                              index=optional.index(guess.row_id) if guess.row_id else 0)
+        text = _upload.pick(c5, "Text column (optional)", columns, guess.text, optional=True)
+        row_id = _upload.pick(c6, "Id column (optional)", columns, guess.row_id, optional=True)
         features = st.multiselect("Feature columns (optional, numeric)", columns, default=list(guess.features)[:10])
         intersect = st.checkbox("Also compare intersections of the first two group columns", value=False)
         submitted = st.form_submit_button("Use these columns", type="primary")
@@ -108,12 +85,11 @@ def _mapping_form(frame: pd.DataFrame, digest: str, name: str, rows: str, read_c
         return
     mapping = ColumnMapping(label=label, score=score, groups=tuple(groups),
                             positive_label=positive if len(values) == 2 else None,
-                            text=None if text == "(none)" else text, features=tuple(features),
-                            row_id=None if row_id == "(none)" else row_id, intersect=intersect)
+                            text=text, features=tuple(features), row_id=row_id, intersect=intersect)
     try:
         chosen = (mapping.label, mapping.score, *mapping.groups, *mapping.features,
                   *(c for c in (mapping.text, mapping.row_id) if c))
-        full, digest = read_columns(tuple(dict.fromkeys(chosen)))
+        full, digest = upload.columns(chosen)         # only the mapped columns are decoded
         pred = build_predictions(full, mapping, source=name, file_fingerprint=digest)
     except DataError as err:
         _ui.show_data_error(err)
@@ -126,9 +102,9 @@ def _mapping_form(frame: pd.DataFrame, digest: str, name: str, rows: str, read_c
 
 
 def _summary(pred) -> None:
-    st.subheader(f"Now analysing: {pred.source}")
+    st.subheader(f"Now analysing: {md(pred.source)}")
     for note in pred.notes:
-        st.warning(note)
+        st.warning(md(note))
     cols = st.columns(4)
     cols[0].metric("Rows", f"{pred.n:,}")
     cols[1].metric("Positive rate (label)", f"{pred.y.mean():.3f}")
@@ -141,7 +117,7 @@ def _summary(pred) -> None:
             mask = view.codes == g
             rows.append({"group": name, "n": int(mask.sum()), "share": mask.mean(),
                          "base rate": pred.y[mask].mean(), "mean score": pred.score[mask].mean()})
-        st.markdown(f"**{attribute}**")
+        st.markdown(f"**{md(attribute)}**")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                      column_config={"share": st.column_config.NumberColumn(format="%.3f"),
                                     "base rate": st.column_config.NumberColumn(format="%.3f"),

@@ -6,15 +6,17 @@ import pandas as pd
 import streamlit as st
 
 from fairviz.residuals import figures as figs
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
 from fairviz.report.options import AuditOptions
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from fairviz.residuals.threshold_invariance import GAP_METRICS, METRIC_NAMES, RDF_METRICS, invariance_figure, threshold_invariance
 from pages import _ui
+from pages._ui import CACHE_TTL
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
 def cached_threshold(fingerprint: str, attribute: str, threshold: float, _pred):
     return threshold_check(_pred, attribute, threshold)
 
@@ -65,10 +67,10 @@ def page() -> None:
     hover, texts = pred.row_labels(), pred.texts()
     with c1:
         if view == "Both outcome panels":
-            st.plotly_chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
+            _ui.chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
         else:
             outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
-            st.plotly_chart(figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts), width="stretch")
+            _ui.chart(figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts), width="stretch")
     c2.markdown(_reading(audit))
 
     tabs = st.tabs(["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration",
@@ -122,7 +124,7 @@ def _pairs_tab(audit: ResidualAudit) -> None:
                "imply it.")
     for p in audit.pairs:
         for w in p.warnings:
-            st.caption(f"⚠ {p.group_i} vs {p.group_j}: {w}")
+            st.caption(f"⚠ {md(p.group_i)} vs {md(p.group_j)}: {md(w)}")
 
 
 def _groups_tab(audit: ResidualAudit) -> None:
@@ -153,7 +155,7 @@ def _groups_tab(audit: ResidualAudit) -> None:
 
 def _threshold_tab(pred, ctx: _ui.Context) -> None:
     check = cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred)
-    st.plotly_chart(figs.threshold_figure(check), width="stretch")
+    _ui.chart(figs.threshold_figure(check), width="stretch")
     rows = []
     for gap in check.gaps:
         rows.append({"pair": f"{gap['group_i']} vs {gap['group_j']}",
@@ -177,7 +179,7 @@ def _concentration_tab(audit: ResidualAudit) -> None:
     kind = "good" if c.verdict == "supported" else "warn"
     _ui.verdict_box(kind, f"**Knees {'are' if c.verdict == 'supported' else 'are not'} diagnostic here "
                           f"({c.verdict}{', borderline' if c.borderline else ''}).** {c.explanation}")
-    st.plotly_chart(figs.concentration_figure(audit), width="stretch")
+    _ui.chart(figs.concentration_figure(audit), width="stretch")
     st.caption(f"Ratio CI {fmt_interval(c.ratio_ci, 2)} ({audit.params.resamples} row resamples, regions fixed). "
                "Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 expected; ECE ≥ 0.15 → 0.8–1.2 expected. The verdict "
                "reads the unrounded ratio; 'borderline' marks a ratio that rounds to a boundary at one decimal (the "
@@ -193,7 +195,7 @@ def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
                 "first: where the model's behaviour changes for each group.")
     st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
     # built on click, not on every rerun: D* of a million rows is a large CSV
-    st.download_button("Download D* as CSV", lambda: _diagnostic_table(audit, pred).to_csv(index=False),
+    st.download_button("Download D* as CSV", lambda: csv_bytes(_diagnostic_table(audit, pred)),
                        "diagnostic_set.csv", "text/csv")
 
 

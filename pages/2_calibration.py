@@ -12,32 +12,34 @@ from fairviz.calibration.readings import in_the_large_words, slope_words
 from fairviz.calibration.recalibration import METHODS, RecalParams, recalibrate, recalibrated_frame
 from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationParams
 from fairviz.core.data import DataError
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.report.options import AuditOptions
 from pages import _ui
+from pages._ui import CACHE_TTL
 
 NUM3 = st.column_config.NumberColumn(format="%.3f")
 NUM4 = st.column_config.NumberColumn(format="%.4f")
 
 
-@st.cache_data(show_spinner="Analysing calibration…", max_entries=16)
+@st.cache_data(show_spinner="Analysing calibration…", max_entries=16, ttl=CACHE_TTL)
 def cached_analysis(fingerprint: str, attribute: str, params: CalibrationParams, _pred) -> CalibrationAudit:
     # No progress bar inside: st.cache_data replays element calls on a cache hit, and a bar drawn outside the
     # function cannot be replayed (CacheReplayClosureError on the next rerun). The spinner covers the wait.
     return analyse(_pred, attribute, params)
 
 
-@st.cache_data(show_spinner="Recalibrating…", max_entries=16)
+@st.cache_data(show_spinner="Recalibrating…", max_entries=16, ttl=CACHE_TTL)
 def cached_recalibration(fingerprint: str, attribute: str, params: RecalParams, _pred):
     return recalibrate(_pred, attribute, params)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
 def cached_feature(fingerprint: str, attribute: str, feature: str, n_bins: int, _pred):
     return residuals_by_feature(_pred, attribute, feature, n_bins)
 
 
-@st.cache_data(show_spinner="Fitting residuals on the features…", max_entries=16)
+@st.cache_data(show_spinner="Fitting residuals on the features…", max_entries=16, ttl=CACHE_TTL)
 def cached_model(fingerprint: str, features: tuple[str, ...], seed: int, _pred):
     return residual_model(_pred, list(features), seed=seed)
 
@@ -101,7 +103,7 @@ def _headline(audit: CalibrationAudit) -> None:
                         "calibration-in-the-large), Bonferroni-corrected for the two.")
     flagged = [g.name for g in tested if g.joint_p_adjusted < audit.params.alpha]
     if diff.linear is None:
-        _ui.verdict_box("info", f"**Groups cannot be compared:** {diff.status}.")
+        _ui.verdict_box("info", f"**Groups cannot be compared:** {md(diff.status)}.")
         return
     tests = (f"intercept and slope: χ²({diff.linear.df}) = {diff.linear.statistic:.1f}, p {fmt_p(diff.linear.p)}; "
              f"average level: χ²({diff.in_the_large.df}) = {diff.in_the_large.statistic:.1f}, "
@@ -135,7 +137,7 @@ def _reliability_tab(audit: CalibrationAudit) -> None:
         zoom = st.checkbox("Fit the axes to the scores", value=_low_scores(audit), key="cal_zoom")
     key = "uniform" if strategy == "equal width" else "quantile"
     with c1:
-        st.plotly_chart(figs.reliability_figure(audit, shown, key, "facet" if layout == "side by side" else "overlay",
+        _ui.chart(figs.reliability_figure(audit, shown, key, "facet" if layout == "side by side" else "overlay",
                                                 show_curve, True, zoom), width="stretch")
     c2.markdown(_reliability_reading(audit, shown))
     st.markdown("**Binning table** (the lecture's §4.2.2): observed rate with the equal-tailed 95% interval of "
@@ -146,7 +148,7 @@ def _reliability_tab(audit: CalibrationAudit) -> None:
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: NUM3 for c in ["mean_pred", "observed", "post_mean", "ci_lower", "ci_upper", "wald_moe"]})
     everything = _bin_frame(audit, key, names)
-    st.download_button("Download all groups' bins as CSV", everything.to_csv(index=False).encode(),
+    st.download_button("Download all groups' bins as CSV", csv_bytes(everything),
                        f"reliability_{key}.csv", "text/csv", key="cal_bins_download")
 
 
@@ -180,7 +182,7 @@ def _reliability_reading(audit: CalibrationAudit, shown: list[str]) -> str:
 
 
 def _tests_tab(audit: CalibrationAudit) -> None:
-    st.plotly_chart(figs.coefficient_figure(audit), width="stretch")
+    _ui.chart(figs.coefficient_figure(audit), width="stretch")
     rows = []
     for g in audit.all_groups:
         lin, spl = g.linear, g.spline
@@ -209,7 +211,7 @@ def _tests_tab(audit: CalibrationAudit) -> None:
     for g in audit.groups:
         if g.linear.ok:
             kind = "bad" if g.joint_p_adjusted < audit.params.alpha else "good"
-            _ui.verdict_box(kind, f"**{g.name}:** {slope_words(g.linear)}; {in_the_large_words(g.linear)}. "
+            _ui.verdict_box(kind, f"**{md(g.name)}:** {slope_words(g.linear)}; {in_the_large_words(g.linear)}. "
                                   f"Miscalibration is {significance_words(g.joint_p_adjusted, audit.params.alpha)} "
                                   "(BH-adjusted).")
     diff = audit.difference
@@ -231,7 +233,7 @@ def _tests_tab(audit: CalibrationAudit) -> None:
 
 
 def _errors_tab(audit: CalibrationAudit) -> None:
-    st.plotly_chart(figs.errors_figure(audit), width="stretch")
+    _ui.chart(figs.errors_figure(audit), width="stretch")
     rows = [{"group": g.name, "n": g.n, "ECE (15 bins)": g.ece, "ECE 95% CI": fmt_interval(g.ece_ci),
              "regime": g.ece_regime, "smooth ECE": g.smooth_ece, "smooth ECE 95% CI": fmt_interval(g.smooth_ece_ci),
              "bandwidth σ*": g.smooth_sigma} for g in audit.all_groups]
@@ -302,8 +304,8 @@ def _recalibration_tab(pred, ctx) -> None:
     metric = d2.radio("Metric", ["ece", "smooth_ece", "log_loss", "brier"], key="cal_recal_metric",
                       format_func={"ece": "ECE", "smooth_ece": "smooth ECE", "log_loss": "log-loss", "brier": "Brier"}.get)
     with d1:
-        st.plotly_chart(figs.recalibration_figure(result, method, shown), width="stretch")
-        st.plotly_chart(figs.recalibration_metric_figure(result, metric), width="stretch")
+        _ui.chart(figs.recalibration_figure(result, method, shown), width="stretch")
+        _ui.chart(figs.recalibration_metric_figure(result, metric), width="stretch")
     rows = []
     for res in result.all:
         for name, m in res.metrics.items():
@@ -313,13 +315,13 @@ def _recalibration_tab(pred, ctx) -> None:
                  column_config={c: NUM4 for c in ["ECE", "smooth ECE", "log-loss", "Brier"]})
     chosen = result.method(method)
     for name, text in chosen.descriptions.items():
-        st.caption(f"{chosen.label} — {name}: {text}")
+        st.caption(f"{chosen.label} — {md(name)}: {md(text)}")
     for name, problem in chosen.problems.items():
-        st.warning(f"{name}: {problem}")
+        st.warning(f"{md(name)}: {md(problem)}")
     st.markdown(_recalibration_reading(result, method))
     # built on click, not on every rerun of the page: it holds every row
     st.download_button("Download recalibrated predictions (CSV)",
-                       lambda: recalibrated_frame(pred, result).to_csv(index=False),
+                       lambda: csv_bytes(recalibrated_frame(pred, result)),
                        "recalibrated_predictions.csv", "text/csv", key="cal_recal_download")
 
 
@@ -346,7 +348,7 @@ def _residuals_tab(pred, ctx) -> None:
     names = [n for n in result.groups if n != OVERALL]
     shown = c2.multiselect("Groups", [*names, OVERALL], default=names[:4], key="cal_feature_groups") or names[:4]
     with c1:
-        st.plotly_chart(figs.feature_residual_figure(result, shown), width="stretch")
+        _ui.chart(figs.feature_residual_figure(result, shown), width="stretch")
     c2.markdown(_feature_reading(result, shown))
     if result.large:
         st.caption(f"{result.large:,} rows have |r| > 3: positives scored very low or negatives scored very high.")
@@ -402,7 +404,7 @@ def _feature_reading(result, shown: list[str]) -> str:
 def _performance_tab(audit: CalibrationAudit) -> None:
     metric = st.radio("Metric", ["auroc", "log_loss", "brier"], horizontal=True, key="cal_perf_metric",
                       format_func={"auroc": "AUROC", "log_loss": "log-loss", "brier": "Brier"}.get)
-    st.plotly_chart(figs.performance_figure(audit, metric), width="stretch")
+    _ui.chart(figs.performance_figure(audit, metric), width="stretch")
     rows = [{"group": g.name, "n": g.n, "positives": g.n_pos, "AUROC": g.performance.auroc,
              "AUROC 95% CI": fmt_interval(g.performance.auroc_ci), "log-loss": g.performance.log_loss,
              "log-loss 95% CI": fmt_interval(g.performance.log_loss_ci), "Brier": g.performance.brier,
@@ -411,7 +413,7 @@ def _performance_tab(audit: CalibrationAudit) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={"AUROC": NUM3, "log-loss": NUM3, "Brier": NUM4})
     smallest = min(audit.groups, key=lambda g: g.n)
-    st.markdown(f"**Reading.** Estimated performance is not true performance (§1.3): the smallest group, *{smallest.name}* "
+    st.markdown(f"**Reading.** Estimated performance is not true performance (§1.3): the smallest group, *{md(smallest.name)}* "
                 f"(n = {smallest.n:,}), has AUROC {fmt(smallest.performance.auroc)} with a 95% interval "
                 f"{fmt_interval(smallest.performance.auroc_ci)}, against {fmt_interval(audit.overall.performance.auroc_ci)} "
                 "for all rows. A gap between groups whose intervals overlap this much may be noise.")

@@ -6,18 +6,20 @@ import streamlit as st
 
 from fairviz.core.counts import ConfusionCounts
 from fairviz.parity import figures as figs
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.report.options import AuditOptions
 from fairviz.sample_size.analysis import MatchParams
 from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, SCENARIOS, TABLE_32, ParityAudit, ParityParams, analyse, read_pair, scenario
 from pages import _parity_common as common
 from pages import _ui
+from pages._ui import CACHE_TTL
 
 CELLS = ("tp", "fn", "fp", "tn")
 MAX_PAIR_ROWS = 2000            # rows sent to the browser; more groups than ~63 give more pairs than this
 
 
-@st.cache_data(show_spinner="Counting and comparing groups…", max_entries=32)
+@st.cache_data(show_spinner="Counting and comparing groups…", max_entries=32, ttl=CACHE_TTL)
 def cached_parity(fingerprint: str, attribute: str, params: ParityParams, _pred) -> ParityAudit:
     return analyse(_pred, attribute, params)
 
@@ -80,19 +82,19 @@ def _heatmap_tab(audit: ParityAudit) -> None:
     group_i = c2.selectbox("Row group i", names, key="parity_i")
     group_j = c3.selectbox("Column group j", names, key="parity_j")
     matrix = audit.matrices[metric]
-    st.plotly_chart(figs.heatmap(matrix, highlight=(group_i, group_j)), width="stretch")
+    _ui.chart(figs.heatmap(matrix, highlight=(group_i, group_j)), width="stretch")
     info = PAIR_METRICS[metric]
     st.caption(f"**{info.label}** = {info.formula}. {info.about} Colour: purple favours the row group, orange the "
                "column group (TE, DCA, DCR and the PPV gap are coloured by their negated score so colours agree); "
                "grey cells are undefined — hover for why. The framed cell is the pair read below.")
     _cell_reading(audit, metric, group_i, group_j)
-    st.plotly_chart(figs.benefit_figure(audit, (group_i, group_j)), width="stretch")
+    _ui.chart(figs.benefit_figure(audit, (group_i, group_j)), width="stretch")
     with st.expander("The thesis's Figure 3.2 panels: OFI, DI, TE and PP side by side"):
         panels = figs.small_multiples(audit)
         for row in range(0, len(panels), 2):
             cols = st.columns(2)
             for col, fig in zip(cols, panels[row:row + 2]):
-                col.plotly_chart(fig, width="stretch")
+                _ui.chart_at(col, fig, width="stretch")
 
 
 def _cell_reading(audit: ParityAudit, metric: str, i: str, j: str) -> None:
@@ -102,14 +104,14 @@ def _cell_reading(audit: ParityAudit, metric: str, i: str, j: str) -> None:
     reading = audit.reading(i, j)
     left, right = st.columns([3, 2])
     with left:
-        _ui.verdict_box(reading.box, f"**{reading.headline}.**")
-        st.markdown(reading.text)
+        _ui.verdict_box(reading.box, f"**{md(reading.headline)}.**")
+        st.markdown(md(reading.text))
     with right:
         _pair_numbers(reading, metric)
     st.markdown("**Their confusion matrices** (rows: actual, columns: predicted; *benefit* = the chosen outcome)")
     cols = st.columns(2)
     for col, name, counts in ((cols[0], i, reading.counts_i), (cols[1], j, reading.counts_j)):
-        col.markdown(f"*{name}* (n = {counts.n:,}), marginal benefit 𝓑 = {(counts.fp - counts.fn) / counts.n:+.3f}")
+        col.markdown(f"*{md(name)}* (n = {counts.n:,}), marginal benefit 𝓑 = {(counts.fp - counts.fn) / counts.n:+.3f}")
         col.dataframe(_matrix_frame(counts), width="stretch")
 
 
@@ -123,7 +125,7 @@ def _pair_numbers(reading, metric: str) -> None:
         value = reading.values[metric]
         m[2].metric(f"{PAIR_METRICS[metric].label}", fmt(value))
         if value is None:
-            st.caption(f"{PAIR_METRICS[metric].label} is undefined here: {reading.reasons.get(metric)}.")
+            st.caption(f"{PAIR_METRICS[metric].label} is undefined here: {md(reading.reasons.get(metric))}.")
     else:
         m[2].metric("DPPL (i − j)", fmt(reading.values["dppl"]))
     st.caption(f"OFI 95% CI [{reading.test.ci[0]:+.3f}, {reading.test.ci[1]:+.3f}] (normal two-sample test, "
@@ -152,7 +154,7 @@ def _groups_tab(audit: ParityAudit) -> None:
                "FP = got it without deserving it, FN = deserved it and was denied). Empty rates are undefined "
                "(a zero denominator), not 0. 𝓑 > 0: the group gets more benefit than its labels warrant; "
                "𝓑 < 0: less.")
-    st.download_button("Download the group table (CSV)", frame.to_csv(index=False).encode(), "parity_groups.csv",
+    st.download_button("Download the group table (CSV)", csv_bytes(frame), "parity_groups.csv",
                        "text/csv")
 
 
@@ -173,7 +175,7 @@ def _pairs_tab(audit: ParityAudit) -> None:
                "j). Empty cells are undefined (hover the heatmap for why). Reading: algorithmic = |OFI| beyond the "
                "tolerance and beyond noise; possible = beyond the tolerance but within noise; small = real but "
                "within the tolerance; systemic = OFI ≈ 0 while DI is outside the four-fifths band; none.")
-    st.download_button("Download all pairs (CSV)", frame.to_csv(index=False).encode(), "parity_pairs.csv", "text/csv")
+    st.download_button("Download all pairs (CSV)", csv_bytes(frame), "parity_pairs.csv", "text/csv")
 
 
 # ----------------------------------------------------------------------------------------------- scenario builder

@@ -7,6 +7,7 @@ import streamlit as st
 from fairviz.core.confusion_metrics import METRICS as CM_METRICS, Cells, probabilities
 from fairviz.core.counts import ConfusionCounts
 from fairviz.sample_size import figures as figs
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.core.groups import group_counts
 from fairviz.sample_size.analysis import CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams, configuration_count, cps_groups, expected_errors, hole_counts, jaggedness, match_groups, null_distribution, plot_data, seed_hole_count, undefined_probability, verdict
@@ -14,32 +15,33 @@ from fairviz.report.options import AuditOptions
 from fairviz.report.sample_size import SignificanceResult
 from pages import _parity_common as common
 from pages import _ui
+from pages._ui import CACHE_TTL
 
 CURVE_SIZES = (5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
 def cached_counts(fingerprint: str, attribute: str, threshold: float, benefit: str, _pred):
     view = _pred.groups(attribute)
     return view.attribute, tuple(view.names), tuple(group_counts(_pred, view, threshold, benefit))
 
 
-@st.cache_data(show_spinner="Running MATCH for every group and metric…", max_entries=32)
+@st.cache_data(show_spinner="Running MATCH for every group and metric…", max_entries=32, ttl=CACHE_TTL)
 def cached_match(attribute: str, names: tuple, counts: tuple, params: MatchParams) -> MatchAudit:
     return match_groups(attribute, names, counts, params)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@st.cache_data(show_spinner=False, max_entries=128, ttl=CACHE_TTL)
 def cached_null(metric: str, n: int, reference: ConfusionCounts, params: MatchParams):
     return plot_data(null_distribution(metric, n, reference, params))
 
 
-@st.cache_data(show_spinner="Subsampling…", max_entries=64)
+@st.cache_data(show_spinner="Subsampling…", max_entries=64, ttl=CACHE_TTL)
 def cached_jaggedness(counts: ConfusionCounts, metric: str, sizes: tuple, draws: int, seed: int):
     return jaggedness(counts, metric, sizes, draws, seed)
 
 
-@st.cache_data(show_spinner="Enumerating every confusion matrix up to n = 150…", max_entries=64)
+@st.cache_data(show_spinner="Enumerating every confusion matrix up to n = 150…", max_entries=64, ttl=CACHE_TTL)
 def cached_curves(counts: ConfusionCounts, reference: ConfusionCounts, metric: str, sizes: tuple, lam: float):
     return expected_errors(counts, reference, [metric], sizes, lams=(lam,), epsilons=(1e-10, 1.0))[metric]
 
@@ -104,10 +106,10 @@ def _default_focus(audit: MatchAudit) -> tuple[str, str]:
 
 
 def _match_tab(audit: MatchAudit) -> None:
-    st.plotly_chart(figs.match_map(audit), width="stretch")
+    _ui.chart(figs.match_map(audit), width="stretch")
     flagged = audit.significant()
     tested = sum(r.p_value is not None for r in audit.results)
-    st.markdown(f"**{len(flagged)} of {tested}** group × metric scores differ from {audit.reference_label} beyond "
+    st.markdown(f"**{len(flagged)} of {tested}** group × metric scores differ from {md(audit.reference_label)} beyond "
                 f"sampling noise (Benjamini–Hochberg adjusted p < {audit.params.alpha:g}, {tested} tests). Purple: "
                 "the group scores higher than same-size groups from the reference would; orange: lower; pale: "
                 "within noise.")
@@ -125,7 +127,7 @@ def _match_tab(audit: MatchAudit) -> None:
     with right:
         words = verdict(result, audit.params.alpha, audit.reference_label)
         significant = result.p_adjusted is not None and result.p_adjusted < audit.params.alpha
-        _ui.verdict_box("warn" if significant else ("info" if result.p_value is None else "good"), words)
+        _ui.verdict_box("warn" if significant else ("info" if result.p_value is None else "good"), md(words))
         m = st.columns(2)
         m[0].metric("Observed", fmt(result.score))
         m[1].metric("Percentile", "—" if result.cdf is None else f"{100 * result.cdf:.1f}%")
@@ -139,10 +141,10 @@ def _match_tab(audit: MatchAudit) -> None:
                       if result.error_bound else "") + ".")
     with left:
         if reference is None:
-            st.info(f"'{group}' is the reference group itself.")
+            st.info(f"'{md(group)}' is the reference group itself.")
         else:
             plot = cached_null(metric, result.n, reference, audit.params)
-            st.plotly_chart(figs.null_figure(plot, result, audit.reference_label), width="stretch")
+            _ui.chart(figs.null_figure(plot, result, audit.reference_label), width="stretch")
             if metric == "ofi":
                 st.caption("OFI against the reference redraws both the group and the reference from the "
                            "reference's cells at their own sizes (Monte Carlo), so a small reference's own noise "
@@ -155,7 +157,7 @@ def _match_tab(audit: MatchAudit) -> None:
         st.dataframe(frame, hide_index=True, width="stretch", column_config={
             c: st.column_config.NumberColumn(format="%.4f") for c in ("score", "reference", "percentile", "p",
                                                                       "adjusted p", "P(undefined)")})
-        st.download_button("Download the MATCH table (CSV)", frame.to_csv(index=False).encode(), "match.csv",
+        st.download_button("Download the MATCH table (CSV)", csv_bytes(frame), "match.csv",
                            "text/csv")
     st.caption("Exact methods: binomial CDF (ACC, prevalence, PPR); the trinomial sum for 𝓑 (the seed's normal "
                "formula Eq. 4.29 is dimensionally wrong and is replaced by Φ((k + ½ − nμ)/√(nσ²))); the "
@@ -181,14 +183,14 @@ def _jaggedness_tab(audit: MatchAudit) -> None:
     counts = audit.counts[group]
     top = int(min(counts.n - 1, 150))           # a subsample of the whole group would not vary at all
     if top < 6:
-        st.info(f"'{group}' has only {counts.n} rows: too few to subsample.")
+        st.info(f"'{md(group)}' has only {counts.n} rows: too few to subsample.")
         return
     common.keep_choice("jag_max", list(range(6, top + 1)), min(50, max(6, counts.n // 2)))
     largest = c3.slider("Largest subsample", 6, top, key="jag_max")
     draws = c4.select_slider("Draws per size", [200, 1000, 2000], value=1000, key="jag_draws")
     j = cached_jaggedness(counts, metric, tuple(range(5, largest + 1)), draws, int(st.session_state.get("match_seed",
                                                                                                           0)))
-    st.plotly_chart(figs.jaggedness_figure(j, group), width="stretch")
+    _ui.chart(figs.jaggedness_figure(j, group), width="stretch")
     st.markdown(_jaggedness_reading(j, group))
     _holes(audit, group, metric)
 
@@ -245,7 +247,7 @@ def _cps_tab(audit: MatchAudit) -> float:
     rows = cps_groups(audit.names, [audit.counts[n] for n in audit.names], lam, reference)
     total = ConfusionCounts(*(sum(getattr(audit.counts[g], f) for g in audit.names) for f in ("tp", "fn", "fp", "tn")))
     overall = CM_METRICS[metric](Cells.of(total))[0]
-    st.plotly_chart(figs.cps_figure(rows, metric, float(overall) if overall == overall else None), width="stretch")
+    _ui.chart(figs.cps_figure(rows, metric, float(overall) if overall == overall else None), width="stretch")
     frame = pd.DataFrame([{
         "group": r.group, "n": r.n, "TP": r.raw.tp, "FN": r.raw.fn, "FP": r.raw.fp, "TN": r.raw.tn,
         "TP (CPS)": r.smoothed.tp, "FN (CPS)": r.smoothed.fn, "FP (CPS)": r.smoothed.fp, "TN (CPS)": r.smoothed.tn,
@@ -268,16 +270,16 @@ def _cps_tab(audit: MatchAudit) -> float:
         ref = complement
     target = CM_METRICS[metric](Cells.of(counts))[0]
     if target != target:
-        st.info(f"{METRIC_LABELS[metric]} is undefined for the whole of '{group}', so there is no target to miss.")
+        st.info(f"{METRIC_LABELS[metric]} is undefined for the whole of '{md(group)}', so there is no target to miss.")
         return float(lam)
     if ref.n == 0:
         st.info("The reference is empty.")
         return float(lam)
     curves = cached_curves(counts, ref, metric, CURVE_SIZES, float(lam))
-    st.plotly_chart(figs.error_curves_figure(curves, group), width="stretch")
+    _ui.chart(figs.error_curves_figure(curves, group), width="stretch")
     at = list(curves.sizes).index(10)
     raw, smooth = curves.mse["raw"][at], curves.mse[f"CPS λ = {lam:g}"][at]
-    st.markdown(f"**Reading.** For samples of 10 people drawn from '{group}', the raw {METRIC_LABELS[metric]} misses "
+    st.markdown(f"**Reading.** For samples of 10 people drawn from '{md(group)}', the raw {METRIC_LABELS[metric]} misses "
                 f"the group's value {fmt(float(target))} by a mean squared error of {fmt(raw, 4)} (defined in "
                 f"{100 * curves.defined_mass['raw'][at]:.0f}% of samples); CPS with λ = {lam:g} gives "
                 f"{fmt(smooth, 4)}. Exact: every one of the up to {configuration_count(CURVE_LIMIT):,} confusion "

@@ -11,16 +11,19 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import DataError, guess_mapping, guess_positive_label, label_values, read_table
+from fairviz.core.markup import md
+
+from fairviz.core.data import DataError, guess_mapping, guess_positive_label, label_values
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
 from fairviz.core.serialize import clean
 from fairviz.explain.disparity import compare, disparity_json, model_warnings
-from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs
+from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs, offered_model_dirs
 from fairviz.explain import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
-from pages import _ui
+from pages import _jobs, _ui, _upload
+from pages._ui import CACHE_TTL
 from fairviz.explain.run import prepare
 from fairviz.explain.run import explain_dataset
 from fairviz.explain.attribute import AttributionSettings
@@ -28,34 +31,29 @@ from fairviz.explain.metrics import SensitivitySettings
 from fairviz.explain.run import ExplainSettings
 
 ALL_METHODS = list(METHODS) + [RANDOM]
-REQUEST = "explain_request"
+JOB = "explain"                # the Run/Stop job of this page (pages/_jobs.py)
 TEXT_NAMES = ("text", "sentence", "review", "comment", "document", "content")
 
 
 # ----------------------------------------------------------------------------------------------- cached steps
 
-@st.cache_data(show_spinner="Loading the shipped results…", max_entries=8)
+@st.cache_data(show_spinner="Loading the shipped results…", max_entries=8, ttl=CACHE_TTL)
 def shipped_result(key: str) -> xresults.ExplainResult:
     return xresults.load_shipped(key)
 
 
-@st.cache_data(show_spinner="Preparing the data set…", max_entries=8)
+@st.cache_data(show_spinner="Preparing the data set…", max_entries=8, ttl=CACHE_TTL)
 def builtin_dataset(key: str, n_pairs: int, seed: int) -> xdata.TextDataset:
     return xdata.load_builtin(key, n_pairs, seed)
 
 
-@st.cache_resource(show_spinner=False, max_entries=4)
+@st.cache_resource(show_spinner=False, max_entries=4, ttl=CACHE_TTL)
 def trained_model(fingerprint: str, spec: ModelSpec, _dataset, _progress=None):
     """One trained model per (data, model settings), shared by every session of this process."""
     return prepare(_dataset, spec, progress=_progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
-def explained(fingerprint: str, spec: ModelSpec, settings, _trained, _progress=None) -> xresults.ExplainResult:
-    return explain_dataset(_trained, settings, progress=_progress)
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
 def disparity(result_key: str, methods: tuple, metrics: tuple, alpha: float, correction: str, _result):
     return compare(_result, list(methods), list(metrics), alpha, correction)
 
@@ -94,8 +92,15 @@ def _compute(ctx: _ui.Context):
     kind = c1.selectbox("Model", list(MODEL_KINDS), format_func=MODEL_KINDS.get, key="explain_model")
     path = None
     if kind == "local":
-        path = c1.text_input("Model directory on this machine", key="explain_model_path",
-                             help="A Hugging Face directory (config.json, weights, tokenizer); no hub access here.")
+        offered = offered_model_dirs()
+        if not offered:
+            c1.info("This server offers no local model folders: whoever runs it lists them in FAIRVIZ_MODEL_DIRS. "
+                    "Choose the tiny BERT or MiniLM.")
+            return None
+        chosen = c1.selectbox("Model folder offered by this server", list(offered), key="explain_model_dir",
+                              help="Hugging Face folders (config.json, weights, tokenizer) that whoever runs this "
+                                   "server listed in FAIRVIZ_MODEL_DIRS; no hub access here.")
+        path = str(offered[chosen])
     sources = dict((k, v[0]) for k, v in xdata.BUILT_IN.items())
     sources["upload"] = "Upload a CSV (text, label, group)"
     if ctx.pred.mapping.text:
@@ -137,31 +142,25 @@ def _compute(ctx: _ui.Context):
                                attribution=AttributionSettings(ig_steps=int(ig_steps), lime_max_samples=int(lime_cap),
                                                                shap_max_evals=int(shap_evals)),
                                sensitivity=SensitivitySettings(eps=float(eps), steps=int(pgd)))
-    b1, b2, _ = st.columns([1, 1, 4])
-    if b1.button("Run", type="primary", key="explain_run"):
-        st.session_state[REQUEST] = (dataset.fingerprint, spec, settings)
-    if b2.button("Stop", key="explain_stop", help="Interrupts a running computation; nothing half-done is kept."):
-        st.session_state.pop(REQUEST, None)
-        st.info("Stopped. Change the settings and press Run again.")
-        return None
-    request = st.session_state.get(REQUEST)
+    request = _jobs.controls(
+        JOB, (dataset.fingerprint, spec, settings),
+        idle="Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "
+             "explaining takes about 0.2–0.5 s per sentence for all methods and metrics (20 pairs: ~15 s).")
     if request is None:
-        st.info("Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "
-                "explaining takes about 0.2–0.5 s per sentence for all methods and metrics (20 pairs: ~15 s).")
         return None
-    if request != (dataset.fingerprint, spec, settings):
-        st.caption("Settings changed since the last run: press **Run** to recompute; below is the last run.")
-        fingerprint, spec, settings = request
-        if fingerprint != dataset.fingerprint:
-            st.session_state.pop(REQUEST, None)
-            st.info("The data changed since the last run: press **Run**.")
-            return None
-    update, done = _ui.progress_callback(f"Training the {MODEL_KINDS[spec.kind].split(' (')[0]}")
-    trained = trained_model(dataset.fingerprint, spec, dataset, update)
-    done()
-    update, done = _ui.progress_callback("Explaining and scoring")
-    result = explained(dataset.fingerprint, spec, settings, trained, update)
-    done()
+    fingerprint, spec, settings = request
+    if fingerprint != dataset.fingerprint:
+        _jobs.forget(JOB)
+        st.info("The data changed since the last run: press **Run**.")
+        return None
+
+    def compute(progress):
+        model = MODEL_KINDS[spec.kind].split(" (")[0]
+        trained = trained_model(fingerprint, spec, dataset,
+                                lambda f, m="": progress(0.3 * f, f"training the {model}: {m}" if m else model))
+        return explain_dataset(trained, settings, progress=lambda f, m="": progress(0.3 + 0.7 * f, m))
+
+    result = _jobs.run(JOB, key=request, label="Training and explaining", compute=compute)
     key = hashlib.blake2b(repr((dataset.fingerprint, spec, settings)).encode(), digest_size=12).hexdigest()
     return result, key
 
@@ -175,32 +174,26 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
         frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
                               "group": np.asarray(view.names, dtype=object)[view.codes]})
         return xdata.from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key="loaded")
-    file = st.file_uploader("CSV with a text column, a binary label and a group column (optional: a pair id)",
-                            type=["csv", "txt", "tsv", "parquet"], key="explain_upload")
-    if file is None:
-        st.info("Upload a file to continue.")
+    upload = _upload.read_upload("CSV with a text column, a binary label and a group column (optional: a pair id)",
+                                 key="explain_upload", empty="Upload a file to continue.")
+    if upload is None:
         return None
-    try:
-        frame, _ = read_table(file.getvalue(), file.name)
-    except DataError as err:
-        _ui.show_data_error(err, f"'{file.name}' could not be read")
-        return None
+    frame, name = upload.frame, upload.name
     columns = list(frame.columns)
     guess = _guess_roles(frame)
     u1, u2, u3, u4 = st.columns(4)
-    text = u1.selectbox("Text column", columns, index=columns.index(guess["text"]))
-    label = u2.selectbox("Label column", columns, index=columns.index(guess["label"]))
-    group = u3.selectbox("Group column", columns, index=columns.index(guess["group"]))
-    pair_options = ["(none)"] + columns
-    pair = u4.selectbox("Pair id (optional)", pair_options, index=pair_options.index(guess["pair"]))
+    text = _upload.pick(u1, "Text column", columns, guess["text"])
+    label = _upload.pick(u2, "Label column", columns, guess["label"])
+    group = _upload.pick(u3, "Group column", columns, guess["group"])
+    pair = _upload.pick(u4, "Pair id (optional)", columns, guess["pair"], optional=True)
     values = label_values(frame[label])
     positive = u2.selectbox("Positive label value", values or ["—"],
                             index=values.index(guess_positive_label(values)) if len(values) == 2 else 0)
     st.caption("Texts longer than 64 tokens are truncated. Two groups are compared: the two largest of the group "
                "column. Rows with an empty text, label or group are dropped and counted.")
     try:
-        return xdata.from_frame(frame, text, label, group, pair=None if pair == "(none)" else pair,
-                                positive_label=positive if len(values) == 2 else None, title=file.name)
+        return xdata.from_frame(frame, text, label, group, pair=pair,
+                                positive_label=positive if len(values) == 2 else None, title=name)
     except DataError as err:
         _ui.show_data_error(err)
         return None
@@ -226,7 +219,7 @@ def show(result: xresults.ExplainResult, result_key: str) -> None:
     meta = result.meta
     gi, gj = result.groups
     ds, model = meta["dataset"], meta["model"]
-    st.markdown(f"**{ds['title']}** · {model['description']} ({model['n_parameters']:,} parameters, "
+    st.markdown(f"**{md(ds['title'])}** · {md(model['description'])} ({model['n_parameters']:,} parameters, "
                 f"{model['device']}) · {result.instances.shape[0]:,} test sentences explained "
                 f"({len(result.runs)} run{'s' if len(result.runs) > 1 else ''}).  \n{ds['description']}")
     f1, f2, f3, f4 = st.columns([3, 3, 1, 1])
@@ -246,13 +239,13 @@ def show(result: xresults.ExplainResult, result_key: str) -> None:
     _undefined_methods(result, methods)
     tabs = st.tabs(["Boxplots", "Tests", "Heatmap", "Twin pair", "Diagnostics & downloads"])
     with tabs[0]:
-        st.plotly_chart(figs.metric_boxplots(result, report, metrics, methods), width="stretch",
+        _ui.chart(figs.metric_boxplots(result, report, metrics, methods), width="stretch",
                         key=f"box_{result_key}")
         st.markdown(_reading(report))
     with tabs[1]:
         _tests_table(report)
     with tabs[2]:
-        st.plotly_chart(figs.disparity_heatmap(report), width="stretch", key=f"heat_{result_key}")
+        _ui.chart(figs.disparity_heatmap(report), width="stretch", key=f"heat_{result_key}")
         st.caption(figs.colour_note(report) + " ★ = |d| ≥ 0.2 (considerable). n.s. = not significant."
                    + (" Colour and d come from the runs pooled; 'k/R runs' counts the runs whose own test is "
                       "significant (the paper's tables). The two can disagree when runs point in opposite "
@@ -284,7 +277,7 @@ def _model_card(result: xresults.ExplainResult) -> None:
                        help="Mean |p(x_male) − p(x_female)| over twins (or the same text with the gender word "
                             "flipped): how much the model itself reacts to gender. Undefined without twins.")
     for kind, text in model_warnings(result):
-        _ui.verdict_box(kind, text)
+        _ui.verdict_box(kind, md(text))
 
 
 def _undefined_methods(result: xresults.ExplainResult, methods: list[str]) -> None:
@@ -344,7 +337,7 @@ def _tests_table(report) -> None:
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={c: number for c in table.columns if c.startswith(("median", "Cohen"))})
     gi, gj = report.groups
-    st.caption(f"Two-sided Mann–Whitney U on the per-sentence scores of {gi} vs {gj} (unpaired, as in the paper); "
+    st.caption(f"Two-sided Mann–Whitney U on the per-sentence scores of {md(gi)} vs {md(gj)} (unpaired, as in the paper); "
                f"Cohen's d = (mean {gi} − mean {gj}) / √((s²_{gi} + s²_{gj})/2) with a 1,000-resample bootstrap CI. "
                "'better' uses each metric's direction (↑: AOPC comprehensiveness, both soft metrics, Gini; ↓: AOPC "
                "sufficiency, sparsity, sensitivity — soft sufficiency follows its formula, eq. 2, not the paper's ↓). "
@@ -388,7 +381,7 @@ def _twin_pair(result: xresults.ExplainResult, metrics: list[str], result_key: s
         return
     labels = result.meta["dataset"]["label_names"]
     titles = [f"{r['group']}: gold '{labels[int(r['label'])]}', p(gold) = {r['p_gold']:.3f}" for r in (a, b)]
-    st.plotly_chart(figs.twin_tokens((titles[0], *found[0]), (titles[1], *found[1]), method), width="stretch",
+    _ui.chart(figs.twin_tokens((titles[0], *found[0]), (titles[1], *found[1]), method), width="stretch",
                     key=f"twin_{result_key}")
     scores = result.scores
     rows = []

@@ -14,7 +14,8 @@ from fairviz.core.wording import fmt
 from fairviz.forecast import crps as scores
 from fairviz.forecast import pipeline as demo, lorenz
 from fairviz.forecast.density import mode_count
-from pages import _ui
+from pages import _jobs, _ui
+from pages._ui import CACHE_TTL
 from fairviz.forecast import ptn
 from fairviz.forecast import genetic
 
@@ -25,12 +26,12 @@ SHIPPED = "Shipped model (pretrained)"
 
 # ----------------------------------------------------------------------------------------------- cached work
 
-@st.cache_resource(show_spinner="Loading the pretrained PTN…")
+@st.cache_resource(show_spinner="Loading the pretrained PTN…", max_entries=8, ttl=CACHE_TTL)
 def shipped_bundle() -> demo.Bundle:
     return demo.load_bundle()
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
 def trajectory(params: tuple, initial: tuple) -> np.ndarray:
     return lorenz.simulate(np.array(initial), *params)
 
@@ -38,27 +39,27 @@ def trajectory(params: tuple, initial: tuple) -> np.ndarray:
 SMOOTH_GRID = np.linspace(0.0, 40.0, 2001)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
 def smooth_trajectory(params: tuple, initial: tuple) -> np.ndarray:
     return lorenz.simulate(np.array(initial), *params, time=SMOOTH_GRID, substeps=2)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
 def butterfly(params: tuple, initial: tuple, delta: float, threshold: float):
     return lorenz.butterfly(initial, delta, *params, threshold=threshold)
 
 
-@st.cache_resource(show_spinner="Simulating the training systems…", max_entries=4)
+@st.cache_resource(show_spinner="Simulating the training systems…", max_entries=4, ttl=CACHE_TTL)
 def training_data(config: demo.DataConfig) -> demo.DemoData:
     return demo.prepare(config)
 
 
-@st.cache_resource(show_spinner="Simulating the test systems…", max_entries=4)
+@st.cache_resource(show_spinner="Simulating the test systems…", max_entries=4, ttl=CACHE_TTL)
 def test_set(config: demo.DataConfig):
     return demo.test_set(config)
 
 
-@st.cache_resource(show_spinner="Loading the network…", max_entries=4)
+@st.cache_resource(show_spinner="Loading the network…", max_entries=4, ttl=CACHE_TTL)
 def network(label: str, _bundle: demo.Bundle):
     return ptn.load_module(_bundle.trained)
 
@@ -137,7 +138,7 @@ def page() -> None:
 def attractor_tab(params, initial) -> None:
     smooth = smooth_trajectory(params, initial)
     c1, c2 = st.columns([3, 2])
-    c1.plotly_chart(figs.attractor_figure(smooth, SMOOTH_GRID,
+    _ui.chart_at(c1, figs.attractor_figure(smooth, SMOOTH_GRID,
                                           title=f"σ = {params[0]:.3f}, ρ = {params[1]:.3f}, β = {params[2]:.4f}"),
                     width="stretch")
     c1.caption("Drawn over t ∈ [0, 40] every 0.02 time units for a smooth curve; the forecasting data use the "
@@ -160,7 +161,7 @@ def attractor_tab(params, initial) -> None:
             f"{'' if not np.isfinite(div.divergence_time) else f' (by t ≈ {div.divergence_time:.0f})'}. "
             "This is why one deterministic forecast of a chaotic system is trustworthy only at short leads, and why "
             "the PTN forecasts a distribution.")
-    st.plotly_chart(figs.butterfly_figure(div), width="stretch")
+    _ui.chart(figs.butterfly_figure(div), width="stretch")
     st.caption("Vectorised RK4 on the thesis's grid (1,000 points on [0, 100], 10 internal steps between points); "
                "it agrees with scipy's DOP853 to 1e-6 over short horizons at 100 internal steps (tested).")
 
@@ -241,10 +242,10 @@ def _draw_fan(fans: demo.Fans, i: int, title: str) -> None:
     hist_steps = np.arange(-fans.history_x.shape[1] + 1, 1)
     q = fans.quantiles[i]
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figs.fan_figure(steps, q, tau, fans.truth[i], fans.nvar[i], (hist_steps, fans.history_x[i]),
+    _ui.chart_at(c1, figs.fan_figure(steps, q, tau, fans.truth[i], fans.nvar[i], (hist_steps, fans.history_x[i]),
                                     title=title, point_name="NVAR forecast", x_title=f"step (Δt = {fans.dt:.3f})"),
                     width="stretch")
-    c2.plotly_chart(figs.density_figure(steps, q, fans.truth[i], fans.nvar[i]), width="stretch")
+    _ui.chart_at(c2, figs.density_figure(steps, q, fans.truth[i], fans.nvar[i]), width="stretch")
     crps_m = float(scores.crps_forecast(q[None], fans.truth[i][None])[0])
     crps_b = float(scores.crps_forecast(fans.baseline[i][None], fans.truth[i][None])[0])
     inside = {b: float(np.mean(scores.inside(q, fans.truth[i], tau, b))) for b in scores.BANDS}
@@ -281,11 +282,11 @@ def evaluation_tab(bundle: demo.Bundle, label: str) -> None:
                "absolute error at that lead (on the validation split), scored with the same 111 levels. Our PTN is "
                "CPU-sized, trained for minutes on a fraction of the thesis's data, so compare the form, not the numbers.")
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figs.crps_distribution_figure(ev.crps_model, ev.crps_baseline), width="stretch")
-    c2.plotly_chart(figs.coverage_figure(list(scores.BANDS), {"PTN": ev.coverage, "Gaussian-NVAR": ev.coverage_baseline}),
+    _ui.chart_at(c1, figs.crps_distribution_figure(ev.crps_model, ev.crps_baseline), width="stretch")
+    _ui.chart_at(c2, figs.coverage_figure(list(scores.BANDS), {"PTN": ev.coverage, "Gaussian-NVAR": ev.coverage_baseline}),
                     width="stretch")
     c3, c4 = st.columns(2)
-    c3.plotly_chart(figs.pit_figure({"PTN": ev.pit_hist, "Gaussian-NVAR": ev.pit_hist_baseline}), width="stretch")
+    _ui.chart_at(c3, figs.pit_figure({"PTN": ev.pit_hist, "Gaussian-NVAR": ev.pit_hist_baseline}), width="stretch")
     with c4:
         st.markdown("**Band coverage and width (x units)**")
         st.dataframe(pd.DataFrame({"band": [f"{100 * b:g}%" for b in scores.BANDS],
@@ -339,8 +340,8 @@ def train_tab() -> None:
         bundle = trained[label]
         st.markdown(f"**Last trained: {label}**")
         c1, c2 = st.columns(2)
-        c1.plotly_chart(figs.loss_figure(bundle.trained.history), width="stretch")
-        c2.plotly_chart(figs.darts_figure(bundle.trained.arch_weights, bundle.trained.fusion), width="stretch")
+        _ui.chart_at(c1, figs.loss_figure(bundle.trained.history), width="stretch")
+        _ui.chart_at(c2, figs.darts_figure(bundle.trained.arch_weights, bundle.trained.fusion), width="stretch")
         s = bundle.evaluation.skill
         st.markdown(f"Skill vs the Gaussian-NVAR baseline at the CRPS quartiles: {', '.join(fmt(v, 2) for v in s.quartiles)}; "
                     f"{100 * s.outperformed:.1f}% of {s.n:,} test forecasts outperformed. "
@@ -350,8 +351,8 @@ def train_tab() -> None:
         shipped = shipped_bundle()
         st.caption("The pretrained model's training, for reference:")
         c1, c2 = st.columns(2)
-        c1.plotly_chart(figs.loss_figure(shipped.trained.history), width="stretch")
-        c2.plotly_chart(figs.darts_figure(shipped.trained.arch_weights, shipped.trained.fusion), width="stretch")
+        _ui.chart_at(c1, figs.loss_figure(shipped.trained.history), width="stretch")
+        _ui.chart_at(c2, figs.darts_figure(shipped.trained.arch_weights, shipped.trained.fusion), width="stretch")
 
 
 def _train(config: demo.PipelineConfig) -> None:
@@ -363,20 +364,28 @@ def _train(config: demo.PipelineConfig) -> None:
         st.info("This configuration is already trained in this session (shown below).")
         return
     data = training_data(config.data)
-    update, done = _ui.progress_callback("Training the PTN")
+    _stop_button("ptn_train")
     chart = st.empty()
 
     def on_epoch(history):
-        chart.plotly_chart(figs.loss_figure(history), width="stretch")
+        _ui.chart_at(chart, figs.loss_figure(history), width="stretch")
 
-    bundle = demo.run_pipeline(config, progress=update, on_epoch=on_epoch, data=data)
-    done()
+    # one training per configuration for the whole server, in a heavy-run slot (pages/_jobs.py)
+    bundle = _jobs.run("ptn_train", key=json.dumps(asdict(config), sort_keys=True, default=str), label="Training the PTN",
+                       compute=lambda progress: demo.run_pipeline(config, progress=progress, on_epoch=on_epoch,
+                                                                  data=data))
     chart.empty()
     trained[label] = bundle
     st.session_state["lz_model_next"] = label
     st.session_state["lz_flash"] = (f"Trained in {bundle.trained.seconds:.0f} s on {bundle.trained.device}. The "
                                     "fans and evaluation tabs now show this model (switch in the sidebar).")
     st.rerun()
+
+
+def _stop_button(job: str) -> None:
+    """Any click reruns the page, which interrupts the run at its next progress report (pages/_jobs.py)."""
+    st.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; nothing half-done "
+                                                   "is kept.")
 
 
 def search_tab() -> None:
@@ -394,10 +403,11 @@ def search_tab() -> None:
         go_search = st.form_submit_button("Run the search", type="primary")
     if go_search:
         data = training_data(demo.DataConfig())
-        update, done = _ui.progress_callback("Genetic search")
-        result = genetic.ptn_search(data, int(population), int(generations), int(epochs), seed=int(seed),
-                                    progress=update)
-        done()
+        _stop_button("ptn_search")
+        request = (int(population), int(generations), int(epochs), int(seed))
+        result = _jobs.run("ptn_search", key=request, label="Genetic search",
+                           compute=lambda progress: genetic.ptn_search(data, *request[:3], seed=request[3],
+                                                                       progress=progress))
         st.session_state[SEARCH] = result
     result = st.session_state.get(SEARCH)
     if result is None:

@@ -8,26 +8,23 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fairviz.core.markup import md
+
 from fairviz.core.serialize import clean
-from fairviz.core.data import DataError, read_table
+from fairviz.core.data import DataError
 from fairviz.forecast import figures as figs
 from fairviz.core.wording import fmt, fmt_interval
 from fairviz.forecast import crps as scores
 from fairviz.forecast import fairness as ev
-from pages import _ui
+from pages import _ui, _upload
+from pages._ui import CACHE_TTL
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "forecast" / "lorenz_forecasts.csv"
 SAMPLE_NAME = "Lorenz forecasts with a rare regime (bundled)"
 BAND_CHOICES = (0.5, 0.8, 0.9, 0.95, 0.99)
 
 
-@st.cache_data(show_spinner="Reading the file…", max_entries=8)
-def read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
-    """Keyed on the upload's id (or the sample's name): hashing a large file on every rerun would stall the page."""
-    return read_table(_raw, name)
-
-
-@st.cache_data(show_spinner="Checking the forecasts…", max_entries=8)
+@st.cache_data(show_spinner="Checking the forecasts…", max_entries=8, ttl=CACHE_TTL)
 def build(digest: str, mapping: ev.ForecastMapping, _frame: pd.DataFrame) -> dict:
     return ev.build(_frame, mapping)
 
@@ -90,7 +87,7 @@ def page() -> None:
     with tabs[3]:
         compare_tab(result)
     with tabs[4]:
-        st.plotly_chart(figs.pit_figure({g.name: g.pit_hist for g in result.groups}), width="stretch")
+        _ui.chart(figs.pit_figure({g.name: g.pit_hist for g in result.groups}), width="stretch")
         st.caption("PIT = the forecast's CDF at the truth. Flat: calibrated. U-shaped: bands too narrow for that "
                    "group (truths fall in the tails). Hump: too wide. Sloped: biased up or down.")
     with tabs[5]:
@@ -104,7 +101,7 @@ def source():
     choice = st.radio("Forecasts", [SAMPLE_NAME, "Upload a file"], horizontal=True, key="ff_source")
     if choice == SAMPLE_NAME:
         raw = SAMPLE.read_bytes()
-        frame, digest = read(f"sample:{SAMPLE.stat().st_mtime_ns}", SAMPLE.name, raw)
+        frame, digest = _upload.read(f"sample:{SAMPLE.stat().st_mtime_ns}", SAMPLE.name, raw)
         st.caption("Lorenz-63 test windows forecast by two PTNs trained on systems of which only one in ten is in a "
                    "rare regime (ρ ≈ 35 instead of 28): one PTN sees the static context (σ, ρ, β), one does not. "
                    "Groups: `regime` (typical / rare) and `lobe` (the wing a window starts on: a null control, the "
@@ -114,22 +111,22 @@ def source():
             st.download_button("Download this sample", raw, SAMPLE.name, "text/csv")
         return frame, digest, SAMPLE.name
     st.markdown(FORMAT_HELP)
-    file = st.file_uploader("Quantile forecasts (CSV or Parquet)", type=["csv", "txt", "tsv", "parquet", "pq"],
-                            key="ff_upload")
-    extra = st.file_uploader("Optional: a second model's forecasts, same layout, to compare",
-                             type=["csv", "txt", "tsv", "parquet", "pq"], key="ff_upload_b")
-    if file is None:
-        st.info("No file uploaded yet. The bundled sample shows what the page does.")
+    first = _upload.read_upload("Quantile forecasts (CSV or Parquet)", key="ff_upload")
+    extra = _upload.read_upload("Optional: a second model's forecasts, same layout, to compare", key="ff_upload_b")
+    if first is None:
+        if not _upload.failed("ff_upload"):
+            st.info("No file uploaded yet. The bundled sample shows what the page does.")
         return None
-    try:
-        frame, digest = read(file.file_id, file.name, file.getvalue())
-        if extra is not None:
-            other, digest_b = read(extra.file_id, extra.name, extra.getvalue())
-            frame, digest = _stack(frame, other, file.name, extra.name), digest + digest_b
-    except DataError as err:
-        _ui.show_data_error(err, "The file could not be read")
+    if _upload.failed("ff_upload_b"):
         return None
-    return frame, digest, file.name
+    frame, digest = first.frame, first.digest
+    if extra is not None:
+        try:
+            frame, digest = _stack(frame, extra.frame, first.name, extra.name), digest + extra.digest
+        except DataError as err:
+            _ui.show_data_error(err, "The two files cannot be compared")
+            return None
+    return frame, digest, first.name
 
 
 def _stack(a: pd.DataFrame, b: pd.DataFrame, name_a: str, name_b: str) -> pd.DataFrame:
@@ -158,33 +155,25 @@ def mapping_form(frame: pd.DataFrame, name: str) -> ev.ForecastMapping | None:
     columns = list(map(str, frame.columns))
     if name == SAMPLE.name:
         return guess
-    st.markdown(f"**{name}**: {len(frame):,} rows × {len(columns)} columns.")
-    st.dataframe(frame.head(5), hide_index=True, width="stretch")
-    none = "(none)"
-
-    def index(options, value):
-        return options.index(value) if value in options else 0
-
+    _upload.preview(frame, name)
     with st.form("ff_mapping"):
         c1, c2, c3 = st.columns(3)
-        series = c1.selectbox("Series id", columns, index=index(columns, guess.series))
-        step = c2.selectbox("Step (lead time)", columns, index=index(columns, guess.step))
-        truth = c3.selectbox("Truth (observed value)", columns, index=index(columns, guess.truth))
+        series = _upload.pick(c1, "Series id", columns, guess.series)
+        step = _upload.pick(c2, "Step (lead time)", columns, guess.step)
+        truth = _upload.pick(c3, "Truth (observed value)", columns, guess.truth)
         groups = st.multiselect("Group column(s)", columns, default=[g for g in guess.groups if g in columns])
         c4, c5 = st.columns(2)
-        optional = [none] + columns
-        model = c4.selectbox("Model column (optional)", optional, index=index(optional, guess.model or none))
-        point = c5.selectbox("Point forecast (optional)", optional, index=index(optional, guess.point or none))
+        model = _upload.pick(c4, "Model column (optional)", columns, guess.model, optional=True)
+        point = _upload.pick(c5, "Point forecast (optional)", columns, guess.point, optional=True)
         long = st.checkbox("Long format (a level column and a value column)", value=guess.long)
         c6, c7 = st.columns(2)
-        level = c6.selectbox("Level column (long format)", optional, index=index(optional, guess.level or none))
-        value = c7.selectbox("Value column (long format)", optional, index=index(optional, guess.value or none))
+        level = _upload.pick(c6, "Level column (long format)", columns, guess.level, optional=True)
+        value = _upload.pick(c7, "Value column (long format)", columns, guess.value, optional=True)
         wide = [c for c in columns if ev.parse_level(c) is not None]
-        st.caption(f"Quantile columns found (wide format): {', '.join(wide) if wide else 'none'}.")
+        st.caption(f"Quantile columns found (wide format): {md(', '.join(wide)) if wide else 'none'}.")
         st.form_submit_button("Use these columns", type="primary")
-    return ev.ForecastMapping(series, step, truth, tuple(groups), None if model == none else model,
-                              None if point == none else point, level if long and level != none else None,
-                              value if long and value != none else None)
+    return ev.ForecastMapping(series, step, truth, tuple(groups), model, point, level if long else None,
+                              value if long else None)
 
 
 def summary(result: ev.ForecastFairness, fc: ev.QuantileForecasts) -> None:
@@ -216,8 +205,8 @@ def summary(result: ev.ForecastFairness, fc: ev.QuantileForecasts) -> None:
     if result.skills:
         lo = min(result.skills, key=lambda s: s.skill if np.isfinite(s.skill) else np.inf)
         hi = max(result.skills, key=lambda s: s.skill if np.isfinite(s.skill) else -np.inf)
-        text += (f" Against '{result.compare_model}', '{result.model}' has skill {fmt(hi.skill)} on *{hi.name}* and "
-                 f"{fmt(lo.skill)} on *{lo.name}* (1 − CRPS ratio; > 0 means A is better).")
+        text += (f" Against '{md(result.compare_model)}', '{md(result.model)}' has skill {fmt(hi.skill)} on *{md(hi.name)}* and "
+                 f"{fmt(lo.skill)} on *{md(lo.name)}* (1 − CRPS ratio; > 0 means A is better).")
     _ui.verdict_box(kind, text)
 
 
@@ -248,11 +237,11 @@ def groups_tab(result: ev.ForecastFairness) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numeric})
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figs.group_metric_figure(result, "crps", "CRPS by group (lower is better)"), width="stretch")
-    c2.plotly_chart(figs.group_metric_figure(result, "pinball", "Mean pinball loss by group"), width="stretch")
+    _ui.chart_at(c1, figs.group_metric_figure(result, "crps", "CRPS by group (lower is better)"), width="stretch")
+    _ui.chart_at(c2, figs.group_metric_figure(result, "pinball", "Mean pinball loss by group"), width="stretch")
     if result.bands:
         band = 0.9 if 0.9 in result.bands else result.bands[-1]
-        st.plotly_chart(figs.group_metric_figure(result, f"width_{band:g}",
+        _ui.chart(figs.group_metric_figure(result, f"width_{band:g}",
                                                  f"Mean width of the {100 * band:g}% band (sharpness)"),
                         width="stretch")
     st.caption("CRPS is computed from the given quantile levels (2 × the level-weighted pinball loss; exact for "
@@ -264,7 +253,7 @@ def gaps_tab(result: ev.ForecastFairness) -> None:
     if not result.bands:
         st.info("None of the chosen bands is described by the file's quantile levels.")
         return
-    st.plotly_chart(figs.coverage_gap_figure(result), width="stretch")
+    _ui.chart(figs.coverage_gap_figure(result), width="stretch")
     rows = [{"band": f"{100 * g.band:g}%", "pair (i − j)": f"{g.group_i} − {g.group_j}", "coverage gap": g.gap,
              "95% CI": fmt_interval(g.ci),
              "reading": ("differs" if np.isfinite(g.ci.low) and (g.ci.low > 0 or g.ci.high < 0) else "no clear gap")}
@@ -286,7 +275,7 @@ def fans_tab(fc: ev.QuantileForecasts, result: ev.ForecastFairness) -> None:
     fig = figs.fan_figure(one.step, one.q, one.levels, one.truth, one.point, bands=result.bands,
                           title=f"{fc.model}: series {series_id} ({result.attribute} = {group})",
                           point_name="point forecast", y_title="value")
-    st.plotly_chart(fig, width="stretch")
+    _ui.chart(fig, width="stretch")
     crps_one = scores.crps_quantiles(one.q, one.truth, one.levels).mean()
     st.caption(f"Mean CRPS of this series: {crps_one:.3f} (group mean {fmt(result.group(group).crps)}).")
 
@@ -296,7 +285,7 @@ def compare_tab(result: ev.ForecastFairness) -> None:
         st.info("Pick a second model in the sidebar (a file with a model column, or a second upload) to compare "
                 "them group by group.")
         return
-    st.plotly_chart(figs.skill_figure(result), width="stretch")
+    _ui.chart(figs.skill_figure(result), width="stretch")
     rows = [{"group": s.name, "series": s.n_series, f"CRPS {result.model}": s.crps_a,
              f"CRPS {result.compare_model}": s.crps_b, "skill (1 − A/B)": s.skill, "95% CI": fmt_interval(s.ci),
              "share of series where A is better": s.share_series_better}

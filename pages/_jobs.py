@@ -26,15 +26,21 @@ import streamlit as st
 
 Progress = Callable[[float, str], None]
 MAX_HEAVY_RUNS = int(os.environ.get("FAIRVIZ_MAX_HEAVY_RUNS", "2"))     # server-wide, set by whoever runs it
+MAX_ANALYSES = int(os.environ.get("FAIRVIZ_MAX_ANALYSES", "4"))         # page analyses (residuals, calibration, …)
+POOLS = {"heavy": (MAX_HEAVY_RUNS, "heavy runs"), "analysis": (MAX_ANALYSES, "analyses")}
 QUEUE_TIMEOUT_S = float(os.environ.get("FAIRVIZ_QUEUE_TIMEOUT_S", "600"))
 RESULTS_PER_JOB = 8
+
+
+_MISSING = object()
 
 
 @dataclass
 class _Server:
     """Process-wide state: heavy-run slots, finished results per job, and one lock per key being computed."""
 
-    slots: threading.BoundedSemaphore = field(default_factory=lambda: threading.BoundedSemaphore(MAX_HEAVY_RUNS))
+    slots: dict = field(default_factory=lambda: {name: threading.BoundedSemaphore(size)
+                                                 for name, (size, _) in POOLS.items()})
     running: int = 0
     results: dict[str, OrderedDict] = field(default_factory=dict)
     key_locks: dict[tuple, threading.Lock] = field(default_factory=dict)
@@ -44,12 +50,27 @@ class _Server:
         with self.guard:
             return self.key_locks.setdefault(key, threading.Lock())
 
+    def release_key(self, key: tuple, lock: threading.Lock) -> None:
+        """Give the key's lock back and forget it when nobody holds it (the lock table stays small)."""
+        lock.release()
+        with self.guard:
+            if self.key_locks.get(key) is lock and not lock.locked():
+                del self.key_locks[key]
+
+    def lookup(self, job: str, key: Hashable) -> Any:
+        with self.guard:
+            store = self.results.setdefault(job, OrderedDict())
+            if key not in store:
+                return _MISSING
+            store.move_to_end(key)
+            return store[key]
+
     def store(self, job: str) -> OrderedDict:
         with self.guard:
             return self.results.setdefault(job, OrderedDict())
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(show_spinner=False, max_entries=1)      # one per process, on purpose without a lifetime
 def _server() -> _Server:
     return _Server()
 
@@ -82,27 +103,32 @@ def forget(job: str) -> None:
     st.session_state.pop(f"_job_request_{job}", None)
 
 
-def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any]) -> Any:
+def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any], pool: str = "heavy",
+        keep: int = RESULTS_PER_JOB) -> Any:
     """``compute(progress)`` once per (job, key) for the whole server, with a progress bar and a server slot.
 
     Visitors asking for the same key while it runs wait for that run instead of starting their own; finished
-    results are kept (the last ``RESULTS_PER_JOB`` per job) and served at once. Results must be immutable.
+    results are kept (the last ``keep`` per job) and served at once. Results must be immutable. ``pool`` picks
+    the slots: "heavy" (training, attribution, search: FAIRVIZ_MAX_HEAVY_RUNS at a time) or "analysis" (page
+    analyses: FAIRVIZ_MAX_ANALYSES at a time).
     """
     server = _server()
+    slots = server.slots[pool]
+    size, what = POOLS[pool]
     store = server.store(job)
     full_key = (job, key)
-    if key in store:
-        store.move_to_end(key)
-        return store[key]
+    found = server.lookup(job, key)
+    if found is not _MISSING:
+        return found
     lock = server.lock_for(full_key)
     bar = st.progress(0.0, text=label)
     try:
         _wait(lock, bar, f"{label}: another visitor is computing exactly this; waiting for their result")
         try:
-            if key in store:          # computed by the visitor we waited for
-                return store[key]
-            _wait(server.slots, bar, f"{label}: waiting for a free slot ({MAX_HEAVY_RUNS} heavy runs at a time "
-                                     "on this server)")
+            found = server.lookup(job, key)          # computed by the visitor we waited for
+            if found is not _MISSING:
+                return found
+            _wait(slots, bar, f"{label}: the server is busy ({size} {what} at a time); waiting for a free slot")
             with server.guard:
                 server.running += 1
             try:
@@ -110,13 +136,14 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any])
             finally:
                 with server.guard:
                     server.running -= 1
-                server.slots.release()
-            store[key] = result
-            while len(store) > RESULTS_PER_JOB:
-                store.popitem(last=False)
+                slots.release()
+            with server.guard:
+                store[key] = result
+                while len(store) > keep:
+                    store.popitem(last=False)
             return result
         finally:
-            lock.release()
+            server.release_key(full_key, lock)
     finally:
         bar.empty()
 

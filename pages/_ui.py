@@ -5,14 +5,15 @@ Pages stay thin: read ``context()``, call a cached fairviz function, draw its fi
 from __future__ import annotations
 
 import json
-import traceback
-from collections import OrderedDict
+import logging
+import uuid
 from dataclasses import dataclass
 from typing import Callable
 
 import streamlit as st
 
 from fairviz.core.data import DataError, Predictions
+from fairviz.core.markup import escape_figure, md
 from fairviz.core.samples import DEFAULT_SAMPLE, load_sample, samples
 from fairviz.core.serialize import clean
 from fairviz.report.audit import SECTIONS, AuditOptions, run_audit
@@ -21,6 +22,10 @@ PRED = "predictions"          # session-state keys
 ATTRIBUTE = "attribute"
 THRESHOLD = "threshold"
 PAGE_JSON = "page_json"        # section name → the JSON of what that page shows
+RESTARTED = "restarted_on_sample"   # set when a refresh lost the visitor's upload
+CACHE_TTL = "2h"               # every st.cache_data / st.cache_resource has max_entries and this lifetime
+UPLOAD_PARAM = "data"          # ?data=upload in the address bar survives a refresh; session state does not
+log = logging.getLogger("fairviz.app")
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ class Context:
     threshold: float
 
 
-@st.cache_resource(show_spinner="Loading the sample…")
+@st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=CACHE_TTL)
 def bundled(key: str) -> Predictions:
     """Bundled samples are parsed once per process and shared by all sessions (they are never mutated)."""
     return load_sample(key)
@@ -39,6 +44,7 @@ def bundled(key: str) -> Predictions:
 def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
     """Make ``pred`` the data of every page (called by the home page after validation)."""
     st.session_state[PRED] = pred
+    st.session_state.pop(RESTARTED, None)
     st.session_state[_canonical(ATTRIBUTE)] = pred.attribute_names[0]
     if threshold is not None:
         st.session_state[_canonical(THRESHOLD)] = threshold
@@ -47,9 +53,41 @@ def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
 def current() -> Predictions:
     """The session's predictions; a page opened directly starts on the default sample at once."""
     if PRED not in st.session_state:
+        restarted = _query_param() == "upload"      # this browser tab had an upload before a refresh or restart
         st.session_state["sample_key"] = DEFAULT_SAMPLE
         use_predictions(bundled(DEFAULT_SAMPLE), samples()[DEFAULT_SAMPLE].threshold)
+        if restarted:
+            st.session_state[RESTARTED] = True
+    _mark_source()
     return st.session_state[PRED]
+
+
+def _query_param() -> str | None:
+    try:
+        return st.query_params.get(UPLOAD_PARAM)
+    except Exception:  # noqa: BLE001 - no browser (bare script run)
+        return None
+
+
+def _mark_source() -> None:
+    """Keep ?data=upload in the address bar while an upload is in use, so a refresh can say what it lost."""
+    uploaded = st.session_state.get("sample_key") is None
+    try:
+        if uploaded and st.query_params.get(UPLOAD_PARAM) != "upload":
+            st.query_params[UPLOAD_PARAM] = "upload"
+        elif not uploaded and UPLOAD_PARAM in st.query_params:
+            del st.query_params[UPLOAD_PARAM]
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def restart_notice() -> None:
+    """After a refresh the session starts afresh: say plainly that the upload is gone and the sample is shown."""
+    if st.session_state.get(RESTARTED):
+        pred = st.session_state[PRED]
+        st.warning(f"**This session restarted** (a browser refresh or a server restart), and uploaded files are not "
+                   f"kept: the pages now show the bundled sample *{md(pred.source)}*, not your file. Upload it again "
+                   "on the Home page.", icon=":material/restart_alt:")
 
 
 def _canonical(key: str) -> str:
@@ -68,9 +106,10 @@ def _remember(key: str) -> None:
 def context() -> Context:
     """Draw the shared sidebar (data badge, attribute, threshold) and return the choices."""
     pred = current()
+    restart_notice()
     with st.sidebar:
-        st.markdown(f"**Data:** {pred.source}  \n{pred.n:,} rows · score `{pred.mapping.score}` · "
-                    f"label `{pred.mapping.label}`")
+        st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · score *{md(pred.mapping.score)}* · "
+                    f"label *{md(pred.mapping.label)}*")
         names = pred.choices()
         if st.session_state.get(_canonical(ATTRIBUTE)) not in names:
             st.session_state[_canonical(ATTRIBUTE)] = names[0]
@@ -85,33 +124,17 @@ def context() -> Context:
     return Context(pred, attribute, float(threshold))
 
 
-@st.cache_resource(show_spinner=False)
-def _result_store() -> OrderedDict:
-    return OrderedDict()
-
-
 def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],
                          label: str, max_entries: int = 16):
-    """Run ``compute(progress)`` once per (namespace, key) with a live progress bar, then serve it from memory.
+    """Run ``compute(progress)`` once per (namespace, key) for the whole server, with a live progress bar.
 
-    ``st.cache_data`` replays element calls made inside a cached function, so a progress bar cannot live there
-    (a cache hit then fails). Long analyses use this process-wide store instead; keys hold the data's
-    fingerprint and every parameter, and results are immutable, so sessions can share them.
+    ``st.cache_data`` replays element calls made inside a cached function, so a progress bar cannot live there.
+    This is ``_jobs.run`` in the "analysis" pool: identical requests from many sessions at once compute once
+    (the others wait for that result), a bounded number of analyses run at a time, and finished results are kept
+    (``max_entries`` per namespace). Keys hold the data's fingerprint and every parameter; results are immutable.
     """
-    store = _result_store()
-    full_key = (namespace, *key)
-    if full_key in store:
-        store.move_to_end(full_key)
-        return store[full_key]
-    update, done = progress_callback(label)
-    try:
-        result = compute(update)
-    finally:
-        done()
-    store[full_key] = result
-    while len(store) > max_entries:
-        store.popitem(last=False)
-    return result
+    from pages import _jobs
+    return _jobs.run(namespace, key, label, compute, pool="analysis", keep=max_entries)
 
 
 def progress_callback(label: str) -> tuple[Callable[[float, str], None], Callable[[], None]]:
@@ -125,20 +148,40 @@ def progress_callback(label: str) -> tuple[Callable[[float, str], None], Callabl
 
 
 def show_data_error(err: DataError, title: str = "The data cannot be used as mapped") -> None:
-    st.error(f"**{title}:**\n" + "\n".join(f"- {p}" for p in err.problems))
+    """Problems name the visitor's files, columns and groups: escaped, so they show as typed."""
+    st.error(f"**{md(title)}:**\n" + "\n".join(f"- {md(p)}" for p in err.problems))
 
 
 def guarded(render: Callable[[], None]) -> None:
-    """Run a page body; an unexpected failure becomes a readable message (with details folded away)."""
+    """Run a page body; an unexpected failure becomes a short message with an incident id. The traceback (with
+    its server paths) goes to the server log only, never to the visitor."""
     try:
         render()
     except DataError as err:
         show_data_error(err)
-    except Exception as err:  # a page must never show a bare traceback to a meeting
-        st.error(f"Something went wrong while computing this page: {type(err).__name__}: {err}. "
-                 "Your data and choices are kept; try other settings or another attribute.")
-        with st.expander("Technical details"):
-            st.code("".join(traceback.format_exception(err))[-4000:])
+    except Exception as err:  # a page must never show a traceback or a server path to a meeting
+        if _is_rerun_or_stop(err):
+            raise
+        incident = uuid.uuid4().hex[:8]
+        log.exception("page failed (incident %s)", incident)
+        st.error(f"Something went wrong while computing this page (incident {incident}; the details are in the "
+                 "server log). Your data and choices are kept; try other settings or another attribute.")
+
+
+def _is_rerun_or_stop(err: BaseException) -> bool:
+    """Streamlit's own control-flow exceptions (rerun, stop) must pass through."""
+    return type(err).__module__.startswith("streamlit.") and type(err).__name__ in (
+        "RerunException", "StopException")
+
+
+def chart(fig, **kwargs):
+    """``st.plotly_chart`` with the visitor's names escaped in legends, hover and tick labels."""
+    return st.plotly_chart(escape_figure(fig), **kwargs)
+
+
+def chart_at(where, fig, **kwargs):
+    """``chart`` inside a column or container."""
+    return where.plotly_chart(escape_figure(fig), **kwargs)
 
 
 def verdict_box(kind: str, text: str) -> None:
@@ -146,7 +189,7 @@ def verdict_box(kind: str, text: str) -> None:
     {"good": st.success, "warn": st.warning, "bad": st.error}.get(kind, st.info)(text)
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_data(show_spinner=False, max_entries=8, ttl=CACHE_TTL)
 def _audit_files(fingerprint: str, attribute: str, threshold: float, benefit: str,
                  _pred: Predictions) -> tuple[bytes, bytes]:
     audit = run_audit(_pred, AuditOptions(attribute=attribute, threshold=threshold, benefit=benefit))
@@ -169,7 +212,7 @@ def report_downloads(ctx: Context) -> None:
             st.rerun()
         return
     data, html = st.session_state["report_files"]
-    stem = ctx.pred.source.rsplit(".", 1)[0].replace(" ", "_")
+    stem = safe_stem(ctx.pred.source)
     c1, c2 = st.columns(2)
     c1.download_button("Download JSON", data, f"{stem}_audit.json", "application/json")
     c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")
@@ -181,8 +224,14 @@ def section_json(section: str, pred: Predictions, result, options: AuditOptions)
     renderer = next(s for s in SECTIONS if s.name == section)
     data = clean(renderer.to_dict(pred, result, options))
     st.session_state.setdefault(PAGE_JSON, {})[section] = data
-    stem = pred.source.rsplit(".", 1)[0].replace(" ", "_")
+    stem = safe_stem(pred.source)
     st.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), f"{stem}_{section}.json",
                        "application/json", key=f"page_json_{section}",
                        help="The same keys and values as this section of `fairviz audit --json` with these settings.")
     return data
+
+
+def safe_stem(source: str) -> str:
+    """A download file name from the data's name: letters, digits, '-' and '_' only."""
+    import re
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", source.rsplit(".", 1)[0])[:60] or "fairviz"

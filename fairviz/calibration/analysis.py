@@ -21,7 +21,6 @@ the calibration slope is 1 + β₁); an ordered pair (i, j) means "i minus j".
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from itertools import combinations
 
 import numpy as np
 
@@ -128,6 +127,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
         results.append(_group_result(name, g, score[mask], y[mask], ranks[mask], distinct.size, lc, cells,
                                      tables, int(clipped_by_group[g]), params, rng, ece_boot[g],
                                      None if w is None else w[mask]))
+        cells.boot.pop(g, None)     # its (B, 2, M) counts: the pair gaps read the cached smooth-ECE resamples
     report(0.85, "All rows")
     overall = _group_result(OVERALL, None, score, y, ranks, distinct.size, lc, cells, tables, n_clipped, params, rng,
                             ece_boot[-1], w)
@@ -138,7 +138,9 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
                                            for r in results])
     results = [_with_adjusted(r, a, b) for r, a, b in zip(results, joint_adj, nonlin_adj)]
     pairs = [_pair_gap(results[i], results[j], cells, i, j, params, rng, ece_boot)
-             for i, j in combinations(range(n_groups), 2)]
+             for i, j in pred.limits.pair_indices(n_groups)]
+    if note := pred.limits.pair_note(view.attribute, n_groups):
+        notes.append(note)
     difference = group_difference_test(lc, names, params.min_events)
     for r in results:
         if not r.linear.ok:
@@ -285,7 +287,7 @@ def _pair_gap(a: GroupCalibration, b: GroupCalibration, cells: _Cells, i: int, j
     if params.resamples <= 0:
         none = stats.Interval(np.nan, np.nan, level)
         return PairGap(a.name, b.name, a.ece - b.ece, none, a.smooth_ece - b.smooth_ece, none)
-    sm_i = _smooth_resamples(cells, i, cells.resample(i, params.resamples, rng), a.smooth_sigma)
-    sm_j = _smooth_resamples(cells, j, cells.resample(j, params.resamples, rng), b.smooth_sigma)
+    sm_i = cells.boot[("smooth", i)]            # computed with each group's result
+    sm_j = cells.boot[("smooth", j)]
     return PairGap(a.name, b.name, a.ece - b.ece, stats.percentile_interval(ece_boot[i] - ece_boot[j], level),
                    a.smooth_ece - b.smooth_ece, stats.percentile_interval(sm_i - sm_j, level))

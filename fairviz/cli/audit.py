@@ -5,6 +5,7 @@ from pathlib import Path
 
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
+from fairviz.core.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
 from fairviz.core.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine, resolve
 from fairviz.core.samples import match_sample
@@ -50,6 +51,11 @@ def add_parser(commands) -> None:
                        help="MATCH/CPS reference: 'complement' (all other rows), 'population', or a group name")
     audit.add_argument("--cps-lambda", type=float, default=5.0, help="Cross-Prior Smoothing prior scale λ (>= 0)")
     audit.add_argument("--text", help="text column (guessed from the names when omitted)")
+    audit.add_argument("--max-groups", type=int, default=MAX_GROUPS,
+                       help=f"refuse a group attribute with more groups than this (default {MAX_GROUPS})")
+    audit.add_argument("--max-pair-groups", type=int, default=MAX_PAIR_GROUPS,
+                       help="pair comparisons cover the pairs among this many largest groups "
+                            f"(default {MAX_PAIR_GROUPS}); every group keeps its own numbers")
     audit.add_argument("--explain", action="store_true",
                        help="add explanation disparity: train a tiny BERT on the text column and compare its "
                             "explanations between the two largest groups (minutes)")
@@ -62,6 +68,9 @@ def run(args) -> int:
         raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
     if args.cps_lambda < 0:
         raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
+    if args.max_groups < 2 or args.max_pair_groups < 2:
+        raise DataError("--max-groups and --max-pair-groups must be at least 2.")
+    limits = GroupLimits(max_groups=args.max_groups, max_pair_groups=args.max_pair_groups)
     if args.spark_master and args.engine != "spark":
         raise DataError("--spark-master needs --engine spark.")
     engine = Engine(args.engine, master=args.spark_master, memory_limit=args.memory_limit)
@@ -81,10 +90,11 @@ def run(args) -> int:
             raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
         columns = [c for c in (mapping.label, mapping.score, *mapping.groups, mapping.text, mapping.row_id) if c]
         frame, digest = read_table(source.files[0], columns=columns)
-        pred = build_predictions(frame, mapping, source=source.name, file_fingerprint=digest)
+        pred = build_predictions(frame, mapping, source=source.name, file_fingerprint=digest,
+                                 limits=limits)
     else:                             # every classification section reads the engine's table
         stats = engine.reduce(source, mapping)
-        pred = stats.predictions()
+        pred = stats.predictions(limits)
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)

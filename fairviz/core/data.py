@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from fairviz.core.limits import DEFAULT_LIMITS, GroupLimits
+
 MAX_ROWS = 20_000_000          # beyond this a browser session is not the right tool; the CLI says so too
 MIN_GROUP_SIZE = 2
 INTERSECTION_SEP = " × "
@@ -86,6 +88,7 @@ class Predictions:
     # (same groups, label and score). None: one entry per row.
     weight: np.ndarray | None = field(default=None, repr=False, compare=False)
     resolution: float = 0.0             # weighted data: 0 = exact scores, else the width of the score cells
+    limits: GroupLimits = field(default=DEFAULT_LIMITS, compare=False)   # group-count caps (fairviz.core.limits)
 
     @property
     def n(self) -> int:
@@ -109,13 +112,13 @@ class Predictions:
             frame = pd.DataFrame(index=pd.RangeIndex(int(w.sum())))
             self._intersections["__rows__"] = Predictions(
                 np.repeat(self.y, w), np.repeat(self.score, w), attributes, frame, self.mapping, self.source,
-                self.fingerprint, self.notes)
+                self.fingerprint, self.notes, limits=self.limits)
         return self._intersections["__rows__"]
 
     def with_note(self, note: str, resolution: float | None = None) -> "Predictions":
         return Predictions(self.y, self.score, self.attributes, self.frame, self.mapping, self.source,
                            self.fingerprint, self.notes + (note,), weight=self.weight,
-                           resolution=self.resolution if resolution is None else resolution)
+                           resolution=self.resolution if resolution is None else resolution, limits=self.limits)
 
     @property
     def attribute_names(self) -> list[str]:
@@ -131,8 +134,11 @@ class Predictions:
             parts = name.split(INTERSECTION_SEP)
             if len(parts) != 2 or not all(p in self.attributes for p in parts):
                 raise KeyError(f"unknown group attribute {name!r}")
-            self._intersections[name] = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]],
-                                                          self.weight)
+            view = intersection_view(self.attributes[parts[0]], self.attributes[parts[1]], self.weight)
+            problem = self.limits.too_many_groups(name, len(view.names))
+            if problem:
+                raise DataError(problem)
+            self._intersections[name] = view
         return self._intersections[name]
 
     def choices(self) -> list[str]:
@@ -159,7 +165,8 @@ class Predictions:
                     for name, view in self.attributes.items()}
         return Predictions(self.y, self.score, shuffled, self.frame, self.mapping, self.source,
                            f"{self.fingerprint}:shuffled{seed}",
-                           self.notes + (f"Group labels randomly permuted (seed {seed}): a null control.",))
+                           self.notes + (f"Group labels randomly permuted (seed {seed}): a null control.",),
+                           limits=self.limits)
 
 
 # ----------------------------------------------------------------------------------------------- reading
@@ -449,11 +456,14 @@ def guess_positive_label(values: list) -> Any:
 # ----------------------------------------------------------------------------------------------- validation
 
 def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
-                      file_fingerprint: str = "", weights: np.ndarray | None = None) -> Predictions:
+                      file_fingerprint: str = "", weights: np.ndarray | None = None,
+                      limits: GroupLimits | None = None) -> Predictions:
     """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
 
     With ``weights`` (rows per entry: the counts of fairviz.core.engine's table) every message counts rows, and the
-    result is weighted data (``Predictions.weight``)."""
+    result is weighted data (``Predictions.weight``). ``limits`` caps the groups per attribute
+    (``fairviz.core.limits``; the defaults unless given)."""
+    limits = limits or DEFAULT_LIMITS
     _check_columns(frame, mapping)
     problems: list[str] = []
     notes: list[str] = []
@@ -501,10 +511,13 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
                                 f"{MIN_GROUP_SIZE} rows: fairness compares groups, so at least two are needed.")
     else:
         kept_frame = frame.loc[keep]
+    too_many = [p for view in attributes.values() if (p := limits.too_many_groups(view.attribute, len(view.names)))]
+    if too_many:
+        raise DataError(too_many)
 
     fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
     return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
-                       source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w)
+                       source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w, limits=limits)
 
 
 def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **mapping_kwargs) -> Predictions:
@@ -640,12 +653,13 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
                                                                 weights)
     for view in attributes.values():
         tiny = [f"'{name}' (n = {size})" for name, size in zip(view.names, view.sizes) if size < MIN_GROUP_SIZE]
+        listed = ", ".join(tiny[:10]) + (f", … ({len(tiny):,} in all)" if len(tiny) > 10 else "")
         if tiny and len(view.names) - len(tiny) >= 2:
-            notes.append(f"Group{'s' if len(tiny) > 1 else ''} {', '.join(tiny)} of '{view.attribute}' "
+            notes.append(f"Group{'s' if len(tiny) > 1 else ''} {listed} of '{view.attribute}' "
                          f"dropped: fewer than {MIN_GROUP_SIZE} rows cannot be compared.")
         elif tiny and len(view.names) >= 2:
             problems.append(f"The group column '{view.attribute}' has fewer than two groups with at least "
-                            f"{MIN_GROUP_SIZE} rows ({', '.join(tiny)}).")
+                            f"{MIN_GROUP_SIZE} rows ({listed}).")
     return attributes
 
 

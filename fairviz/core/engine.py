@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairviz.core.limits import GroupLimits
 from fairviz.core.data import (
     ColumnMapping,
     DataError,
@@ -71,11 +72,12 @@ class SufficientStats:
         return {"engine": self.engine, "mode": "exact" if self.exact else "binned", "resolution": self.resolution,
                 "cells": int(len(self.table)), "rows": int(self.rows)}
 
-    def predictions(self) -> Predictions:
+    def predictions(self, limits: GroupLimits | None = None) -> Predictions:
         """Validated, weighted predictions: one entry per cell, its count as the weight (messages count rows)."""
         columns = [c for c in dict.fromkeys((*self.mapping.groups, self.mapping.label, self.mapping.score))]
         pred = build_predictions(self.table[columns], _core_mapping(self.mapping), source=self.source,
-                                 file_fingerprint=self.fingerprint, weights=self.table[COUNT].to_numpy())
+                                 file_fingerprint=self.fingerprint, weights=self.table[COUNT].to_numpy(),
+                                 limits=limits)
         if not self.exact:
             pred = pred.with_note(f"Scores were reduced to cells of width {self.resolution:.2g} ({len(self.table):,} "
                                   f"cells for {self.rows:,} rows); reported numbers move by less than 1e-4.",

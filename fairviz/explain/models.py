@@ -56,7 +56,7 @@ class ModelSpec:
         return self.lr if self.lr is not None else DEFAULT_LR[self.kind]
 
     def describe(self) -> str:
-        name = {"tiny": "tiny BERT", "minilm": "MiniLM-L6"}.get(self.kind, f"local model {self.path}")
+        name = {"tiny": "tiny BERT", "minilm": "MiniLM-L6"}.get(self.kind, f"local model {Path(self.path or '').name}")
         if not self.fine_tune:
             return f"{name} (used as loaded)"
         return f"{name}, {self.epochs} epoch(s), lr {self.learning_rate:g}, batch {self.batch_size}, seed {self.seed}"
@@ -210,15 +210,38 @@ def _build(spec: ModelSpec, device: str | None, label_names) -> TextClassifier:
         model = BertForSequenceClassification(config)
     elif spec.kind in ("minilm", "local"):
         path = minilm_path() if spec.kind == "minilm" else _local_dir(spec.path)
-        tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        try:
+        try:                # the tokenizer too: a damaged folder must end in one message, not a traceback
+            tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True, trust_remote_code=False)
             model = AutoModelForSequenceClassification.from_pretrained(
-                str(path), num_labels=2, local_files_only=True, ignore_mismatched_sizes=True)
-        except (OSError, ValueError) as err:
-            raise DataError(f"'{path}' could not be loaded as a sequence classifier: {err}".split("\n")[0]) from None
+                str(path), num_labels=2, local_files_only=True, ignore_mismatched_sizes=True, trust_remote_code=False)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise DataError(f"The model folder '{path.name}' could not be loaded as a sequence classifier "
+                            f"({type(err).__name__}).") from None
     else:
         raise DataError(f"Unknown model kind {spec.kind!r}; choose tiny, minilm or local.")
     return TextClassifier(model, tokenizer, spec, device, label_names)
+
+
+MODEL_DIRS_ENV = "FAIRVIZ_MODEL_DIRS"
+
+
+def offered_model_dirs(setting: str | None = None) -> dict[str, Path]:
+    """The local model folders a server offers its visitors: name → folder.
+
+    Whoever runs the server lists folders in ``FAIRVIZ_MODEL_DIRS`` (separated by ``os.pathsep``); each is a model
+    folder (it has config.json) or a folder of model folders. Visitors pick from these names and never type a path,
+    so the page cannot be used to learn whether any other path exists on the server.
+    """
+    setting = os.environ.get(MODEL_DIRS_ENV, "") if setting is None else setting
+    offered: dict[str, Path] = {}
+    for entry in filter(None, (e.strip() for e in setting.split(os.pathsep))):
+        root = Path(entry).expanduser()
+        candidates = [root] if (root / "config.json").is_file() else \
+            sorted(p for p in root.iterdir() if (p / "config.json").is_file()) if root.is_dir() else []
+        for folder in candidates:
+            name = folder.name if folder.name not in offered else f"{folder.parent.name}/{folder.name}"
+            offered[name] = folder.resolve()
+    return offered
 
 
 def _local_dir(path: str | None) -> Path:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from fairviz.core.markup import csv_safe
 from fairviz.core.serialize import clean
 from fairviz.explain import METHOD_NAMES, METRICS
 from fairviz.core.data import DataError
@@ -77,7 +78,7 @@ class ExplainResult:
                 "p_gold_masked", "p_gold_zeroed", "p_gold_pad"]
         joined = self.scores.merge(self.instances[[c for c in cols if c in self.instances.columns]],
                                    on=["run", "instance_id"], how="left")
-        return joined.to_csv(index=False, float_format="%.6g", lineterminator="\n")
+        return csv_safe(joined).to_csv(index=False, float_format="%.6g", lineterminator="\n")
 
     # ------------------------------------------------------------------------------------------- disk
     def save(self, folder: str | Path) -> Path:

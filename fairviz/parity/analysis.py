@@ -15,7 +15,7 @@ Undefined values are NaN with a reason, never 0.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Callable, Sequence
 
@@ -411,6 +411,7 @@ class ParityAudit:
     groups: list[GroupParity]
     matrices: dict                   # metric key → PairwiseMatrix
     warnings: tuple[str, ...] = ()
+    pair_groups: int | None = None   # pair tables cover the pairs among this many largest groups (None: all)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -428,13 +429,13 @@ class ParityAudit:
 
     def pairs(self) -> list[tuple[str, str]]:
         """Unordered pairs as (i, j) with i before j in the group order (largest group first)."""
-        return list(combinations(self.names, 2))
+        return list(combinations(self.names[:self.pair_groups], 2))
 
     def pair_table(self, limit: int | None = None) -> list[dict]:
         """One record per unordered pair (i before j): every metric (None when undefined), the OFI test, the
         four-fifths verdict and the reading — vectorised, so thousands of pairs cost milliseconds. With ``limit``,
         only the pairs with the largest |OFI|."""
-        size = len(self.groups)
+        size = len(self.groups) if self.pair_groups is None else min(len(self.groups), self.pair_groups)
         rows, cols = np.triu_indices(size, 1)
         counts = [g.counts for g in self.groups]
         var = np.array([_benefit_variance(c) for c in counts])
@@ -476,6 +477,9 @@ def analyse(pred: Predictions, attribute: str | None = None, params: ParityParam
     counts = group_counts(pred, view, params.threshold, params.benefit)
     report(0.5, "Pairwise metrics")
     audit = from_counts(view.attribute, view.names, counts, params)
+    if len(view.names) > pred.limits.max_pair_groups:       # the matrices stay whole; the pair table is bounded
+        audit = replace(audit, pair_groups=pred.limits.max_pair_groups,
+                        warnings=audit.warnings + (pred.limits.pair_note(view.attribute, len(view.names)),))
     report(1.0, "Done")
     return audit
 

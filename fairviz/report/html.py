@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from fairviz.core.markup import escape_figure
 from fairviz.core.wording import fmt, fmt_p
 
 _STYLE = """
@@ -20,7 +21,7 @@ th{background:#f3f6fa}td:first-child,th:first-child{text-align:left}.note{color:
 
 
 def figure_div(fig: go.Figure) -> str:
-    return pio.to_html(fig, include_plotlyjs=False, full_html=False, config={"displaylogo": False})
+    return pio.to_html(escape_figure(fig), include_plotlyjs=False, full_html=False, config={"displaylogo": False})
 
 
 def table(rows: list[dict], columns: list[tuple[str, str]]) -> str:

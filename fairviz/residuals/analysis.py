@@ -7,7 +7,6 @@ are defined for an ordered pair (i, j) and every signed quantity means "i minus 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import combinations
 from typing import Callable
 
 import numpy as np
@@ -294,15 +293,20 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
                            f"{', '.join(small)}.")
 
     resampler = _CountResampler(d, pred.y, members, params) if params.resamples > 0 else None
+    # all-pairs work is bounded (fairviz.core.limits): pairs among the largest groups only; the knee resamples
+    # feed only the pair intervals, so they are drawn for those groups alone
+    compared = pred.limits.pair_groups(len(names))
     knee_boot = []
-    for g in range(len(names)):
+    for g in range(compared):
         message = f"Re-detecting knees in resamples of group {names[g]}"
-        report(0.1 + 0.4 * g / len(names), message)
+        report(0.1 + 0.4 * g / compared, message)
         knee_boot.append(_knee_bootstrap(resampler, g, params, lambda f, g=g, message=message:
-                                         report(0.1 + 0.4 * (g + f) / len(names), message)))
+                                         report(0.1 + 0.4 * (g + f) / compared, message)))
     report(0.5, "Resampling for confidence intervals")
     pairs = []
-    pair_list = list(combinations(range(len(names)), 2))
+    pair_list = pred.limits.pair_indices(len(names))
+    if note := pred.limits.pair_note(view.attribute, len(names)):
+        warnings.append(note)
     for step, (i, j) in enumerate(pair_list):
         report(0.5 + 0.3 * step / max(len(pair_list), 1), f"Pair {names[i]} vs {names[j]}")
         pairs.append(_pair_metrics(pred, members, sorted_d, sorted_y, group_knees, knee_boot, names, i, j,
@@ -536,7 +540,8 @@ def threshold_check(pred: Predictions, attribute: str | None, threshold: float) 
         mask = view.codes == g
         derived[name] = rates_from_residuals(d[mask], pred.y[mask], threshold)
     gaps = []
-    for a, b in combinations(view.names, 2):
+    for i, j in pred.limits.pair_indices(len(view.names)):
+        a, b = view.names[i], view.names[j]
         row = {"group_i": a, "group_j": b}
         for source, rates in (("direct", direct), ("residual", derived)):
             row[f"dp_diff_{source}"] = difference(rates[a]["ppr"], rates[b]["ppr"])

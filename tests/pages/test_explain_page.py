@@ -121,7 +121,7 @@ def test_compute_now_with_the_tiny_model():
     at.multiselect(key="explain_methods_run").set_value(["grad", "igxi", "random"]).run()
     at.multiselect(key="explain_metrics_run").set_value(["soft_comp", "gini", "sensitivity"]).run()
     assert not at.exception
-    at.button(key="explain_run").click().run()
+    at.button(key="_job_run_explain").click().run()
     assert not at.exception, at.exception
     table = _dataframe(at, "p (Mann–Whitney)")
     assert len(table) == 3 * 3 and table["n male"].eq(4).all()

@@ -1,0 +1,90 @@
+"""Names from a visitor's file are data, never markup: one escaper per place where they are rendered.
+
+- ``md(name)``: before Markdown (Streamlit's st.markdown, st.caption, st.info, …): a backtick, ``**``, a link or
+  ``![](http://…)`` in a file, column or group name shows as typed instead of rendering (or fetching an image).
+- ``plot_text(name)`` / ``escape_figure(fig)``: Plotly renders a subset of HTML in legends, hover labels and
+  tick labels (``<a href>``, ``<b>``, …); names are HTML-escaped there (Plotly shows ``&lt;`` as ``<``).
+- ``csv_safe(frame)``: a cell starting with ``=``, ``+``, ``-``, ``@`` (or a tab/carriage return) is a formula to a
+  spreadsheet; every CSV download prefixes such text cells with ``'`` (OWASP's advice). Numbers stay numbers.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import pandas as pd
+
+_MD_SPECIAL = re.compile(r"([\\`*\[\]<>~$|#])")        # links/images need '[', code '`', HTML '<'
+_LOOSE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")   # intraword '_' is literal in CommonMark
+_BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")                    # a list or heading marker at the start
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def md(value) -> str:
+    """``value`` as literal text inside Markdown: the characters that make code, emphasis, links, images, HTML,
+    LaTeX, tables or Streamlit colour directives are backslash-escaped (plain punctuation stays readable), a list
+    or heading marker at the start is escaped, line breaks are folded to spaces (a name cannot start a block)."""
+    text = re.sub(r"[\r\n]+", " ", str(value))
+    text = _LOOSE_UNDERSCORE.sub(r"\\_", _MD_SPECIAL.sub(r"\\\1", text))
+    return _BLOCK_START.sub(lambda m: m.group(1) + (m.group(2)[:-1] + "\\" + m.group(2)[-1]
+                                                    if m.group(2)[0].isdigit() else "\\" + m.group(2)), text)
+
+
+def plot_text(value) -> str:
+    """``value`` as literal text in a Plotly label (legend, hover, tick, annotation)."""
+    return html.escape(str(value), quote=False)
+
+
+def _escape_array(values):
+    if values is None or isinstance(values, str):
+        return plot_text(values) if isinstance(values, str) else values
+    array = np.asarray(values, dtype=object)
+    if array.dtype == object and array.size and any(isinstance(v, str) for v in array.flat):
+        return np.vectorize(lambda v: plot_text(v) if isinstance(v, str) else v, otypes=[object])(array)
+    return values
+
+
+_TRACE_TEXT = ("name", "text", "hovertext", "customdata", "x", "y", "labels", "ids")
+
+
+def escape_figure(fig):
+    """Escape every data string of a built figure (trace names, text, hover text, custom data and category
+    labels) in place and return it. Hover templates, titles and annotations are ours and keep their markup."""
+    if getattr(fig, "_fairviz_escaped", False):
+        return fig
+    for trace in fig.data:
+        for prop in _TRACE_TEXT:
+            if prop in trace and trace[prop] is not None:
+                try:
+                    trace[prop] = _escape_array(trace[prop])
+                except (ValueError, TypeError):      # a property whose validator refuses object arrays
+                    pass
+        if "legendgrouptitle" in trace and trace.legendgrouptitle.text:
+            trace.legendgrouptitle.text = plot_text(trace.legendgrouptitle.text)
+    for axis in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))]:
+        ax = fig.layout[axis]
+        for prop in ("categoryarray", "ticktext"):
+            if ax[prop] is not None:
+                ax[prop] = _escape_array(ax[prop])
+    fig._fairviz_escaped = True
+    return fig
+
+
+def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` whose text cells (and column names) cannot run as spreadsheet formulas."""
+    def neutral(value):
+        return f"'{value}" if isinstance(value, str) and value.startswith(_FORMULA_START) else value
+
+    out = frame.copy()
+    for column in out.columns:
+        if out[column].dtype == object or pd.api.types.is_string_dtype(out[column]) or \
+                isinstance(out[column].dtype, pd.CategoricalDtype):
+            out[column] = out[column].astype(object).map(neutral)
+    out.columns = [neutral(str(c)) if isinstance(c, str) else c for c in out.columns]
+    return out
+
+
+def csv_bytes(frame: pd.DataFrame, index: bool = False) -> bytes:
+    """The one way fairviz writes a CSV for download: formula-safe, UTF-8."""
+    return csv_safe(frame).to_csv(index=index).encode("utf-8")

@@ -14,10 +14,11 @@ from fairviz.conditions import simulate
 from fairviz.conditions.distributions import DEFAULT_ALPHAS
 from fairviz.conditions.methods import (DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, PAPER_RANGES, TrainSettings,
                                         config_label)
-from fairviz.core.data import DataError, read_table
+from fairviz.core.data import DataError
+from fairviz.core.markup import csv_bytes
 from fairviz.core.serialize import clean
 from fairviz.core.wording import fmt
-from pages import _jobs, _ui
+from pages import _jobs, _ui, _upload
 
 JOB = "conditions_sim"
 SECTION = "conditions"
@@ -25,18 +26,13 @@ GRID_VALUES = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())
 SOURCES = {**cdata.BUILTIN, "upload": "Upload a file (features or a text column)"}
 
 
-@st.cache_resource(show_spinner="Preparing the data…", max_entries=4)
+@st.cache_resource(show_spinner="Preparing the data…", max_entries=4, ttl=_ui.CACHE_TTL)
 def builtin(name: str) -> cdata.Dataset:
     return cdata.builtin(name)
 
 
-@st.cache_data(show_spinner="Reading the file…", max_entries=4)
-def read(file_id: str, name: str, _raw: bytes) -> tuple[pd.DataFrame, str]:
-    return read_table(_raw, name)
-
-
 @st.cache_resource(show_spinner="Preparing the data (text is embedded with MiniLM-L6; a minute per few thousand "
-                                "rows on CPU)…", max_entries=4)
+                                "rows on CPU)…", max_entries=4, ttl=_ui.CACHE_TTL)
 def uploaded(digest: str, name: str, label: str, group: str, features: tuple, text: str | None, split: str | None,
              _frame: pd.DataFrame) -> cdata.Dataset:
     embed = cdata.minilm_embedder() if text else None
@@ -85,18 +81,12 @@ def source() -> cdata.Dataset | None:
                 "(numeric, or categories that are one-hot encoded) or a **text** column (embedded with the "
                 "MiniLM-L6 sentence encoder). An optional **split** column holds train / dev / test; otherwise a "
                 "seeded 70 / 15 / 15 split is drawn within each (class, group) cell.")
-    file = st.file_uploader("Data file (CSV or Parquet)", type=["csv", "txt", "tsv", "parquet", "pq"],
-                            key="sim_upload")
-    if file is None:
-        st.info("No file uploaded yet.")
+    upload = _upload.read_upload("Data file (CSV or Parquet)", key="sim_upload", empty="No file uploaded yet.")
+    if upload is None:
         return None
-    try:
-        frame, digest = read(file.file_id, file.name, file.getvalue())
-    except DataError as err:
-        _ui.show_data_error(err, f"'{file.name}' could not be read")
-        return None
+    frame, digest = upload.frame, upload.digest
     columns = list(map(str, frame.columns))
-    st.markdown(f"**{file.name}**: {len(frame):,} rows × {len(columns)} columns.")
+    _upload.preview(frame, upload.name)
     none = "(none)"
     with st.form("sim_mapping"):
         c1, c2, c3 = st.columns(3)
@@ -116,9 +106,9 @@ def source() -> cdata.Dataset | None:
         st.info("Check the column roles and press **Use these columns**.")
         return None
     try:
-        return uploaded(digest, file.name, *mapping[1:], frame)
+        return uploaded(digest, upload.name, *mapping[1:], frame)
     except DataError as err:
-        _ui.show_data_error(err, f"'{file.name}' cannot be used as mapped")
+        _ui.show_data_error(err, f"'{upload.name}' cannot be used as mapped")
         return None
 
 
@@ -217,7 +207,7 @@ def show(sim: simulate.Simulation) -> None:
             values = sorted({s.aggregate.p_y for s in sim.selected})
             p_y = st.select_slider("p_y (class ratio) for the lines", values, value=values[len(values) // 2],
                                    key="sim_line_py")
-        st.plotly_chart(figs.sweep_figure(sim, p_y), width="stretch")
+        _ui.chart(figs.sweep_figure(sim, p_y), width="stretch")
         st.caption("Lines: the test mean over seeds of the hyperparameter setting selected on dev; bands: ± one "
                    "standard deviation over seeds. DTO is computed from the means, as in the paper's tables. The "
                    "dotted line marks the balanced training distribution.")
@@ -225,15 +215,15 @@ def show(sim: simulate.Simulation) -> None:
         labels = [c.condition.label for c in sim.train_cells]
         chosen = st.select_slider("Condition", labels, value=labels[-1], key="sim_cells_at")
         cells = sim.train_cells[labels.index(chosen)]
-        st.plotly_chart(figs.cells_figure(cells, sim.classes, sim.groups), width="stretch")
+        _ui.chart(figs.cells_figure(cells, sim.classes, sim.groups), width="stretch")
         st.caption("Rows drawn per (class, group) cell for seed 0: round(m · P′). A cell asked for more rows than "
                    "the training split holds is topped up with replacement; ✕ marks cells clipped to 0.")
     if grid:
         with tabs[2]:
             metric = st.radio("Metric", ["dto", "fairness", "performance"], horizontal=True, key="sim_grid_metric",
                               format_func={"dto": "DTO", "fairness": "Fairness", "performance": "Accuracy"}.get)
-            st.plotly_chart(figs.grid_figure(sim, metric), width="stretch")
-            st.plotly_chart(figs.best_method_figure(sim), width="stretch")
+            _ui.chart(figs.grid_figure(sim, metric), width="stretch")
+            _ui.chart(figs.best_method_figure(sim), width="stretch")
             st.caption("The paper's conclusion (§5.5, §8): there is no single best method; which one wins depends "
                        "on the class ratio and the degree of stereotyping.")
     with tabs[-1]:
@@ -266,9 +256,9 @@ def results_tab(sim: simulate.Simulation) -> None:
     st.caption("The paper's Table 3 layout: test mean ± std over seeds of the setting chosen on dev, and DTO from "
                "the test means.")
     c1, c2 = st.columns(2)
-    c1.download_button("Download this table (CSV)", table.to_csv(index=False).encode(), "conditions_selected.csv",
+    c1.download_button("Download this table (CSV)", csv_bytes(table), "conditions_selected.csv",
                        "text/csv", key="sim_csv_selected")
-    c2.download_button("Download every run (CSV)", simulate.runs_frame(sim).to_csv(index=False).encode(),
+    c2.download_button("Download every run (CSV)", csv_bytes(simulate.runs_frame(sim)),
                        "conditions_runs.csv", "text/csv", key="sim_csv_runs",
                        help="The same file as `fairviz conditions run --csv`.")
     st.markdown(f"Best test DTO overall: **{fmt(float(table['dto'].min()))}**.")

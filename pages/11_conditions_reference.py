@@ -31,7 +31,7 @@ def page() -> None:
         st.markdown("**Table 2** (Appendix A.2): the Bios training set, 257,478 biographies over 28 professions. "
                     "Joint balance at α ≥ 1.25 clips the professor class to zero training rows; the Retraining "
                     "simulator's Bios-like data reproduce these cells at a smaller scale.")
-        st.plotly_chart(figs.table2_figure(), width="stretch")
+        _ui.chart(figs.table2_figure(), width="stretch")
         st.dataframe(ref.table2(), hide_index=True, width="stretch")
 
 

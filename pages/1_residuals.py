@@ -209,7 +209,7 @@ def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> p
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
 
-@st.cache_data(show_spinner="Sweeping thresholds…", max_entries=32)
+@st.cache_data(show_spinner="Sweeping thresholds…", max_entries=32, ttl=_ui.CACHE_TTL)
 def cached_invariance(fingerprint: str, attribute: str, params: RDFParams, _pred, _audit):
     return threshold_invariance(_pred, attribute, knees=params.knees, audit=_audit)
 

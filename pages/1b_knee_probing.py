@@ -10,7 +10,7 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import DataError, read_table
+from fairviz.core.data import DataError
 from fairviz.core.serialize import clean
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.explain import data as xdata
@@ -21,18 +21,18 @@ from fairviz.probing.augment import SEEDS, SIGN_CONVENTION, AugmentSettings
 from fairviz.probing.probe import ProbeSettings
 from fairviz.probing.shipped import load_shipped
 from fairviz.probing.textmodel import DATA_SETS, DEFAULT_GENERATE, load_dataset, model_spec
-from pages import _jobs, _ui
+from pages import _jobs, _ui, _upload
 
 PAPER = ("*Fairness Beyond Metrics: A Residual Distribution Framework for Text Classification* (anonymous ACL "
          "submission)")
 
 
-@st.cache_data(show_spinner="Loading the shipped results…", max_entries=4)
+@st.cache_data(show_spinner="Loading the shipped results…", max_entries=4, ttl=_ui.CACHE_TTL)
 def shipped(kind: str) -> dict:
     return load_shipped(kind)
 
 
-@st.cache_data(show_spinner="Preparing the data set…", max_entries=8)
+@st.cache_data(show_spinner="Preparing the data set…", max_entries=8, ttl=_ui.CACHE_TTL)
 def builtin_dataset(key: str, generate: int, seed: int) -> xdata.TextDataset:
     return load_dataset(key, generate, seed)
 
@@ -85,7 +85,7 @@ def _data_and_model():
                                key="probing_generate")
     seed = c3.number_input("Seed", 0, 10_000, 0, key="probing_seed")
     if source == "upload":
-        dataset = _upload()
+        dataset = _uploaded_dataset()
         if dataset is None:
             return None, None
     else:
@@ -96,22 +96,20 @@ def _data_and_model():
     return dataset, model_spec(kind if kind != "local" else path, dataset.key, int(epochs), int(seed))
 
 
-def _upload():
-    file = st.file_uploader("CSV with a text column, a binary label and a group column",
-                            type=["csv", "txt", "tsv", "parquet"], key="probing_upload")
-    if file is None:
-        st.info("Upload a file to continue.")
+def _uploaded_dataset():
+    upload = _upload.read_upload("CSV with a text column, a binary label and a group column", key="probing_upload",
+                                 empty="Upload a file to continue.")
+    if upload is None:
         return None
+    frame, columns = upload.frame, list(upload.frame.columns)
+    u1, u2, u3 = st.columns(3)
+    text = _upload.pick(u1, "Text column", columns, key="probing_text_col")
+    label = _upload.pick(u2, "Label column", columns, columns[min(1, len(columns) - 1)], key="probing_label_col")
+    group = _upload.pick(u3, "Group column", columns, columns[min(2, len(columns) - 1)], key="probing_group_col")
     try:
-        frame, _ = read_table(file.getvalue(), file.name)
-        columns = list(frame.columns)
-        u1, u2, u3 = st.columns(3)
-        text = u1.selectbox("Text column", columns, key="probing_text_col")
-        label = u2.selectbox("Label column", columns, index=min(1, len(columns) - 1), key="probing_label_col")
-        group = u3.selectbox("Group column", columns, index=min(2, len(columns) - 1), key="probing_group_col")
-        return xdata.from_frame(frame, text, label, group, title=file.name)
+        return xdata.from_frame(frame, text, label, group, title=upload.name)
     except DataError as err:
-        _ui.show_data_error(err, f"'{file.name}' cannot be probed")
+        _ui.show_data_error(err, f"'{upload.name}' cannot be probed")
         return None
 
 
@@ -202,7 +200,7 @@ def show_probe(data: dict) -> None:
     for key, row in data["probes"].items():
         if row["note"]:
             st.info(f"{PROBES[key]}: {row['note']}")
-    st.plotly_chart(figs.region_figure(data), width="stretch")
+    _ui.chart(figs.region_figure(data), width="stretch")
     st.caption(f"Matched samples (App. O): {data['settings']['n']} knee-region rows drawn uniformly and as many "
                "non-knee rows with the same group × label counts. Δd = |f(x′) − f(x)| (the label is unchanged); rows "
                "the edit does not change count as 0. Ratio interval: percentile bootstrap "
@@ -218,7 +216,7 @@ def show_probe(data: dict) -> None:
                  hide_index=True, width="stretch",
                  column_config={c: st.column_config.NumberColumn(format="%.4f") for c in
                                 ("demographic sensitivity", "identity dependence", "clear pattern", "mean |residual|")})
-    st.plotly_chart(figs.strategy_figure(data), width="stretch")
+    _ui.chart(figs.strategy_figure(data), width="stretch")
     st.caption(f"{data['settings']['n_strategy']} examples per strategy: knee regions (uniform), highest entropy, "
                "highest confidence (lowest entropy), random. The paper does not define its three measures; here "
                "demographic sensitivity = mean Δd of the swap, identity dependence = mean Δd of the removal, clear "
@@ -226,7 +224,7 @@ def show_probe(data: dict) -> None:
 
     st.subheader("Error vs. sensitivity (§8.2)")
     c = data["error_vs_sensitivity"]
-    st.plotly_chart(figs.scatter_figure(data), width="stretch")
+    _ui.chart(figs.scatter_figure(data), width="stretch")
     st.caption("Spearman ρ = " + ("undefined" if c["spearman"] is None else
                                  f"{c['spearman']:.3f} (p {fmt_p(c['spearman_p'])}), Pearson r = {c['pearson']:.3f} "
                                  f"(p {fmt_p(c['pearson_p'])})") + f" over {c['n']} probed examples. {c['note']}")
@@ -279,7 +277,7 @@ def show_augment(data: dict) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     metric = st.radio("Metric", ["f_pattern", "f_v", "f_dist"], horizontal=True, key="augment_metric",
                       format_func=lambda m: m.replace("f_", "F_"))
-    st.plotly_chart(figs.augmentation_figure(data, metric), width="stretch")
+    _ui.chart(figs.augmentation_figure(data, metric), width="stretch")
     calibration = data["calibration"]
     _ui.verdict_box("info", f"**Calibration-conditioned reading (App. E).** {calibration['reading']}")
     st.caption(f"Algorithm 1: select k validation examples (random; highest entropy; uniform from D*), add a "

@@ -6,14 +6,14 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import DataError, label_values, read_table
+from fairviz.core.data import DataError, label_values
 from fairviz.synth import data as synth_data
 from fairviz.synth import figures as figs
 from fairviz.synth import thesis
-from fairviz.synth.export import csv_bytes
+from fairviz.core.markup import csv_bytes
 from fairviz.synth.results import REALISM_FAIR, SynthResult
 from fairviz.synth.run import SynthSettings, run
-from pages import _jobs, _ui
+from pages import _jobs, _ui, _upload
 
 JOB = "synth"
 UPLOAD = "synth_upload"          # session state: (file name, bytes) of the uploaded table
@@ -26,17 +26,12 @@ SOURCES = {"adult": "UCI Adult", "compas": "ProPublica COMPAS", "upload": "Uploa
 
 # ----------------------------------------------------------------------------------------------- cached work
 
-@st.cache_resource(show_spinner="Loading the sample…", max_entries=8)
+@st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=_ui.CACHE_TTL)
 def preset_table(key: str, groups: tuple[str, ...]) -> synth_data.SynthTable:
     return synth_data.load(key, groups=list(groups) or None)
 
 
-@st.cache_resource(show_spinner="Reading the file…", max_entries=4)
-def upload_frame(name: str, _raw: bytes, digest_key: int) -> tuple[pd.DataFrame, str]:
-    return read_table(_raw, name)
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8, ttl=_ui.CACHE_TTL)
 def upload_table(digest: str, name: str, label: str, groups: tuple[str, ...], positive: str,
                  _frame: pd.DataFrame) -> synth_data.SynthTable:
     return synth_data.prepare(_frame, label, groups, positive, source=name, file_fingerprint=digest)
@@ -56,22 +51,24 @@ def choose_table() -> synth_data.SynthTable | None:
             st.info("Choose at least one group column.")
             return None
         return preset_table(source, tuple(groups))
-    file = st.file_uploader("Mixed tabular CSV or Parquet (a binary label, one or two group columns, features)",
-                            type=["csv", "txt", "tsv", "parquet", "pq"], key="synth_file")
-    if file is not None:
-        st.session_state[UPLOAD] = (file.name, file.getvalue())
+    upload = _upload.read_upload("Mixed tabular CSV or Parquet (a binary label, one or two group columns, features)",
+                                 key="synth_file")
+    if upload is not None:
+        st.session_state[UPLOAD] = (upload.name, upload.raw)    # kept when the visitor leaves the page and returns
+    elif _upload.failed("synth_file"):
+        return None
     if UPLOAD not in st.session_state:
         st.info("Upload a table: one row per record, a binary label, one or two group columns and feature columns "
                 "(numbers or categories). Rows with missing values are dropped.")
         return None
     name, raw = st.session_state[UPLOAD]
     try:
-        frame, digest = upload_frame(name, raw, hash(raw))
+        frame, digest = _upload.read(f"{name}:{hash(raw)}", name, raw)    # bytes cache their hash: cheap per rerun
     except DataError as err:
         _ui.show_data_error(err, f"'{name}' could not be read")
         return None
     columns = list(frame.columns)
-    st.caption(f"**{name}**: {len(frame):,} rows × {len(columns)} columns.")
+    _upload.preview(frame, name)
     c1, c2, c3 = st.columns(3)
     label = c1.selectbox("Label column (binary)", columns, index=len(columns) - 1, key="synth_label")
     groups = c2.multiselect("Group column(s)", [c for c in columns if c != label], max_selections=2,
@@ -128,7 +125,8 @@ def show_result(result: SynthResult) -> None:
         st.markdown(f"- {reading}")
     stem = result.source.rsplit(".", 1)[0]
     c1, c2 = st.columns(2)
-    c1.download_button("Download the synthetic CSV", csv_bytes(result.synthetic), f"{stem}_synthetic.csv",
+    c1.download_button("Download the synthetic CSV",
+                       csv_bytes(result.synthetic, lineterminator="\n", float_format="%.6f"), f"{stem}_synthetic.csv",
                        "text/csv", key="synth_csv",
                        help="Text cells starting with = + - @ get a leading apostrophe so spreadsheets do not run them.")
     c2.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), f"{stem}_synth.json",
@@ -141,7 +139,7 @@ def show_result(result: SynthResult) -> None:
         st.caption("Distances of the real and the synthetic label and group shares to the target: KS = largest gap "
                    "of cumulative shares, KL = Σ p·ln(p/q) (undefined when the data has a value the target excludes), "
                    "JS distance = √(Jensen–Shannon divergence). Improvement = (real − synthetic)/real.")
-        st.plotly_chart(figs.distribution_figure(result), width="stretch")
+        _ui.chart(figs.distribution_figure(result), width="stretch")
     with tabs[1]:
         st.dataframe(result.table_34(), hide_index=True, width="stretch")
         st.caption(f"An MLP classifier trained on the real training rows and one trained on the synthetic rows, both "
@@ -153,7 +151,7 @@ def show_result(result: SynthResult) -> None:
         st.markdown(f"Accuracy on the real hold-out: **{result.accuracy['real']:.3f}** trained on real data, "
                     f"**{result.accuracy['synthetic']:.3f}** trained on synthetic data.")
     with tabs[2]:
-        st.plotly_chart(figs.boxplot_figure(result), width="stretch")
+        _ui.chart(figs.boxplot_figure(result), width="stretch")
         st.caption("Each trial draws a new synthetic table from the trained generator and retrains both classifiers "
                    "with a new seed (the thesis reports “negligible standard deviation” over many trials).")
     with tabs[3]:
@@ -178,7 +176,7 @@ def show_result(result: SynthResult) -> None:
                    "the real training rows and the synthetic rows; 0 = the same distribution. The label and group "
                    "columns differ by design when their targets differ from the real shares.")
     with tabs[4]:
-        st.plotly_chart(figs.loss_figure(result), width="stretch")
+        _ui.chart(figs.loss_figure(result), width="stretch")
         st.caption(f"Heads: {', '.join(f'{n} (weight {w:g})' for n, w in result.heads)}; the critic uses the "
                    f"WGAN-GP loss with gradient-penalty weight 10. {result.seconds:.1f} s on {result.device} "
                    f"({result.seconds / max(1, result.settings.epochs):.2f} s per epoch).")

@@ -23,13 +23,13 @@ SECTION = "conditions_reweighting"
 GRID_S = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=_ui.CACHE_TTL)
 def cached_reweight(fingerprint: str, attribute: str, threshold: float, kind: str, values: tuple,
                     _y, _hat, _z, _groups) -> Reweighting:
     return reweight(_y, _hat, _z, kind, values, classes=("0", "1"), groups=_groups)
 
 
-@st.cache_data(show_spinner="Bootstrapping within (class, group) cells…", max_entries=16)
+@st.cache_data(show_spinner="Bootstrapping within (class, group) cells…", max_entries=16, ttl=_ui.CACHE_TTL)
 def cached_intervals(fingerprint: str, attribute: str, threshold: float, _y, _hat, _z, n_groups: int) -> Scores:
     return evaluate(_y, _hat, _z, 2, n_groups, resamples=1000, seed=0)
 
@@ -69,7 +69,7 @@ def page() -> None:
         return
     ci = cached_intervals(pred.fingerprint, ctx.attribute, ctx.threshold, y, hat, view.codes, len(view.names)).ci
     summary(res, kind, ci)
-    st.plotly_chart(figs.reweight_figure(res), width="stretch")
+    _ui.chart(figs.reweight_figure(res), width="stretch")
     cells_table(res, y, hat, view)
     rows = [{"condition": r.condition.label, "accuracy": r.scores.accuracy, "macro-F1": r.scores.macro_f1,
              "GAP(TPR)": r.scores.gap_tpr, "Fairness": r.scores.fairness, "DTO": r.scores.dto,

@@ -7,7 +7,7 @@ from pathlib import Path
 from fairviz.cli.common import Parser, emit
 from fairviz.core.data import DataError
 from fairviz.synth import data as synth_data
-from fairviz.synth.export import csv_bytes
+from fairviz.core.markup import csv_bytes
 from fairviz.synth.run import SynthSettings, run
 
 
@@ -56,7 +56,7 @@ def run_train(args) -> int:
             print(f"  {100 * fraction:3.0f}% {message}", file=sys.stderr, flush=True)
 
     result = run(table, settings, progress)
-    args.out.write_bytes(csv_bytes(result.synthetic))
+    args.out.write_bytes(csv_bytes(result.synthetic, lineterminator="\n", float_format="%.6f"))
     summary = "\n".join([f"Conditional HydraGAN on {table.source}: {result.n_train:,} training rows, "
                          f"{len(result.synthetic):,} synthetic rows written to {args.out} "
                          f"({result.seconds:.1f} s on {result.device}).", *result.readings()])

@@ -85,6 +85,6 @@ def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def csv_bytes(frame: pd.DataFrame, index: bool = False) -> bytes:
-    """The one way fairviz writes a CSV for download: formula-safe, UTF-8."""
-    return csv_safe(frame).to_csv(index=index).encode("utf-8")
+def csv_bytes(frame: pd.DataFrame, index: bool = False, **to_csv) -> bytes:
+    """The one way fairviz writes a CSV for download: formula-safe, UTF-8 (``to_csv``: pandas options)."""
+    return csv_safe(frame).to_csv(index=index, **to_csv).encode("utf-8")

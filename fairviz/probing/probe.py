@@ -30,7 +30,7 @@ from scipy import stats as sps
 from fairviz.core import stats
 from fairviz.core.data import ColumnMapping, DataError, build_predictions
 from fairviz.core.ece import ece, ece_regime
-from fairviz.probing import PROBES, STRATEGY_NAMES
+from fairviz.probing import PROBES
 from fairviz.probing.lexicon import EDITS
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse
 from fairviz.residuals.knees import KneeSettings

@@ -151,4 +151,4 @@ PAGES = {
                                 icon=":material/menu_book:")],
 }
 
-st.navigation(PAGES).run()
+st.navigation(PAGES, expanded=True).run()      # every page listed: a collapsed menu hides pages in a demo

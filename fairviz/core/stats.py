@@ -69,20 +69,14 @@ def permutation_counts(pooled: np.ndarray, n_first: int, resamples: int,
     """Split pooled counts into a random group of ``n_first`` rows and the rest, ``resamples`` times.
 
     Equivalent to permuting group labels: the counts of the first group follow a multivariate
-    hypergeometric law, drawn cell by cell (vectorised over resamples).
+    hypergeometric law (numpy's ``multivariate_hypergeometric``, marginals method: one C loop over the cells).
     """
     pooled = pooled.astype(np.int64)
     first = np.zeros((resamples, pooled.size), dtype=np.int64)
-    need = np.full(resamples, n_first, dtype=np.int64)
-    left = int(pooled.sum())
-    for k in np.flatnonzero(pooled):
-        left -= pooled[k]
-        if left == 0:
-            first[:, k] = need
-            break
-        draw = rng.hypergeometric(pooled[k], left, np.maximum(need, 0)) if need.any() else 0
-        first[:, k] = draw
-        need = need - draw
+    used = np.flatnonzero(pooled)                      # empty cells can never be drawn
+    if used.size and resamples > 0:
+        first[:, used] = rng.multivariate_hypergeometric(pooled[used], int(n_first), size=resamples,
+                                                         method="marginals")
     return first, pooled[None, :] - first
 
 

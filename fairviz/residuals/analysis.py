@@ -453,7 +453,7 @@ def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFPara
     if resampler is None or b <= 0 or resampler.counts[g].sum() < params.knees.min_n:
         return None
     counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
-    m = curve_size(int(resampler.counts[g].sum()), params.knees.max_points)
+    m = curve_size(int(resampler.counts[g].sum()), min(params.knees.max_points, params.knees.boot_points))
     curves = quantiles_from_counts(resampler.compressed.support, counts, m)
     return detect_knees_batch(curves, params.knees, progress)
 

@@ -14,7 +14,8 @@ from fairviz.residuals.threshold_invariance import ThresholdInvariance, invarian
 
 def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict:
     view = pred.groups(rdf.attribute)
-    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names))
+    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names),
+                                   weights=pred.weight)
     groups = {}
     for summary, counts in zip(rdf.groups, confusion):
         groups[summary.name] = {
@@ -65,7 +66,7 @@ def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict
 
 def residual_sections(pred, rdf, audit: dict) -> list[tuple[str, str]]:
     """The RDF part of the report: curves, outcome panels, the per-group and per-pair tables."""
-    hover = pred.row_labels()
+    hover = pred.rows().row_labels()          # weighted data: curve points name rows of the expansion
     group_rows = [{"group": name, **values} for name, values in audit["groups"].items()]
     pair_rows = [{**p, "pair": f"{p['group_i']} vs {p['group_j']}"} for p in audit["pairs"]]
     c = audit["knee_concentration"]
@@ -93,7 +94,7 @@ def _run(pred: Predictions, options: AuditOptions) -> ResidualAudit:
 
 
 SECTION = Section("residuals", _run, lambda pred, result, options: rdf_to_dict(pred, result, options.threshold),
-                  residual_sections)
+                  residual_sections, weighted=True)
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
@@ -113,4 +114,5 @@ def invariance_sections(pred, result: ThresholdInvariance, audit: dict) -> list[
 
 THRESHOLD_SECTION = Section("threshold_invariance",
                             lambda pred, options: threshold_invariance(pred, options.attribute, knees=options.rdf.knees),
-                            lambda pred, result, options: invariance_to_dict(result), invariance_sections)
+                            lambda pred, result, options: invariance_to_dict(result), invariance_sections,
+                            weighted=True)

@@ -316,6 +316,20 @@ def detect_knees(residuals: np.ndarray, settings: KneeSettings = KneeSettings(),
     return _as_knees(found, m)
 
 
+def detect_knees_weighted(sorted_values: np.ndarray, weights: np.ndarray,
+                          settings: KneeSettings = KneeSettings()) -> tuple[Knee | None, Knee | None]:
+    """``detect_knees`` of the rows that sorted ``sorted_values`` (entries) with ``weights`` rows each stand for,
+    without expanding them: Q(p_j) is read off the cumulative weights (every order statistic when the group has at
+    most ``max_points`` rows, so the curve is the expanded sample's own)."""
+    values = np.asarray(sorted_values, dtype=float)
+    n = int(np.sum(weights))
+    if n < settings.min_n or values[-1] == values[0]:
+        return None, None
+    m = curve_size(n, settings.max_points)
+    raw = quantiles_from_counts(values, np.asarray(weights)[None, :], m)
+    return _as_knees(detect_knees_batch(raw, settings)[0], m)
+
+
 def detect_knees_batch(curves: np.ndarray, settings: KneeSettings = KneeSettings(), progress=None) -> np.ndarray:
     """Knees of many quantile curves ``curves`` (B, m) at p_j = j/m: array (B, 4) of (q_left, r_left, q_right,
     r_right), NaN where a knee is missing. Used for each group and by the end-to-end bootstrap of F_h and F_v."""

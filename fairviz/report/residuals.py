@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 from fairviz.core.counts import confusion_by_group, decisions, difference
 from fairviz.core.data import Predictions
 from fairviz.report.html import figure_div, table
@@ -66,7 +68,7 @@ def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict
 
 def residual_sections(pred, rdf, audit: dict) -> list[tuple[str, str]]:
     """The RDF part of the report: curves, outcome panels, the per-group and per-pair tables."""
-    hover = pred.rows().row_labels()          # weighted data: curve points name rows of the expansion
+    hover = pred.row_labels() if pred.weight is None else _ExpandedRowLabels()
     group_rows = [{"group": name, **values} for name, values in audit["groups"].items()]
     pair_rows = [{**p, "pair": f"{p['group_i']} vs {p['group_j']}"} for p in audit["pairs"]]
     c = audit["knee_concentration"]
@@ -87,6 +89,14 @@ def residual_sections(pred, rdf, audit: dict) -> list[tuple[str, str]]:
             f"Verdict: {c['verdict']}{' (borderline)' if c['borderline'] else ''}; ") + html.escape(
             rdf.concentration.explanation)),
     ]
+
+
+class _ExpandedRowLabels:
+    """Hover labels of weighted data, made only for the rows a figure draws (≤ 2,000 per curve): curves index rows of
+    ``Predictions.rows()`` (the table carries no id column), so a 20M-row audit never builds 20M label strings."""
+
+    def __getitem__(self, rows) -> np.ndarray:
+        return np.array([f"row {i}" for i in np.asarray(rows).ravel()], dtype=object)
 
 
 def _run(pred: Predictions, options: AuditOptions) -> ResidualAudit:

@@ -69,20 +69,14 @@ def permutation_counts(pooled: np.ndarray, n_first: int, resamples: int,
     """Split pooled counts into a random group of ``n_first`` rows and the rest, ``resamples`` times.
 
     Equivalent to permuting group labels: the counts of the first group follow a multivariate
-    hypergeometric law, drawn cell by cell (vectorised over resamples).
+    hypergeometric law (numpy's ``multivariate_hypergeometric``, marginals method: one C loop over the cells).
     """
     pooled = pooled.astype(np.int64)
     first = np.zeros((resamples, pooled.size), dtype=np.int64)
-    need = np.full(resamples, n_first, dtype=np.int64)
-    left = int(pooled.sum())
-    for k in np.flatnonzero(pooled):
-        left -= pooled[k]
-        if left == 0:
-            first[:, k] = need
-            break
-        draw = rng.hypergeometric(pooled[k], left, np.maximum(need, 0)) if need.any() else 0
-        first[:, k] = draw
-        need = need - draw
+    used = np.flatnonzero(pooled)                      # empty cells can never be drawn
+    if used.size and resamples > 0:
+        first[:, used] = rng.multivariate_hypergeometric(pooled[used], int(n_first), size=resamples,
+                                                         method="marginals")
     return first, pooled[None, :] - first
 
 
@@ -170,6 +164,24 @@ def mann_whitney(x: np.ndarray, y: np.ndarray) -> MannWhitney:
     return MannWhitney(u, p_two, p_greater, u / (x.size * y.size))
 
 
+def mann_whitney_counts(values: np.ndarray, count_x: np.ndarray, count_y: np.ndarray) -> MannWhitney:
+    """``mann_whitney`` of two samples given as counts over shared values (weighted data, or a region split):
+    tie-corrected mid-ranks from the pooled counts per distinct value, never expanding rows (except ≤ 8 rows a side,
+    where scipy may use its exact null)."""
+    values = np.asarray(values, float)
+    count_x, count_y = np.asarray(count_x, np.int64), np.asarray(count_y, np.int64)
+    n1, n2 = int(count_x.sum()), int(count_y.sum())
+    if n1 == 0 or n2 == 0 or n1 <= 8 or n2 <= 8:
+        return mann_whitney(np.repeat(values, count_x), np.repeat(values, count_y))
+    support, inverse = np.unique(values, return_inverse=True)
+    tx = np.bincount(inverse, weights=count_x, minlength=support.size)
+    ties = tx + np.bincount(inverse, weights=count_y, minlength=support.size)
+    midrank = np.cumsum(ties) - (ties - 1) / 2                      # 1-based mid-rank of each distinct value
+    u1 = float(tx @ midrank) - n1 * (n1 + 1) / 2
+    p_two, p_greater = _mann_whitney_tails(u1, n1, n2, ties[ties > 0])
+    return MannWhitney(u1, p_two, p_greater, u1 / (n1 * n2))
+
+
 def _mann_whitney_asymptotic(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """scipy's asymptotic MWU (tie-corrected, continuity-corrected) for both alternatives from one sort.
 
@@ -184,14 +196,19 @@ def _mann_whitney_asymptotic(x: np.ndarray, y: np.ndarray) -> tuple[float, float
     u_small = rank_sum - small.size * (small.size + 1) / 2
     u1 = u_small if n1 <= n2 else n1 * n2 - u_small
     run_starts = np.flatnonzero(np.concatenate([[True], pooled[1:] != pooled[:-1], [True]]))
-    ties = np.diff(run_starts).astype(float)
+    p_two, p_greater = _mann_whitney_tails(u1, n1, n2, np.diff(run_starts).astype(float))
+    return u1, p_two, p_greater
+
+
+def _mann_whitney_tails(u1: float, n1: int, n2: int, ties: np.ndarray) -> tuple[float, float]:
+    """Two-sided and 'greater' p-values of U from the normal approximation with tie and continuity corrections."""
     n = n1 + n2
     sd = np.sqrt(n1 * n2 / 12 * ((n + 1) - np.sum(ties ** 3 - ties) / (n * (n - 1))))
     mu = n1 * n2 / 2
     with np.errstate(divide="ignore", invalid="ignore"):
         p_two = min(1.0, 2 * float(sps.norm.sf((max(u1, n1 * n2 - u1) - mu - 0.5) / sd)))
         p_greater = min(1.0, float(sps.norm.sf((u1 - mu - 0.5) / sd)))
-    return u1, p_two, p_greater
+    return p_two, p_greater
 
 
 def benjamini_hochberg(p_values) -> np.ndarray:

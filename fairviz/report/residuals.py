@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import html
 
+import numpy as np
+
 from fairviz.core.counts import confusion_by_group, decisions, difference
 from fairviz.core.data import Predictions
 from fairviz.report.html import figure_div, table
@@ -14,7 +16,8 @@ from fairviz.residuals.threshold_invariance import ThresholdInvariance, invarian
 
 def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict:
     view = pred.groups(rdf.attribute)
-    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names))
+    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names),
+                                   weights=pred.weight)
     groups = {}
     for summary, counts in zip(rdf.groups, confusion):
         groups[summary.name] = {
@@ -65,7 +68,7 @@ def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict
 
 def residual_sections(pred, rdf, audit: dict) -> list[tuple[str, str]]:
     """The RDF part of the report: curves, outcome panels, the per-group and per-pair tables."""
-    hover = pred.row_labels()
+    hover = pred.row_labels() if pred.weight is None else _ExpandedRowLabels()
     group_rows = [{"group": name, **values} for name, values in audit["groups"].items()]
     pair_rows = [{**p, "pair": f"{p['group_i']} vs {p['group_j']}"} for p in audit["pairs"]]
     c = audit["knee_concentration"]
@@ -88,12 +91,20 @@ def residual_sections(pred, rdf, audit: dict) -> list[tuple[str, str]]:
     ]
 
 
+class _ExpandedRowLabels:
+    """Hover labels of weighted data, made only for the rows a figure draws (≤ 2,000 per curve): curves index rows of
+    ``Predictions.rows()`` (the table carries no id column), so a 20M-row audit never builds 20M label strings."""
+
+    def __getitem__(self, rows) -> np.ndarray:
+        return np.array([f"row {i}" for i in np.asarray(rows).ravel()], dtype=object)
+
+
 def _run(pred: Predictions, options: AuditOptions) -> ResidualAudit:
     return analyse(pred, options.attribute, options.rdf, progress=options.progress)
 
 
 SECTION = Section("residuals", _run, lambda pred, result, options: rdf_to_dict(pred, result, options.threshold),
-                  residual_sections)
+                  residual_sections, weighted=True)
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
@@ -113,4 +124,5 @@ def invariance_sections(pred, result: ThresholdInvariance, audit: dict) -> list[
 
 THRESHOLD_SECTION = Section("threshold_invariance",
                             lambda pred, options: threshold_invariance(pred, options.attribute, knees=options.rdf.knees),
-                            lambda pred, result, options: invariance_to_dict(result), invariance_sections)
+                            lambda pred, result, options: invariance_to_dict(result), invariance_sections,
+                            weighted=True)

@@ -7,15 +7,24 @@ are defined for an ordered pair (i, j) and every signed quantity means "i minus 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
 
 from fairviz.core import stats
-from fairviz.core.ece import ece, ece_interval, ece_regime
+from fairviz.core.ece import ece, ece_regime, ece_resamples
 from fairviz.core.counts import confusion_by_group, decisions, difference
 from fairviz.core.data import Predictions
-from fairviz.residuals.knees import Knee, KneeSettings, RELIABLE_N, curve_size, detect_knees, detect_knees_batch, quantiles_from_counts
+from fairviz.residuals.knees import (
+    RELIABLE_N,
+    Knee,
+    KneeSettings,
+    curve_size,
+    detect_knees_batch,
+    detect_knees_weighted,
+    quantiles_from_counts,
+)
 
 STAB_EPS = 1e-6
 REGION_EPS = 0.05
@@ -40,7 +49,7 @@ class Curve:
     """A downsampled sorted-residual curve: percentile (fraction), residual, and the row behind each point."""
     percentile: np.ndarray
     residual: np.ndarray
-    row: np.ndarray              # position in the Predictions arrays
+    row: np.ndarray              # position in the Predictions arrays (weighted data: in ``Predictions.rows()``)
 
 
 @dataclass(frozen=True)
@@ -114,9 +123,19 @@ class ResidualAudit:
     curves: dict                  # group → outcome ("all", "y0", "y1") → Curve
     pairs: list[PairMetrics]
     concentration: KneeConcentration
-    in_knee_region: np.ndarray    # bool per row: the diagnostic set D*
-    nearest_knee: np.ndarray      # per row: "left"/"right"/"" (which knee put it in D*)
+    region_rows: np.ndarray       # per entry of the Predictions (a row, or a cell of weighted data): its rows in D*
     warnings: tuple[str, ...] = ()
+    _d_star: "_DStar | None" = field(default=None, repr=False, compare=False)
+
+    @cached_property
+    def in_knee_region(self) -> np.ndarray:
+        """bool per row: the diagnostic set D* (weighted data: per row of ``Predictions.rows()``, built on demand)."""
+        return self._d_star.rows()[0]
+
+    @cached_property
+    def nearest_knee(self) -> np.ndarray:
+        """per row: "left"/"right"/"" (which knee put it in D*), in the order of ``in_knee_region``."""
+        return self._d_star.rows()[1]
 
     def group(self, name: str) -> GroupSummary:
         return next(g for g in self.groups if g.name == name)
@@ -144,22 +163,28 @@ def f_dist(d_i: np.ndarray, d_j: np.ndarray) -> float:
     return wasserstein_sorted(np.sort(d_i), np.sort(d_j))
 
 
-def wasserstein_sorted(a: np.ndarray, b: np.ndarray) -> float:
+def wasserstein_sorted(a: np.ndarray, b: np.ndarray, wa: np.ndarray | None = None,
+                       wb: np.ndarray | None = None) -> float:
     """W1 of two sorted samples in linear time: integrate |Q_a − Q_b| over the merged quantile breakpoints.
 
-    Equals ``scipy.stats.wasserstein_distance`` (tested to 1e-12) without re-sorting the rows each call.
+    Equals ``scipy.stats.wasserstein_distance`` (tested to 1e-12) without re-sorting the rows each call. With
+    weights (rows per entry) the breakpoints are the entries' cumulative shares: the same integral, no expansion.
     """
     if a.size == 0 or b.size == 0:
         return float("nan")
+    cum_a = np.arange(1, a.size + 1) if wa is None else np.cumsum(wa)
+    cum_b = np.arange(1, b.size + 1) if wb is None else np.cumsum(wb)
+    na, nb = int(cum_a[-1]), int(cum_b[-1])
     # breakpoints k/n_a and k/n_b; timsort merges the two sorted runs in O(n)
-    cuts = np.sort(np.concatenate([np.arange(1, a.size + 1) / a.size, np.arange(1, b.size + 1) / b.size]),
-                   kind="stable")
+    cuts = np.sort(np.concatenate([cum_a / na, cum_b / nb]), kind="stable")
     cuts[-1] = 1.0
     start = np.concatenate([[0.0], cuts[:-1]])
     width = cuts - start
     middle = start + width / 2                     # inside each interval, away from the jumps
-    qa = a[np.minimum((middle * a.size).astype(np.int64), a.size - 1)]
-    qb = b[np.minimum((middle * b.size).astype(np.int64), b.size - 1)]
+    ra = np.minimum((middle * na).astype(np.int64), na - 1)          # 0-based order statistic of each sample
+    rb = np.minimum((middle * nb).astype(np.int64), nb - 1)
+    qa = a[ra] if wa is None else a[np.searchsorted(cum_a, ra, side="right")]
+    qb = b[rb] if wb is None else b[np.searchsorted(cum_b, rb, side="right")]
     return float(np.sum(np.abs(qa - qb) * width))
 
 
@@ -183,11 +208,12 @@ def _knee_gap(ki: tuple, kj: tuple, kg: tuple, attr: str, absolute: bool) -> flo
     return total
 
 
-def mean_decomposition(score_i, y_i, score_j, y_j) -> dict:
-    """Theorem A.1: μ_i − μ_j = MD − Δ_base, with MD the mean-score gap and Δ_base the base-rate gap."""
-    md = float(np.mean(score_i) - np.mean(score_j))
-    delta_base = float(np.mean(y_i) - np.mean(y_j))
-    mu_gap = float(np.mean(residuals(score_i, y_i)) - np.mean(residuals(score_j, y_j)))
+def mean_decomposition(score_i, y_i, score_j, y_j, w_i=None, w_j=None) -> dict:
+    """Theorem A.1: μ_i − μ_j = MD − Δ_base, with MD the mean-score gap and Δ_base the base-rate gap
+    (``w_i``/``w_j``: rows per entry of weighted data)."""
+    md = float(np.average(score_i, weights=w_i) - np.average(score_j, weights=w_j))
+    delta_base = float(np.average(y_i, weights=w_i) - np.average(y_j, weights=w_j))
+    mu_gap = float(np.average(residuals(score_i, y_i), weights=w_i) - np.average(residuals(score_j, y_j), weights=w_j))
     return {"mean_residual_gap": mu_gap, "mean_score_gap": md, "base_rate_gap": delta_base,
             "f_pattern_mean": 1.0 - abs(md - delta_base) / 2.0}
 
@@ -214,21 +240,27 @@ def knee_region(d: np.ndarray, knees: list[Knee], eps: float = REGION_EPS,
 def knee_region_sorted(d_sorted: np.ndarray, knees: list[Knee], eps: float = REGION_EPS,
                        mode: str = "percentile") -> tuple[np.ndarray, np.ndarray]:
     """``knee_region`` for residuals already sorted (stably): the k-th value has percentile (k + ½)/n."""
-    n = d_sorted.size
-    if not knees:
-        return np.zeros(n, dtype=bool), np.full(n, -1)
-    if mode == "percentile":
-        u = (np.arange(n) + 0.5) / max(n, 1)
-        dist = np.stack([np.abs(u - k.percentile) for k in knees])
-        inside = dist <= eps + 1e-12
-    elif mode == "residual":
-        dist = np.stack([np.abs(d_sorted - k.residual) for k in knees])
-        inside = dist < eps
-    else:
+    which = region_labels(np.arange(d_sorted.size), d_sorted.size, d_sorted, knees, eps, mode)
+    return which >= 0, which
+
+
+def region_labels(k: np.ndarray, n: int, d_k: np.ndarray | None, knees: list[Knee], eps: float = REGION_EPS,
+                  mode: str = "percentile") -> np.ndarray:
+    """The knee (index into ``knees``) whose region holds the row at sorted position k (of n) with residual d_k,
+    −1 for none: within ε of the knee's percentile (percentile mode; u = (k + ½)/n) or residual (residual mode)."""
+    if mode not in ("percentile", "residual"):
         raise ValueError(f"unknown knee-region mode {mode!r}")
+    if not knees:
+        return np.full(np.shape(k), -1)
+    if mode == "percentile":
+        u = (k + 0.5) / max(n, 1)
+        dist = np.stack([np.abs(u - kn.percentile) for kn in knees])
+        inside = dist <= eps + 1e-12
+    else:
+        dist = np.stack([np.abs(d_k - kn.residual) for kn in knees])
+        inside = dist < eps
     mask = inside.any(0)
-    which = np.where(mask, np.argmin(np.where(inside, dist, np.inf), axis=0), -1)
-    return mask, which
+    return np.where(mask, np.argmin(np.where(inside, dist, np.inf), axis=0), -1)
 
 
 def concentration_verdict(ece_value: float, ratio: float) -> tuple[str, bool]:
@@ -246,20 +278,161 @@ def concentration_verdict(ece_value: float, ratio: float) -> tuple[str, bool]:
     return ("supported" if supported else "not supported"), borderline
 
 
-def rates_from_residuals(d: np.ndarray, y: np.ndarray, tau: float) -> dict:
-    """Theorem 6.1: PPR, TPR and FPR at threshold τ from the outcome-conditional residual survival functions."""
+def rates_from_residuals(d: np.ndarray, y: np.ndarray, tau: float, w: np.ndarray | None = None) -> dict:
+    """Theorem 6.1: PPR, TPR and FPR at threshold τ from the outcome-conditional residual survival functions
+    (``w``: rows per entry of weighted data)."""
+    w0, w1 = (None, None) if w is None else (w[y == 0], w[y == 1])
     d0, d1 = d[y == 0], d[y == 1]
-    base = float(np.mean(y)) if y.size else float("nan")
-    s0 = float(np.mean(d0 >= tau)) if d0.size else None          # FPR = S⁽⁰⁾(τ)
-    s1 = float(np.mean(d1 >= tau - 1)) if d1.size else None      # TPR = S⁽¹⁾(τ − 1)
+    base = float(np.average(y, weights=w)) if y.size else float("nan")
+    s0 = float(np.average(d0 >= tau, weights=w0)) if d0.size else None          # FPR = S⁽⁰⁾(τ)
+    s1 = float(np.average(d1 >= tau - 1, weights=w1)) if d1.size else None      # TPR = S⁽¹⁾(τ − 1)
     ppr = (1 - base) * (s0 or 0.0) + base * (s1 or 0.0) if y.size else None
     return {"ppr": ppr, "tpr": s1, "fpr": s0}
 
 
 # ----------------------------------------------------------------------------------------------- analysis
 
+@dataclass(frozen=True)
+class SortedGroup:
+    """One group's entries (rows, or cells of weighted data) sorted stably by residual, with rows per entry."""
+    entry: np.ndarray            # index into the Predictions arrays
+    d: np.ndarray
+    y: np.ndarray
+    score: np.ndarray
+    w: np.ndarray                # rows per entry (ones for row-level data)
+    weights: np.ndarray | None   # ``w`` for weighted data, None for rows (plain means, as before)
+
+    @cached_property
+    def cum(self) -> np.ndarray:
+        return np.cumsum(self.w)
+
+    @property
+    def n(self) -> int:
+        return int(self.cum[-1]) if self.cum.size else 0
+
+    def at(self, ranks) -> np.ndarray:
+        """Values of the 0-based order statistics ``ranks`` of the group's rows."""
+        return self.d[np.searchsorted(self.cum, ranks, side="right")]
+
+    def median(self) -> float:
+        n = self.n
+        if not n:
+            return float("nan")
+        return float((self.at((n - 1) // 2) + self.at(n // 2)) / 2)
+
+    def mean(self, x: np.ndarray) -> float:
+        return float(np.average(x, weights=self.weights))
+
+    def outcome(self, label: int) -> "SortedGroup":
+        keep = self.y == label
+        return SortedGroup(self.entry[keep], self.d[keep], self.y[keep], self.score[keep], self.w[keep],
+                       None if self.weights is None else self.weights[keep])
+
+
+def sort_groups(pred: Predictions, d: np.ndarray, members: list[np.ndarray]) -> list[SortedGroup]:
+    w = pred.weight
+    out = []
+    for idx in members:
+        rows = idx[np.argsort(d[idx], kind="stable")]
+        weights = None if w is None else w[rows]
+        out.append(SortedGroup(rows, d[rows], pred.y[rows], pred.score[rows],
+                           np.ones(rows.size, dtype=np.int64) if w is None else weights, weights))
+    return out
+
+
+def merged_sorted(a: SortedGroup, b: SortedGroup) -> tuple[np.ndarray, np.ndarray]:
+    d = np.concatenate([a.d, b.d])
+    order = np.argsort(d, kind="stable")
+    return d[order], np.concatenate([a.w, b.w])[order]
+
+
+class _Region:
+    """A group's knee regions over its sorted rows: which knee each sorted position belongs to (−1: none).
+
+    Percentile mode: the label is constant between a few breakpoints (ε around each knee, midpoints between knees),
+    found by evaluating the rule itself at the positions around them, so an entry of w rows is split exactly.
+    Residual mode: the label depends on the residual, so a whole entry is in or out."""
+
+    def __init__(self, sg: SortedGroup, knees: list[Knee], eps: float, mode: str):
+        self.sg, self.knees, self.eps, self.mode = sg, knees, eps, mode
+        n = sg.n
+        if mode == "percentile" and knees and n:
+            marks = [q + s * eps for q in (k.percentile for k in knees) for s in (-1, 1)]
+            marks += [(a.percentile + b.percentile) / 2 for i, a in enumerate(knees) for b in knees[i + 1:]]
+            guess = np.floor(np.asarray(marks) * n - 0.5).astype(np.int64)
+            cand = np.unique(np.clip(np.concatenate([[0], (guess[:, None] + np.arange(-2, 4)).ravel()]), 0, n - 1))
+            labels = region_labels(cand, n, None, knees, eps, mode)
+            keep = np.concatenate([[True], labels[1:] != labels[:-1]])
+            self.starts, self.labels = cand[keep], labels[keep]
+        else:
+            self.starts = self.labels = None
+
+    def entry_labels(self) -> np.ndarray:
+        return region_labels(None, self.sg.n, self.sg.d, self.knees, self.eps, self.mode)
+
+    def counts(self) -> np.ndarray:
+        """(entries, knees): rows of each sorted entry in each knee's region."""
+        sg, k = self.sg, len(self.knees)
+        out = np.zeros((sg.d.size, k), dtype=np.int64)
+        if not k or not sg.n:
+            return out
+        if self.starts is None:                                   # residual mode: whole entries
+            labels = self.entry_labels()
+            inside = labels >= 0
+            out[np.flatnonzero(inside), labels[inside]] = sg.w[inside]
+            return out
+        ends = np.append(self.starts[1:], sg.n)
+        for j in range(k):
+            seg = (ends - self.starts) * (self.labels == j)
+            before = np.concatenate([[0], np.cumsum(seg)])
+
+            def upto(x):                                         # rows of knee j among sorted positions < x
+                t = np.searchsorted(self.starts, x, side="right") - 1
+                return before[t] + np.minimum(x - self.starts[t], ends[t] - self.starts[t]) * (self.labels[t] == j)
+            out[:, j] = upto(sg.cum) - upto(sg.cum - sg.w)
+        return out
+
+    def labels_at(self, positions: np.ndarray, entries: np.ndarray) -> np.ndarray:
+        """Labels of sorted positions (``entries``: the sorted entry holding each)."""
+        if not self.knees:
+            return np.full(positions.size, -1)
+        if self.starts is None:
+            return self.entry_labels()[entries]
+        return self.labels[np.searchsorted(self.starts, positions, side="right") - 1]
+
+
+@dataclass(frozen=True)
+class _DStar:
+    """What expands D* to rows on demand: the groups' sorted entries and regions, and rows per entry."""
+    groups: list
+    regions: list
+    weight: np.ndarray | None
+    entries: int
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        w = np.ones(self.entries, dtype=np.int64) if self.weight is None else self.weight
+        offsets = np.cumsum(w) - w                                # first row of each entry in Predictions.rows()
+        total = int(w.sum())
+        mask = np.zeros(total, dtype=bool)
+        nearest = np.full(total, "", dtype=object)
+        for sg, region in zip(self.groups, self.regions):
+            if not sg.n:
+                continue
+            ent = np.repeat(np.arange(sg.d.size), sg.w)
+            pos = np.arange(sg.n)
+            rows = offsets[sg.entry][ent] + (pos - (sg.cum - sg.w)[ent])
+            labels = region.labels_at(pos, ent)
+            inside = labels >= 0
+            mask[rows[inside]] = True
+            nearest[rows[inside]] = np.array([k.side for k in region.knees], dtype=object)[labels[inside]]
+        return mask, nearest.astype(str)
+
+
 def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams = RDFParams(),
             progress: Progress | None = None) -> ResidualAudit:
+    """The RDF audit of rows or of weighted data (``Predictions.weight``: the engine's sufficient statistics); on
+    weighted data nothing is expanded to rows (curves, knees, medians, W1, tests and resamples read the counts), and
+    D* per row is built only when asked (``ResidualAudit.in_knee_region``)."""
     report = progress or (lambda *_: None)
     view = pred.groups(attribute)
     d = residuals(pred.score, pred.y)
@@ -270,29 +443,29 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
 
     report(0.02, "Sorting residuals and finding knees")
     # every group is sorted once; all later statistics read these sorted views
-    sorted_rows = [idx[np.argsort(d[idx], kind="stable")] for idx in members]
-    sorted_d = [d[rows] for rows in sorted_rows]
-    sorted_y = [pred.y[rows] for rows in sorted_rows]
-    group_knees = [detect_knees(s, params.knees, sorted_input=True) for s in sorted_d]
-    in_region = np.zeros(pred.n, dtype=bool)
-    nearest = np.full(pred.n, "", dtype=object)
-    summaries, curves = [], {}
-    for g, (name, rows) in enumerate(zip(names, sorted_rows)):
+    sorted_groups = sort_groups(pred, d, members)
+    group_knees = [detect_knees_weighted(sg.d, sg.w, params.knees) if sg.d.size else (None, None)
+                   for sg in sorted_groups]
+    region_rows = np.zeros(d.size, dtype=np.int64)
+    regions, summaries, curves = [], [], {}
+    offsets = None if pred.weight is None else np.cumsum(pred.weight) - pred.weight
+    for g, (name, sg) in enumerate(zip(names, sorted_groups)):
         knees = [k for k in group_knees[g] if k is not None]
-        mask, which = knee_region_sorted(sorted_d[g], knees, params.region_eps, params.region_mode)
-        in_region[rows] = mask
-        nearest[rows[mask]] = [knees[w].side for w in which[mask]]
-        summaries.append(_summary(name, pred.score[rows], sorted_y[g], sorted_d[g], group_knees[g], int(mask.sum())))
-        curves[name] = {o: _curve(sorted_d[g], rows, sorted_y[g], o) for o in OUTCOMES}
-        if rows.size < RELIABLE_N:
-            small.append(f"{name} ({rows.size:,})")
+        region = _Region(sg, knees, params.region_eps, params.region_mode)
+        regions.append(region)
+        inside = region.counts().sum(1)
+        region_rows[sg.entry] = inside
+        summaries.append(_summary(name, sg, group_knees[g], int(inside.sum())))
+        curves[name] = {o: _curve(sg, o, offsets) for o in OUTCOMES}
+        if sg.n < RELIABLE_N:
+            small.append(f"{name} ({sg.n:,})")
         if not knees:
             warnings.append(f"No knee found for group '{name}' (too few rows or a flat curve): F_h and F_v are undefined.")
     if small:
         warnings.insert(0, f"Knees need about {RELIABLE_N:,} rows per group to be reliable; smaller here: "
                            f"{', '.join(small)}.")
 
-    resampler = _CountResampler(d, pred.y, members, params) if params.resamples > 0 else None
+    resampler = _CountResampler(d, pred.y, members, params, pred.weight) if params.resamples > 0 else None
     # all-pairs work is bounded (fairviz.core.limits): pairs among the largest groups only; the knee resamples
     # feed only the pair intervals, so they are drawn for those groups alone
     compared = pred.limits.pair_groups(len(names))
@@ -309,56 +482,63 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
         warnings.append(note)
     for step, (i, j) in enumerate(pair_list):
         report(0.5 + 0.3 * step / max(len(pair_list), 1), f"Pair {names[i]} vs {names[j]}")
-        pairs.append(_pair_metrics(pred, members, sorted_d, sorted_y, group_knees, knee_boot, names, i, j,
-                                   resampler, params))
+        pairs.append(_pair_metrics(sorted_groups, group_knees, knee_boot, names, i, j, resampler, params))
     if resampler and resampler.note:
         warnings.append(resampler.note)
 
     report(0.8, "Knee error concentration")
-    concentration = _concentration(pred.score, pred.y, d, in_region, params, ece_key=(pred.fingerprint, "all rows"))
+    concentration = _concentration(pred.score, pred.y, d, region_rows, params, pred.weight,
+                                   ece_key=(pred.fingerprint, "all rows"))
     report(1.0, "Done")
-    return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, in_region,
-                         nearest.astype(str), tuple(warnings))
+    d_star = _DStar(sorted_groups, regions, pred.weight, d.size)
+    return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, region_rows,
+                         tuple(warnings), d_star)
 
 
-def _summary(name, score, y, d, knees, knee_rows) -> GroupSummary:
-    def med(x):
-        return float(np.median(x)) if x.size else float("nan")
-
-    value = ece(score, y)
-    return GroupSummary(name=name, n=int(y.size), positives=int(y.sum()), base_rate=float(y.mean()),
-                        mean_score=float(score.mean()), mean_residual=float(d.mean()), median_residual=med(d),
-                        median_residual_y0=med(d[y == 0]), median_residual_y1=med(d[y == 1]),
+def _summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary:
+    value = ece(sg.score, sg.y, weights=sg.weights)
+    n = sg.n
+    positives = int(sg.y @ sg.w)
+    return GroupSummary(name=name, n=n, positives=positives, base_rate=positives / n if n else float("nan"),
+                        mean_score=sg.mean(sg.score), mean_residual=sg.mean(sg.d), median_residual=sg.median(),
+                        median_residual_y0=sg.outcome(0).median(), median_residual_y1=sg.outcome(1).median(),
                         ece=value, ece_regime=ece_regime(value), left_knee=knees[0], right_knee=knees[1],
                         knee_rows=knee_rows)
 
 
-def _curve(d_sorted: np.ndarray, rows: np.ndarray, y_sorted: np.ndarray, outcome: str) -> Curve:
-    """The sorted curve of one group (and outcome), thinned to ≤ CURVE_POINTS points by percentile."""
+def _curve(sg: SortedGroup, outcome: str, offsets: np.ndarray | None) -> Curve:
+    """The sorted curve of one group (and outcome), thinned to ≤ CURVE_POINTS points by percentile. ``row`` is the
+    row in the Predictions (weighted data: in ``Predictions.rows()``, whose rows follow the entries)."""
     if outcome != "all":
-        keep = y_sorted == (1 if outcome == "y1" else 0)
-        d_sorted, rows = d_sorted[keep], rows[keep]
-    n = rows.size
+        sg = sg.outcome(1 if outcome == "y1" else 0)
+    n = sg.n
     if n == 0:
         return Curve(np.empty(0), np.empty(0), np.empty(0, dtype=np.int64))
     take = np.arange(n) if n <= CURVE_POINTS else np.unique(np.linspace(0, n - 1, CURVE_POINTS).round().astype(int))
-    return Curve((take + 0.5) / n, d_sorted[take], rows[take])
+    if offsets is None:
+        return Curve((take + 0.5) / n, sg.d[take], sg.entry[take])
+    e = np.searchsorted(sg.cum, take, side="right")
+    rows = offsets[sg.entry[e]] + (take - (sg.cum - sg.w)[e])
+    return Curve((take + 0.5) / n, sg.d[e], rows)
 
 
 class _CountResampler:
     """Per-group bootstrap count vectors over (outcome, residual) cells, drawn once and shared by all pairs.
 
     Resampling is stratified by group (group sizes are kept), so pair statistics use independent resamples
-    of each group, as a two-sample bootstrap does.
+    of each group, as a two-sample bootstrap does. Weighted entries add their rows to their cell.
     """
 
-    def __init__(self, d, y, members, params: RDFParams):
+    def __init__(self, d, y, members, params: RDFParams, weight: np.ndarray | None = None):
         self.rng = np.random.default_rng(params.seed)
         self.resamples = params.resamples
         self.compressed = stats.compress(d, -1.0, 1.0)
         k = self.compressed.support.size
-        self.cells = [self.compressed.codes[idx].astype(np.int64) + k * y[idx].astype(np.int64) for idx in members]
-        self.counts = [np.bincount(c, minlength=2 * k) for c in self.cells]
+        self.counts = []
+        for idx in members:
+            cells = self.compressed.codes[idx].astype(np.int64) + k * y[idx].astype(np.int64)
+            self.counts.append(np.bincount(cells, minlength=2 * k) if weight is None else
+                               np.bincount(cells, weights=weight[idx], minlength=2 * k).round().astype(np.int64))
         self._boot: dict[int, np.ndarray] = {}
         if self.compressed.step:
             self.note = (f"Resampling ran on residuals rounded to a grid of step {self.compressed.step:.4f} "
@@ -378,47 +558,42 @@ class _CountResampler:
         return {"all": y0 + y1, "y0": y0, "y1": y1}
 
 
-def _pair_metrics(pred, members, sorted_d, sorted_y, group_knees, knee_boot, names, i, j,
+def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, names, i, j,
                   resampler: _CountResampler, params: RDFParams) -> PairMetrics:
-    """All RDF metrics of the ordered pair (i, j), from the groups' sorted residuals."""
-    d_i, d_j, y_i, y_j = sorted_d[i], sorted_d[j], sorted_y[i], sorted_y[j]
-    pooled_knees = detect_knees(np.sort(np.concatenate([d_i, d_j]), kind="stable"), params.knees, sorted_input=True)
+    """All RDF metrics of the ordered pair (i, j), from the groups' sorted residuals (rows or weighted entries)."""
+    a, b = sorted_groups[i], sorted_groups[j]
+    pooled_knees = detect_knees_weighted(*merged_sorted(a, b), params.knees)
     ki, kj = group_knees[i], group_knees[j]
     warnings = []
     if all(k is not None for k in (*ki, *kj, *pooled_knees)):
         if pooled_knees[0].percentile < 0.01 or min(abs(pooled_knees[0].residual), abs(pooled_knees[1].residual)) < 0.01:
             warnings.append("A pooled knee lies near 0 (percentile or residual): F_h/F_v divide by it and can explode; "
                             "read F_h_abs/F_v_abs instead.")
-    by_outcome = {"": (d_i, d_j), "_y0": (d_i[y_i == 0], d_j[y_j == 0]), "_y1": (d_i[y_i == 1], d_j[y_j == 1])}
-    pattern = {suffix: _median_parity(a, b) for suffix, (a, b) in by_outcome.items()}
-    distance = {suffix: wasserstein_sorted(a, b) for suffix, (a, b) in by_outcome.items()}
+    by_outcome = {"": (a, b), "_y0": (a.outcome(0), b.outcome(0)), "_y1": (a.outcome(1), b.outcome(1))}
+    pattern = {suffix: median_parity(p, q) for suffix, (p, q) in by_outcome.items()}
+    distance = {suffix: wasserstein_sorted(p.d, q.d, p.weights, q.weights) for suffix, (p, q) in by_outcome.items()}
     ci, p_median, p_dist = {}, float("nan"), float("nan")
     if params.resamples > 0:
         ci = _distribution_intervals(resampler, i, j)
         ci.update(_knee_metric_intervals(knee_boot[i], knee_boot[j], pooled_knees))
-        p_median, p_dist = _permutation_p_values(resampler, i, j, members[i].size, params.resamples)
-    idx_i, idx_j = members[i], members[j]
+        p_median, p_dist = _permutation_p_values(resampler, i, j, a.n, params.resamples)
     return PairMetrics(
         group_i=names[i], group_j=names[j],
         f_pattern=pattern[""], f_pattern_y0=pattern["_y0"], f_pattern_y1=pattern["_y1"],
-        f_pattern_mean=1 - abs(float(d_i.mean() - d_j.mean())) / 2,
+        f_pattern_mean=1 - abs(a.mean(a.d) - b.mean(b.d)) / 2,
         f_dist=distance[""], f_dist_y0=distance["_y0"], f_dist_y1=distance["_y1"],
         f_h=f_h(ki, kj, pooled_knees), f_v=f_v(ki, kj, pooled_knees),
         f_h_abs=f_h(ki, kj, pooled_knees, absolute=True), f_v_abs=f_v(ki, kj, pooled_knees, absolute=True),
-        mean_decomposition=mean_decomposition(pred.score[idx_i], pred.y[idx_i], pred.score[idx_j], pred.y[idx_j]),
+        mean_decomposition=mean_decomposition(a.score, a.y, b.score, b.y, a.weights, b.weights),
         ci=ci, p_median=p_median, p_dist=p_dist, warnings=tuple(warnings),
     )
 
 
-def _median_parity(a_sorted: np.ndarray, b_sorted: np.ndarray) -> float:
+def median_parity(a: SortedGroup, b: SortedGroup) -> float:
     """F_pattern of two sorted samples (NaN when either is empty)."""
-    if not a_sorted.size or not b_sorted.size:
+    if not a.n or not b.n:
         return float("nan")
-    return 1 - abs(_sorted_median(a_sorted) - _sorted_median(b_sorted)) / 2
-
-
-def _sorted_median(a: np.ndarray) -> float:
-    return float((a[(a.size - 1) // 2] + a[a.size // 2]) / 2)
+    return 1 - abs(a.median() - b.median()) / 2
 
 
 def _distribution_intervals(resampler: _CountResampler, i: int, j: int) -> dict:
@@ -457,7 +632,7 @@ def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFPara
     if resampler is None or b <= 0 or resampler.counts[g].sum() < params.knees.min_n:
         return None
     counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
-    m = curve_size(int(resampler.counts[g].sum()), params.knees.max_points)
+    m = curve_size(int(resampler.counts[g].sum()), min(params.knees.max_points, params.knees.boot_points))
     curves = quantiles_from_counts(resampler.compressed.support, counts, m)
     return detect_knees_batch(curves, params.knees, progress)
 
@@ -476,37 +651,49 @@ def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:
     return {"f_h": stats.percentile_interval(fh), "f_v": stats.percentile_interval(fv)}
 
 
-def _concentration(score, y, d, in_region, params: RDFParams, ece_key=None) -> KneeConcentration:
+def _concentration(score, y, d, region_rows, params: RDFParams, weight: np.ndarray | None = None,
+                   ece_key=None) -> KneeConcentration:
     """Mean |D| in knee regions vs elsewhere, with a row bootstrap (regions fixed, spec D-26) and Mann–Whitney.
-    The ECE and its interval are the calibration page's (one computation, ``core.ece.ece_interval``)."""
+    The ECE and its interval are the calibration page's (one computation, ``core.ece.ece_resamples``).
+    ``region_rows``: rows of each entry in D* (0/1 for rows; weighted data: of its ``weight`` rows)."""
     abs_d = np.abs(d)
-    knee, rest = abs_d[in_region], abs_d[~in_region]
-    ece_value = ece(score, y)
-    ratio_ci = knee_ci = rest_ci = stats.Interval(np.nan, np.nan)
-    ece_ci = ece_interval(score, y, params.resamples, params.seed, key=ece_key)
+    knee_w = region_rows
+    rest_w = (1 if weight is None else weight) - region_rows
+    n_knee, n_rest = int(knee_w.sum()), int(rest_w.sum())
+    ece_value = ece(score, y, weights=weight)
+    ratio_ci = knee_ci = rest_ci = ece_ci = stats.Interval(np.nan, np.nan)
     if params.resamples > 0:
+        ece_ci = stats.percentile_interval(ece_resamples(score, y, params.resamples, params.seed, key=ece_key,
+                                                         weights=weight))
         rng = np.random.default_rng(params.seed + 2)
-        ratio_ci, knee_ci, rest_ci = _ratio_bootstrap(abs_d, in_region, params.resamples, rng)
-    knee_mean = float(knee.mean()) if knee.size else float("nan")
-    rest_mean = float(rest.mean()) if rest.size else float("nan")
-    ratio = knee_mean / rest_mean if rest.size and rest_mean > 0 else float("nan")
+        ratio_ci, knee_ci, rest_ci = _ratio_bootstrap(abs_d, knee_w, rest_w, params.resamples, rng)
+    if weight is None:                      # rows: plain means and the row-level test, as always
+        knee, rest = abs_d[knee_w > 0], abs_d[knee_w == 0]
+        knee_mean = float(knee.mean()) if knee.size else float("nan")
+        rest_mean = float(rest.mean()) if rest.size else float("nan")
+        test = stats.mann_whitney(knee, rest)
+    else:
+        knee_mean = float(np.average(abs_d, weights=knee_w)) if n_knee else float("nan")
+        rest_mean = float(np.average(abs_d, weights=rest_w)) if n_rest else float("nan")
+        test = stats.mann_whitney_counts(abs_d, knee_w, rest_w)
+    ratio = knee_mean / rest_mean if n_rest and rest_mean > 0 else float("nan")
     verdict, borderline = concentration_verdict(ece_value, ratio)
     regime = ece_regime(ece_value)
     expectation = ("errors should concentrate in knee regions (ratio > 1.5)" if ece_value < 0.15
                    else "errors should be spread out (ratio between 0.8 and 1.2); knees then mark where behaviour changes")
     explanation = (f"ECE {ece_value:.3f} is {regime}: {expectation}. Knee rows have mean |D| {knee_mean:.3f}, "
                    f"other rows {rest_mean:.3f}, ratio {ratio:.2f}.")
-    return KneeConcentration(knee_mean, rest_mean, ratio, ratio_ci, knee_ci, rest_ci, stats.mann_whitney(knee, rest),
-                             ece_value, ece_ci, regime, verdict, borderline, int(knee.size), int(rest.size),
-                             explanation)
+    return KneeConcentration(knee_mean, rest_mean, ratio, ratio_ci, knee_ci, rest_ci, test,
+                             ece_value, ece_ci, regime, verdict, borderline, n_knee, n_rest, explanation)
 
 
-def _ratio_bootstrap(abs_d, in_region, resamples, rng) -> tuple[stats.Interval, stats.Interval, stats.Interval]:
+def _ratio_bootstrap(abs_d, knee_w, rest_w, resamples, rng) -> tuple[stats.Interval, stats.Interval, stats.Interval]:
     """Row bootstrap of the knee / non-knee mean |D| and their ratio, from counts over (region, |D|) cells."""
     comp = stats.compress(abs_d, 0.0, 1.0)
     k = comp.support.size
-    cells = comp.codes + k * in_region.astype(np.int64)
-    boot = stats.bootstrap_counts(np.bincount(cells, minlength=2 * k), resamples, rng)
+    counts = np.concatenate([np.bincount(comp.codes, weights=rest_w * np.ones(abs_d.size), minlength=k),
+                             np.bincount(comp.codes, weights=knee_w, minlength=k)]).round().astype(np.int64)
+    boot = stats.bootstrap_counts(counts, resamples, rng)
     rest_counts, knee_counts = boot[:, :k], boot[:, k:]
     with np.errstate(invalid="ignore", divide="ignore"):
         knee_means = knee_counts @ comp.support / knee_counts.sum(1)
@@ -531,14 +718,16 @@ class ThresholdCheck:
 def threshold_check(pred: Predictions, attribute: str | None, threshold: float) -> ThresholdCheck:
     view = pred.groups(attribute)
     d = residuals(pred.score, pred.y)
-    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names))
+    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names),
+                                   weights=pred.weight)
     direct, derived, counts = {}, {}, {}
     for g, name in enumerate(view.names):
         c = confusion[g]
         counts[name] = c
         direct[name] = {"ppr": c.ppr(), "tpr": c.tpr(), "fpr": c.fpr()}
         mask = view.codes == g
-        derived[name] = rates_from_residuals(d[mask], pred.y[mask], threshold)
+        derived[name] = rates_from_residuals(d[mask], pred.y[mask], threshold,
+                                             None if pred.weight is None else pred.weight[mask])
     gaps = []
     for i, j in pred.limits.pair_indices(len(view.names)):
         a, b = view.names[i], view.names[j]

@@ -25,8 +25,17 @@ import numpy as np
 
 from fairviz.core.counts import confusion_by_group, decisions
 from fairviz.core.data import Predictions
-from fairviz.residuals.analysis import ResidualAudit, f_h, f_pattern, f_v, residuals, wasserstein_sorted
-from fairviz.residuals.knees import KneeSettings, detect_knees
+from fairviz.residuals.analysis import (
+    ResidualAudit,
+    median_parity,
+    merged_sorted,
+    sort_groups,
+    f_h,
+    f_v,
+    residuals,
+    wasserstein_sorted,
+)
+from fairviz.residuals.knees import KneeSettings, detect_knees_weighted
 
 THRESHOLDS = tuple(round(0.1 * k, 1) for k in range(1, 10))
 RDF_METRICS = ("f_pattern", "f_pattern_mean", "f_dist", "f_dist_y0", "f_dist_y1", "f_h", "f_v")
@@ -115,16 +124,19 @@ def gaps_at(counts_i, counts_j) -> dict:
             "eo_ratio": None if tpr_ratio is None or fpr_ratio is None else min(tpr_ratio, fpr_ratio)}
 
 
-def rdf_at(d_i, y_i, d_j, y_j, knees_i, knees_j, knees_pooled) -> dict:
-    """The RDF metrics of one pair (no threshold anywhere in them). ``d_i``/``d_j`` must be sorted (stably, with ``y`` in the same order): each call is then linear in n."""
+def rdf_at(a, b, knees_i, knees_j, knees_pooled) -> dict:
+    """The RDF metrics of one pair (no threshold anywhere in them) from the two groups' residuals sorted once
+    (rows or weighted entries, ``analysis.sort_groups``): each call is then linear in the entries."""
     def nan_none(v):
         return None if v is None or not np.isfinite(v) else float(v)
 
-    return {"f_pattern": nan_none(f_pattern(d_i, d_j)),
-            "f_pattern_mean": nan_none(1 - abs(float(d_i.mean() - d_j.mean())) / 2),
-            "f_dist": nan_none(wasserstein_sorted(d_i, d_j)),
-            "f_dist_y0": nan_none(wasserstein_sorted(d_i[y_i == 0], d_j[y_j == 0])),
-            "f_dist_y1": nan_none(wasserstein_sorted(d_i[y_i == 1], d_j[y_j == 1])),
+    def w1(p, q):
+        return wasserstein_sorted(p.d, q.d, p.weights, q.weights)
+
+    return {"f_pattern": nan_none(median_parity(a, b)),
+            "f_pattern_mean": nan_none(1 - abs(a.mean(a.d) - b.mean(b.d)) / 2),
+            "f_dist": nan_none(w1(a, b)), "f_dist_y0": nan_none(w1(a.outcome(0), b.outcome(0))),
+            "f_dist_y1": nan_none(w1(a.outcome(1), b.outcome(1))),
             "f_h": nan_none(f_h(knees_i, knees_j, knees_pooled)), "f_v": nan_none(f_v(knees_i, knees_j, knees_pooled))}
 
 
@@ -135,7 +147,8 @@ def threshold_invariance(pred: Predictions, attribute: str | None = None,
     the same data and attribute) its RDF metrics are reused instead of recomputed."""
     view = pred.groups(attribute)
     names = list(view.names)
-    confusion = {t: confusion_by_group(pred.y, decisions(pred.score, t), view.codes, len(names)) for t in thresholds}
+    confusion = {t: confusion_by_group(pred.y, decisions(pred.score, t), view.codes, len(names), weights=pred.weight)
+                 for t in thresholds}
     rdf_of = _from_audit(audit) if audit is not None else _rdf_metrics(pred, view, knees)
     pairs = []
     for i, j in combinations(range(len(names)), 2):
@@ -182,12 +195,11 @@ def _from_audit(audit: ResidualAudit):
 
 def _rdf_metrics(pred: Predictions, view, knees: KneeSettings):
     d = residuals(pred.score, pred.y)
-    members = [view.codes == g for g in range(len(view.names))]
-    order = [np.flatnonzero(m)[np.argsort(d[m], kind="stable")] for m in members]     # each group sorted once
-    sorted_d, sorted_y = [d[o] for o in order], [pred.y[o] for o in order]
-    group_knees = [detect_knees(s, knees, sorted_input=True) for s in sorted_d]
+    members = [np.flatnonzero(view.codes == g) for g in range(len(view.names))]
+    groups = sort_groups(pred, d, members)                     # each group sorted once (weighted: entries)
+    group_knees = [detect_knees_weighted(g.d, g.w, knees) if g.d.size else (None, None) for g in groups]
 
     def rdf(i: int, j: int, names: list[str]) -> dict:
-        pooled = detect_knees(np.concatenate([sorted_d[i], sorted_d[j]]), knees)
-        return rdf_at(sorted_d[i], sorted_y[i], sorted_d[j], sorted_y[j], group_knees[i], group_knees[j], pooled)
+        pooled = detect_knees_weighted(*merged_sorted(groups[i], groups[j]), knees)
+        return rdf_at(groups[i], groups[j], group_knees[i], group_knees[j], pooled)
     return rdf

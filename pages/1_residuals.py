@@ -10,6 +10,7 @@ from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
 from fairviz.report.options import AuditOptions
+from fairviz.report.residuals import SECTION as RESIDUALS
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from fairviz.residuals.threshold_invariance import GAP_METRICS, METRIC_NAMES, RDF_METRICS, invariance_figure, threshold_invariance
 from pages import _ui
@@ -46,7 +47,10 @@ def settings() -> tuple[RDFParams, bool, int]:
 def page() -> None:
     ctx = _ui.context()
     params, shuffle, seed = settings()
-    pred = ctx.pred.with_shuffled_groups(seed) if shuffle else ctx.pred
+    # the engine's table (an upload without row-level columns) is read as the audit's residual section reads it:
+    # expanded to one entry per row where the analysis needs rows, as is where it reads the counts
+    data = RESIDUALS.given(ctx.pred)
+    pred = data.with_shuffled_groups(seed) if shuffle else data
     st.title("Residual distribution fairness")
     st.caption("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
                "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
@@ -190,10 +194,15 @@ def _concentration_tab(audit: ResidualAudit) -> None:
 
 def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
     mask = audit.in_knee_region
-    st.markdown(f"**{mask.sum():,} rows** ({mask.mean():.1%}) lie within ε = {audit.params.region_eps} "
+    inside = int(mask.sum()) if pred.weight is None else int(pred.weight[mask].sum())     # rows, not cells
+    st.markdown(f"**{inside:,} rows** ({inside / pred.n:.1%}) lie within ε = {audit.params.region_eps} "
                 f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
                 "first: where the model's behaviour changes for each group.")
     st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
+    if pred.frame.shape[1] == 0:
+        st.caption("This upload was reduced to counts per group, label and score, so D* lists those values only; "
+                   "to see each row's other columns (text, id, features), map them on the Home page (the file is "
+                   "then read row by row).")
     # built on click, not on every rerun: D* of a million rows is a large CSV
     st.download_button("Download D* as CSV", lambda: csv_bytes(_diagnostic_table(audit, pred)),
                        "diagnostic_set.csv", "text/csv")
@@ -204,6 +213,8 @@ def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> p
     view = pred.groups(audit.attribute)
     added = {"residual D": (pred.score - pred.y)[rows], "nearest knee": audit.nearest_knee[rows],
              f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[rows]]}
+    if pred.weight is not None:                     # one entry per (group, label, score) cell: say how many rows
+        added["rows"] = pred.weight[rows]
     return pd.concat([pd.DataFrame(added), pred.frame.iloc[rows].reset_index(drop=True)], axis=1)
 
 

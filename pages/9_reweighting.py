@@ -36,7 +36,7 @@ def cached_intervals(fingerprint: str, attribute: str, threshold: float, _y, _ha
 
 def page() -> None:
     ctx = _ui.context()
-    pred = ctx.pred
+    pred = ctx.pred.rows()          # the engine's table expanded to rows (np.repeat): the cells' bootstrap needs rows
     st.title("Evaluation reweighting")
     st.caption("How would this model's accuracy and fairness read on a test set with other class and group "
                "proportions? Each (class, group) cell keeps its own predictions and gets a new weight — the "

@@ -22,6 +22,13 @@ def cached_threshold(fingerprint: str, attribute: str, threshold: float, _pred):
     return threshold_check(_pred, attribute, threshold)
 
 
+@st.cache_resource(show_spinner=False, max_entries=4, ttl=CACHE_TTL)
+def cached_hover(fingerprint: str, _pred) -> tuple[np.ndarray, np.ndarray | None]:
+    """Hover labels and texts, one per row: a million Python strings cost ~0.5 s, so once per data set (shared,
+    never mutated: cache_resource does not copy them)."""
+    return _pred.row_labels(), _pred.texts()
+
+
 def settings() -> tuple[RDFParams, bool, int]:
     with st.sidebar.expander("Residual settings", expanded=False):
         eps = st.slider("Knee region half-width ε (percentile points)", 0.02, 0.10, 0.05, 0.01,
@@ -68,7 +75,7 @@ def page() -> None:
     c1, c2 = st.columns([3, 1])
     shown = c2.multiselect("Groups shown", names, default=names[: min(len(names), 6)])
     view = c2.radio("View", ["All rows", "Y = 0 only", "Y = 1 only", "Both outcome panels"])
-    hover, texts = pred.row_labels(), pred.texts()
+    hover, texts = cached_hover(pred.fingerprint, pred)
     with c1:
         if view == "Both outcome panels":
             _ui.chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from .conftest import no_traceback, wait_for_app
 
@@ -15,11 +16,13 @@ GROUPS = ("g1", "g2", "g3", "g4", "g5")
 AUDIT_PAGES = {
     "Residual distribution": ("Sorted residuals by group", "The most different pair is"),
     "Calibration": ("Smooth ECE, all rows", "Worst group: g"),
-    "Group parity": ("Objective Fairness Index", "OFI"),
+    "Group parity": ("Objective Fairness Index", "Benefit = score ≥"),
     "Sample-size significance": ("group × metric scores differ", "Reference: all other rows"),
     "Evaluation reweighting": ("Accuracy (as is)", "With 5 groups"),
 }
-DRAWS_GROUPS = ("Residual distribution", "Calibration", "Group parity", "Sample-size significance")
+# the groups its figures draw by default (calibration shows the four largest testable groups at first)
+DRAWS_GROUPS = {"Residual distribution": GROUPS, "Calibration": GROUPS[:4], "Group parity": GROUPS,
+                "Sample-size significance": GROUPS}
 
 
 def write_large_csv(path: Path, rows: int = 1_000_000, seed: int = 0) -> Path:
@@ -52,11 +55,15 @@ def upload(page, app_url: str, path: Path) -> float:
     return time.perf_counter() - start
 
 
-def open_page(page, nav: str, expect: tuple[str, str], timeout: float = 180_000) -> float:
+def open_page(page, nav: str, headline: tuple[str, str], timeout: float = 180_000) -> float:
     """Click a sidebar link and wait for the page's headline; returns the seconds of its first view."""
+    link = page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=nav, exact=True)
+    more = page.get_by_test_id("stSidebarNavViewButton")           # a long menu is folded: "View more"
+    if link.count() == 0 and more.count() and "more" in more.inner_text().lower():
+        more.click()
     start = time.perf_counter()
-    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=nav, exact=True).click()
-    for text in expect:
+    link.click()
+    for text in headline:
         page.get_by_text(text).first.wait_for(timeout=timeout)
     wait_for_app(page)
     return time.perf_counter() - start
@@ -70,11 +77,11 @@ def test_a_million_row_upload_opens_every_audit_page(page, app_url, tmp_path):
     page.get_by_text("reduced to").first.wait_for()            # the engine's path, said on screen
     rows = page.get_by_test_id("stMetric").filter(has_text="Rows")
     assert "1,000,000" in rows.inner_text()
-    for nav, expect in AUDIT_PAGES.items():
-        open_page(page, nav, expect)
+    for nav, headline in AUDIT_PAGES.items():
+        open_page(page, nav, headline)
         if nav in DRAWS_GROUPS:                                  # legends and axes of its figures (SVG text)
-            for name in GROUPS:
-                assert page.locator(".js-plotly-plot").get_by_text(name, exact=True).count() >= 1, (nav, name)
+            for name in DRAWS_GROUPS[nav]:
+                expect(page.locator(".js-plotly-plot").get_by_text(name).first).to_be_attached(timeout=60_000)
         no_traceback(page)
         assert page.get_by_text("Something went wrong").count() == 0, nav
         assert page.get_by_text("large.csv").count() >= 1, nav          # the sidebar's data badge: still the upload

@@ -75,7 +75,9 @@ def page() -> None:
     c1, c2 = st.columns([3, 1])
     shown = c2.multiselect("Groups shown", names, default=names[: min(len(names), 6)])
     view = c2.radio("View", ["All rows", "Y = 0 only", "Y = 1 only", "Both outcome panels"])
-    hover, texts = cached_hover(pred.fingerprint, pred)
+    # weighted data: curve points index rows of the table's expansion, which has no id or text column: the hover
+    # then names the row number only (no million label strings are made)
+    hover, texts = cached_hover(pred.fingerprint, pred) if pred.weight is None else (None, None)
     with c1:
         if view == "Both outcome panels":
             _ui.chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
@@ -95,7 +97,7 @@ def page() -> None:
     with tabs[3]:
         _concentration_tab(audit)
     with tabs[4]:
-        _diagnostic_tab(audit, pred)
+        _diagnostic_tab(audit, pred.rows())          # D* is per row (weighted data: rows of the expansion)
     _ui.section_json("residuals", pred, audit, AuditOptions(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
     _invariance_section(pred, ctx, params, audit)
 
@@ -201,8 +203,7 @@ def _concentration_tab(audit: ResidualAudit) -> None:
 
 def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
     mask = audit.in_knee_region
-    inside = int(mask.sum()) if pred.weight is None else int(pred.weight[mask].sum())     # rows, not cells
-    st.markdown(f"**{inside:,} rows** ({inside / pred.n:.1%}) lie within ε = {audit.params.region_eps} "
+    st.markdown(f"**{mask.sum():,} rows** ({mask.mean():.1%}) lie within ε = {audit.params.region_eps} "
                 f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
                 "first: where the model's behaviour changes for each group.")
     st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
@@ -220,8 +221,6 @@ def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> p
     view = pred.groups(audit.attribute)
     added = {"residual D": (pred.score - pred.y)[rows], "nearest knee": audit.nearest_knee[rows],
              f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[rows]]}
-    if pred.weight is not None:                     # one entry per (group, label, score) cell: say how many rows
-        added["rows"] = pred.weight[rows]
     return pd.concat([pd.DataFrame(added), pred.frame.iloc[rows].reset_index(drop=True)], axis=1)
 
 

@@ -208,7 +208,7 @@ def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
                 "first: where the model's behaviour changes for each group.")
     st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
     if pred.frame.shape[1] == 0:
-        st.caption("This upload was reduced to counts per group, label and score, so D* lists those values only; "
+        st.caption("This upload was reduced to counts per group, label and score, so D* lists those columns only; "
                    "to see each row's other columns (text, id, features), map them on the Home page (the file is "
                    "then read row by row).")
     # built on click, not on every rerun: D* of a million rows is a large CSV
@@ -221,7 +221,13 @@ def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> p
     view = pred.groups(audit.attribute)
     added = {"residual D": (pred.score - pred.y)[rows], "nearest knee": audit.nearest_knee[rows],
              f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[rows]]}
-    return pd.concat([pd.DataFrame(added), pred.frame.iloc[rows].reset_index(drop=True)], axis=1)
+    if pred.frame.shape[1]:
+        columns = pred.frame.iloc[rows].reset_index(drop=True)
+    else:                   # rows of the engine's table: its mapped columns are all there is (label as Y = 0/1)
+        columns = pd.DataFrame({pred.mapping.label: pred.y[rows], pred.mapping.score: pred.score[rows],
+                                **{g: np.asarray(pred.groups(g).names, dtype=object)[pred.groups(g).codes[rows]]
+                                   for g in pred.mapping.groups}})
+    return pd.concat([pd.DataFrame(added), columns], axis=1)
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance

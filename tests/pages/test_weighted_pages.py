@@ -99,3 +99,32 @@ def test_row_level_features_say_why_they_are_missing(weighted):
     at = _open(weighted, "pages/1_residuals.py")
     assert any("reduced to counts per group, label and score" in c.value for c in at.caption)
     assert any(m.label == "Error ratio knee / elsewhere" for m in at.metric)
+
+
+@pytest.mark.parametrize("spoil", ["labels", "scores"])
+def test_an_upload_reduced_from_its_bytes_gets_the_row_paths_messages(spoil):
+    """The home page reduces the upload's bytes (``Engine.reduce(raw, mapping)``): a bad file is refused with the
+    same messages, counting rows, as when the mapped columns are read row by row."""
+    import io
+
+    import numpy as np
+
+    from fairviz.core.data import ColumnMapping, DataError, build_predictions, read_table
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.uniform(0, 1, n).round(3),
+                          "g": rng.choice(["a", "b", "c"], n, p=[.6, .395, .005])})
+    if spoil == "labels":
+        frame.loc[:9, "y"] = 2                                 # labels outside {0, 1}
+    else:
+        frame.loc[10:14, "p"] = np.nan                         # missing scores
+        frame.loc[15:17, "p"] = 1.5                            # scores outside [0, 1]
+    buffer = io.StringIO()
+    frame.to_csv(buffer, index=False)
+    raw = buffer.getvalue().encode()
+    mapping = ColumnMapping("y", "p", ("g",))
+    with pytest.raises(DataError) as rows:
+        build_predictions(read_table(raw, "bad.csv")[0], mapping, source="bad.csv")
+    with pytest.raises(DataError) as reduced:
+        Engine().reduce(raw, mapping, name="bad.csv").predictions()
+    assert reduced.value.problems == rows.value.problems and rows.value.problems

@@ -1,13 +1,19 @@
 """fairviz — the app's entry point and home page: pick a sample or upload predictions, map the columns once."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from fairviz.core.markup import md
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
+from fairviz.core.engine import Engine, SufficientStats
 from fairviz.core.samples import DEFAULT_SAMPLE, samples
 from pages import _ui, _upload
+
+ROW_ROLES_NOTE = ("Without text, id or feature columns the file is reduced once (DuckDB) to counts per group, label "
+                  "and score, and every audit page reads that small table. Text, id and feature columns need the "
+                  "rows themselves, so mapping one keeps every row in memory (slower for large files).")
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
 st.logo("assets/logo.svg")
@@ -81,24 +87,42 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
         features = st.multiselect("Feature columns (optional, numeric)", columns, default=list(guess.features)[:10])
         intersect = st.checkbox("Also compare intersections of the first two group columns", value=False)
         submitted = st.form_submit_button("Use these columns", type="primary")
+        st.caption(ROW_ROLES_NOTE)
     if not submitted:
         return
     mapping = ColumnMapping(label=label, score=score, groups=tuple(groups),
                             positive_label=positive if len(values) == 2 else None,
                             text=text, features=tuple(features), row_id=row_id, intersect=intersect)
+    row_level = bool(mapping.text or mapping.row_id or mapping.features)
     try:
-        chosen = (mapping.label, mapping.score, *mapping.groups, *mapping.features,
-                  *(c for c in (mapping.text, mapping.row_id) if c))
-        full, digest = upload.columns(chosen)         # only the mapped columns are decoded
-        pred = build_predictions(full, mapping, source=name, file_fingerprint=digest)
+        if row_level:                                 # texts, ids and features need the rows themselves
+            chosen = (mapping.label, mapping.score, *mapping.groups, *mapping.features,
+                      *(c for c in (mapping.text, mapping.row_id) if c))
+            full, digest = upload.columns(chosen)     # only the mapped columns are decoded
+            pred = build_predictions(full, mapping, source=name, file_fingerprint=digest)
+        else:                                         # the engine's reduction: counts per (group, label, score)
+            pred = _reduce_upload(upload.digest, name, repr(mapping), upload.raw, mapping).predictions()
     except DataError as err:
         _ui.show_data_error(err)
         st.caption("Nothing was replaced: the pages keep showing the previous data until these are fixed.")
         return
     _ui.use_predictions(pred)
     st.session_state["sample_key"] = None
-    st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{name}'. Every page now uses this file."
+    how = ("row by row, because text, id or feature columns are mapped" if row_level else
+           f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
+    st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{name}' ({how}). Every page now uses this file."
     st.rerun()
+
+
+@st.cache_data(show_spinner="Reducing the file to counts per group, label and score…", max_entries=4,
+               ttl=_ui.CACHE_TTL)
+def _reduce_upload(digest: str, name: str, mapping_key: str, _raw: bytes, _mapping: ColumnMapping) -> SufficientStats:
+    """Keyed on the file's hash and the mapping; only the table (a few MB at most) is kept."""
+    engine = Engine("duckdb")
+    try:
+        return engine.reduce(_raw, _mapping, name=name)
+    finally:
+        engine.close()
 
 
 def _summary(pred) -> None:
@@ -107,16 +131,19 @@ def _summary(pred) -> None:
         st.warning(md(note))
     cols = st.columns(4)
     cols[0].metric("Rows", f"{pred.n:,}")
-    cols[1].metric("Positive rate (label)", f"{pred.y.mean():.3f}")
-    cols[2].metric("Mean score", f"{pred.score.mean():.3f}")
+    w = pred.weight                                   # weighted data: rows per entry (None: one row each)
+    cols[1].metric("Positive rate (label)", f"{np.average(pred.y, weights=w):.3f}")
+    cols[2].metric("Mean score", f"{np.average(pred.score, weights=w):.3f}")
     cols[3].metric("Group attributes", len(pred.attribute_names))
     for attribute in pred.attribute_names:
         view = pred.groups(attribute)
-        rows = []
+        rows, sizes = [], view.sizes
         for g, name in enumerate(view.names):
             mask = view.codes == g
-            rows.append({"group": name, "n": int(mask.sum()), "share": mask.mean(),
-                         "base rate": pred.y[mask].mean(), "mean score": pred.score[mask].mean()})
+            wg = None if w is None else w[mask]
+            rows.append({"group": name, "n": int(sizes[g]), "share": sizes[g] / pred.n,
+                         "base rate": np.average(pred.y[mask], weights=wg),
+                         "mean score": np.average(pred.score[mask], weights=wg)})
         st.markdown(f"**{md(attribute)}**")
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
                      column_config={"share": st.column_config.NumberColumn(format="%.3f"),

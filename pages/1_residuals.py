@@ -10,6 +10,7 @@ from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
 from fairviz.report.options import AuditOptions
+from fairviz.report.residuals import SECTION as RESIDUALS
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from fairviz.residuals.threshold_invariance import GAP_METRICS, METRIC_NAMES, RDF_METRICS, invariance_figure, threshold_invariance
 from pages import _ui
@@ -19,6 +20,13 @@ from pages._ui import CACHE_TTL
 @st.cache_data(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
 def cached_threshold(fingerprint: str, attribute: str, threshold: float, _pred):
     return threshold_check(_pred, attribute, threshold)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4, ttl=CACHE_TTL)
+def cached_hover(fingerprint: str, _pred) -> tuple[np.ndarray, np.ndarray | None]:
+    """Hover labels and texts, one per row: a million Python strings cost ~0.5 s, so once per data set (shared,
+    never mutated: cache_resource does not copy them)."""
+    return _pred.row_labels(), _pred.texts()
 
 
 def settings() -> tuple[RDFParams, bool, int]:
@@ -46,7 +54,10 @@ def settings() -> tuple[RDFParams, bool, int]:
 def page() -> None:
     ctx = _ui.context()
     params, shuffle, seed = settings()
-    pred = ctx.pred.with_shuffled_groups(seed) if shuffle else ctx.pred
+    # the engine's table (an upload without row-level columns) is read as the audit's residual section reads it:
+    # expanded to one entry per row where the analysis needs rows, as is where it reads the counts
+    data = RESIDUALS.given(ctx.pred)
+    pred = data.with_shuffled_groups(seed) if shuffle else data
     st.title("Residual distribution fairness")
     st.caption("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
                "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
@@ -64,7 +75,9 @@ def page() -> None:
     c1, c2 = st.columns([3, 1])
     shown = c2.multiselect("Groups shown", names, default=names[: min(len(names), 6)])
     view = c2.radio("View", ["All rows", "Y = 0 only", "Y = 1 only", "Both outcome panels"])
-    hover, texts = pred.row_labels(), pred.texts()
+    # weighted data: curve points index rows of the table's expansion, which has no id or text column: the hover
+    # then names the row number only (no million label strings are made)
+    hover, texts = cached_hover(pred.fingerprint, pred) if pred.weight is None else (None, None)
     with c1:
         if view == "Both outcome panels":
             _ui.chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
@@ -84,7 +97,7 @@ def page() -> None:
     with tabs[3]:
         _concentration_tab(audit)
     with tabs[4]:
-        _diagnostic_tab(audit, pred)
+        _diagnostic_tab(audit, pred.rows())          # D* is per row (weighted data: rows of the expansion)
     _ui.section_json("residuals", pred, audit, AuditOptions(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
     _invariance_section(pred, ctx, params, audit)
 
@@ -194,6 +207,10 @@ def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
                 f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
                 "first: where the model's behaviour changes for each group.")
     st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
+    if pred.frame.shape[1] == 0:
+        st.caption("This upload was reduced to counts per group, label and score, so D* lists those columns only; "
+                   "to see each row's other columns (text, id, features), map them on the Home page (the file is "
+                   "then read row by row).")
     # built on click, not on every rerun: D* of a million rows is a large CSV
     st.download_button("Download D* as CSV", lambda: csv_bytes(_diagnostic_table(audit, pred)),
                        "diagnostic_set.csv", "text/csv")
@@ -204,7 +221,13 @@ def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> p
     view = pred.groups(audit.attribute)
     added = {"residual D": (pred.score - pred.y)[rows], "nearest knee": audit.nearest_knee[rows],
              f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[rows]]}
-    return pd.concat([pd.DataFrame(added), pred.frame.iloc[rows].reset_index(drop=True)], axis=1)
+    if pred.frame.shape[1]:
+        columns = pred.frame.iloc[rows].reset_index(drop=True)
+    else:                   # rows of the engine's table: its mapped columns are all there is (label as Y = 0/1)
+        columns = pd.DataFrame({pred.mapping.label: pred.y[rows], pred.mapping.score: pred.score[rows],
+                                **{g: np.asarray(pred.groups(g).names, dtype=object)[pred.groups(g).codes[rows]]
+                                   for g in pred.mapping.groups}})
+    return pd.concat([pd.DataFrame(added), columns], axis=1)
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance

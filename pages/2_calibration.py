@@ -14,6 +14,7 @@ from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationPa
 from fairviz.core.data import DataError
 from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
+from fairviz.report.calibration import SECTION as CALIBRATION
 from fairviz.report.options import AuditOptions
 from pages import _ui
 from pages._ui import CACHE_TTL
@@ -62,7 +63,7 @@ def settings() -> CalibrationParams:
 def page() -> None:
     ctx = _ui.context()
     params = settings()
-    pred = ctx.pred
+    pred = CALIBRATION.given(ctx.pred)      # the engine's table as is where the section reads counts, else rows
     st.title("Calibration")
     st.caption("A score is calibrated when, among rows scored p̂, a share p̂ turn out positive. Calibration *by group* "
                "asks whether a score of 0.3 means the same risk for every group. Bias conditional on the score "
@@ -80,9 +81,9 @@ def page() -> None:
     with tabs[2]:
         _errors_tab(audit)
     with tabs[3]:
-        _recalibration_tab(pred, ctx)
+        _recalibration_tab(ctx.pred.rows(), ctx)      # a random split of rows: the table is expanded (np.repeat)
     with tabs[4]:
-        _residuals_tab(pred, ctx)
+        _residuals_tab(ctx.pred, ctx)
     with tabs[5]:
         _performance_tab(audit)
     _ui.section_json("calibration", pred, audit, AuditOptions(attribute=ctx.attribute, calibration=params))
@@ -268,13 +269,17 @@ def _recalibration_tab(pred, ctx) -> None:
     st.markdown("Fit a monotone map from the scores to probabilities on a **calibration split**, then judge it on the "
                 "**other rows** (§5). Fitting and judging on the same rows would flatter every method.")
     c1, c2, c3 = st.columns(3)
-    split = c1.radio("Calibration split", ["random fraction", "a column of the file"], key="cal_split")
+    columns = [c for c in pred.frame.columns if c not in (pred.mapping.score, pred.mapping.label)]
+    split = c1.radio("Calibration split", ["random fraction", "a column of the file"] if columns else ["random fraction"],
+                     key="cal_split")
+    if not columns:
+        c1.caption("A split by a column needs the file's rows: this upload was reduced to counts per group, label "
+                   "and score (map a feature or id column on the Home page to keep the rows).")
     column = value = None
     fraction = 0.5
     if split == "random fraction":
         fraction = c1.slider("Share of rows that calibrate", 0.1, 0.9, 0.5, 0.05, key="cal_fraction")
     else:
-        columns = [c for c in pred.frame.columns if c not in (pred.mapping.score, pred.mapping.label)]
         column = c1.selectbox("Split column", columns, key="cal_split_column")
         values = sorted(pred.frame[column].astype(str).str.strip().unique().tolist())[:200]
         value = c1.selectbox("Rows with this value calibrate", values, key="cal_split_value")
@@ -336,6 +341,10 @@ def _recalibration_reading(result, method: str) -> str:
 def _residuals_tab(pred, ctx) -> None:
     st.markdown("Pearson residuals r = (y − p̂)/√(p̂(1 − p̂)) against a feature (§3.2): where their mean is away from 0, "
                 "the model is biased for rows like these, whatever their score.")
+    if pred.weighted:
+        st.info("Residuals against features need the file's rows: this upload was reduced to counts per group, label "
+                "and score. Map the feature columns on the Home page to analyse them (the file is then read row by row).")
+        return
     candidates = [c for c in pred.frame.columns if c not in (pred.mapping.label, pred.mapping.score, pred.mapping.row_id)]
     if not candidates:
         st.info("The file has no other columns to analyse residuals against.")

@@ -12,6 +12,7 @@ from fairviz.report.options import AuditOptions
 from fairviz.sample_size.analysis import MatchParams
 from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, SCENARIOS, TABLE_32, ParityAudit, ParityParams, analyse, read_pair, scenario
 from pages import _parity_common as common
+from fairviz.report.parity import SECTION as PARITY
 from pages import _ui
 from pages._ui import CACHE_TTL
 
@@ -41,7 +42,7 @@ def settings() -> tuple[str, bool, float, float]:
 
 def page() -> None:
     ctx = _ui.context()
-    pred = ctx.pred
+    pred = PARITY.given(ctx.pred)         # the engine's table (weighted counts) is read as is
     benefit = common.benefit_choice(pred)
     variant, convention, tolerance, alpha = settings()
     st.title("Group parity: Objective Fairness Index and Disparate Impact")

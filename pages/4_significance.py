@@ -14,6 +14,7 @@ from fairviz.sample_size.analysis import CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_
 from fairviz.report.options import AuditOptions
 from fairviz.report.sample_size import SignificanceResult
 from pages import _parity_common as common
+from fairviz.report.sample_size import SECTION as SIGNIFICANCE
 from pages import _ui
 from pages._ui import CACHE_TTL
 
@@ -69,7 +70,7 @@ def settings(names: tuple) -> MatchParams:
 
 def page() -> None:
     ctx = _ui.context()
-    pred = ctx.pred
+    pred = SIGNIFICANCE.given(ctx.pred)   # the engine's table (weighted counts) is read as is
     benefit = common.benefit_choice(pred)
     st.title("Sample-size significance: MATCH and Cross-Prior Smoothing")
     st.caption("A small group's metric swings with a single person, and many metrics are sometimes undefined. "

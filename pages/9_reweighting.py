@@ -20,6 +20,7 @@ from fairviz.core.wording import fmt
 from pages import _ui
 
 SECTION = "conditions_reweighting"
+LARGE_ROWS = 200_000          # above: the row bootstrap (~30 s at 1M rows on 2 cores) runs on request
 GRID_S = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())
 
 
@@ -36,7 +37,7 @@ def cached_intervals(fingerprint: str, attribute: str, threshold: float, _y, _ha
 
 def page() -> None:
     ctx = _ui.context()
-    pred = ctx.pred
+    pred = ctx.pred.rows()          # the engine's table expanded to rows (np.repeat): the cells' bootstrap needs rows
     st.title("Evaluation reweighting")
     st.caption("How would this model's accuracy and fairness read on a test set with other class and group "
                "proportions? Each (class, group) cell keeps its own predictions and gets a new weight — the "
@@ -67,7 +68,13 @@ def page() -> None:
     except DataError as err:
         _ui.show_data_error(err, "These predictions cannot be reweighted")
         return
-    ci = cached_intervals(pred.fingerprint, ctx.attribute, ctx.threshold, y, hat, view.codes, len(view.names)).ci
+    ci = {}
+    if pred.n <= LARGE_ROWS or st.toggle(
+            "Bootstrap intervals", value=False, key="rw_intervals",
+            help=f"1,000 resamples of the {pred.n:,} rows within each (class, group) cell: about 30 s per million rows."):
+        ci = cached_intervals(pred.fingerprint, ctx.attribute, ctx.threshold, y, hat, view.codes, len(view.names)).ci
+    else:
+        st.caption(f"Intervals are off for {pred.n:,} rows (they resample every row); switch them on above.")
     summary(res, kind, ci)
     _ui.chart(figs.reweight_figure(res), width="stretch")
     cells_table(res, y, hat, view)

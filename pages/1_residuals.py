@@ -1,6 +1,8 @@
 """Residual Distribution Fairness (seed 000): where, and for whom, the model's errors sit."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -62,6 +64,8 @@ def page() -> None:
     st.caption("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
                "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
                "where a group's errors change regime.")
+    if not _ui.intervals_wanted(pred, "rdf_intervals", "about 10 s per million rows"):
+        params = replace(params, resamples=0, knee_resamples=0)
     if shuffle:
         st.info(f"Null control: group labels are randomly permuted (seed {seed}). Differences below are noise.")
 

@@ -1,6 +1,8 @@
 """Calibration and predictive bias (seed 001): do the scores mean the same thing for every group?"""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -68,6 +70,8 @@ def page() -> None:
     st.caption("A score is calibrated when, among rows scored p̂, a share p̂ turn out positive. Calibration *by group* "
                "asks whether a score of 0.3 means the same risk for every group. Bias conditional on the score "
                "(reliability, calibration tests) and conditional on features (residuals) are both shown.")
+    if not _ui.intervals_wanted(pred, "cal_intervals", "about 8 s per million rows"):
+        params = replace(params, resamples=0)
     audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred)
     for note in audit.notes:
         st.warning(note)

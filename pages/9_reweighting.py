@@ -20,7 +20,6 @@ from fairviz.core.wording import fmt
 from pages import _ui
 
 SECTION = "conditions_reweighting"
-LARGE_ROWS = 200_000          # above: the row bootstrap (~30 s at 1M rows on 2 cores) runs on request
 GRID_S = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())
 
 
@@ -69,7 +68,7 @@ def page() -> None:
         _ui.show_data_error(err, "These predictions cannot be reweighted")
         return
     ci = {}
-    if pred.n <= LARGE_ROWS or st.toggle(
+    if pred.n <= _ui.LARGE_ROWS or st.toggle(
             "Bootstrap intervals", value=False, key="rw_intervals",
             help=f"1,000 resamples of the {pred.n:,} rows within each (class, group) cell: about 30 s per million rows."):
         ci = cached_intervals(pred.fingerprint, ctx.attribute, ctx.threshold, y, hat, view.codes, len(view.names)).ci

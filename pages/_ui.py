@@ -184,6 +184,22 @@ def chart_at(where, fig, **kwargs):
     return where.plotly_chart(escape_figure(fig), **kwargs)
 
 
+LARGE_ROWS = 200_000   # above: resampled intervals and tests cost seconds (≈ 8 s per section at 1M rows), on request
+
+
+def intervals_wanted(pred: Predictions, key: str, cost: str) -> bool:
+    """Resampled intervals and tests for this page: always for data up to LARGE_ROWS rows; above, on request, so a
+    large upload opens at once on its point estimates (which do not depend on the resamples)."""
+    if pred.n <= LARGE_ROWS:
+        return True
+    if st.toggle("Bootstrap intervals and permutation tests", value=False, key=key,
+                 help=f"Resampling the {pred.n:,} rows' counts: {cost}. Point estimates are shown either way."):
+        return True
+    st.caption(f"Intervals and tests are off for {pred.n:,} rows so the page opens at once; switch them on above "
+               f"({cost}). The point estimates below are complete.")
+    return False
+
+
 def verdict_box(kind: str, text: str) -> None:
     """Coloured reading next to a result: 'good', 'warn', 'bad' or 'info'."""
     {"good": st.success, "warn": st.warning, "bad": st.error}.get(kind, st.info)(text)

@@ -55,15 +55,11 @@ def page() -> None:
     if settings is None:
         return
     min_fairness = selection_rule()
-    request = (dataset.fingerprint, settings)
-    last = _jobs.controls(JOB, request, idle="Choose the data and the settings, then press **Run**.")
-    if last is None:
+    run_settings = _jobs.controls(JOB, settings, idle="Choose the data and the settings, then press **Run**.",
+                                  data=dataset.fingerprint)
+    if run_settings is None:
         return
-    fingerprint, run_settings = last
-    if fingerprint != dataset.fingerprint:
-        st.info("The data changed since the last run: press **Run**.")
-        return
-    sim = _jobs.run(JOB, key=last, label="Retraining under each condition",
+    sim = _jobs.run(JOB, key=(dataset.fingerprint, run_settings), label="Retraining under each condition",
                     compute=lambda progress: simulate.run(dataset, run_settings, progress=progress))
     if min_fairness is not None:
         sim = simulate.reselect(sim, min_fairness)

@@ -150,18 +150,16 @@ def _compute_augment(dataset, spec) -> dict | None:
 def _job(job: str, run_label: str, label: str, runner: str, dataset, spec, settings, protocol, idle: str):
     """Run/Stop buttons and one server-wide cached run per (data, model, settings, protocol); the result is the
     same JSON dict the CLI writes."""
-    request = _jobs.controls(job, (dataset.fingerprint, spec, settings, protocol), idle=idle, run_label=run_label)
+    request = _jobs.controls(job, (spec, settings, protocol), idle=idle, run_label=run_label,
+                             data=dataset.fingerprint)
     if request is None:
         return None
-    if request[0] != dataset.fingerprint:
-        st.info(f"The data changed since the last run: press **{run_label}**.")
-        return None
-    _, spec, settings, protocol = request
+    spec, settings, protocol = request
 
     def compute(progress):
         from fairviz.probing import run
         return clean(getattr(run, runner)(dataset, spec, settings, protocol, progress).to_dict())
-    return _jobs.run(job, request, label, compute)
+    return _jobs.run(job, (dataset.fingerprint, *request), label, compute)
 
 
 # ----------------------------------------------------------------------------------------------- probing results

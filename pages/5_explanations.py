@@ -143,24 +143,20 @@ def _compute(ctx: _ui.Context):
                                                                shap_max_evals=int(shap_evals)),
                                sensitivity=SensitivitySettings(eps=float(eps), steps=int(pgd)))
     request = _jobs.controls(
-        JOB, (dataset.fingerprint, spec, settings),
+        JOB, (spec, settings), data=dataset.fingerprint,
         idle="Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "
              "explaining takes about 0.2–0.5 s per sentence for all methods and metrics (20 pairs: ~15 s).")
     if request is None:
         return None
-    fingerprint, spec, settings = request
-    if fingerprint != dataset.fingerprint:
-        _jobs.forget(JOB)
-        st.info("The data changed since the last run: press **Run**.")
-        return None
+    spec, settings = request
 
     def compute(progress):
         model = MODEL_KINDS[spec.kind].split(" (")[0]
-        trained = trained_model(fingerprint, spec, dataset,
+        trained = trained_model(dataset.fingerprint, spec, dataset,
                                 lambda f, m="": progress(0.3 * f, f"training the {model}: {m}" if m else model))
         return explain_dataset(trained, settings, progress=lambda f, m="": progress(0.3 + 0.7 * f, m))
 
-    result = _jobs.run(JOB, key=request, label="Training and explaining", compute=compute)
+    result = _jobs.run(JOB, key=(dataset.fingerprint, *request), label="Training and explaining", compute=compute)
     key = hashlib.blake2b(repr((dataset.fingerprint, spec, settings)).encode(), digest_size=12).hexdigest()
     return result, key
 

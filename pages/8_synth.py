@@ -207,16 +207,11 @@ def page() -> None:
     for note in table.notes:
         st.caption(note)
     settings = settings_form(table)
-    request = (table.fingerprint, settings)
-    last = _jobs.controls(JOB, request, idle="Set the quotas, then press Run to train (about 1 s per epoch on "
-                                              "Adult on a laptop core).")
-    if last is None:
+    chosen = _jobs.controls(JOB, settings, idle="Set the quotas, then press Run to train (about 1 s per epoch on "
+                                                "Adult on a laptop core).", data=table.fingerprint)
+    if chosen is None:
         return
-    fingerprint, chosen = last
-    if fingerprint != table.fingerprint:
-        st.info("The data changed since the last run: press Run.")
-        return
-    result = _jobs.run(JOB, key=last, label="Training the Conditional HydraGAN",
+    result = _jobs.run(JOB, key=(table.fingerprint, chosen), label="Training the Conditional HydraGAN",
                        compute=lambda progress: run(table, chosen, progress))
     show_result(result)
 

@@ -8,7 +8,7 @@ ends it at the next report, and ``finally`` blocks give its server slot back.
 
 Usage on a page::
 
-    request = _jobs.controls("synth", settings, idle="Choose quotas, then press Run.")
+    request = _jobs.controls("synth", settings, idle="Choose quotas, then press Run.", data=table.fingerprint)
     if request is not None:
         result = _jobs.run("synth", key=(fingerprint, request), label="Training HydraGAN",
                            compute=lambda progress: synth.train(data, request, progress=progress))
@@ -75,23 +75,30 @@ def _server() -> _Server:
     return _Server()
 
 
-def controls(job: str, request: Hashable, idle: str, run_label: str = "Run") -> Any | None:
+def controls(job: str, request: Hashable, idle: str, run_label: str = "Run", data: str | None = None) -> Any | None:
     """Run and Stop buttons. Returns the request to compute (the settings at the last Run), or None.
 
-    When the settings changed since that Run, says so and keeps showing the last run's request.
+    When the settings changed since that Run, says so and keeps showing the last run's request. ``data``: the
+    fingerprint of the page's data; a request made on other data is dropped (its results would not match the
+    page), and the visitor is asked to press Run again.
     """
     state_key = f"_job_request_{job}"
     b1, b2, _ = st.columns([1, 1, 4])
     if b1.button(run_label, type="primary", key=f"_job_run_{job}"):
-        st.session_state[state_key] = request
+        st.session_state[state_key] = (data, request)
     if b2.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; nothing half-done "
                                                       "is kept."):
         st.session_state.pop(state_key, None)
         st.info("Stopped. Change the settings and press Run again.")
         return None
-    last = st.session_state.get(state_key)
-    if last is None:
+    stored = st.session_state.get(state_key)
+    if stored is None:
         st.info(idle)
+        return None
+    last_data, last = stored
+    if last_data != data:
+        forget(job)
+        st.info(f"The data changed since the last run: press **{run_label}**.")
         return None
     if last != request:
         st.caption(f"Settings changed since the last run: press **{run_label}** to recompute; below is the last run.")

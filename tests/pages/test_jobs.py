@@ -61,3 +61,26 @@ def test_finished_results_are_bounded_per_job():
     for k in range(5):
         _jobs.run("test_keep", key=(tag, k), label="x", compute=lambda progress, k=k: k, keep=3)
     assert [key[1] for key in _jobs._server().store("test_keep") if key[0] == tag] == [2, 3, 4]
+
+
+def _controls_script():
+    import streamlit as st
+
+    from pages import _jobs
+    data = st.session_state.get("data", "file-a")
+    request = _jobs.controls("demo", ("settings", 1), idle="Press Run.", data=data)
+    st.write(f"request: {request}")
+
+
+def test_a_run_on_other_data_is_dropped_and_the_visitor_asked_again():
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_function(_controls_script, default_timeout=30).run()
+    assert at.info[0].value == "Press Run."
+    at.button(key="_job_run_demo").click().run()
+    assert at.markdown[-1].value == "request: ('settings', 1)"
+    at.session_state["data"] = "file-b"                     # the page's data changed since that Run
+    at.run()
+    assert "The data changed since the last run" in at.info[0].value
+    assert at.markdown[-1].value != "request: ('settings', 1)"
+    at.run()                                                # the stale request was forgotten, not kept
+    assert at.info[0].value == "Press Run."

@@ -128,14 +128,18 @@ class ResidualAudit:
     _d_star: "_DStar | None" = field(default=None, repr=False, compare=False)
 
     @cached_property
+    def _d_star_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._d_star.rows()          # both per-row arrays in one pass (a million rows: ~0.3 s)
+
+    @property
     def in_knee_region(self) -> np.ndarray:
         """bool per row: the diagnostic set D* (weighted data: per row of ``Predictions.rows()``, built on demand)."""
-        return self._d_star.rows()[0]
+        return self._d_star_rows[0]
 
-    @cached_property
+    @property
     def nearest_knee(self) -> np.ndarray:
         """per row: "left"/"right"/"" (which knee put it in D*), in the order of ``in_knee_region``."""
-        return self._d_star.rows()[1]
+        return self._d_star_rows[1]
 
     def group(self, name: str) -> GroupSummary:
         return next(g for g in self.groups if g.name == name)

@@ -12,17 +12,19 @@ How it stays fast on millions of rows: every statistic here depends on the rows 
 - The logistic calibration models depend on the rows through (logit p̂, y): rows are aggregated on the
   distinct values of logit p̂ (exact when there are at most ``GLM_SUPPORT`` of them, else snapped to a uniform
   grid of that many points, and the result says so), then fitted as binomial GLMs on those counts.
-- The smooth calibration error, the ECE resamples and the performance resamples depend on the rows through
-  (cell of p̂, y) with ``CELLS`` equal cells on [0, 1]; a bootstrap resample is a multinomial count vector.
+- Every interval of a group (ECE, smooth ECE, AUROC, log-loss, Brier) reads one bootstrap of its rows: counts over
+  (p̂, y) cells (``core.ece.ScoreCells``: distinct scores, or ``CELLS`` equal cells of [0, 1] above 2,048 of them),
+  drawn once per group (``core.stats.bootstrap_counts``); the ECE's are the values the residual audit reads.
 
 Conventions: "slope" is β₁, the coefficient on logit p̂ when logit p̂ is also an offset (0 when calibrated;
 the calibration slope is 1 + β₁); an ordered pair (i, j) means "i minus j".
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
+from scipy import sparse
 
 from fairviz.calibration.logistic import (
     LogitCounts,
@@ -50,41 +52,27 @@ from fairviz.calibration.results import (
 from fairviz.calibration.smooth_ece import _cell_index, smooth_ece_from_masses
 from fairviz.core import stats
 from fairviz.core.data import Predictions
-from fairviz.core.ece import ece, ece_bin_index, ece_resamples, group_seed
+from fairviz.core.ece import ece, ece_bin_index, group_seed, score_cells
 
 
-@dataclass
-class _Cells:
-    """Per group and outcome: counts, score sums, log-loss and squared-error sums over CELLS cells of p̂."""
-    counts: np.ndarray          # (G, 2, M) int
-    score_sum: np.ndarray       # (G, 2, M)
-    loss_sum: np.ndarray        # (G, 2, M)  Σ −log p̂ (y = 1) or −log(1 − p̂) (y = 0), p̂ clipped
-    sq_sum: np.ndarray          # (G, 2, M)
-    boot: dict = field(default_factory=dict)
+class _Resamples:
+    """One bootstrap of one set of rows (a group, or all rows), shared by every interval of its result: the ECE
+    (the values ``core.ece.ece_resamples`` gives for the same rows and seed), the smooth ECE, AUROC, log-loss and
+    Brier. The draws are dropped once read; the smooth-ECE values stay for the pair gaps."""
 
-    def resample(self, g: int, resamples: int, rng: np.random.Generator) -> np.ndarray:
-        """(B, 2, M) row-bootstrap counts of group g (its size kept)."""
-        if g not in self.boot:
-            flat = self.counts[g].reshape(-1)
-            self.boot[g] = stats.bootstrap_counts(flat, resamples, rng).reshape(resamples, 2, -1)
-        return self.boot[g]
+    def __init__(self, score, y, w, resamples: int, seed):
+        self.cells = score_cells(score, y, w)
+        self.draws = self.cells.draw(resamples, seed) if resamples > 0 else np.zeros((0, self.cells.counts.size))
 
+    def by_label(self) -> np.ndarray:
+        """(B, 2, CELLS): each resample's rows by label and equal cell of [0, 1] (summing the cells that share one)."""
+        return self.per_cell(np.ones(self.cells.counts.size), self.cells.label * CELLS, 2 * CELLS).reshape(-1, 2, CELLS)
 
-def _cells(score: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int, cells: int = CELLS,
-           weights: np.ndarray | None = None) -> _Cells:
-    cell = _cell_index(score, cells)
-    flat = (codes.astype(np.int64) * 2 + y.astype(np.int64)) * cells + cell
-    size = n_groups * 2 * cells
-    p = np.clip(score, EPS, 1 - EPS)
-    loss = np.where(y == 1, -np.log(p), -np.log1p(-p))
-    shape = (n_groups, 2, cells)
-    w = 1 if weights is None else weights             # weighted data: entry k stands for weights[k] rows
-    counts = np.bincount(flat, minlength=size) if weights is None else \
-        np.bincount(flat, weights=weights, minlength=size).round().astype(np.int64)
-    return _Cells(counts.reshape(shape),
-                  np.bincount(flat, weights=score * w, minlength=size).reshape(shape),
-                  np.bincount(flat, weights=loss * w, minlength=size).reshape(shape),
-                  np.bincount(flat, weights=(score - y) ** 2 * w, minlength=size).reshape(shape))
+    def per_cell(self, values: np.ndarray, offset=0, size: int = CELLS, rows: slice = slice(None)) -> np.ndarray:
+        """(B, size): Σ over each resample's rows of a per-cell value, by equal cell of [0, 1] (+ ``offset``)."""
+        c = self.cells
+        spread = sparse.csr_matrix((values, (c.grid + offset, np.arange(values.size))), shape=(size, values.size))
+        return np.asarray((spread @ self.draws[rows].T).T)
 
 
 def analyse(pred: Predictions, attribute: str | None = None, params: CalibrationParams = CalibrationParams(),
@@ -110,34 +98,32 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
     if lc.step:
         notes.append(f"More than {GLM_SUPPORT:,} distinct scores: the logistic tests ran on logit(p̂) rounded to a grid "
                      f"of step {lc.step:.4f} (a negligible change at this sample size).")
-    cells = _cells(score, y, codes, n_groups, weights=w)
     distinct, ranks = np.unique(score, return_inverse=True)
 
-    rng = np.random.default_rng(params.seed)
-    # ECE resamples: one computation per rows and settings, shared with the residual page (core.ece)
-    ece_boot = [ece_resamples(score[codes == g], y[codes == g], params.resamples, group_seed(params.seed, name),
-                              key=(pred.fingerprint, view.attribute, name),
-                              weights=None if w is None else w[codes == g]) for g, name in enumerate(names)]
-    ece_boot.append(ece_resamples(score, y, params.resamples, params.seed, key=(pred.fingerprint, "all rows"),
-                                  weights=w))
-    results = []
-    for g, name in enumerate(names):
-        report(0.1 + 0.75 * g / n_groups, f"Group {name}")
+    smooth_boot = {}                  # group → smooth-ECE resamples, for the pair gaps
+    ece_boot = {}
+
+    def result(g: int | None):
+        """Group g's calibration, or all rows' (g None): all rows resample together (App. B resamples rows, not
+        groups), with the seed the residual audit's ECE uses."""
+        if g is None:
+            return _group_result(OVERALL, score, y, ranks, distinct.size, lc, None, tables, n_clipped, params,
+                                 params.seed, w, smooth_boot, ece_boot)
         mask = codes == g
-        results.append(_group_result(name, g, score[mask], y[mask], ranks[mask], distinct.size, lc, cells,
-                                     tables, int(clipped_by_group[g]), params, rng, ece_boot[g],
-                                     None if w is None else w[mask]))
-        cells.boot.pop(g, None)     # its (B, 2, M) counts: the pair gaps read the cached smooth-ECE resamples
-    report(0.85, "All rows")
-    overall = _group_result(OVERALL, None, score, y, ranks, distinct.size, lc, cells, tables, n_clipped, params, rng,
-                            ece_boot[-1], w)
+        return _group_result(names[g], score[mask], y[mask], ranks[mask], distinct.size, lc, g, tables,
+                             int(clipped_by_group[g]), params, group_seed(params.seed, names[g]),
+                             None if w is None else w[mask], smooth_boot, ece_boot)
+
+    # the groups are independent: on all cores at once (each writes only its own key of the two dicts)
+    *results, overall = stats.in_parallel(result, [*range(n_groups), None],
+                                          lambda f: report(0.1 + 0.8 * f, "Groups and all rows"))
 
     report(0.9, "Comparing groups")
     joint_adj = stats.benjamini_hochberg([r.linear.joint.p if r.linear.ok else np.nan for r in results])
     nonlin_adj = stats.benjamini_hochberg([r.spline.vs_linear.p if r.spline.ok and r.spline.vs_linear else np.nan
                                            for r in results])
     results = [_with_adjusted(r, a, b) for r, a, b in zip(results, joint_adj, nonlin_adj)]
-    pairs = [_pair_gap(results[i], results[j], cells, i, j, params, rng, ece_boot)
+    pairs = [_pair_gap(results[i], results[j], i, j, params, ece_boot, smooth_boot)
              for i, j in pred.limits.pair_indices(n_groups)]
     if note := pred.limits.pair_note(view.attribute, n_groups):
         notes.append(note)
@@ -180,8 +166,9 @@ def _reliability_tables(score, y, codes, n_groups, params: CalibrationParams, w=
     return out
 
 
-def _group_result(name, g, score, y, ranks, n_distinct, lc: LogitCounts, cells: _Cells, tables, n_clipped,
-                  params: CalibrationParams, rng, ece_boot: np.ndarray, w=None) -> GroupCalibration:
+def _group_result(name, score, y, ranks, n_distinct, lc: LogitCounts, g, tables, n_clipped,
+                  params: CalibrationParams, seed, w, smooth_boot: dict, ece_boot: dict) -> GroupCalibration:
+    """One group's calibration (``g`` None: all rows); its resamples land in ``smooth_boot``/``ece_boot`` under g."""
     index = -1 if g is None else g
     gamma, n, s = lc.group(g)
     linear = linear_bias_test(gamma, n, s, params.min_events)
@@ -189,30 +176,21 @@ def _group_result(name, g, score, y, ranks, n_distinct, lc: LogitCounts, cells: 
     spline = spline_bias_test(gamma, n, s, params.spline_knots, params.min_events, linear, fitted)
     curve = smooth_curve(fitted[0], fitted[1], gamma, n, fitted[2], params.level)
 
-    boot = _boot_counts(g, cells, params, rng)                 # (B, 2, M)
+    boot = _Resamples(score, y, w, params.resamples, seed)
     ece_value = ece(score, y, weights=w)
     rows = int(y.size) if w is None else int(w.sum())
     residual = np.bincount(_cell_index(score), weights=(y - score) * (1 if w is None else w), minlength=CELLS)
     sm_value, sm_sigma = smooth_ece_from_masses(residual, rows)
-    sm_boot = _smooth_resamples(cells, g, boot, float(sm_sigma[0]))
-    performance = _performance(y, score, ranks, n_distinct, boot, cells, g, params, w)
+    ece_boot[g] = boot.cells.ece(boot.draws) if params.resamples > 0 else np.empty(0)
+    smooth_boot[g] = _smooth_resamples(boot, float(sm_sigma[0]))
+    performance = _performance(y, score, ranks, n_distinct, boot, params, w)
     return GroupCalibration(
         name=name, n=rows, n_pos=int(y.sum()) if w is None else int((y * w).sum()),
         mean_score=float(np.average(score, weights=w)), observed_rate=float(np.average(y, weights=w)),
         n_clipped=n_clipped, reliability={k: v[index] for k, v in tables.items()},
-        ece=ece_value, ece_ci=_interval(ece_boot, params.level),
-        smooth_ece=float(sm_value[0]), smooth_ece_ci=_interval(sm_boot, params.level),
+        ece=ece_value, ece_ci=_interval(ece_boot[g], params.level),
+        smooth_ece=float(sm_value[0]), smooth_ece_ci=_interval(smooth_boot[g], params.level),
         smooth_sigma=float(sm_sigma[0]), linear=linear, spline=spline, curve=curve, performance=performance)
-
-
-def _boot_counts(g, cells: _Cells, params: CalibrationParams, rng) -> np.ndarray:
-    """A group's row resamples; the overall ones resample all rows together (App. B resamples rows, not groups)."""
-    if params.resamples <= 0:
-        return np.zeros((0, 2, CELLS), dtype=np.int64)
-    if g is None:
-        pooled = cells.counts.sum(0).reshape(-1)
-        return stats.bootstrap_counts(pooled, params.resamples, rng).reshape(params.resamples, 2, -1)
-    return cells.resample(g, params.resamples, rng)
 
 
 def _interval(samples: np.ndarray, level: float) -> stats.Interval:
@@ -222,37 +200,19 @@ def _interval(samples: np.ndarray, level: float) -> stats.Interval:
     return stats.percentile_interval(samples, level)
 
 
-def _smooth_resamples(cells: _Cells, g, boot: np.ndarray, sigma: float) -> np.ndarray:
-    """Smooth ECE of a group's resamples (cached: the pair gaps reuse them)."""
-    key = ("smooth", g)
-    if key not in cells.boot:
-        cells.boot[key] = _smooth_ece_of_counts(boot, _cell_means(cells, g), sigma)
-    return cells.boot[key]
-
-
-def _cell_means(cells: _Cells, g) -> np.ndarray:
-    counts = cells.counts.sum(1) if g is not None else cells.counts.sum((0, 1))
-    sums = cells.score_sum.sum(1) if g is not None else cells.score_sum.sum((0, 1))
-    if g is not None:
-        counts, sums = counts[g], sums[g]
-    centres = (np.arange(CELLS) + 0.5) / CELLS
-    return np.where(counts > 0, sums / np.maximum(counts, 1), centres)
-
-
-def _smooth_ece_of_counts(boot: np.ndarray, means: np.ndarray, near: float | None = None,
-                          chunk: int = 250) -> np.ndarray:
-    if boot.shape[0] == 0:
+def _smooth_resamples(boot: _Resamples, sigma: float, chunk: int = 250) -> np.ndarray:
+    """Smooth ECE of each resample: Σ(y − p̂) per equal cell, every row at its cell's mean score."""
+    if boot.draws.shape[0] == 0:
         return np.empty(0)
+    gap = boot.cells.label - boot.cells.mean_score
     out = []
-    for start in range(0, boot.shape[0], chunk):                # bounded memory on any number of resamples
-        part = boot[start:start + chunk]
-        residual = part[:, 1] - part.sum(1) * means              # Σ(y − p̂) with p̂ at its cell's mean
-        out.append(smooth_ece_from_masses(residual, part.sum((1, 2)), near=near)[0])
+    for start in range(0, boot.draws.shape[0], chunk):          # bounded memory on any number of resamples
+        rows = slice(start, start + chunk)
+        out.append(smooth_ece_from_masses(boot.per_cell(gap, rows=rows), boot.draws[rows].sum(1), near=sigma)[0])
     return np.concatenate(out)
 
 
-def _performance(y, score, ranks, n_distinct, boot, cells: _Cells, g, params: CalibrationParams,
-                 w=None) -> Performance:
+def _performance(y, score, ranks, n_distinct, boot: _Resamples, params: CalibrationParams, w=None) -> Performance:
     n_pos = int(y.sum()) if w is None else int((y * w).sum())
     n_neg = int(y.size - n_pos) if w is None else int(w.sum() - n_pos)
     neg = np.bincount(ranks[y == 0], weights=None if w is None else w[y == 0], minlength=n_distinct)
@@ -260,19 +220,16 @@ def _performance(y, score, ranks, n_distinct, boot, cells: _Cells, g, params: Ca
     auc = float(auroc_from_counts(neg, pos)[0])
     ll, br = log_loss(y, score, w), brier(y, score, w)
     level = params.level
-    if boot.shape[0]:
-        counts = cells.counts.sum(0) if g is None else cells.counts[g]
-        loss = cells.loss_sum.sum(0) if g is None else cells.loss_sum[g]
-        sq = cells.sq_sum.sum(0) if g is None else cells.sq_sum[g]
-        used = np.flatnonzero(counts.any(0))                   # empty cells add nothing
-        boot, counts, loss, sq = boot[:, :, used], counts[:, used], loss[:, used], sq[:, used]
-        per_loss = loss / np.maximum(counts, 1)
-        per_sq = sq / np.maximum(counts, 1)
-        total = boot.sum((1, 2))
-        auc_boot = auroc_from_counts(boot[:, 0], boot[:, 1])
-        ll_boot = (boot * per_loss).sum((1, 2)) / total
-        br_boot = (boot * per_sq).sum((1, 2)) / total
-        intervals = [stats.percentile_interval(v, level) for v in (auc_boot, ll_boot, br_boot)]
+    if boot.draws.shape[0]:
+        c = boot.cells
+        p = np.clip(score, EPS, 1 - EPS)
+        loss = c.sums(np.where(y == 1, -np.log(p), -np.log1p(-p)), w) / np.maximum(c.counts, 1)
+        sq = c.sums((score - y) ** 2, w) / np.maximum(c.counts, 1)
+        draws = boot.draws.astype(float)
+        total = draws.sum(1)
+        by_label = boot.by_label()                                  # ties within an equal cell count ½
+        auc_boot = auroc_from_counts(by_label[:, 0], by_label[:, 1])
+        intervals = [stats.percentile_interval(v, level) for v in (auc_boot, draws @ loss / total, draws @ sq / total)]
     else:
         intervals = [stats.Interval(np.nan, np.nan, level)] * 3
     status = ""
@@ -281,13 +238,11 @@ def _performance(y, score, ranks, n_distinct, boot, cells: _Cells, g, params: Ca
     return Performance(auc, intervals[0], ll, intervals[1], br, intervals[2], status)
 
 
-def _pair_gap(a: GroupCalibration, b: GroupCalibration, cells: _Cells, i: int, j: int,
-              params: CalibrationParams, rng, ece_boot: list) -> PairGap:
+def _pair_gap(a: GroupCalibration, b: GroupCalibration, i: int, j: int, params: CalibrationParams,
+              ece_boot: dict, smooth_boot: dict) -> PairGap:
     level = params.level
     if params.resamples <= 0:
         none = stats.Interval(np.nan, np.nan, level)
         return PairGap(a.name, b.name, a.ece - b.ece, none, a.smooth_ece - b.smooth_ece, none)
-    sm_i = cells.boot[("smooth", i)]            # computed with each group's result
-    sm_j = cells.boot[("smooth", j)]
     return PairGap(a.name, b.name, a.ece - b.ece, stats.percentile_interval(ece_boot[i] - ece_boot[j], level),
-                   a.smooth_ece - b.smooth_ece, stats.percentile_interval(sm_i - sm_j, level))
+                   a.smooth_ece - b.smooth_ece, stats.percentile_interval(smooth_boot[i] - smooth_boot[j], level))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import threading
 import zlib
 from collections import OrderedDict
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -71,53 +72,95 @@ def group_seed(seed: int, name: str) -> list[int]:
     return [int(seed), zlib.crc32(str(name).encode("utf-8"))]
 
 
+SCORE_CELLS = 2048          # equal cells of [0, 1] that resamples snap scores to when they have more distinct values
+
+
+def score_cell(score: np.ndarray, cells: int = SCORE_CELLS) -> np.ndarray:
+    """Equal-width cell of [0, 1] of each score (the last cell is closed)."""
+    return np.minimum(np.floor(np.asarray(score, float) * cells), cells - 1).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ScoreCells:
+    """One sample's rows as counts over (score, label, ECE bin) cells: what every bootstrap of a score-and-label
+    statistic resamples. A cell holds one distinct score when the sample has at most ``stats.MAX_SUPPORT`` of them,
+    else the rows of one of ``SCORE_CELLS`` equal cells of [0, 1] (cut at the ECE bin edges), at their mean score;
+    statistics of the unresampled counts are therefore exact either way."""
+    counts: np.ndarray          # (C,) rows per cell
+    score_sum: np.ndarray       # (C,) Σ score over the cell's rows
+    label: np.ndarray           # (C,) 0/1
+    ece_bin: np.ndarray         # (C,) ECE bin of the cell
+    grid: np.ndarray            # (C,) the cell's equal cell of [0, 1] (``score_cell``)
+    row_cell: np.ndarray        # (rows,) the cell of each row (entry)
+    n_bins: int
+
+    @property
+    def mean_score(self) -> np.ndarray:
+        return self.score_sum / np.maximum(self.counts, 1)
+
+    def sums(self, values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Σ values over each cell's rows (``weights``: rows per entry)."""
+        w = values if weights is None else values * weights
+        return np.bincount(self.row_cell, weights=w, minlength=self.counts.size)
+
+    def draw(self, resamples: int, seed) -> np.ndarray:
+        """(resamples, C) bootstrap counts (``stats.bootstrap_counts``), reproducible from ``seed``."""
+        return stats.bootstrap_counts(self.counts, resamples, np.random.default_rng(seed))
+
+    def ece(self, draws: np.ndarray) -> np.ndarray:
+        """ECE of each row of ``draws``, with every row of a cell at the cell's mean score."""
+        draws = np.atleast_2d(draws)
+        per_bin = np.zeros((self.counts.size, 3, self.n_bins))     # rows, Σ score, Σ label of each cell, by bin
+        at = np.arange(self.counts.size)
+        per_bin[at, 0, self.ece_bin], per_bin[at, 1, self.ece_bin] = 1.0, self.mean_score
+        per_bin[at, 2, self.ece_bin] = self.label
+        sums = (draws @ per_bin.reshape(self.counts.size, -1)).reshape(-1, 3, self.n_bins)
+        return ece_from_sums(sums[:, 0], sums[:, 1], sums[:, 2])
+
+
+def score_cells(score: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+                n_bins: int = ECE_BINS) -> ScoreCells:
+    score = np.asarray(score, float)
+    label = np.asarray(y).astype(np.int64)
+    grid = score_cell(score)
+    distinct, exact = np.unique(score, return_inverse=True)
+    code = exact if distinct.size <= stats.MAX_SUPPORT else grid
+    bins = ece_bin_index(score, n_bins)
+    cells, row_cell = np.unique((code * n_bins + bins) * 2 + label, return_inverse=True)
+    row_cell = row_cell.reshape(-1)
+    first = np.zeros(cells.size, dtype=np.int64)
+    first[row_cell[::-1]] = np.arange(row_cell.size)[::-1]         # a row of each cell
+    w = None if weights is None else np.asarray(weights, float)
+    counts = np.bincount(row_cell, weights=w, minlength=cells.size)
+    counts = counts.astype(np.int64) if w is None else counts.round().astype(np.int64)
+    sums = np.bincount(row_cell, weights=score if w is None else score * w, minlength=cells.size)
+    return ScoreCells(counts, sums, cells % 2, (cells // 2) % n_bins, grid[first], row_cell, n_bins)
+
+
 def ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins: int = ECE_BINS,
                   key=None, weights: np.ndarray | None = None) -> np.ndarray:
-    """ECE of ``resamples`` row-bootstrap resamples (rows drawn with replacement, size kept).
+    """ECE of ``resamples`` row-bootstrap resamples (``ScoreCells.draw``: rows with replacement).
 
-    Rows enter only through counts over (bin, label, score value) cells, so a resample is one multinomial count
-    vector; scores are snapped to a grid only above ``stats.MAX_SUPPORT`` distinct values, and then each cell
-    keeps its rows' exact mean score and bin. ``key`` (hashable, e.g. the data fingerprint and the rows' name)
-    memoises the result so that every page and section reading the same quantity gets the same resamples."""
+    ``key`` (hashable, e.g. the data fingerprint and the rows' name) memoises the result so that every page and
+    section reading the same quantity reads the same array; the calibration audit, which draws the same cells with
+    the same seed for its other statistics, gets the same values without it."""
     memo_key = None if key is None else (key, int(resamples), repr(seed), int(n_bins))
     if memo_key is not None:
         with _MEMO_LOCK:
             if memo_key in _MEMO:
                 _MEMO.move_to_end(memo_key)
                 return _MEMO[memo_key]
-    out = _ece_resamples(np.asarray(score, float), np.asarray(y), int(resamples), seed, n_bins, weights)
+    if np.size(score) == 0 or resamples <= 0:
+        out = np.empty(0)
+    else:
+        cells = score_cells(score, y, weights, n_bins)
+        out = cells.ece(cells.draw(int(resamples), seed))
     out.setflags(write=False)
     if memo_key is not None:
         with _MEMO_LOCK:
             _MEMO[memo_key] = out
             while len(_MEMO) > _MEMO_SIZE:
                 _MEMO.popitem(last=False)
-    return out
-
-
-def _ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins: int,
-                   weights: np.ndarray | None = None) -> np.ndarray:
-    if score.size == 0 or resamples <= 0:
-        return np.empty(0)
-    comp = stats.compress(score, 0.0, 1.0)
-    k = comp.support.size
-    bins = ece_bin_index(score, n_bins)
-    cells, index = np.unique((bins * 2 + y.astype(np.int64)) * k + comp.codes, return_inverse=True)
-    if weights is None:
-        counts = np.bincount(index)
-        mean_score = np.bincount(index, weights=score) / counts
-    else:                                          # weighted data: entry k stands for weights[k] rows
-        counts = np.bincount(index, weights=weights).round().astype(np.int64)
-        mean_score = np.bincount(index, weights=score * weights) / counts
-    positive = (cells // k) % 2
-    onehot = np.zeros((cells.size, n_bins))
-    onehot[np.arange(cells.size), cells // (2 * k)] = 1
-    rng = np.random.default_rng(seed)
-    out = np.empty(resamples)
-    for start in range(0, resamples, 250):              # bounded memory on any number of resamples
-        boot = stats.bootstrap_counts(counts, min(250, resamples - start), rng).astype(float)
-        out[start:start + boot.shape[0]] = ece_from_sums(boot @ onehot, (boot * mean_score) @ onehot,
-                                                         (boot * positive) @ onehot)
     return out
 
 

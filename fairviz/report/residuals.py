@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import weakref
 
 import numpy as np
 
@@ -99,8 +100,26 @@ class _ExpandedRowLabels:
         return np.array([f"row {i}" for i in np.asarray(rows).ravel()], dtype=object)
 
 
+# The residual section's audit while someone still holds it (the audit runner, until its JSON is written): the
+# threshold-invariance section reads its RDF metrics instead of re-detecting every knee (weak: never kept alive here).
+_AUDITS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def _audit_key(pred: Predictions, options: AuditOptions):
+    return (pred.fingerprint, options.attribute, options.rdf.knees) if pred.fingerprint else None
+
+
 def _run(pred: Predictions, options: AuditOptions) -> ResidualAudit:
-    return analyse(pred, options.attribute, options.rdf, progress=options.progress)
+    audit = analyse(pred, options.attribute, options.rdf, progress=options.progress)
+    if (key := _audit_key(pred, options)) is not None:
+        _AUDITS[key] = audit
+    return audit
+
+
+def _run_invariance(pred: Predictions, options: AuditOptions) -> ThresholdInvariance:
+    key = _audit_key(pred, options)
+    audit = _AUDITS.get(key) if key is not None else None
+    return threshold_invariance(pred, options.attribute, knees=options.rdf.knees, audit=audit)
 
 
 SECTION = Section("residuals", _run, lambda pred, result, options: rdf_to_dict(pred, result, options.threshold),
@@ -122,7 +141,6 @@ def invariance_sections(pred, result: ThresholdInvariance, audit: dict) -> list[
              + html.escape(result.reading()))]
 
 
-THRESHOLD_SECTION = Section("threshold_invariance",
-                            lambda pred, options: threshold_invariance(pred, options.attribute, knees=options.rdf.knees),
+THRESHOLD_SECTION = Section("threshold_invariance", _run_invariance,
                             lambda pred, result, options: invariance_to_dict(result), invariance_sections,
                             weighted=True)

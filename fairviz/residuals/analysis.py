@@ -7,7 +7,7 @@ are defined for an ordered pair (i, j) and every signed quantity means "i minus 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Callable
 
 import numpy as np
@@ -23,7 +23,7 @@ from fairviz.residuals.knees import (
     curve_size,
     detect_knees_batch,
     detect_knees_weighted,
-    quantiles_from_counts,
+    quantiles_of_cumulative,
 )
 
 STAB_EPS = 1e-6
@@ -473,26 +473,33 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     # all-pairs work is bounded (fairviz.core.limits): pairs among the largest groups only; the knee resamples
     # feed only the pair intervals, so they are drawn for those groups alone
     compared = pred.limits.pair_groups(len(names))
-    knee_boot = []
-    for g in range(compared):
-        message = f"Re-detecting knees in resamples of group {names[g]}"
-        report(0.1 + 0.4 * g / compared, message)
-        knee_boot.append(_knee_bootstrap(resampler, g, params, lambda f, g=g, message=message:
-                                         report(0.1 + 0.4 * (g + f) / compared, message)))
-    report(0.5, "Resampling for confidence intervals")
-    pairs = []
     pair_list = pred.limits.pair_indices(len(names))
+    knee_boot, p_values = [None] * compared, {}
+    concentrate = partial(_concentration, pred.score, pred.y, d, region_rows, params, pred.weight,
+                          ece_key=(pred.fingerprint, "all rows"))
+    if resampler is None:
+        concentration = concentrate()
+    else:
+        report(0.05, "Drawing bootstrap resamples")
+        resampler.draw(range(compared))
+        # on all cores at once: knees re-detected in each group's resamples, every pair's permutation tests, the
+        # resamples' medians and the knee error concentration
+        tasks = [partial(_knee_bootstrap, resampler, g, params) for g in range(compared)] + \
+            [partial(_permutation_p_values, resampler, i, j) for i, j in pair_list] + \
+            [partial(resampler.medians, g) for g in range(compared)] + [concentrate]
+        done = stats.in_parallel(lambda task: task(), tasks, lambda f: report(
+            0.1 + 0.6 * f, "Re-detecting knees in resamples, permutation tests, knee error concentration"))
+        knee_boot = done[:compared]
+        p_values = dict(zip(pair_list, done[compared:compared + len(pair_list)]))
+        concentration = done[-1]
     if note := pred.limits.pair_note(view.attribute, len(names)):
         warnings.append(note)
-    for step, (i, j) in enumerate(pair_list):
-        report(0.5 + 0.3 * step / max(len(pair_list), 1), f"Pair {names[i]} vs {names[j]}")
-        pairs.append(_pair_metrics(sorted_groups, group_knees, knee_boot, names, i, j, resampler, params))
+    report(0.7, "Comparing pairs")
+    pairs = stats.in_parallel(
+        lambda pair: _pair_metrics(sorted_groups, group_knees, knee_boot, names, *pair, resampler, params, p_values),
+        pair_list, lambda f: report(0.7 + 0.3 * f, "Comparing pairs"))
     if resampler and resampler.note:
         warnings.append(resampler.note)
-
-    report(0.8, "Knee error concentration")
-    concentration = _concentration(pred.score, pred.y, d, region_rows, params, pred.weight,
-                                   ece_key=(pred.fingerprint, "all rows"))
     report(1.0, "Done")
     d_star = _DStar(sorted_groups, regions, pred.weight, d.size)
     return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, region_rows,
@@ -529,12 +536,15 @@ def _curve(sg: SortedGroup, outcome: str, offsets: np.ndarray | None) -> Curve:
 class _CountResampler:
     """Per-group bootstrap count vectors over (outcome, residual) cells, drawn once and shared by all pairs.
 
-    Resampling is stratified by group (group sizes are kept), so pair statistics use independent resamples
-    of each group, as a two-sample bootstrap does. Weighted entries add their rows to their cell.
+    Resampling is stratified by group (group sizes are kept up to the Poisson bootstrap's 1/√n, see
+    ``core.stats.bootstrap_counts``), so pair statistics use independent resamples of each group, as a two-sample
+    bootstrap does. Weighted entries add their rows to their cell. Each group and each pair's permutations have their
+    own random stream (from the seed, the group and the pair), so they can be drawn on several cores and a group gets
+    the same resamples whichever other groups are analysed.
     """
 
     def __init__(self, d, y, members, params: RDFParams, weight: np.ndarray | None = None):
-        self.rng = np.random.default_rng(params.seed)
+        self.seed = params.seed
         self.resamples = params.resamples
         self.compressed = stats.compress(d, -1.0, 1.0)
         k = self.compressed.support.size
@@ -543,17 +553,28 @@ class _CountResampler:
             cells = self.compressed.codes[idx].astype(np.int64) + k * y[idx].astype(np.int64)
             self.counts.append(np.bincount(cells, minlength=2 * k) if weight is None else
                                np.bincount(cells, weights=weight[idx], minlength=2 * k).round().astype(np.int64))
-        self._boot: dict[int, np.ndarray] = {}
+        self._medians: dict[int, dict] = {}
+        self._cumulative: dict[int, dict] = {}
+        # y = 0 rows have d ≤ 0 and y = 1 rows d ≥ 0: their CDFs are flat on the other side, so W1 skips it
+        support = self.compressed.support
+        self.columns = {"all": slice(None), "y0": slice(0, int(np.searchsorted(support, 0.0, side="right"))),
+                        "y1": slice(int(np.searchsorted(support, 0.0, side="left")), support.size)}
         if self.compressed.step:
             self.note = (f"Resampling ran on residuals rounded to a grid of step {self.compressed.step:.4f} "
                          f"(more than {stats.MAX_SUPPORT:,} distinct values); point estimates are exact.")
         else:
             self.note = ""
 
-    def bootstrap(self, g: int) -> np.ndarray:
-        if g not in self._boot:
-            self._boot[g] = stats.bootstrap_counts(self.counts[g], self.resamples, self.rng)
-        return self._boot[g]
+    def draw(self, groups) -> None:
+        """Draw the groups' resamples at once, on several cores."""
+        stats.in_parallel(self.resampled, groups)
+
+    def medians(self, g: int) -> dict:
+        """Median residual of each resample of group g, for all rows and by outcome (computed once per group)."""
+        if g not in self._medians:
+            support = self.compressed.support
+            self._medians[g] = {o: stats.median_of_cumulative(support, c) for o, c in self.resampled(g).items()}
+        return self._medians[g]
 
     def split(self, counts: np.ndarray) -> dict:
         """Cell counts (…, 2K) → counts over residual values for all rows, Y = 0 rows and Y = 1 rows."""
@@ -561,9 +582,17 @@ class _CountResampler:
         y0, y1 = counts[..., :k], counts[..., k:]
         return {"all": y0 + y1, "y0": y0, "y1": y1}
 
+    def resampled(self, g: int) -> dict:
+        """Group g's bootstrap resamples as cumulative counts over the residual values, for all rows and by outcome,
+        drawn once per group (the knee curves, the medians and every pair's W1 read them)."""
+        if g not in self._cumulative:
+            boot = stats.bootstrap_counts(self.counts[g], self.resamples, np.random.default_rng([self.seed, 1, g]))
+            self._cumulative[g] = {o: np.cumsum(c, axis=-1) for o, c in self.split(boot).items()}
+        return self._cumulative[g]
+
 
 def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, names, i, j,
-                  resampler: _CountResampler, params: RDFParams) -> PairMetrics:
+                  resampler: _CountResampler, params: RDFParams, p_values: dict) -> PairMetrics:
     """All RDF metrics of the ordered pair (i, j), from the groups' sorted residuals (rows or weighted entries)."""
     a, b = sorted_groups[i], sorted_groups[j]
     pooled_knees = detect_knees_weighted(*merged_sorted(a, b), params.knees)
@@ -580,7 +609,7 @@ def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, name
     if params.resamples > 0:
         ci = _distribution_intervals(resampler, i, j)
         ci.update(_knee_metric_intervals(knee_boot[i], knee_boot[j], pooled_knees))
-        p_median, p_dist = _permutation_p_values(resampler, i, j, a.n, params.resamples)
+        p_median, p_dist = p_values[(i, j)]
     return PairMetrics(
         group_i=names[i], group_j=names[j],
         f_pattern=pattern[""], f_pattern_y0=pattern["_y0"], f_pattern_y1=pattern["_y1"],
@@ -603,42 +632,43 @@ def median_parity(a: SortedGroup, b: SortedGroup) -> float:
 def _distribution_intervals(resampler: _CountResampler, i: int, j: int) -> dict:
     """Bootstrap CIs of F_pattern and F_dist (all rows, Y = 0, Y = 1) from the groups' resampled counts."""
     support = resampler.compressed.support
-    boot_i, boot_j = resampler.split(resampler.bootstrap(i)), resampler.split(resampler.bootstrap(j))
+    cum_i, cum_j = resampler.resampled(i), resampler.resampled(j)
+    median_i, median_j = resampler.medians(i), resampler.medians(j)
     ci = {}
     for outcome, suffix in (("all", ""), ("y0", "_y0"), ("y1", "_y1")):
-        gap = np.abs(stats.weighted_median(support, boot_i[outcome]) - stats.weighted_median(support, boot_j[outcome]))
+        gap = np.abs(median_i[outcome] - median_j[outcome])
         ci[f"f_pattern{suffix}"] = stats.percentile_interval(1 - gap / 2)
+        cols = resampler.columns[outcome]            # outside them both CDFs are flat (0 or their total)
         ci[f"f_dist{suffix}"] = stats.percentile_interval(
-            stats.wasserstein_counts(support, boot_i[outcome], boot_j[outcome]))
+            stats.wasserstein_of_cumulative(support[cols], cum_i[outcome][:, cols], cum_j[outcome][:, cols]))
     return ci
 
 
-def _permutation_p_values(resampler: _CountResampler, i: int, j: int, n_i: int, resamples: int) -> tuple[float, float]:
+def _permutation_p_values(resampler: _CountResampler, i: int, j: int) -> tuple[float, float]:
     """Permutation tests of |m_i − m_j| (two-sided) and of F_dist (upper tail), group sizes kept (spec D-27)."""
     support = resampler.compressed.support
-    pooled = resampler.counts[i] + resampler.counts[j]
-    perm_i, perm_j = stats.permutation_counts(pooled, n_i, resamples, resampler.rng)
-    perm_i, perm_j = resampler.split(perm_i)["all"], resampler.split(perm_j)["all"]
     obs_i, obs_j = resampler.split(resampler.counts[i])["all"], resampler.split(resampler.counts[j])["all"]
+    rng = np.random.default_rng([resampler.seed, 2, i, j])
+    perm_i, _ = stats.permutation_counts(obs_i + obs_j, int(obs_i.sum()), resampler.resamples, rng)
+    cum_i = np.cumsum(perm_i, axis=-1)
+    cum_j = np.cumsum(obs_i + obs_j)[None, :] - cum_i             # the other group holds the rest
     obs_gap = abs(stats.weighted_median(support, obs_i)[0] - stats.weighted_median(support, obs_j)[0])
-    null_gap = np.abs(stats.weighted_median(support, perm_i) - stats.weighted_median(support, perm_j))
+    null_gap = np.abs(stats.median_of_cumulative(support, cum_i) - stats.median_of_cumulative(support, cum_j))
     obs_dist = stats.wasserstein_counts(support, obs_i, obs_j)[0]
-    null_dist = stats.wasserstein_counts(support, perm_i, perm_j)
+    null_dist = stats.wasserstein_of_cumulative(support, cum_i, cum_j)
     return stats.permutation_p_value(obs_gap, null_gap), stats.permutation_p_value(obs_dist, null_dist)
 
 
-def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams,
-                    progress: Callable[[float], None] | None = None) -> np.ndarray | None:
+def _knee_bootstrap(resampler: "_CountResampler | None", g: int, params: RDFParams) -> np.ndarray | None:
     """Knees re-detected in the first ``knee_resamples`` bootstrap resamples of group g: (B, 4) or None.
 
     The resamples are the count vectors the other intervals use, so no resample is ever sorted."""
     b = min(params.knee_resamples, params.resamples)
     if resampler is None or b <= 0 or resampler.counts[g].sum() < params.knees.min_n:
         return None
-    counts = resampler.split(resampler.bootstrap(g)[:b])["all"]
     m = curve_size(int(resampler.counts[g].sum()), min(params.knees.max_points, params.knees.boot_points))
-    curves = quantiles_from_counts(resampler.compressed.support, counts, m)
-    return detect_knees_batch(curves, params.knees, progress)
+    curves = quantiles_of_cumulative(resampler.compressed.support, resampler.resampled(g)["all"][:b], m)
+    return detect_knees_batch(curves, params.knees)
 
 
 def _knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:

@@ -21,6 +21,8 @@ from functools import lru_cache
 import numpy as np
 from scipy.fft import irfft, next_fast_len, rfft
 
+from fairviz.core.stats import WORKERS
+
 MAX_POINTS = 20_000        # all n points per group up to this many rows; above, Q on this many percentiles
 BOOT_POINTS = 2_000        # curve of each bootstrap resample (F_h/F_v intervals only; point estimates use MAX_POINTS)
 LOWESS_FRAC = 0.1
@@ -80,9 +82,13 @@ def quantile_curve(sorted_values: np.ndarray, m: int) -> np.ndarray:
 def quantiles_from_counts(support: np.ndarray, counts: np.ndarray, m: int) -> np.ndarray:
     """``quantile_curve`` of samples given as count vectors over a sorted support (rows of ``counts``), without
     expanding them: the bootstrap's resamples are count vectors already."""
-    cum = np.cumsum(counts, axis=1)
+    return quantiles_of_cumulative(support, np.cumsum(counts, axis=1), m)
+
+
+def quantiles_of_cumulative(support: np.ndarray, cum: np.ndarray, m: int) -> np.ndarray:
+    """``quantiles_from_counts`` from cumulative counts (rows of ``cum``)."""
     j = np.arange(1, m + 1, dtype=np.int64)
-    out = np.empty((counts.shape[0], m))
+    out = np.empty((cum.shape[0], m))
     for b, c in enumerate(cum):
         rank = (int(c[-1]) * j + m - 1) // m                    # 1-based order statistic ⌈n·j/m⌉
         out[b] = support[np.minimum(np.searchsorted(c, rank, side="left"), support.size - 1)]
@@ -180,9 +186,9 @@ def _fit(y: np.ndarray, robust: np.ndarray, plan: _Plan, tools: _Tools) -> np.nd
     ry = robust * y
     # inside the curve every window has the same shape: each sum is a correlation with a fixed kernel (FFT)
     inner = plan.interior
-    spectra = (rfft(robust, tools.nfft, axis=1), rfft(ry, tools.nfft, axis=1))
+    spectra = (rfft(robust, tools.nfft, axis=1, workers=WORKERS), rfft(ry, tools.nfft, axis=1, workers=WORKERS))
     for slot, (signal, kernel) in enumerate(((0, 0), (0, 1), (0, 2), (1, 0), (1, 1))):
-        full = irfft(spectra[signal] * tools.kernel_fft[kernel][None, :], tools.nfft, axis=1)
+        full = irfft(spectra[signal] * tools.kernel_fft[kernel][None, :], tools.nfft, axis=1, workers=WORKERS)
         sums[slot][:, inner] = full[:, k - 1:m]
     # the ends: one matrix product per end gives Σ w·r·jᵖ and Σ w·r·y·jᵖ, shifted to u = (j − i)·step
     b = y.shape[0]

@@ -105,3 +105,30 @@ def test_confusion_by_group_and_undefined_rates():
     assert counts[0] == ConfusionCounts(tp=1, fn=1, fp=1, tn=1)
     assert counts[1] == ConfusionCounts(tp=1, fn=0, fp=0, tn=2)
     assert counts[2].tpr() is None and counts[2].fpr() == 0.0 and counts[2].ppr() == 0.0
+
+
+def test_large_samples_use_the_poisson_bootstrap_with_the_row_bootstrap_spread():
+    """From POISSON_FROM rows a cell of c rows draws Poisson(c): sizes vary by √n, the mean's spread stays a row
+    bootstrap's, and the draws depend only on the seed (not on how many cores drew them)."""
+    rng = np.random.default_rng(7)
+    values = rng.integers(0, 50, 40_000).astype(float)
+    comp = stats.compress(values, 0, 50)
+    counts = comp.counts()
+    boot = stats.bootstrap_counts(counts, 3000, np.random.default_rng(8))
+    sizes = boot.sum(1)
+    assert sizes.std() == pytest.approx(np.sqrt(values.size), rel=0.1) and abs(sizes.mean() - values.size) < 30
+    means = boot @ comp.support / sizes
+    assert means.std() == pytest.approx(values.std() / np.sqrt(values.size), rel=0.08)
+    workers = stats.WORKERS
+    try:
+        stats.WORKERS = 1
+        serial = stats.bootstrap_counts(counts, 3000, np.random.default_rng(8))
+    finally:
+        stats.WORKERS = workers
+    assert (serial == boot).all() or workers == 1
+
+
+def test_small_samples_keep_their_size():
+    counts = np.array([3000, 0, 4000, 2999])                # one row under POISSON_FROM: multinomial
+    boot = stats.bootstrap_counts(counts, 50, np.random.default_rng(1))
+    assert (boot.sum(1) == counts.sum()).all() and (boot[:, 1] == 0).all()

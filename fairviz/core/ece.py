@@ -128,13 +128,13 @@ def score_cells(score: np.ndarray, y: np.ndarray, weights: np.ndarray | None = N
     bins = ece_bin_index(score, n_bins)
     cells, row_cell = np.unique((code * n_bins + bins) * 2 + label, return_inverse=True)
     row_cell = row_cell.reshape(-1)
-    first = np.zeros(cells.size, dtype=np.int64)
-    first[row_cell[::-1]] = np.arange(row_cell.size)[::-1]         # a row of each cell
+    some_row = np.zeros(cells.size, dtype=np.int64)
+    some_row[row_cell] = np.arange(row_cell.size)                   # any row: a cell's rows share their grid cell
     w = None if weights is None else np.asarray(weights, float)
     counts = np.bincount(row_cell, weights=w, minlength=cells.size)
     counts = counts.astype(np.int64) if w is None else counts.round().astype(np.int64)
     sums = np.bincount(row_cell, weights=score if w is None else score * w, minlength=cells.size)
-    return ScoreCells(counts, sums, cells % 2, (cells // 2) % n_bins, grid[first], row_cell, n_bins)
+    return ScoreCells(counts, sums, cells % 2, (cells // 2) % n_bins, grid[some_row], row_cell, n_bins)
 
 
 def ece_resamples(score: np.ndarray, y: np.ndarray, resamples: int, seed, n_bins: int = ECE_BINS,

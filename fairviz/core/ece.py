@@ -120,6 +120,7 @@ class ScoreCells:
 
 def score_cells(score: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
                 n_bins: int = ECE_BINS) -> ScoreCells:
+    """The ``ScoreCells`` of rows (or of weighted entries: ``weights`` rows each)."""
     score = np.asarray(score, float)
     label = np.asarray(y).astype(np.int64)
     grid = score_cell(score)

@@ -3,8 +3,8 @@
 Bootstraps and permutation tests on a million rows cannot copy the rows B times. Every statistic we
 resample (medians, Wasserstein distances, binned calibration sums, region means) depends on the rows only
 through the counts of distinct values, so a sample is compressed to ``(support, counts)`` once and each
-resample draws a count vector: a multinomial for the bootstrap, a multivariate hypergeometric split for a
-permutation of group labels. Above ``MAX_SUPPORT`` distinct values the values are snapped to a uniform grid
+resample draws a count vector: multinomial (or, from ``POISSON_FROM`` rows, Poisson) counts for the bootstrap, a
+multivariate hypergeometric split for a permutation of group labels. Above ``MAX_SUPPORT`` distinct values the values are snapped to a uniform grid
 (the error of any quantile is at most half a grid step), and the result says so.
 """
 from __future__ import annotations
@@ -105,7 +105,8 @@ def in_parallel(task, items, progress: Callable[[float], None] | None = None) ->
                 progress((k + 1) / len(items))
         return out
     from threadpoolctl import threadpool_limits
-    # our threads already fill the cores: BLAS threads on top only spin (2× slower on 2 cores, measured)
+    # our threads already fill the cores: BLAS threads on top only spin (2× slower on 2 cores, measured). The limit
+    # is process-wide; the app runs with OMP_NUM_THREADS=1 (Makefile), so concurrent visitors cannot disturb it.
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=min(WORKERS, len(items))) as pool:
         futures = [pool.submit(task, x) for x in items]
         pending = set(futures)

@@ -36,29 +36,44 @@ SLIDER_PAGES = {"Residual distribution": "Rates at threshold τ = {tau:.2f}",
                 "Group parity": "Benefit = score ≥ {tau:.2f}", "Sample-size significance": "Benefit = score ≥ {tau:.2f}"}
 FIRST_VIEW_TARGET, SLIDER_TARGET = 2.0, 0.300          # seconds (issue 12)
 
-# every websocket message the page receives: its time on the page's clock, its size, and its bytes when small
+# every websocket message the page receives: its time on the page's clock and size; a small message is read as a
+# protobuf ForwardMsg far enough to see its field 6 (script_finished: 0 = finished, 3 = fragment run finished)
 WATCH_SOCKET = """
 (() => {
   const Native = window.WebSocket;
   window.__fvMessages = [];
+  window.__fvFinished = null;
+  const varint = (b, i) => { let v = 0, s = 0, x; do { x = b[i++]; v += (x & 127) * 2 ** s; s += 7; } while (x & 128); return [v, i]; };
+  const finished = (b) => {           // the value of top-level field 6 (varint), or -1
+    let i = 0;
+    while (i < b.length) {
+      let key; [key, i] = varint(b, i);
+      const field = Math.floor(key / 8), type = key & 7;
+      if (type === 0) { let v; [v, i] = varint(b, i); if (field === 6) return v; }
+      else if (type === 2) { let n; [n, i] = varint(b, i); i += n; }
+      else if (type === 1) i += 8; else if (type === 5) i += 4; else return -1;
+    }
+    return -1;
+  };
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
+      this.binaryType = "arraybuffer";
       this.addEventListener("message", (event) => {
-        const t = performance.now();
-        const data = event.data;
-        const size = data.byteLength ?? data.size ?? data.length ?? 0;
-        const record = {t, size, bytes: null};
+        const t = performance.now(), data = event.data;
+        const size = data.byteLength ?? data.length ?? 0;
+        const record = {t, size, finished: -1};
+        if (size < 256 && data instanceof ArrayBuffer) record.finished = finished(new Uint8Array(data));
         window.__fvMessages.push(record);
-        if (size < 4096 && data instanceof ArrayBuffer) record.bytes = Array.from(new Uint8Array(data));
-        else if (size < 4096 && data instanceof Blob) data.arrayBuffer().then(b => record.bytes = Array.from(new Uint8Array(b)));
+        if (record.finished === 0 || record.finished === 3) window.__fvFinished = t;
       });
     }
   };
 })();
 """
-# every visible chart drawn: Plotly has built its SVG layers (and WebGL canvases) in each visible chart element
-CHARTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
+# the step is over: the server said "script finished" after it began, and every visible chart is drawn (Plotly has
+# built its SVG layers in each visible chart element)
+DONE = """() => window.__fvFinished !== null && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
   .filter(e => e.offsetParent !== null).every(e => e.querySelector('.main-svg'))"""
 NEXT_FRAME = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))))"
 
@@ -81,34 +96,30 @@ def start_app() -> tuple[subprocess.Popen, str]:
 
 
 class Step:
-    """One timed step on the page's clock: total (click → idle, charts drawn), server part, browser part."""
+    """One timed step on the page's clock: total (action → script finished and every visible chart drawn), its
+    server part (action → the "script finished" message arrives) and browser part (the rest: drawing)."""
 
     def __init__(self, page):
-        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-        self.page, self.message = page, ForwardMsg
+        self.page = page
 
     def __enter__(self):
-        self.start = self.page.evaluate("() => { window.__fvMessages = []; return performance.now(); }")
+        self.start = self.page.evaluate(
+            "() => { window.__fvMessages = []; window.__fvFinished = null; return performance.now(); }")
         return self
 
     def __exit__(self, *exc):
         if exc[0] is not None:
             return False
-        self.page.wait_for_function(CHARTS_DRAWN, timeout=120_000)
+        self.page.wait_for_function(DONE, timeout=180_000)
         end = self.page.evaluate(NEXT_FRAME)
-        messages = self.page.evaluate("() => window.__fvMessages")
-        finished = [m["t"] for m in messages if m["bytes"] and self._finished(bytes(m["bytes"]))]
-        served = (finished[-1] if finished else end) - self.start
-        self.total, self.server, self.browser = (end - self.start) / 1000, served / 1000, (end - self.start - served) / 1000
+        finished, messages = self.page.evaluate("() => [window.__fvFinished, window.__fvMessages]")
+        self.total, self.server = (end - self.start) / 1000, (finished - self.start) / 1000
+        self.browser = self.total - self.server
         self.received = sum(m["size"] for m in messages)
+        if os.environ.get("BENCH_DEBUG"):
+            print([(round(m["t"] - self.start), m["size"], m["finished"]) for m in messages if m["size"] > 2000
+                   or m["finished"] >= 0])
         return False
-
-    def _finished(self, raw: bytes) -> bool:
-        try:
-            msg = self.message.FromString(raw)
-        except Exception:  # noqa: BLE001 - not a whole ForwardMsg
-            return False
-        return msg.WhichOneof("type") == "script_finished" and msg.script_finished in (0, 3)
 
     def cells(self, target: float) -> str:
         mark = "ok" if self.total <= target else "OVER"

@@ -22,7 +22,10 @@ pio.templates["fairviz"] = go.layout.Template(layout=go.Layout(
     legend=dict(bgcolor="rgba(255,255,255,0.85)", bordercolor="#ccc", borderwidth=1),
     hoverlabel=dict(font_size=15), margin=dict(l=70, r=30, t=70, b=60),
 ))
-TEMPLATE = "plotly_white+fairviz"
+# "plotly_white+fairviz" merged once and registered under one name: a "a+b" name is merged again on every figure
+# (≈ 10 ms each, the largest part of building a small figure); the merged template is the same
+pio.templates["fairviz_white"] = pio.templates.merge_templates("plotly_white", "fairviz")
+TEMPLATE = "fairviz_white"
 
 
 def group_style(index: int) -> dict:

@@ -31,3 +31,19 @@ TEMPLATE = "fairviz_white"
 def group_style(index: int) -> dict:
     """Colour and dash of the index-th group: the dash keeps overlapping curves apart (seed 000 Fig. 1)."""
     return {"color": PALETTE[index % len(PALETTE)], "dash": DASHES[index % len(DASHES)]}
+
+
+def vrect(x0: float, x1: float, **style) -> dict:
+    """The shape ``fig.add_vrect`` adds (a band over the whole plot height), as a dict: a figure that draws several
+    passes them all at once to ``update_layout(shapes=...)``, since each ``add_*`` call re-validates every shape."""
+    return dict(type="rect", x0=x0, x1=x1, xref="x", y0=0, y1=1, yref="y domain", **style)
+
+
+def hline(y: float, **style) -> dict:
+    """The shape ``fig.add_hline`` adds (a line across the whole plot width), as a dict (see ``vrect``)."""
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", **style)
+
+
+def vline(x: float, **style) -> dict:
+    """The shape ``fig.add_vline`` adds (a line over the whole plot height), as a dict (see ``vrect``)."""
+    return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", **style)

@@ -7,7 +7,7 @@ from plotly.subplots import make_subplots
 
 from fairviz.residuals.analysis import ResidualAudit, ThresholdCheck
 from fairviz.core.serialize import nan_if_none
-from fairviz.core.theme import KNEE_COLOUR, NEUTRAL, REGION_FILL, TEMPLATE, group_style
+from fairviz.core.theme import KNEE_COLOUR, NEUTRAL, REGION_FILL, TEMPLATE, group_style, hline, vrect
 from fairviz.core.wording import fmt
 
 OUTCOME_TITLES = {"all": "All rows", "y0": "Y = 0 (residual = score; drives FPR)",
@@ -21,6 +21,7 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
     fig = go.Figure()
     names = [g.name for g in audit.groups]
     shown = groups or names
+    shapes = []               # set once below: fig.add_vrect/add_hline re-validate every shape on each call
     for name in shown:
         index = names.index(name)
         _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts)
@@ -29,8 +30,8 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
             for knee in summary.knees:
                 if show_regions and audit.params.region_mode == "percentile":
                     eps = audit.params.region_eps
-                    fig.add_vrect(x0=100 * max(knee.percentile - eps, 0), x1=100 * min(knee.percentile + eps, 1),
-                                  fillcolor=REGION_FILL, line_width=0, layer="below")
+                    shapes.append(vrect(100 * max(knee.percentile - eps, 0), 100 * min(knee.percentile + eps, 1),
+                                        fillcolor=REGION_FILL, line=dict(width=0), layer="below"))
                 fig.add_trace(go.Scatter(
                     x=[100 * knee.percentile], y=[knee.residual], mode="markers",
                     marker=dict(symbol="diamond", size=14, color=KNEE_COLOUR, line=dict(color="white", width=1.5)),
@@ -38,9 +39,9 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                     hovertemplate=(f"<b>{name}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
     ece_text = ", ".join(f"{g.name} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
-    fig.add_hline(y=0, line=dict(color=NEUTRAL, width=1))
+    shapes.append(hline(0, line=dict(color=NEUTRAL, width=1)))
     fig.update_layout(
-        template=TEMPLATE, height=height,
+        template=TEMPLATE, height=height, shapes=shapes,
         title=dict(text=f"Sorted residuals by {audit.attribute} — {OUTCOME_TITLES[outcome]}"
                         f"<br><sup>ECE (15 bins): {ece_text}</sup>"),
         xaxis=dict(title="Percentile within group (%)", range=[0, 100]),

@@ -77,7 +77,10 @@ WATCH_SOCKET = """
 # built its SVG layers in each visible chart element)
 DONE = """() => window.__fvFinished !== null && [...document.querySelectorAll('[data-testid="stPlotlyChart"]')]
   .filter(e => e.offsetParent !== null).every(e => e.querySelector('.main-svg'))"""
-NEXT_FRAME = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(performance.now()))))"
+# then the page is idle: two frames painted and the main thread free (Plotly draws WebGL traces after its SVG layers;
+# ending at the SVG would hand that drawing to the next step, which then waits for it)
+IDLE = """() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(
+  () => requestIdleCallback(() => r(performance.now()), {timeout: 10000}))))"""
 
 
 def start_app() -> tuple[subprocess.Popen, str]:
@@ -98,8 +101,8 @@ def start_app() -> tuple[subprocess.Popen, str]:
 
 
 class Step:
-    """One timed step on the page's clock: total (action → script finished and every visible chart drawn), its
-    server part (action → the "script finished" message arrives) and browser part (the rest: drawing)."""
+    """One timed step on the page's clock: total (action → script finished, every visible chart drawn, the page
+    idle), its server part (action → the "script finished" message arrives) and browser part (the rest: drawing)."""
 
     def __init__(self, page):
         self.page = page
@@ -113,7 +116,7 @@ class Step:
         if exc[0] is not None:
             return False
         self.page.wait_for_function(DONE, timeout=180_000)
-        end = self.page.evaluate(NEXT_FRAME)
+        end = self.page.evaluate(IDLE)
         finished, messages = self.page.evaluate("() => [window.__fvFinished, window.__fvMessages]")
         self.total, self.server = (end - self.start) / 1000, (finished - self.start) / 1000
         self.browser = self.total - self.server

@@ -62,11 +62,21 @@ def _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts) -> N
         hover_labels[rows] if hover_labels is not None else rows.astype(str),
         np.array([_shorten(t) for t in texts[rows]]) if texts is not None else np.full(rows.size, ""),
     ])
-    fig.add_trace(go.Scattergl(
+    fig.add_trace(_line_trace(curve.percentile.size)(
         x=100 * curve.percentile, y=curve.residual, mode="lines", name=f"{name} (n = {audit.group(name).n:,})",
         legendgroup=name, line=dict(color=style["color"], dash=style["dash"], width=3), customdata=custom,
         hovertemplate=(f"<b>{name}</b><br>percentile %{{x:.1f}}%<br>residual %{{y:.3f}}<br>"
                        "%{customdata[0]}<br>%{customdata[1]}<extra></extra>")))
+
+
+SVG_MAX_POINTS = 5000      # a line up to this many points is one SVG path (drawn at once, no WebGL context)
+
+
+def _line_trace(points: int):
+    """SVG lines for curves of up to SVG_MAX_POINTS points (every curve the analysis draws has at most 2,000):
+    a WebGL context per chart costs a second or more to set up and redraw where the browser renders WebGL in
+    software (no GPU: meeting-room laptops, virtual machines, headless Chromium); WebGL only for longer lines."""
+    return go.Scatter if points <= SVG_MAX_POINTS else go.Scattergl
 
 
 def _shorten(text: str, width: int = 90) -> str:
@@ -88,7 +98,8 @@ def outcome_panels(audit: ResidualAudit, groups: list[str] | None = None,
             curve = audit.curves[name][outcome]
             style = group_style(names.index(name))
             labels = hover_labels[curve.row] if hover_labels is not None else curve.row.astype(str)
-            fig.add_trace(go.Scattergl(x=100 * curve.percentile, y=curve.residual, mode="lines", name=name,
+            fig.add_trace(_line_trace(curve.percentile.size)(
+                                       x=100 * curve.percentile, y=curve.residual, mode="lines", name=name,
                                        legendgroup=name, showlegend=col == 1, customdata=labels,
                                        line=dict(color=style["color"], dash=style["dash"], width=3),
                                        hovertemplate=f"<b>{name}</b> %{{x:.1f}}%: %{{y:.3f}}<br>%{{customdata}}"

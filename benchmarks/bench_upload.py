@@ -1,17 +1,19 @@
 """After a 1M-row upload, the first view of every audit page and one slider change, in Chromium (issue 12).
 
-Run by hand (not a test): ``OMP_NUM_THREADS=1 python benchmarks/bench_upload.py [--rows 1000000]``. Starts the app
-on a free port, drives Debian's /usr/bin/chromium through Playwright like tests/browser, uploads a generated CSV
-(5 groups; label, score, group) on the home page, confirms the guessed mapping (no text, id or feature column, so the
-upload is reduced by DuckDB to counts per group, label and score), then opens every audit page from the sidebar and
-times its first view (click → the page's headline drawn and the script finished), and one step of the threshold
-slider on the pages that read it. The reference in the same process: pyarrow reading the same CSV (the floor of any
-upload) and the engine's reduction of its bytes alone. Targets: first view ≤ 2 s, slider change ≤ 300 ms.
+Run by hand (not a test): ``OMP_NUM_THREADS=1 python benchmarks/bench_upload.py [--rows 1000000] [--no-sections]``.
+Starts the app on a free port, drives Debian's /usr/bin/chromium through Playwright like tests/browser, uploads a
+generated CSV (5 groups; label, score, group) on the home page, confirms the guessed mapping (no text, id or feature
+column, so the upload is reduced by DuckDB to counts per group, label and score), then opens every audit page from
+the sidebar and times its first view, two steps of the sidebar threshold τ on the pages that read it (on the
+Residual page after opening its threshold tab: only the open tab runs), and a second view of every page. The
+reference in the same process: pyarrow reading the same CSV (the floor of any upload), the engine's reduction of its
+bytes alone and (unless --no-sections) each audit section's own compute. Targets: first view ≤ 2 s, slider ≤ 300 ms.
 
-Each step is split in two, from the browser's own clock: *server* = click → the server's "script finished" message
-reaches the page (the script run plus the transfer of what it drew), *browser* = that message → the page idle with
-every visible chart drawn (Plotly's layout and paint in Chromium). The websocket is watched by an init script that
-timestamps every message (``performance.now()``); small messages are decoded here with Streamlit's ForwardMsg proto.
+A step ends when the page has received the server's "script finished" message, every visible chart has drawn its
+SVG layers and the page is idle (two frames, then ``requestIdleCallback``). It is split in two on the browser's own
+clock: *server* = click → "script finished" handled by the page (the script run, the transfer and the page's handling
+of the deltas before it), *browser* = the drawing after it. An init script timestamps every websocket message
+(``performance.now()``) and reads field 6 (script_finished) of the small ForwardMsg protobufs.
 """
 from __future__ import annotations
 

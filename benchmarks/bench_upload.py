@@ -59,6 +59,8 @@ WATCH_SOCKET = """
     }
     return -1;
   };
+  window.__fvLong = [];                // long tasks (> 50 ms on the main thread), printed with BENCH_DEBUG=1
+  new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__fvLong.push([e.startTime, e.duration]); }).observe({type: "longtask", buffered: true});
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
@@ -124,6 +126,8 @@ class Step:
         self.browser = self.total - self.server
         self.received = sum(m["size"] for m in messages)
         if os.environ.get("BENCH_DEBUG"):
+            longs = self.page.evaluate("() => window.__fvLong")
+            print("long tasks", [(round(a - self.start), round(d)) for a, d in longs if a >= self.start - 50])
             print([(round(m["t"] - self.start), m["size"], m["finished"]) for m in messages if m["size"] > 2000
                    or m["finished"] >= 0])
         return False

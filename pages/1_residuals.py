@@ -31,6 +31,9 @@ def cached_hover(fingerprint: str, _pred) -> tuple[np.ndarray, np.ndarray | None
     return _pred.row_labels(), _pred.texts()
 
 
+TABS = ["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration", "Diagnostic set D*"]
+
+
 def settings() -> tuple[RDFParams, bool, int]:
     with st.sidebar.expander("Residual settings", expanded=False):
         eps = st.slider("Knee region half-width ε (percentile points)", 0.02, 0.10, 0.05, 0.01,
@@ -82,26 +85,27 @@ def page() -> None:
     # weighted data: curve points index rows of the table's expansion, which has no id or text column: the hover
     # then names the row number only (no million label strings are made)
     hover, texts = cached_hover(pred.fingerprint, pred) if pred.weight is None else (None, None)
+    key = (pred.fingerprint, ctx.attribute, params, tuple(shown or names))
     with c1:
         if view == "Both outcome panels":
-            _ui.chart(figs.outcome_panels(audit, shown or names, hover), width="stretch")
+            _ui.chart(_ui.figure(("rdf.panels", *key), lambda: figs.outcome_panels(audit, shown or names, hover)),
+                      width="stretch")
         else:
             outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
-            _ui.chart(figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts), width="stretch")
+            _ui.chart(_ui.figure(("rdf.sorted", *key, outcome),
+                                 lambda: figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts)),
+                      width="stretch")
     c2.markdown(_reading(audit))
 
-    tabs = st.tabs(["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration",
-                    "Diagnostic set D*"])
-    with tabs[0]:
-        _pairs_tab(audit)
-    with tabs[1]:
-        _groups_tab(audit)
-    with tabs[2]:
-        _threshold_tab(pred, ctx)
-    with tabs[3]:
-        _concentration_tab(audit)
-    with tabs[4]:
-        _diagnostic_tab(audit, pred.rows())          # D* is per row (weighted data: rows of the expansion)
+    # only the open tab runs (a click on another reruns the page from the caches): the threshold view, the
+    # concentration figure and D* (rows of the table's expansion) cost nothing until they are looked at
+    tabs = _ui.lazy_tabs(TABS, key="rdf_tab")
+    for tab, body in zip(tabs, (lambda: _pairs_tab(audit), lambda: _groups_tab(audit),
+                                lambda: _threshold_tab(pred, ctx), lambda: _concentration_tab(audit, key),
+                                lambda: _diagnostic_tab(audit, pred.rows()))):   # D* is per row (expanded table)
+        if tab.open:
+            with tab:
+                body()
     _ui.section_json("residuals", pred, audit, AuditOptions(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
     _invariance_section(pred, ctx, params, audit)
 
@@ -172,7 +176,8 @@ def _groups_tab(audit: ResidualAudit) -> None:
 
 def _threshold_tab(pred, ctx: _ui.Context) -> None:
     check = cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred)
-    _ui.chart(figs.threshold_figure(check), width="stretch")
+    _ui.chart(_ui.figure(("rdf.threshold", pred.fingerprint, ctx.attribute, ctx.threshold),
+                         lambda: figs.threshold_figure(check)), width="stretch")
     rows = []
     for gap in check.gaps:
         rows.append({"pair": f"{gap['group_i']} vs {gap['group_j']}",
@@ -186,7 +191,7 @@ def _threshold_tab(pred, ctx: _ui.Context) -> None:
                "in the sidebar to see both columns agree.")
 
 
-def _concentration_tab(audit: ResidualAudit) -> None:
+def _concentration_tab(audit: ResidualAudit, key: tuple) -> None:
     c = audit.concentration
     m = st.columns(4)
     m[0].metric("Error ratio knee / elsewhere", f"{fmt(c.ratio, 2)}×", help=f"95% CI {fmt_interval(c.ratio_ci, 2)}")
@@ -196,7 +201,7 @@ def _concentration_tab(audit: ResidualAudit) -> None:
     kind = "good" if c.verdict == "supported" else "warn"
     _ui.verdict_box(kind, f"**Knees {'are' if c.verdict == 'supported' else 'are not'} diagnostic here "
                           f"({c.verdict}{', borderline' if c.borderline else ''}).** {c.explanation}")
-    _ui.chart(figs.concentration_figure(audit), width="stretch")
+    _ui.chart(_ui.figure(("rdf.concentration", *key[:3]), lambda: figs.concentration_figure(audit)), width="stretch")
     st.caption(f"Ratio CI {fmt_interval(c.ratio_ci, 2)} ({audit.params.resamples} row resamples, regions fixed). "
                "Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 expected; ECE ≥ 0.15 → 0.8–1.2 expected. The verdict "
                "reads the unrounded ratio; 'borderline' marks a ratio that rounds to a boundary at one decimal (the "
@@ -243,12 +248,17 @@ def cached_invariance(fingerprint: str, attribute: str, params: RDFParams, _pred
 
 def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: ResidualAudit) -> None:
     """App. D.1 / Table 5: CV of each metric over τ = 0.1…0.9 (RDF metrics 0% by construction)."""
-    with st.expander("Threshold invariance across τ = 0.1…0.9 (App. D.1, Table 5)", expanded=False):
+    section = st.expander("Threshold invariance across τ = 0.1…0.9 (App. D.1, Table 5)", expanded=False,
+                          key="rdf_invariance", on_change="rerun")      # computed when opened
+    if not section.open:
+        return
+    with section:
         result = cached_invariance(pred.fingerprint, ctx.attribute, params, pred, audit)
         labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
         chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
         pair = result.pairs[labels.index(chosen)]
-        st.plotly_chart(invariance_figure(result, pair), width="stretch")
+        _ui.chart(_ui.figure(("rdf.invariance", pred.fingerprint, ctx.attribute, params, chosen),
+                             lambda: invariance_figure(result, pair)), width="stretch")
         rows = [{"pair": f"{p.group_i} vs {p.group_j}",
                  **{METRIC_NAMES[m]: ("undefined" if p.cv[m] is None else f"{p.cv[m]:.2f}%")
                     for m in RDF_METRICS + GAP_METRICS}} for p in result.pairs]

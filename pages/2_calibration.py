@@ -47,6 +47,15 @@ def cached_model(fingerprint: str, features: tuple[str, ...], seed: int, _pred):
     return residual_model(_pred, list(features), seed=seed)
 
 
+TABS = ["Reliability diagram", "Calibration tests", "Calibration error", "Recalibration", "Residuals vs features",
+        "Subgroup performance"]
+TAB_WIDGETS = {0: ("cal_strategy", "cal_layout", "cal_rel_groups", "cal_curve", "cal_zoom", "cal_table_group"),
+               3: ("cal_split", "cal_fraction", "cal_split_column", "cal_split_value", "cal_methods", "cal_per_group",
+                   "cal_recal_show", "cal_recal_groups", "cal_recal_metric"),
+               4: ("cal_feature", "cal_feature_bins", "cal_feature_groups", "cal_model_features", "cal_model_run"),
+               5: ("cal_perf_metric",)}
+
+
 def settings() -> CalibrationParams:
     with st.sidebar.expander("Calibration settings", expanded=False):
         n_bins = st.slider("Reliability bins", 5, 20, 10, key="cal_bins",
@@ -76,20 +85,17 @@ def page() -> None:
     for note in audit.notes:
         st.warning(note)
     _headline(audit)
-    tabs = st.tabs(["Reliability diagram", "Calibration tests", "Calibration error", "Recalibration",
-                    "Residuals vs features", "Subgroup performance"])
-    with tabs[0]:
-        _reliability_tab(audit)
-    with tabs[1]:
-        _tests_tab(audit)
-    with tabs[2]:
-        _errors_tab(audit)
-    with tabs[3]:
-        _recalibration_tab(ctx.pred.rows(), ctx)      # a random split of rows: the table is expanded (np.repeat)
-    with tabs[4]:
-        _residuals_tab(ctx.pred, ctx)
-    with tabs[5]:
-        _performance_tab(audit)
+    # only the open tab runs (a click on another reruns the page from the caches): recalibration, which fits on
+    # rows of the table's expansion, costs nothing until it is looked at
+    tabs = _ui.lazy_tabs(TABS, key="cal_tab", keep=TAB_WIDGETS)
+    key = (pred.fingerprint, ctx.attribute, params)
+    bodies = (lambda: _reliability_tab(audit, key), lambda: _tests_tab(audit, key), lambda: _errors_tab(audit, key),
+              lambda: _recalibration_tab(ctx.pred.rows(), ctx),    # a random split of rows: the table expanded
+              lambda: _residuals_tab(ctx.pred, ctx), lambda: _performance_tab(audit, key))
+    for tab, body in zip(tabs, bodies):
+        if tab.open:
+            with tab:
+                body()
     _ui.section_json("calibration", pred, audit, AuditOptions(attribute=ctx.attribute, calibration=params))
 
 
@@ -130,7 +136,7 @@ def _group_choice(audit: CalibrationAudit, key: str) -> list[str]:
     return st.multiselect("Groups shown", [*names, OVERALL], default=default, key=key) or default
 
 
-def _reliability_tab(audit: CalibrationAudit) -> None:
+def _reliability_tab(audit: CalibrationAudit, ident: tuple) -> None:
     c1, c2 = st.columns([3, 1])
     with c2:
         strategy = st.radio("Bins", ["equal width", "equal count"], horizontal=True, key="cal_strategy",
@@ -140,10 +146,12 @@ def _reliability_tab(audit: CalibrationAudit) -> None:
         show_curve = st.checkbox("Smoothed curve with 95% band", value=True, key="cal_curve",
                                  help="Logistic regression on a restricted cubic spline of logit(p̂).")
         zoom = st.checkbox("Fit the axes to the scores", value=_low_scores(audit), key="cal_zoom")
+    mode = "facet" if layout == "side by side" else "overlay"
+    cache_key = ("cal.reliability", *ident, tuple(shown), strategy, mode, show_curve, zoom)
     key = "uniform" if strategy == "equal width" else "quantile"
     with c1:
-        _ui.chart(figs.reliability_figure(audit, shown, key, "facet" if layout == "side by side" else "overlay",
-                                                show_curve, True, zoom), width="stretch")
+        _ui.chart(_ui.figure(cache_key, lambda: figs.reliability_figure(audit, shown, key, mode, show_curve, True, zoom)),
+                  width="stretch")
     c2.markdown(_reliability_reading(audit, shown))
     st.markdown("**Binning table** (the lecture's §4.2.2): observed rate with the equal-tailed 95% interval of "
                 "Beta(n₁+1, n−n₁+1); `post_mean` = (n₁+1)/(n+2); `wald_moe` = 1.96·√(p(1−p)/n).")
@@ -186,8 +194,8 @@ def _reliability_reading(audit: CalibrationAudit, shown: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _tests_tab(audit: CalibrationAudit) -> None:
-    _ui.chart(figs.coefficient_figure(audit), width="stretch")
+def _tests_tab(audit: CalibrationAudit, key: tuple) -> None:
+    _ui.chart(_ui.figure(("cal.coefficients", *key), lambda: figs.coefficient_figure(audit)), width="stretch")
     rows = []
     for g in audit.all_groups:
         lin, spl = g.linear, g.spline
@@ -237,8 +245,8 @@ def _tests_tab(audit: CalibrationAudit) -> None:
                      column_config={"Δ intercept (i−j)": NUM3, "Δ slope (i−j)": NUM3})
 
 
-def _errors_tab(audit: CalibrationAudit) -> None:
-    _ui.chart(figs.errors_figure(audit), width="stretch")
+def _errors_tab(audit: CalibrationAudit, key: tuple) -> None:
+    _ui.chart(_ui.figure(("cal.errors", *key), lambda: figs.errors_figure(audit)), width="stretch")
     rows = [{"group": g.name, "n": g.n, "ECE (15 bins)": g.ece, "ECE 95% CI": fmt_interval(g.ece_ci),
              "regime": g.ece_regime, "smooth ECE": g.smooth_ece, "smooth ECE 95% CI": fmt_interval(g.smooth_ece_ci),
              "bandwidth σ*": g.smooth_sigma} for g in audit.all_groups]
@@ -414,10 +422,11 @@ def _feature_reading(result, shown: list[str]) -> str:
             f"is {mean:+.2f}, so the model {direction} there; its 95% interval excludes 0.")
 
 
-def _performance_tab(audit: CalibrationAudit) -> None:
+def _performance_tab(audit: CalibrationAudit, key: tuple) -> None:
     metric = st.radio("Metric", ["auroc", "log_loss", "brier"], horizontal=True, key="cal_perf_metric",
                       format_func={"auroc": "AUROC", "log_loss": "log-loss", "brier": "Brier"}.get)
-    _ui.chart(figs.performance_figure(audit, metric), width="stretch")
+    _ui.chart(_ui.figure(("cal.performance", *key, metric), lambda: figs.performance_figure(audit, metric)),
+              width="stretch")
     rows = [{"group": g.name, "n": g.n, "positives": g.n_pos, "AUROC": g.performance.auroc,
              "AUROC 95% CI": fmt_interval(g.performance.auroc_ci), "log-loss": g.performance.log_loss,
              "log-loss 95% CI": fmt_interval(g.performance.log_loss_ci), "Brier": g.performance.brier,

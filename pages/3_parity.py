@@ -25,6 +25,11 @@ def cached_parity(fingerprint: str, attribute: str, params: ParityParams, _pred)
     return analyse(_pred, attribute, params)
 
 
+TABS = ["Heatmaps", "Groups and confusion matrices", "All pairs", "Scenario builder"]
+TAB_WIDGETS = {0: ("parity_metric", "parity_i", "parity_j"),
+               3: ("scenario_preset", *(f"scenario_{side}_{cell}" for side in "ij" for cell in CELLS))}
+
+
 def settings() -> tuple[str, bool, float, float]:
     with st.sidebar.expander("Parity settings", expanded=False):
         variant = st.radio("DI definition", ["def31", "cikm"], horizontal=False, format_func={
@@ -58,20 +63,19 @@ def page() -> None:
     for warning in audit.warnings:
         st.warning(warning)
 
-    tabs = st.tabs(["Heatmaps", "Groups and confusion matrices", "All pairs", "Scenario builder"])
-    with tabs[0]:
-        _heatmap_tab(audit)
-    with tabs[1]:
-        _groups_tab(audit)
-    with tabs[2]:
-        _pairs_tab(audit)
-    with tabs[3]:
-        _scenario_tab()
+    # only the open tab runs (a click on another reruns the page from the caches)
+    tabs = _ui.lazy_tabs(TABS, key="parity_tab", keep=TAB_WIDGETS)
+    key = (pred.fingerprint, attribute, params)
+    for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key), lambda: _groups_tab(audit),
+                                lambda: _pairs_tab(audit), _scenario_tab)):
+        if tab.open:
+            with tab:
+                body()
     _ui.section_json("parity", pred, audit, AuditOptions(attribute=attribute, threshold=ctx.threshold, benefit=benefit,
                                                          match=MatchParams(alpha=alpha)))
 
 
-def _heatmap_tab(audit: ParityAudit) -> None:
+def _heatmap_tab(audit: ParityAudit, key: tuple) -> None:
     names = list(audit.names)
     default_i, default_j = audit.most_disparate()
     common.keep_choice("parity_i", names, default_i)
@@ -83,15 +87,21 @@ def _heatmap_tab(audit: ParityAudit) -> None:
     group_i = c2.selectbox("Row group i", names, key="parity_i")
     group_j = c3.selectbox("Column group j", names, key="parity_j")
     matrix = audit.matrices[metric]
-    _ui.chart(figs.heatmap(matrix, highlight=(group_i, group_j)), width="stretch")
+    _ui.chart(_ui.figure(("parity.heatmap", *key, metric, group_i, group_j),
+                         lambda: figs.heatmap(matrix, highlight=(group_i, group_j))), width="stretch")
     info = PAIR_METRICS[metric]
     st.caption(f"**{info.label}** = {info.formula}. {info.about} Colour: purple favours the row group, orange the "
                "column group (TE, DCA, DCR and the PPV gap are coloured by their negated score so colours agree); "
                "grey cells are undefined — hover for why. The framed cell is the pair read below.")
     _cell_reading(audit, metric, group_i, group_j)
-    _ui.chart(figs.benefit_figure(audit, (group_i, group_j)), width="stretch")
-    with st.expander("The thesis's Figure 3.2 panels: OFI, DI, TE and PP side by side"):
-        panels = figs.small_multiples(audit)
+    _ui.chart(_ui.figure(("parity.benefit", *key, group_i, group_j),
+                         lambda: figs.benefit_figure(audit, (group_i, group_j))), width="stretch")
+    section = st.expander("The thesis's Figure 3.2 panels: OFI, DI, TE and PP side by side", key="parity_panels",
+                          on_change="rerun")                   # built when opened
+    if not section.open:
+        return
+    with section:
+        panels = _ui.figure(("parity.panels", *key), lambda: figs.small_multiples(audit))
         for row in range(0, len(panels), 2):
             cols = st.columns(2)
             for col, fig in zip(cols, panels[row:row + 2]):

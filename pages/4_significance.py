@@ -19,6 +19,10 @@ from pages import _ui
 from pages._ui import CACHE_TTL
 
 CURVE_SIZES = (5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150)
+CPS_LAMBDA = 5.0               # the thesis's prior scale (default of the CPS tab's λ)
+TABS = ["MATCH test", "Jaggedness and holes", "Cross-Prior Smoothing"]
+TAB_WIDGETS = {0: ("match_group", "match_metric"), 1: ("jag_group", "jag_metric", "jag_max", "jag_draws", "holes_n"),
+               2: ("cps_lambda", "cps_metric", "cps_group")}
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
@@ -83,13 +87,19 @@ def page() -> None:
     audit = cached_match(attribute, names, counts, params)
     st.info(common.benefit_caption(pred, benefit, ctx.threshold) +
             f" Reference: {audit.reference_label}.")
-    tabs = st.tabs(["MATCH test", "Jaggedness and holes", "Cross-Prior Smoothing"])
-    with tabs[0]:
-        _match_tab(audit)
-    with tabs[1]:
-        _jaggedness_tab(audit)
-    with tabs[2]:
-        lam = _cps_tab(audit)
+    # only the open tab runs (a click on another reruns the page from the caches)
+    tabs = _ui.lazy_tabs(TABS, key="match_tab", keep=TAB_WIDGETS)
+    lam = float(st.session_state.get("cps_lambda", CPS_LAMBDA))      # chosen on the CPS tab, kept while it is closed
+    key = (attribute, names, counts, params)
+    if tabs[0].open:
+        with tabs[0]:
+            _match_tab(audit, key)
+    if tabs[1].open:
+        with tabs[1]:
+            _jaggedness_tab(audit)
+    if tabs[2].open:
+        with tabs[2]:
+            lam = _cps_tab(audit)
     cps = cps_groups(audit.names, [audit.counts[n] for n in audit.names], lam, audit.params.reference)
     _ui.section_json("significance", pred, SignificanceResult(audit, cps, lam),
                      AuditOptions(attribute=attribute, threshold=ctx.threshold, benefit=benefit, match=params,
@@ -106,8 +116,8 @@ def _default_focus(audit: MatchAudit) -> tuple[str, str]:
     return smallest, "acc"
 
 
-def _match_tab(audit: MatchAudit) -> None:
-    _ui.chart(figs.match_map(audit), width="stretch")
+def _match_tab(audit: MatchAudit, key: tuple) -> None:
+    _ui.chart(_ui.figure(("match.map", *key), lambda: figs.match_map(audit)), width="stretch")
     flagged = audit.significant()
     tested = sum(r.p_value is not None for r in audit.results)
     st.markdown(f"**{len(flagged)} of {tested}** group × metric scores differ from {md(audit.reference_label)} beyond "
@@ -145,7 +155,8 @@ def _match_tab(audit: MatchAudit) -> None:
             st.info(f"'{md(group)}' is the reference group itself.")
         else:
             plot = cached_null(metric, result.n, reference, audit.params)
-            _ui.chart(figs.null_figure(plot, result, audit.reference_label), width="stretch")
+            _ui.chart(_ui.figure(("match.null", *key, group, metric),
+                                 lambda: figs.null_figure(plot, result, audit.reference_label)), width="stretch")
             if metric == "ofi":
                 st.caption("OFI against the reference redraws both the group and the reference from the "
                            "reference's cells at their own sizes (Monte Carlo), so a small reference's own noise "
@@ -239,7 +250,7 @@ def _holes(audit: MatchAudit, group: str, metric: str) -> None:
 def _cps_tab(audit: MatchAudit) -> float:
     """The CPS tab; returns the prior scale λ chosen there."""
     c1, c2 = st.columns([1, 2])
-    lam = c1.number_input("Prior scale λ", min_value=0.0, max_value=1000.0, value=5.0, step=1.0, key="cps_lambda",
+    lam = c1.number_input("Prior scale λ", min_value=0.0, max_value=1000.0, value=CPS_LAMBDA, step=1.0, key="cps_lambda",
                           help="The pseudo-count mass borrowed from the reference: for a group of 5 and λ = 5 the "
                                "reference weighs as much as the group. The thesis uses 5 (default), 10 and 20.")
     metric = c2.selectbox("Metric", list(CM_METRICS), index=list(CM_METRICS).index("tpr"), key="cps_metric",

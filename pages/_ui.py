@@ -4,8 +4,10 @@ Pages stay thin: read ``context()``, call a cached fairviz function, draw its fi
 """
 from __future__ import annotations
 
+import importlib
 import json
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 from typing import Callable
@@ -26,6 +28,28 @@ RESTARTED = "restarted_on_sample"   # set when a refresh lost the visitor's uplo
 CACHE_TTL = "2h"               # every st.cache_data / st.cache_resource has max_entries and this lifetime
 UPLOAD_PARAM = "data"          # ?data=upload in the address bar survives a refresh; session state does not
 log = logging.getLogger("fairviz.app")
+
+# what the audit pages import (scipy.stats, statsmodels-like fits, Plotly's trace validators: ~1.5 s of imports on a
+# fresh server). Imported once per process in the background when the app first starts, so the first page a visitor
+# opens after an upload does not pay for them. Pages import them as usual; an import still running just waits.
+_WARM_MODULES = ("fairviz.residuals.analysis", "fairviz.residuals.figures", "fairviz.residuals.threshold_invariance",
+                 "fairviz.calibration.analysis", "fairviz.calibration.figures", "fairviz.calibration.recalibration",
+                 "fairviz.parity.analysis", "fairviz.parity.figures", "fairviz.sample_size.analysis",
+                 "fairviz.sample_size.figures")
+
+
+def _warm_imports() -> None:
+    try:
+        for name in _WARM_MODULES:
+            importlib.import_module(name)
+        import plotly.graph_objects as go               # each trace type's validators load on first use
+        for trace in (go.Scatter(), go.Scattergl(), go.Bar(), go.Heatmap()):
+            go.Figure(trace)
+    except Exception:  # noqa: BLE001 - a warm-up must never break the app; the page's own import reports errors
+        log.debug("warm-up import failed", exc_info=True)
+
+
+threading.Thread(target=_warm_imports, name="fairviz-warm-imports", daemon=True).start()
 
 
 @dataclass(frozen=True)
@@ -174,6 +198,20 @@ def _is_rerun_or_stop(err: BaseException) -> bool:
         "RerunException", "StopException")
 
 
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
+def _figure(key: tuple, _build: Callable[[], object]):
+    built = _build()
+    return [escape_figure(f) for f in built] if isinstance(built, list) else escape_figure(built)
+
+
+def figure(key: tuple, build: Callable[[], object]):
+    """A figure built once per ``key`` (what it is, the data's fingerprint and every parameter it draws) and kept
+    for the whole server: a rerun that changes nothing it draws (another widget, a tab switch, the threshold on a
+    page that does not read it) reuses it instead of rebuilding it (tens to hundreds of ms each). Shared, never
+    mutated after it is built (its names are escaped once, here). ``build`` may return a list of figures."""
+    return _figure(key, build)
+
+
 def chart(fig, **kwargs):
     """``st.plotly_chart`` with the visitor's names escaped in legends, hover and tick labels."""
     return st.plotly_chart(escape_figure(fig), **kwargs)
@@ -182,6 +220,20 @@ def chart(fig, **kwargs):
 def chart_at(where, fig, **kwargs):
     """``chart`` inside a column or container."""
     return where.plotly_chart(escape_figure(fig), **kwargs)
+
+
+def lazy_tabs(labels: list[str], key: str, keep: dict[int, tuple[str, ...]] | None = None):
+    """``st.tabs`` whose hidden tabs do not run: only the open tab's body computes and is sent (a tab switch reruns
+    the page, from the caches). Use ``if tab.open:`` around each body. ``keep`` maps a tab's index to the keys of
+    the widgets inside it: a widget that is not drawn in a run loses its value, so a closed tab's widget values are
+    written back to session state (Streamlit's documented way to keep them) until the tab opens again."""
+    tabs = st.tabs(labels, key=key, on_change="rerun")
+    for index, keys in (keep or {}).items():
+        if not tabs[index].open:
+            for name in keys:
+                if name in st.session_state:
+                    st.session_state[name] = st.session_state[name]
+    return tabs
 
 
 LARGE_ROWS = 200_000   # above: resampled intervals and tests cost seconds (≈ 8 s per section at 1M rows), on request

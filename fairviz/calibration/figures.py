@@ -1,5 +1,5 @@
-"""Figures of the calibration page. They take results from ``fairviz.calibration``, ``fairviz.recalibration`` and
-``fairviz.feature_residuals``, never rows."""
+"""Figures of the calibration page (and the home page's score distributions). They take results from
+``fairviz.calibration``, ``fairviz.recalibration`` and ``fairviz.feature_residuals``, or per-group counts, never rows."""
 from __future__ import annotations
 
 import math
@@ -276,6 +276,24 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
                       yaxis_title="Mean Pearson residual (y − p̂)/√(p̂(1−p̂))",
                       title=f"Residuals against {fr.feature}: above 0 the model under-predicts, below it over-predicts",
                       legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, title_text=""), margin=dict(b=130))
+    return fig
+
+
+def score_distribution_figure(attribute: str, names: list[str], edges: np.ndarray, shares: list[np.ndarray],
+                              height: int = 340) -> go.Figure:
+    """Each group's share of rows per score bin (``shares[k][b]``: group k, bin [edges[b], edges[b+1])): where the
+    model puts each group's scores, the first thing to look at before any calibration or parity reading."""
+    centres = (edges[:-1] + edges[1:]) / 2
+    fig = go.Figure()
+    for k, (name, share) in enumerate(zip(names, shares)):
+        style = group_style(k)
+        fig.add_trace(go.Scatter(x=centres, y=share, mode="lines", line_shape="hvh", name=name,
+                                 line=dict(color=style["color"], dash=style["dash"], width=2.5),
+                                 hovertemplate=f"<b>{name}</b><br>score %{{x:.2f}} ± {(edges[1] - edges[0]) / 2:.3f}"
+                                               "<br>%{y:.1%} of the group<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, height=height, title=f"Score distribution by {attribute}",
+                      xaxis=dict(title="score", range=[0, 1]), yaxis=dict(title="share of the group", tickformat=".0%"),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), margin=dict(t=80))
     return fig
 
 

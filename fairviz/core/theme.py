@@ -22,9 +22,28 @@ pio.templates["fairviz"] = go.layout.Template(layout=go.Layout(
     legend=dict(bgcolor="rgba(255,255,255,0.85)", bordercolor="#ccc", borderwidth=1),
     hoverlabel=dict(font_size=15), margin=dict(l=70, r=30, t=70, b=60),
 ))
-TEMPLATE = "plotly_white+fairviz"
+# "plotly_white+fairviz" merged once and registered under one name: a "a+b" name is merged again on every figure
+# (≈ 10 ms each, the largest part of building a small figure); the merged template is the same
+pio.templates["fairviz_white"] = pio.templates.merge_templates("plotly_white", "fairviz")
+TEMPLATE = "fairviz_white"
 
 
 def group_style(index: int) -> dict:
     """Colour and dash of the index-th group: the dash keeps overlapping curves apart (seed 000 Fig. 1)."""
     return {"color": PALETTE[index % len(PALETTE)], "dash": DASHES[index % len(DASHES)]}
+
+
+def vrect(x0: float, x1: float, **style) -> dict:
+    """The shape ``fig.add_vrect`` adds (a band over the whole plot height), as a dict: a figure that draws several
+    passes them all at once to ``update_layout(shapes=...)``, since each ``add_*`` call re-validates every shape."""
+    return dict(type="rect", x0=x0, x1=x1, xref="x", y0=0, y1=1, yref="y domain", **style)
+
+
+def hline(y: float, **style) -> dict:
+    """The shape ``fig.add_hline`` adds (a line across the whole plot width), as a dict (see ``vrect``)."""
+    return dict(type="line", x0=0, x1=1, xref="x domain", y0=y, y1=y, yref="y", **style)
+
+
+def vline(x: float, **style) -> dict:
+    """The shape ``fig.add_vline`` adds (a line over the whole plot height), as a dict (see ``vrect``)."""
+    return dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain", **style)

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, ParityAudit, PairwiseMatrix
-from fairviz.core.theme import DIVERGING, NEUTRAL, PALETTE, TEMPLATE
+from fairviz.core.theme import DIVERGING, NEUTRAL, PALETTE, TEMPLATE, hline, vrect
 
 UNDEFINED_FILL = "#d9d9d9"
 SEQUENTIAL = [[0.0, "#ffffff"], [1.0, "#0072B2"]]       # undirected gaps: white (none) → blue (large)
@@ -144,18 +144,16 @@ def benefit_figure(audit: ParityAudit, highlight: tuple[str, str] | None = None)
     fig.add_trace(go.Bar(x=names, y=deserved, name="benefit warranted by labels  E[b] = P/n",
                          marker_color=PALETTE[1], marker_pattern_shape="/",
                          hovertemplate="%{x}: E[b] = %{y:.3f}<extra></extra>"))
-    for g in audit.groups:
-        fig.add_annotation(x=g.name, y=max(g.benefit_rate, g.expected_benefit) + 0.04, showarrow=False,
-                           text=f"𝓑 = {g.marginal_benefit:+.3f}", font=dict(
-                               size=14, color="#542788" if g.marginal_benefit > 0 else "#b35806"))
-    if highlight:
-        for name in highlight:
-            if name in names:
-                fig.add_vrect(x0=names.index(name) - 0.45, x1=names.index(name) + 0.45, line_width=0,
-                              fillcolor="rgba(0,0,0,0.06)", layer="below")
+    # annotations and shapes set once: fig.add_annotation/add_vrect/add_hline re-validate all of them on each call
+    annotations = [dict(x=g.name, y=max(g.benefit_rate, g.expected_benefit) + 0.04, showarrow=False,
+                        text=f"𝓑 = {g.marginal_benefit:+.3f}",
+                        font=dict(size=14, color="#542788" if g.marginal_benefit > 0 else "#b35806"))
+                   for g in audit.groups]
+    shapes = [vrect(names.index(name) - 0.45, names.index(name) + 0.45, line=dict(width=0),
+                    fillcolor="rgba(0,0,0,0.06)", layer="below") for name in highlight or () if name in names]
     fig.update_layout(template=TEMPLATE, barmode="group", height=430,
                       title="Marginal benefit per group: 𝓑 = b − E[b] (OFI(i, j) = 𝓑_i − 𝓑_j)",
                       yaxis=dict(title="share of the group", range=[0, 1.12]),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
-    fig.add_hline(y=0, line=dict(color=NEUTRAL, width=1))
+                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+                      annotations=annotations, shapes=[*shapes, hline(0, line=dict(color=NEUTRAL, width=1))])
     return fig

@@ -7,7 +7,7 @@ from plotly.subplots import make_subplots
 
 from fairviz.residuals.analysis import ResidualAudit, ThresholdCheck
 from fairviz.core.serialize import nan_if_none
-from fairviz.core.theme import KNEE_COLOUR, NEUTRAL, REGION_FILL, TEMPLATE, group_style
+from fairviz.core.theme import KNEE_COLOUR, NEUTRAL, REGION_FILL, TEMPLATE, group_style, hline, vrect
 from fairviz.core.wording import fmt
 
 OUTCOME_TITLES = {"all": "All rows", "y0": "Y = 0 (residual = score; drives FPR)",
@@ -21,6 +21,7 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
     fig = go.Figure()
     names = [g.name for g in audit.groups]
     shown = groups or names
+    shapes = []               # set once below: fig.add_vrect/add_hline re-validate every shape on each call
     for name in shown:
         index = names.index(name)
         _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts)
@@ -29,8 +30,8 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
             for knee in summary.knees:
                 if show_regions and audit.params.region_mode == "percentile":
                     eps = audit.params.region_eps
-                    fig.add_vrect(x0=100 * max(knee.percentile - eps, 0), x1=100 * min(knee.percentile + eps, 1),
-                                  fillcolor=REGION_FILL, line_width=0, layer="below")
+                    shapes.append(vrect(100 * max(knee.percentile - eps, 0), 100 * min(knee.percentile + eps, 1),
+                                        fillcolor=REGION_FILL, line=dict(width=0), layer="below"))
                 fig.add_trace(go.Scatter(
                     x=[100 * knee.percentile], y=[knee.residual], mode="markers",
                     marker=dict(symbol="diamond", size=14, color=KNEE_COLOUR, line=dict(color="white", width=1.5)),
@@ -38,9 +39,9 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                     hovertemplate=(f"<b>{name}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
     ece_text = ", ".join(f"{g.name} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
-    fig.add_hline(y=0, line=dict(color=NEUTRAL, width=1))
+    shapes.append(hline(0, line=dict(color=NEUTRAL, width=1)))
     fig.update_layout(
-        template=TEMPLATE, height=height,
+        template=TEMPLATE, height=height, shapes=shapes,
         title=dict(text=f"Sorted residuals by {audit.attribute} — {OUTCOME_TITLES[outcome]}"
                         f"<br><sup>ECE (15 bins): {ece_text}</sup>"),
         xaxis=dict(title="Percentile within group (%)", range=[0, 100]),
@@ -61,11 +62,21 @@ def _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts) -> N
         hover_labels[rows] if hover_labels is not None else rows.astype(str),
         np.array([_shorten(t) for t in texts[rows]]) if texts is not None else np.full(rows.size, ""),
     ])
-    fig.add_trace(go.Scattergl(
+    fig.add_trace(_line_trace(curve.percentile.size)(
         x=100 * curve.percentile, y=curve.residual, mode="lines", name=f"{name} (n = {audit.group(name).n:,})",
         legendgroup=name, line=dict(color=style["color"], dash=style["dash"], width=3), customdata=custom,
         hovertemplate=(f"<b>{name}</b><br>percentile %{{x:.1f}}%<br>residual %{{y:.3f}}<br>"
                        "%{customdata[0]}<br>%{customdata[1]}<extra></extra>")))
+
+
+SVG_MAX_POINTS = 5000      # a line up to this many points is one SVG path (drawn at once, no WebGL context)
+
+
+def _line_trace(points: int):
+    """SVG lines for curves of up to SVG_MAX_POINTS points (every curve the analysis draws has at most 2,000):
+    a WebGL context per chart costs a second or more to set up and redraw where the browser renders WebGL in
+    software (no GPU: meeting-room laptops, virtual machines, headless Chromium); WebGL only for longer lines."""
+    return go.Scatter if points <= SVG_MAX_POINTS else go.Scattergl
 
 
 def _shorten(text: str, width: int = 90) -> str:
@@ -87,7 +98,8 @@ def outcome_panels(audit: ResidualAudit, groups: list[str] | None = None,
             curve = audit.curves[name][outcome]
             style = group_style(names.index(name))
             labels = hover_labels[curve.row] if hover_labels is not None else curve.row.astype(str)
-            fig.add_trace(go.Scattergl(x=100 * curve.percentile, y=curve.residual, mode="lines", name=name,
+            fig.add_trace(_line_trace(curve.percentile.size)(
+                                       x=100 * curve.percentile, y=curve.residual, mode="lines", name=name,
                                        legendgroup=name, showlegend=col == 1, customdata=labels,
                                        line=dict(color=style["color"], dash=style["dash"], width=3),
                                        hovertemplate=f"<b>{name}</b> %{{x:.1f}}%: %{{y:.3f}}<br>%{{customdata}}"

@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from fairviz.sample_size.analysis import METRIC_LABELS, CPSRow, ErrorCurves, Jaggedness, MatchAudit, MatchResult, NullPlot
-from fairviz.core.theme import DASHES, DIVERGING, KNEE_COLOUR, NEUTRAL, PALETTE, TEMPLATE
+from fairviz.core.theme import DASHES, DIVERGING, KNEE_COLOUR, NEUTRAL, PALETTE, TEMPLATE, vline
 from fairviz.core.wording import fmt, fmt_p
 
 OBSERVED = KNEE_COLOUR             # vermillion: the group's own score, on every figure of this page
@@ -29,14 +29,18 @@ def null_figure(plot: NullPlot, result: MatchResult, reference: str, height: int
         x=plot.values, y=plot.mass, width=plot.width * (0.92 if not plot.binned else 1.0), marker_color=colours,
         marker_line_width=0, name="same-size groups from the reference",
         hovertemplate=f"{label} {'≈' if plot.binned else '='} %{{x:.4f}}: probability %{{y:.4f}}<extra></extra>"))
+    # the lines and their labels fig.add_vline(..., annotation_position="top" / "top left") would add, set at once
+    # below (each add_* call re-validates every shape and annotation)
+    shapes, annotations = [], []
     if s is not None:
-        fig.add_vline(x=s, line=dict(color=OBSERVED, width=3),
-                      annotation=dict(text=f"observed {fmt(s)}", font=dict(color=OBSERVED, size=15)),
-                      annotation_position="top")
+        shapes.append(vline(s, line=dict(color=OBSERVED, width=3)))
+        annotations.append(dict(text=f"observed {fmt(s)}", font=dict(color=OBSERVED, size=15), showarrow=False,
+                                x=s, xanchor="center", xref="x", y=1, yanchor="bottom", yref="y domain"))
     if result.reference_score is not None and result.metric != "ofi":
-        fig.add_vline(x=result.reference_score, line=dict(color=NEUTRAL, width=2, dash="dash"),
-                      annotation=dict(text=f"reference {fmt(result.reference_score)}", font=dict(color=NEUTRAL)),
-                      annotation_position="top left")
+        shapes.append(vline(result.reference_score, line=dict(color=NEUTRAL, width=2, dash="dash")))
+        annotations.append(dict(text=f"reference {fmt(result.reference_score)}", font=dict(color=NEUTRAL),
+                                showarrow=False, x=result.reference_score, xanchor="right", xref="x", y=1,
+                                yanchor="top", yref="y domain"))
     p_text = f"two-sided p {fmt_p(result.p_value)}" + (
         f", BH-adjusted {fmt_p(result.p_adjusted)}" if result.p_adjusted is not None else "")
     fig.update_layout(
@@ -44,7 +48,7 @@ def null_figure(plot: NullPlot, result: MatchResult, reference: str, height: int
         title=dict(text=f"{label} of '{result.group}' (n = {result.n:,}) vs same-size groups from {reference}"
                         f"<br><sup>{result.method} · {p_text}</sup>"),
         xaxis_title=f"{label}{' (binned)' if plot.binned else ''}", yaxis_title="probability",
-        margin=dict(t=90))
+        margin=dict(t=90), **({"shapes": shapes, "annotations": annotations} if shapes else {}))
     return fig
 
 

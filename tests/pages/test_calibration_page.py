@@ -12,6 +12,7 @@ from fairviz.core.data import ColumnMapping, build_predictions
 from fairviz.core.samples import load_sample
 
 from tests.conftest import ROOT
+from tests.pages.tabs import open_tab
 
 PAGE = "pages/2_calibration.py"
 
@@ -44,11 +45,13 @@ def test_page_on_compas_shows_tests_bins_and_small_group_messages():
     bins = next(d.value for d in at.dataframe if "ci_lower" in d.value.columns)
     assert {"ci_lower", "ci_upper", "post_mean", "wald_moe", "n_pos"} <= set(bins.columns)
     assert bins["n"].sum() == 7214
+    open_tab(at, "cal_tab", "Calibration tests")
     tests = next(d.value for d in at.dataframe if "β₁ slope" in d.value.columns)
     row = tests.set_index("group").loc["African-American"]
     assert row["β₁ slope"] == pytest.approx(expected.group("African-American").linear.slope.estimate)
     assert tests.set_index("group").loc["Native American", "status"].startswith("not enough data (n = 18")
     assert any("Native American" in w.value and "not enough data" in w.value for w in at.warning)
+    open_tab(at, "cal_tab", "Subgroup performance")
     perf = next(d.value for d in at.dataframe if "AUROC 95% CI" in d.value.columns)
     assert perf.set_index("group").loc["Native American", "n"] == 18
     assert any("smallest group, *Native American* (n = 18)" in m.value for m in at.markdown)
@@ -57,13 +60,16 @@ def test_page_on_compas_shows_tests_bins_and_small_group_messages():
 @pytest.mark.slow
 def test_page_on_synthetic_sample_reads_the_planted_miscalibration():
     at = open_page(load_sample("synthetic"))
+    open_tab(at, "cal_tab", "Calibration tests")
     readings = " ".join(e.value for e in at.error) + " ".join(s.value for s in at.success)
     assert "**C:** slope β₁ = +0." in readings and "under-confident" in readings      # C: temperature 1.6
     assert "**A:** slope" in readings and "no evidence of over- or under-confidence" in readings
     assert "**B:**" in readings and "over-predicts" in readings                          # B: scores too high
     assert any("Calibration differs between groups" in e.value for e in at.error)
+    open_tab(at, "cal_tab", "Recalibration")
     recal = next(d.value for d in at.dataframe if "n (evaluation)" in d.value.columns)
     assert set(recal["method"]) == {"Original scores", "Platt (logistic)", "Temperature", "Isotonic", "Monotone spline"}
+    open_tab(at, "cal_tab", "Residuals vs features")
     at.toggle(key="cal_model_run").set_value(True).run()
     assert not at.exception
     model = next(d.value for d in at.dataframe if "robust Wald χ²" in d.value.columns)
@@ -82,6 +88,7 @@ def test_page_messages_for_clipped_scores_and_a_one_class_split():
     pred = build_predictions(frame, ColumnMapping(label="y", score="score", groups=("group",)), source="edge.csv")
     at = open_page(pred, resamples=0)
     assert any("8 rows have a score of exactly 0 or 1" in w.value for w in at.warning)
+    open_tab(at, "cal_tab", "Recalibration")
     at.radio(key="cal_split").set_value("a column of the file").run()
     at.selectbox(key="cal_split_column").set_value("fold").run()
     at.selectbox(key="cal_split_value").set_value("cal").run()

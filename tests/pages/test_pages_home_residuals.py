@@ -8,6 +8,7 @@ from fairviz.residuals.analysis import RDFParams, analyse
 from fairviz.core.samples import load_sample
 
 from tests.conftest import ROOT
+from tests.pages.tabs import open_tab
 
 RDF_PAGE = "pages/1_residuals.py"
 
@@ -49,8 +50,9 @@ def test_residual_page_shows_the_computed_metrics():
     for p in expected.pairs:
         row = pairs.loc[f"{p.group_i} vs {p.group_j}"]
         assert row["F_pattern"] == pytest.approx(p.f_pattern) and row["F_dist"] == pytest.approx(p.f_dist)
-    groups = at.dataframe[1].value.set_index("group")
+    groups = open_tab(at, "rdf_tab", "Groups").dataframe[0].value.set_index("group")
     assert groups.loc["C", "n"] == expected.group("C").n
+    open_tab(at, "rdf_tab", "Knee error concentration")
     assert any(m.label == "Error ratio knee / elsewhere" and m.value == f"{expected.concentration.ratio:.2f}×"
                for m in at.metric)
 

@@ -5,6 +5,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import ROOT
+from tests.pages.tabs import open_tab
 
 
 def _open(page: str) -> AppTest:
@@ -68,14 +69,16 @@ def test_parity_page_undefined_cells_intersections_and_tables():
     assert "African-American × Male" in groups and len(groups) == 12
     at.selectbox(key="parity_metric").set_value("te").run()
     assert not at.exception
+    open_tab(at, "parity_tab", "All pairs")
     pairs = next(d.value for d in at.dataframe if "reading" in d.value.columns)
     assert len(pairs) == 12 * 11 // 2
+    open_tab(at, "parity_tab", "Groups and confusion matrices")
     group_table = next(d.value for d in at.dataframe if "marginal benefit 𝓑" in d.value.columns)
     assert group_table["n"].sum() == 7214
 
 
 def test_scenario_builder_tables_3_1_and_3_3():
-    at = _open("pages/3_parity.py")
+    at = open_tab(_open("pages/3_parity.py"), "parity_tab", "Scenario builder")
     m = _metrics(at)
     assert (m["OFI = 𝓑_i − 𝓑_j"], m["DI = b_i ÷ b_j"]) == ("-0.056", "0.375")      # Table 3.1, Scenario A
     at.selectbox(key="scenario_preset").set_value("B").run()
@@ -108,16 +111,20 @@ def test_significance_page_match_cps_and_jaggedness():
     at.selectbox(key="match_metric").set_value("ppv").run()
     assert "Not distinguishable from sampling noise at n = 32" in _text(at)
 
+    open_tab(at, "match_tab", "Cross-Prior Smoothing")
     cps = next(d.value for d in at.dataframe if "TP (CPS)" in d.value.columns)
     native = cps[cps["group"] == "Native American"].iloc[0]
     assert native["TP (CPS)"] == pytest.approx(5.3682, abs=1e-4) and native["n"] == 18
     text = _text(at)
     assert "CPS with λ = 5 gives" in text
+    text = _text(open_tab(at, "match_tab", "Jaggedness and holes"))
     assert "Random subsamples of 5 people from 'Other'" in text                        # smallest group ≥ 100
     holes = next(d.value for d in at.dataframe if "Theorem 4.3 (as printed)" in d.value.columns)
     column = next(c for c in holes.columns if c.startswith("holes among the 455 matrices of n = 12"))
     assert int(holes.set_index("metric").loc["MCC", column]) == 4 * 12                  # Theorem 4.3: 4n
 
+    open_tab(at, "match_tab", "MATCH test")
+    assert at.selectbox(key="match_metric").value == "ppv"          # kept while its tab was closed
     at.selectbox(key="match_reference").set_value("Caucasian").run()
     at.selectbox(key="match_group").set_value("Caucasian").run()
     assert "'Caucasian' is the reference group itself." in _text(at)

@@ -17,6 +17,10 @@ def test_residual_page_threshold_invariance_section():
     at.selectbox(key="sample_choice").set_value("synthetic").run()
     at.switch_page("pages/1_residuals.py").run()
     assert not at.exception
+    assert "threshold_invariance" not in at.session_state["page_json"]       # computed when its expander opens
+    at.session_state["rdf_invariance"] = True
+    at.run()
+    assert not at.exception
     expected = threshold_invariance(load_sample("synthetic"), "group")
     page = at.session_state["page_json"]["threshold_invariance"]
     assert page == {"threshold_invariance": clean(expected.to_dict())}

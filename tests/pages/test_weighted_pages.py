@@ -10,6 +10,7 @@ from fairviz.core.engine import Engine, resolve
 from fairviz.core.samples import load_sample, sample_path, samples
 
 from tests.conftest import ROOT
+from tests.pages.tabs import TAB_KEYS, labels, open_tab
 
 AUDIT_PAGES = ["pages/1_residuals.py", "pages/2_calibration.py", "pages/3_parity.py", "pages/4_significance.py",
                "pages/9_reweighting.py"]
@@ -49,6 +50,19 @@ def _headline(at: AppTest) -> tuple[dict, list[pd.DataFrame], list[str]]:
     return metrics, [d.value for d in at.dataframe], boxes
 
 
+def _every_tab(at: AppTest, page: str) -> tuple[dict, list[pd.DataFrame], list[str]]:
+    """``_headline`` of each of the page's tabs in turn (only the open tab runs), merged."""
+    if page not in TAB_KEYS:                                    # a page without lazy tabs: everything is drawn
+        return _headline(at)
+    metrics, tables, boxes = {}, [], []
+    for label in labels(at):
+        m, t, b = _headline(open_tab(at, TAB_KEYS[page], label))
+        metrics.update(m)
+        tables += t
+        boxes += b
+    return metrics, tables, boxes
+
+
 def _same_tables(ours: list[pd.DataFrame], theirs: list[pd.DataFrame], skip: set[int] = frozenset()) -> None:
     assert len(ours) == len(theirs)
     for k, (a, b) in enumerate(zip(ours, theirs)):
@@ -72,8 +86,8 @@ def test_home_summary_counts_rows_not_cells(weighted, rows):
 def test_every_audit_page_reads_the_table_like_the_rows(weighted, rows, page):
     ours, theirs = _open(weighted, page), _open(rows, page)
     assert not ours.error or all("incident" not in e.value for e in ours.error)
-    m_ours, t_ours, b_ours = _headline(ours)
-    m_theirs, t_theirs, b_theirs = _headline(theirs)
+    m_ours, t_ours, b_ours = _every_tab(ours, page)
+    m_theirs, t_theirs, b_theirs = _every_tab(theirs, page)
     assert m_ours and m_ours == m_theirs                       # every metric, as displayed
     assert b_ours == b_theirs                                  # the verdicts
     # residual D* lists the rows of the (cell-sorted) expansion without the file's other columns: same rows in
@@ -93,11 +107,12 @@ def test_every_audit_page_reads_the_table_like_the_rows(weighted, rows, page):
 
 
 def test_row_level_features_say_why_they_are_missing(weighted):
-    at = _open(weighted, "pages/2_calibration.py")
+    at = open_tab(_open(weighted, "pages/2_calibration.py"), "cal_tab", "Residuals vs features")
     assert any("Residuals against features need the file's rows" in i.value for i in at.info)
-    assert at.radio(key="cal_split").options == ["random fraction"]
-    at = _open(weighted, "pages/1_residuals.py")
+    assert open_tab(at, "cal_tab", "Recalibration").radio(key="cal_split").options == ["random fraction"]
+    at = open_tab(_open(weighted, "pages/1_residuals.py"), "rdf_tab", "Diagnostic set D*")
     assert any("reduced to counts per group, label and score" in c.value for c in at.caption)
+    at = open_tab(at, "rdf_tab", "Knee error concentration")
     assert any(m.label == "Error ratio knee / elsewhere" for m in at.metric)
 
 

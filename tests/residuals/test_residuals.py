@@ -276,3 +276,20 @@ def test_linear_time_wasserstein_equals_scipy_with_ties_and_unequal_sizes():
         a = np.round(rng.normal(size=n_a), 1)          # rounding makes ties
         b = np.round(rng.normal(0.3, 2, size=n_b), 1)
         assert wasserstein_sorted(np.sort(a), np.sort(b)) == pytest.approx(sps.wasserstein_distance(a, b), abs=1e-12)
+
+
+def test_sorted_residual_curves_are_svg_lines_of_at_most_2000_points():
+    """Every drawn curve has ≤ 2,000 points whatever n is, and is drawn as one SVG path (no WebGL context, which
+    takes seconds where the browser renders WebGL in software); longer lines would switch to WebGL."""
+    from fairviz.residuals import figures as figs
+    from fairviz.residuals.analysis import CURVE_POINTS
+    rng = np.random.default_rng(5)
+    n = 30_000
+    p = rng.uniform(0, 1, n)
+    frame = pd.DataFrame({"y": rng.binomial(1, p), "s": p, "g": rng.choice(["a", "b"], n)})
+    pred = build_predictions(frame, ColumnMapping("y", "s", ("g",)), source="t.csv")
+    audit = analyse(pred, "g", RDFParams(resamples=0, knee_resamples=0))
+    for fig in (figs.sorted_residual_plot(audit), figs.outcome_panels(audit)):
+        lines = [t for t in fig.data if t.mode == "lines"]
+        assert lines and all(t.type == "scatter" and len(t.x) <= CURVE_POINTS for t in lines)
+    assert figs._line_trace(figs.SVG_MAX_POINTS + 1) is figs.go.Scattergl

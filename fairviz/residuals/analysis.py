@@ -448,8 +448,8 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(0.02, "Sorting residuals and finding knees")
     # every group is sorted once; all later statistics read these sorted views
     sorted_groups = sort_groups(pred, d, members)
-    group_knees = [detect_knees_weighted(sg.d, sg.w, params.knees) if sg.d.size else (None, None)
-                   for sg in sorted_groups]
+    group_knees = stats.in_parallel(lambda sg: detect_knees_weighted(sg.d, sg.w, params.knees) if sg.d.size
+                                    else (None, None), sorted_groups)
     region_rows = np.zeros(d.size, dtype=np.int64)
     regions, summaries, curves = [], [], {}
     offsets = None if pred.weight is None else np.cumsum(pred.weight) - pred.weight

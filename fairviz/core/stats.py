@@ -66,8 +66,8 @@ def bootstrap_counts(counts: np.ndarray, resamples: int, rng: np.random.Generato
     Up to ``POISSON_FROM`` rows, a multinomial draw (the resample keeps the sample's size). From there on, the
     Poisson bootstrap (each row appears Poisson(1) times, so a cell of c rows draws Poisson(c), independently; the
     resample size varies by about 1/√n, which no statistic here notices because each one is normalised by its own
-    resample): the bootstrap of TensorFlow Model Analysis and of Hanley & MacGibbon (2006) for large data. It costs a
-    third of the multinomial's sequential binomials and runs on several cores."""
+    resample): the bootstrap of TensorFlow Model Analysis and of Hanley & MacGibbon (2006) for large data. It costs
+    about half the multinomial's sequential binomials (measured) and runs on several cores."""
     counts = np.asarray(counts, dtype=np.int64)
     total = int(counts.sum())
     out = np.zeros((resamples, counts.size), dtype=np.int64)

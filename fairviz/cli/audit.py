@@ -3,11 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
 from fairviz.core.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
 from fairviz.core.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine, resolve
+from fairviz.core.markup import csv_bytes
 from fairviz.core.samples import match_sample
 from fairviz.explain.run import ExplainSettings
 from fairviz.report.audit import AuditOptions, run_audit
@@ -36,6 +40,9 @@ def add_parser(commands) -> None:
                        help="decision threshold: positive when score ≥ it (default 0.5, or a bundled sample's own)")
     audit.add_argument("--json", type=Path, help="write the audit JSON here ('-' for stdout)")
     audit.add_argument("--html", type=Path, help="write a self-contained HTML report here")
+    audit.add_argument("--dstar", type=Path,
+                       help="write the diagnostic set D* (rows near their group's knees) here as CSV, with every column "
+                            "of the input: one filtered query on the engine, never a read of the whole file")
     audit.add_argument("--resamples", type=int, default=1000, help="bootstrap and permutation resamples")
     audit.add_argument("--knee-resamples", type=int, default=200,
                        help="resamples for the F_h/F_v intervals (knees re-detected in each; 0 to skip)")
@@ -85,6 +92,8 @@ def run(args) -> int:
                             text=args.text or (guess.text if guess.text in frame else None),
                             row_id=guess.row_id, intersect=args.intersect)
     stats = None
+    if args.explain and args.dstar:
+        raise DataError("--dstar reads D* through the engine; run it without --explain.")
     if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
         if source.format != "csv" and len(source.files) > 1:
             raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
@@ -118,6 +127,10 @@ def run(args) -> int:
         audit.data["mapping"] = mapping.to_dict()      # the roles as chosen (the table itself carries only some)
     if note:
         audit.data["notes"].append(note)
+    if args.dstar:
+        rows = dstar_rows(engine, source, stats, pred, audit.results["residuals"])
+        args.dstar.write_bytes(csv_bytes(rows))
+        audit.data["notes"].append(f"D*: {len(rows):,} rows with every column of the input written to {args.dstar}.")
     emit(summary(audit.data), audit.data, args.json)
     if args.html:
         args.html.write_text(audit.to_html(), encoding="utf-8")
@@ -140,3 +153,20 @@ def apply_sample_settings(args, sample):
         return args, ""
     return args, (f"This file is the bundled sample '{sample.title}': its settings apply ({', '.join(from_sample)}), "
                   "as in the app; pass --threshold/--benefit to change them.")
+
+
+def dstar_rows(engine: Engine, source, stats, pred, residuals) -> pd.DataFrame:
+    """The input rows of D* with all their columns, ahead of them the residual D = score − Y, the knee that put the
+    row in D* and its group as analysed (an intersection gets its own name)."""
+    segments = residuals.d_star_segments().rename(columns={"knee": "__fv_knee"})
+    entries = segments["entry"].to_numpy(dtype=np.int64)
+    view = pred.groups(residuals.attribute)
+    segments["__fv_y"] = pred.y[entries]
+    segments["__fv_group"] = np.asarray(view.names, dtype=object)[view.codes[entries]]
+    rows = engine.rows_of_entries(source, stats, segments)
+    if rows.empty:
+        return rows
+    added = pd.DataFrame({
+        "residual D": pd.to_numeric(rows[stats.mapping.score], errors="coerce") - rows.pop("__fv_y").astype(float),
+        "nearest knee": rows.pop("__fv_knee"), f"{residuals.attribute} (analysed)": rows.pop("__fv_group")})
+    return pd.concat([added, rows], axis=1)

@@ -47,6 +47,7 @@ EXACT_ROWS = 200_000            # inputs up to this many rows are always reduced
 ENGINES = ("duckdb", "spark")
 DEFAULT_SPARK_MASTER = "local[2]"
 COUNT = "__fairviz_n"           # the count column of the table
+CELL_KEY = "__fairviz_cell"
 PREVIEW_ROWS = 10_000
 _NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
             "FLOAT", "DOUBLE", "REAL", "DECIMAL", "INT", "LONG", "SHORT", "BYTE")
@@ -63,6 +64,8 @@ class SufficientStats:
     source: str
     fingerprint: str
     engine: str = "duckdb"
+    cell_key: np.ndarray | None = None   # per table row: its score cell in the query (FLOOR(s·cells), or s itself)
+    key_cells: int = DEFAULT_CELLS       # the cells of that query (0: a cell per distinct score)
 
     @property
     def exact(self) -> bool:
@@ -129,7 +132,8 @@ def _single_valued(cells: pd.DataFrame) -> bool:
 
 
 def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, fingerprint: str, engine: str,
-                     numeric: bool = True, resolution_cells: int = DEFAULT_CELLS) -> SufficientStats:
+                     numeric: bool = True, resolution_cells: int = DEFAULT_CELLS,
+                     key_cells: int = DEFAULT_CELLS) -> SufficientStats:
     """The engine's output (see ``reduction_sql``) → the table, exact when every cell holds one distinct score."""
     cells = cells.reset_index(drop=True)
     n = cells["n"].to_numpy(dtype=np.int64)
@@ -159,11 +163,13 @@ def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, f
     table[mapping.label] = cells["y"]
     table[mapping.score] = score
     table[COUNT] = n
+    table[CELL_KEY] = pd.to_numeric(cells["cell"], errors="coerce").to_numpy(dtype=float)
     keys = [*mapping.groups, mapping.label, mapping.score]
     table = table.sort_values(keys, kind="stable", na_position="last",
                               key=lambda s: s.astype(str) if s.dtype == object else s).reset_index(drop=True)
+    cell_key = table.pop(CELL_KEY).to_numpy()
     return SufficientStats(table, mapping, 0.0 if exact else 1.0 / resolution_cells, rows, source, fingerprint,
-                           engine)
+                           engine, cell_key, key_cells)
 
 
 # ----------------------------------------------------------------------------------------------- sources
@@ -325,11 +331,50 @@ class Engine:
         _check_columns(pd.DataFrame(columns=list(types)), _core_mapping(mapping))
         score_type = types[mapping.score]
         numeric = score_type.startswith(_NUMERIC) and not score_type.startswith("BOOL")
-        cells = self.sql(reduction_sql("src", mapping, numeric, self.cells))
+        key_cells = self.cells
+        cells = self.sql(reduction_sql("src", mapping, numeric, key_cells))
         if numeric and int(cells["n"].sum()) <= EXACT_ROWS and not _single_valued(cells):
+            key_cells = 0
             cells = self.sql(reduction_sql("src", mapping, numeric, 0))          # small input: exact, always
         digest = hashlib.blake2b(f"{fingerprint}|{self.cells}".encode(), digest_size=16).hexdigest()
-        return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, self.cells)
+        return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, self.cells, key_cells)
+
+    def rows_of_entries(self, source: Source, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
+        """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the file.
+
+        ``picks``: ``entry`` (a row of the table), ``skip`` and ``take`` (which of the entry's rows, in score order),
+        and any columns to attach to those rows. A row-level need of a reduced audit (the diagnostic set D* with the
+        file's own columns) is this one filtered query on the same engine, never a read of the whole file."""
+        if stats.cell_key is None or picks.empty:
+            return pd.DataFrame()
+        mapping = stats.mapping
+        keys = [*mapping.groups, mapping.label]
+        chosen = stats.table.iloc[picks["entry"].to_numpy()]
+        wanted = pd.DataFrame({f"k{i}": chosen[c].to_numpy() for i, c in enumerate(keys)})
+        wanted["cell"] = stats.cell_key[picks["entry"].to_numpy()]
+        wanted["skip"], wanted["take"] = picks["skip"].to_numpy(np.int64), picks["take"].to_numpy(np.int64)
+        extra = [c for c in picks.columns if c not in ("entry", "skip", "take")]
+        for i, c in enumerate(extra):
+            wanted[f"x{i}"] = picks[c].to_numpy()
+        self._register(source)
+        columns = list(self._columns())
+        self._register_frame("picks", wanted)
+        score = f"CAST({_q(mapping.score)} AS DOUBLE)"
+        cell = f"FLOOR({score} * {int(stats.key_cells)})" if stats.key_cells else score
+        partition = ", ".join([_q(c) for c in keys] + [cell])
+        order = ", ".join([score] + [_q(c) for c in columns if c != mapping.score])   # ties: any fixed order
+        ranked = (f"SELECT *, {cell} AS __fv_cell, ROW_NUMBER() OVER (PARTITION BY {partition} ORDER BY {order}) "
+                  f"AS __fv_rank FROM src")
+        join = " AND ".join([f"r.{_q(c)} = p.k{i}" for i, c in enumerate(keys)] + ["r.__fv_cell = p.cell"])
+        picked = ", ".join([f"r.{_q(c)}" for c in columns] + [f"p.x{i} AS {_q(c)}" for i, c in enumerate(extra)])
+        return self.sql(f"SELECT {picked} FROM ({ranked}) r JOIN picks p ON {join} "
+                        f"WHERE r.__fv_rank > p.skip AND r.__fv_rank <= p.skip + p.take")
+
+    def _register_frame(self, name: str, frame: pd.DataFrame) -> None:
+        if self.kind == "duckdb":
+            self._duckdb().register(name, frame)
+        else:
+            self.spark().createDataFrame(frame).createOrReplaceTempView(name)
 
     def close(self) -> None:
         if self._con is not None:

@@ -11,6 +11,7 @@ from functools import cached_property, partial
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from fairviz.core import stats
 from fairviz.core.ece import ece, ece_regime, ece_resamples
@@ -140,6 +141,11 @@ class ResidualAudit:
     def nearest_knee(self) -> np.ndarray:
         """per row: "left"/"right"/"" (which knee put it in D*), in the order of ``in_knee_region``."""
         return self._d_star_rows[1]
+
+    def d_star_segments(self) -> pd.DataFrame:
+        """D* as runs of entries: ``entry``, ``skip``, ``take`` (the entry's rows in D*, counted in residual order)
+        and the ``knee`` ("left"/"right") — what a query for the input rows of weighted data needs."""
+        return self._d_star.segments()
 
     def group(self, name: str) -> GroupSummary:
         return next(g for g in self.groups if g.name == name)
@@ -412,6 +418,30 @@ class _DStar:
     regions: list
     weight: np.ndarray | None
     entries: int
+
+    def segments(self) -> pd.DataFrame:
+        parts = []
+        for sg, region in zip(self.groups, self.regions):
+            if not sg.n or not region.knees:
+                continue
+            sides = np.array([k.side for k in region.knees], dtype=object)
+            if region.starts is None:                                   # residual mode: whole entries
+                labels = region.entry_labels()
+                inside = np.flatnonzero(labels >= 0)
+                parts.append((sg.entry[inside], np.zeros(inside.size, np.int64), sg.w[inside], sides[labels[inside]]))
+                continue
+            first = sg.cum - sg.w                                       # sorted position of each entry's first row
+            ends = np.append(region.starts[1:], sg.n)
+            for start, end, label in zip(region.starts, ends, region.labels):
+                if label < 0:
+                    continue
+                hit = np.arange(np.searchsorted(sg.cum, start, side="right"), np.searchsorted(first, end, side="left"))
+                lo, hi = np.maximum(first[hit], start), np.minimum(sg.cum[hit], end)
+                parts.append((sg.entry[hit], lo - first[hit], hi - lo, np.full(hit.size, sides[label], dtype=object)))
+        if not parts:
+            return pd.DataFrame({"entry": [], "skip": [], "take": [], "knee": []})
+        entry, skip, take, knee = (np.concatenate(p) for p in zip(*parts))
+        return pd.DataFrame({"entry": entry, "skip": skip, "take": take, "knee": knee})
 
     def rows(self) -> tuple[np.ndarray, np.ndarray]:
         w = np.ones(self.entries, dtype=np.int64) if self.weight is None else self.weight

@@ -8,7 +8,6 @@ import streamlit as st
 from fairviz.calibration.figures import score_distribution_figure
 from fairviz.core.markup import md
 from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
-from fairviz.core.engine import Engine, SufficientStats
 from fairviz.core.samples import DEFAULT_SAMPLE, samples
 from pages import _ui, _upload
 
@@ -102,7 +101,8 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
             full, digest = upload.columns(chosen)     # only the mapped columns are decoded
             pred = build_predictions(full, mapping, source=name, file_fingerprint=digest)
         else:                                         # the engine's reduction: counts per (group, label, score)
-            pred = _reduce_upload(upload.digest, name, repr(mapping), upload.raw, mapping).predictions()
+            pred = _upload.reduce_upload(upload.digest, name, repr(mapping), upload.raw, mapping).predictions()
+            _upload.remember_reduced(upload, mapping, pred.fingerprint)   # D* can fetch the file's rows again
     except DataError as err:
         _ui.show_data_error(err)
         st.caption("Nothing was replaced: the pages keep showing the previous data until these are fixed.")
@@ -113,17 +113,6 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
            f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
     st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{name}' ({how}). Every page now uses this file."
     st.rerun()
-
-
-@st.cache_data(show_spinner="Reducing the file to counts per group, label and score…", max_entries=4,
-               ttl=_ui.CACHE_TTL)
-def _reduce_upload(digest: str, name: str, mapping_key: str, _raw: bytes, _mapping: ColumnMapping) -> SufficientStats:
-    """Keyed on the file's hash and the mapping; only the table (a few MB at most) is kept."""
-    engine = Engine("duckdb")
-    try:
-        return engine.reduce(_raw, _mapping, name=name)
-    finally:
-        engine.close()
 
 
 def _summary(pred) -> None:

@@ -8,14 +8,16 @@ import pandas as pd
 import streamlit as st
 
 from fairviz.residuals import figures as figs
+from fairviz.core.engine import Engine
 from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.residuals.knees import KneeSettings
 from fairviz.report.options import AuditOptions
 from fairviz.report.residuals import SECTION as RESIDUALS
+from fairviz.report.residuals import dstar_rows
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from fairviz.residuals.threshold_invariance import GAP_METRICS, METRIC_NAMES, RDF_METRICS, invariance_figure, threshold_invariance
-from pages import _ui
+from pages import _ui, _upload
 from pages._ui import CACHE_TTL
 
 
@@ -67,7 +69,7 @@ def page() -> None:
     st.caption("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
                "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
                "where a group's errors change regime.")
-    if not _ui.intervals_wanted(pred, "rdf_intervals", "about 10 s per million rows"):
+    if not _ui.intervals_wanted(pred, "rdf_intervals", "about 4 s per million rows on two cores"):
         params = replace(params, resamples=0, knee_resamples=0)
     if shuffle:
         st.info(f"Null control: group labels are randomly permuted (seed {seed}). Differences below are noise.")
@@ -102,7 +104,7 @@ def page() -> None:
     tabs = _ui.lazy_tabs(TABS, key="rdf_tab")
     for tab, body in zip(tabs, (lambda: _pairs_tab(audit), lambda: _groups_tab(audit),
                                 lambda: _threshold_tab(pred, ctx), lambda: _concentration_tab(audit, key),
-                                lambda: _diagnostic_tab(audit, pred.rows()))):   # D* is per row (expanded table)
+                                lambda: _diagnostic_tab(audit, pred, shuffle))):
         if tab.open:
             with tab:
                 body()
@@ -210,19 +212,41 @@ def _concentration_tab(audit: ResidualAudit, key: tuple) -> None:
                "mechanical; compare with the random-groups null control in the sidebar.")
 
 
-def _diagnostic_tab(audit: ResidualAudit, pred) -> None:
+def _diagnostic_tab(audit: ResidualAudit, analysed, shuffled: bool) -> None:
+    pred = analysed.rows()                         # D* is per row (weighted data: rows of the table's expansion)
     mask = audit.in_knee_region
     st.markdown(f"**{mask.sum():,} rows** ({mask.mean():.1%}) lie within ε = {audit.params.region_eps} "
                 f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
                 "first: where the model's behaviour changes for each group.")
     st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
-    if pred.frame.shape[1] == 0:
-        st.caption("This upload was reduced to counts per group, label and score, so D* lists those columns only; "
-                   "to see each row's other columns (text, id, features), map them on the Home page (the file is "
-                   "then read row by row).")
     # built on click, not on every rerun: D* of a million rows is a large CSV
     st.download_button("Download D* as CSV", lambda: csv_bytes(_diagnostic_table(audit, pred)),
                        "diagnostic_set.csv", "text/csv")
+    if pred.frame.shape[1] == 0:
+        _file_rows_download(audit, analysed, shuffled)
+
+
+def _file_rows_download(audit: ResidualAudit, analysed, shuffled: bool) -> None:
+    """D* with every column of the uploaded file for data reduced by the engine: one filtered query on the file."""
+    found = None if shuffled else _upload.reduced_source(analysed.fingerprint)
+    if found is None:
+        st.caption("This upload was reduced to counts per group, label and score, so D* lists those columns only"
+                   + (" while the groups are shuffled (null control)." if shuffled else
+                      "; to see each row's other columns (text, id, features), upload the file again or map them on "
+                      "the Home page (the file is then read row by row)."))
+        return
+    raw, stats = found
+
+    def file_rows() -> bytes:
+        engine = Engine("duckdb")
+        try:
+            return csv_bytes(dstar_rows(engine, raw, stats, analysed, audit))
+        finally:
+            engine.close()
+
+    st.download_button("Download D* with every column of the file", file_rows, "diagnostic_set_rows.csv", "text/csv",
+                       help="The uploaded file's own rows in D* (ids, texts, features and all), fetched by one "
+                            "query on the file: the audit reads counts, this reads only these rows.")
 
 
 def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> pd.DataFrame:

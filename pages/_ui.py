@@ -236,7 +236,7 @@ def lazy_tabs(labels: list[str], key: str, keep: dict[int, tuple[str, ...]] | No
     return tabs
 
 
-LARGE_ROWS = 200_000   # above: resampled intervals and tests cost seconds (≈ 8 s per section at 1M rows), on request
+LARGE_ROWS = 200_000   # above: resampled intervals and tests cost seconds (2–4 s per section at 1M rows), on request
 
 
 def intervals_wanted(pred: Predictions, key: str, cost: str) -> bool:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import DataError, read_preview, read_table
+from fairviz.core.data import ColumnMapping, DataError, read_preview, read_table
+from fairviz.core.engine import Engine, SufficientStats
 from fairviz.core.markup import md
 from pages import _ui
 from pages._ui import CACHE_TTL
@@ -96,3 +97,42 @@ def pick(where, label: str, columns: list[str], guess: str | None = None, option
     index = options.index(guess) if guess in options else 0
     value = where.selectbox(label, options, index=index, key=key, help=help)
     return None if optional and value == NONE else value
+
+
+# ----------------------------------------------------------------------------------------------- reduced uploads
+
+ENGINE_UPLOAD = "engine_upload"      # session key: what reduced the data in use (to query its rows again)
+
+
+@st.cache_data(show_spinner="Reducing the file to counts per group, label and score…", max_entries=4, ttl=CACHE_TTL)
+def reduce_upload(digest: str, name: str, mapping_key: str, _raw: bytes, _mapping: ColumnMapping) -> SufficientStats:
+    """Keyed on the file's hash and the mapping; only the table (a few MB at most) is kept."""
+    engine = Engine("duckdb")
+    try:
+        return engine.reduce(_raw, _mapping, name=name)
+    finally:
+        engine.close()
+
+
+@st.cache_resource(max_entries=4, ttl=CACHE_TTL, show_spinner=False)
+def _kept(digest: str, _raw: bytes) -> bytes:
+    """The bytes of the last few reduced uploads, keyed on their hash (only who has the bytes has the hash), so a
+    page can query the file's rows again after the uploader is gone; bounded in number and time."""
+    return _raw
+
+
+def remember_reduced(upload: Uploaded, mapping: ColumnMapping, fingerprint: str) -> None:
+    _kept(upload.digest, upload.raw)
+    st.session_state[ENGINE_UPLOAD] = {"fingerprint": fingerprint, "digest": upload.digest, "name": upload.name,
+                                       "mapping": mapping}
+
+
+def reduced_source(fingerprint: str) -> tuple[bytes, SufficientStats] | None:
+    """The bytes and the table of the reduced upload in use (``fingerprint``: its Predictions'), while still kept."""
+    handle = st.session_state.get(ENGINE_UPLOAD)
+    if not handle or handle["fingerprint"] != fingerprint:
+        return None
+    raw = _kept(handle["digest"], b"")
+    if not raw:
+        return None
+    return raw, reduce_upload(handle["digest"], handle["name"], repr(handle["mapping"]), raw, handle["mapping"])

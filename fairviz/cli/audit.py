@@ -3,8 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
@@ -15,6 +13,7 @@ from fairviz.core.markup import csv_bytes
 from fairviz.core.samples import match_sample
 from fairviz.explain.run import ExplainSettings
 from fairviz.report.audit import AuditOptions, run_audit
+from fairviz.report.residuals import dstar_rows
 from fairviz.report.explain import ExplainAuditOptions
 from fairviz.report.summary import summary
 from fairviz.residuals import RDFParams
@@ -153,20 +152,3 @@ def apply_sample_settings(args, sample):
         return args, ""
     return args, (f"This file is the bundled sample '{sample.title}': its settings apply ({', '.join(from_sample)}), "
                   "as in the app; pass --threshold/--benefit to change them.")
-
-
-def dstar_rows(engine: Engine, source, stats, pred, residuals) -> pd.DataFrame:
-    """The input rows of D* with all their columns, ahead of them the residual D = score − Y, the knee that put the
-    row in D* and its group as analysed (an intersection gets its own name)."""
-    segments = residuals.d_star_segments().rename(columns={"knee": "__fv_knee"})
-    entries = segments["entry"].to_numpy(dtype=np.int64)
-    view = pred.groups(residuals.attribute)
-    segments["__fv_y"] = pred.y[entries]
-    segments["__fv_group"] = np.asarray(view.names, dtype=object)[view.codes[entries]]
-    rows = engine.rows_of_entries(source, stats, segments)
-    if rows.empty:
-        return rows
-    added = pd.DataFrame({
-        "residual D": pd.to_numeric(rows[stats.mapping.score], errors="coerce") - rows.pop("__fv_y").astype(float),
-        "nearest knee": rows.pop("__fv_knee"), f"{residuals.attribute} (analysed)": rows.pop("__fv_group")})
-    return pd.concat([added, rows], axis=1)

@@ -40,6 +40,7 @@ from fairviz.core.data import (
     build_predictions,
     guess_mapping,
     inspect_table,
+    read_table,
 )
 
 DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples of 1/10, 1/15, 1/30 are cell edges)
@@ -339,8 +340,9 @@ class Engine:
         digest = hashlib.blake2b(f"{fingerprint}|{self.cells}".encode(), digest_size=16).hexdigest()
         return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, self.cells, key_cells)
 
-    def rows_of_entries(self, source: Source, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
-        """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the file.
+    def rows_of_entries(self, source: Source | bytes, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
+        """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the file (a resolved
+        file set, or an upload's bytes: then read whole, its size checked first, as the reduction read its columns).
 
         ``picks``: ``entry`` (a row of the table), ``skip`` and ``take`` (which of the entry's rows, in score order),
         and any columns to attach to those rows. A row-level need of a reduced audit (the diagnostic set D* with the
@@ -356,7 +358,12 @@ class Engine:
         extra = [c for c in picks.columns if c not in ("entry", "skip", "take")]
         for i, c in enumerate(extra):
             wanted[f"x{i}"] = picks[c].to_numpy()
-        self._register(source)
+        if isinstance(source, (bytes, bytearray)):
+            import pyarrow as pa
+            frame, _ = read_table(bytes(source), stats.source)
+            self._register(pa.Table.from_pandas(frame, preserve_index=False))
+        else:
+            self._register(source)
         columns = list(self._columns())
         self._register_frame("picks", wanted)
         score = f"CAST({_q(mapping.score)} AS DOUBLE)"

@@ -5,9 +5,11 @@ import html
 import weakref
 
 import numpy as np
+import pandas as pd
 
 from fairviz.core.counts import confusion_by_group, decisions, difference
 from fairviz.core.data import Predictions
+from fairviz.core.engine import Engine, SufficientStats
 from fairviz.report.html import figure_div, table
 from fairviz.residuals import figures as figs
 from fairviz.report.options import AuditOptions, Section
@@ -144,3 +146,23 @@ def invariance_sections(pred, result: ThresholdInvariance, audit: dict) -> list[
 THRESHOLD_SECTION = Section("threshold_invariance", _run_invariance,
                             lambda pred, result, options: invariance_to_dict(result), invariance_sections,
                             weighted=True)
+
+
+# ----------------------------------------------------------------------------------------------- D* rows
+
+def dstar_rows(engine: Engine, source, stats: SufficientStats, pred: Predictions,
+               residuals: ResidualAudit) -> pd.DataFrame:
+    """The input rows of D* with all their columns, ahead of them the residual D = score − Y, the knee that put the
+    row in D* and its group as analysed (an intersection gets its own name)."""
+    segments = residuals.d_star_segments().rename(columns={"knee": "__fv_knee"})
+    entries = segments["entry"].to_numpy(dtype=np.int64)
+    view = pred.groups(residuals.attribute)
+    segments["__fv_y"] = pred.y[entries]
+    segments["__fv_group"] = np.asarray(view.names, dtype=object)[view.codes[entries]]
+    rows = engine.rows_of_entries(source, stats, segments)
+    if rows.empty:
+        return rows
+    added = pd.DataFrame({
+        "residual D": pd.to_numeric(rows[stats.mapping.score], errors="coerce") - rows.pop("__fv_y").astype(float),
+        "nearest knee": rows.pop("__fv_knee"), f"{residuals.attribute} (analysed)": rows.pop("__fv_group")})
+    return pd.concat([added, rows], axis=1)

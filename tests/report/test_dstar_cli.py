@@ -58,3 +58,21 @@ def test_continuous_scores_give_the_row_level_dstar(tmp_path, rows):
 def test_dstar_needs_the_engine(tmp_path, capsys):
     assert main(["audit", "assets/compas.csv", "--explain", "--dstar", str(tmp_path / "d.csv")]) == 2
     assert "--dstar reads D* through the engine" in capsys.readouterr().err
+
+
+def test_an_uploads_bytes_give_the_same_rows_as_its_file(tmp_path):
+    """The app's path: the upload's bytes are reduced, then queried again for D*'s rows with every column."""
+    from fairviz.core.engine import Engine, resolve
+    from fairviz.report.residuals import dstar_rows
+
+    mapping = ColumnMapping("two_year_recid", "score", ("race",))
+    raw = open("assets/compas.csv", "rb").read()
+    found = []
+    for source in (raw, resolve("assets/compas.csv")):
+        engine = Engine()
+        stats = engine.reduce(source, mapping, name="compas.csv")
+        pred = stats.predictions()
+        rows = dstar_rows(engine, source, stats, pred, analyse(pred, None, RDFParams(resamples=0)))
+        found.append(rows.sort_values("id", ignore_index=True))
+        engine.close()
+    assert len(found[0]) > 0 and found[0].equals(found[1])

@@ -1,0 +1,38 @@
+"""The Residual page's D* tab on an upload reduced by the engine: while the upload's bytes are kept, it offers D*
+with every column of the file (one query on the file); otherwise it says how to get them."""
+from __future__ import annotations
+
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from fairviz.core.data import ColumnMapping
+from pages import _upload
+from tests.conftest import ROOT
+
+MAPPING = ColumnMapping("two_year_recid", "score", ("race",))
+
+
+def _page(handle_fingerprint=None, digest="compas-upload") -> AppTest:
+    raw = (ROOT / "assets" / "compas.csv").read_bytes()
+    pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
+    _upload._kept(digest, raw)                           # as the home page keeps a reduced upload's bytes
+    at = AppTest.from_file(str(ROOT / "pages" / "1_residuals.py"), default_timeout=120)
+    at.session_state["predictions"] = pred
+    at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": handle_fingerprint or pred.fingerprint,
+                                               "digest": digest, "name": "compas_upload.csv", "mapping": MAPPING}
+    at.session_state["rdf_tab"] = "Diagnostic set D*"
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_reduced_upload_offers_dstar_with_the_files_columns():
+    at = _page()
+    labels = [b.label for b in at.get("download_button")]
+    assert "Download D* with every column of the file" in labels and "Download D* as CSV" in labels
+
+
+def test_other_data_falls_back_to_the_tables_columns():
+    at = _page(handle_fingerprint="another file")
+    assert "Download D* with every column of the file" not in [b.label for b in at.get("download_button")]
+    assert any("upload the file again or map them on the Home page" in c.value for c in at.caption)

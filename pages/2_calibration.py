@@ -18,7 +18,7 @@ from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.report.calibration import SECTION as CALIBRATION
 from fairviz.report.options import AuditOptions
-from pages import _ui
+from pages import _ui, _upload
 from pages._ui import CACHE_TTL
 
 NUM3 = st.column_config.NumberColumn(format="%.3f")
@@ -354,9 +354,19 @@ def _residuals_tab(pred, ctx) -> None:
     st.markdown("Pearson residuals r = (y − p̂)/√(p̂(1 − p̂)) against a feature (§3.2): where their mean is away from 0, "
                 "the model is biased for rows like these, whatever their score.")
     if pred.weighted:
-        st.info("Residuals against features need the file's rows: this upload was reduced to counts per group, label "
-                "and score. Map the feature columns on the Home page to analyse them (the file is then read row by row).")
-        return
+        try:
+            rows = _upload.reduced_rows(pred.fingerprint)
+        except DataError as err:
+            _ui.show_data_error(err, "The file cannot be read row by row")
+            return
+        if rows is None:
+            st.info("Residuals against features need the file's rows: this upload was reduced to counts per group, "
+                    "label and score. Upload it again, or map the feature columns on the Home page to analyse them "
+                    "(the file is then read row by row).")
+            return
+        st.caption("This tab reads the uploaded file row by row (every column); the other tabs read the engine's "
+                   "counts.")
+        pred = rows
     candidates = [c for c in pred.frame.columns if c not in (pred.mapping.label, pred.mapping.score, pred.mapping.row_id)]
     if not candidates:
         st.info("The file has no other columns to analyse residuals against.")

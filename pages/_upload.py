@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import ColumnMapping, DataError, read_preview, read_table
+from fairviz.core.data import ColumnMapping, DataError, Predictions, build_predictions, read_preview, read_table
 from fairviz.core.engine import Engine, SufficientStats
 from fairviz.core.markup import md
 from pages import _ui
@@ -136,3 +136,20 @@ def reduced_source(fingerprint: str) -> tuple[bytes, SufficientStats] | None:
     if not raw:
         return None
     return raw, reduce_upload(handle["digest"], handle["name"], repr(handle["mapping"]), raw, handle["mapping"])
+
+
+def reduced_rows(fingerprint: str) -> Predictions | None:
+    """The reduced upload in use read row by row, every column kept (for an analysis that needs a column no role
+    took, such as residuals against a feature), while its bytes are kept; None otherwise."""
+    handle = st.session_state.get(ENGINE_UPLOAD)
+    if not handle or handle["fingerprint"] != fingerprint:
+        return None
+    raw = _kept(handle["digest"], b"")
+    return _rows(handle["digest"], handle["name"], repr(handle["mapping"]), raw, handle["mapping"]) if raw else None
+
+
+@st.cache_resource(show_spinner="Reading the file row by row…", max_entries=1, ttl=CACHE_TTL)
+def _rows(digest: str, name: str, mapping_key: str, _raw: bytes, _mapping: ColumnMapping) -> Predictions:
+    """One at a time for the whole server (a million rows with all their columns), shared read-only."""
+    frame, file_digest = read_table(_raw, name)
+    return build_predictions(frame, _mapping, source=name, file_fingerprint=file_digest)

@@ -36,3 +36,25 @@ def test_other_data_falls_back_to_the_tables_columns():
     at = _page(handle_fingerprint="another file")
     assert "Download D* with every column of the file" not in [b.label for b in at.get("download_button")]
     assert any("upload the file again or map them on the Home page" in c.value for c in at.caption)
+
+
+def test_residuals_against_features_read_a_reduced_upload_row_by_row():
+    """Calibration's feature tab on a reduced upload: while its bytes are kept, the file is read row by row for that
+    tab, so every column of the file is offered (here COMPAS's age, priors, …) with the row path's numbers."""
+    digest = "compas-upload-features"
+    raw = (ROOT / "assets" / "compas.csv").read_bytes()
+    pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
+    _upload._kept(digest, raw)
+    at = AppTest.from_file(str(ROOT / "pages" / "2_calibration.py"), default_timeout=120)
+    at.session_state["predictions"] = pred
+    at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": pred.fingerprint, "digest": digest,
+                                               "name": "compas_upload.csv", "mapping": MAPPING}
+    at.session_state["cal_tab"] = "Residuals vs features"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("reads the uploaded file row by row" in c.value for c in at.caption)
+    feature = at.selectbox(key="cal_feature")
+    file_columns = set(pd.read_csv(ROOT / "assets" / "compas.csv", nrows=1).columns)
+    assert set(feature.options) == file_columns - {"two_year_recid", "score"}     # every column no role took
+    at.selectbox(key="cal_feature").set_value("priors_count").run()
+    assert not at.exception, at.exception

@@ -281,17 +281,29 @@ def _recalibration_tab(pred, ctx) -> None:
     st.markdown("Fit a monotone map from the scores to probabilities on a **calibration split**, then judge it on the "
                 "**other rows** (§5). Fitting and judging on the same rows would flatter every method.")
     c1, c2, c3 = st.columns(3)
-    columns = [c for c in pred.frame.columns if c not in (pred.mapping.score, pred.mapping.label)]
+    # a reduced upload: its own columns while the server keeps its bytes (read row by row only for such a split)
+    reduced = ctx.pred.weighted                 # here ``pred`` is the table expanded to rows, without the file's columns
+    file_columns = _upload.reduced_columns(ctx.pred.fingerprint) if reduced else tuple(pred.frame.columns)
+    columns = [c for c in file_columns if c not in (pred.mapping.score, pred.mapping.label)]
     split = c1.radio("Calibration split", ["random fraction", "a column of the file"] if columns else ["random fraction"],
                      key="cal_split")
     if not columns:
         c1.caption("A split by a column needs the file's rows: this upload was reduced to counts per group, label "
-                   "and score (map a feature or id column on the Home page to keep the rows).")
+                   "and score (upload it again, or map a feature or id column on the Home page to keep the rows).")
     column = value = None
     fraction = 0.5
     if split == "random fraction":
         fraction = c1.slider("Share of rows that calibrate", 0.1, 0.9, 0.5, 0.05, key="cal_fraction")
     else:
+        if reduced:
+            try:
+                pred = _upload.reduced_rows(ctx.pred.fingerprint)
+            except DataError as err:
+                _ui.show_data_error(err, "The file cannot be read row by row")
+                return
+            if pred is None:
+                st.info("The uploaded file is no longer kept on the server: upload it again to split by its columns.")
+                return
         column = c1.selectbox("Split column", columns, key="cal_split_column")
         values = sorted(pred.frame[column].astype(str).str.strip().unique().tolist())[:200]
         value = c1.selectbox("Rows with this value calibrate", values, key="cal_split_value")

@@ -124,7 +124,15 @@ def _kept(digest: str, _raw: bytes) -> bytes:
 def remember_reduced(upload: Uploaded, mapping: ColumnMapping, fingerprint: str) -> None:
     _kept(upload.digest, upload.raw)
     st.session_state[ENGINE_UPLOAD] = {"fingerprint": fingerprint, "digest": upload.digest, "name": upload.name,
-                                       "mapping": mapping}
+                                       "mapping": mapping, "columns": tuple(upload.frame.columns)}
+
+
+def reduced_columns(fingerprint: str) -> tuple[str, ...]:
+    """The column names of the reduced upload in use while its bytes are kept (nothing is read); () otherwise."""
+    handle = st.session_state.get(ENGINE_UPLOAD)
+    if not handle or handle["fingerprint"] != fingerprint or not _kept(handle["digest"], b""):
+        return ()
+    return tuple(handle.get("columns", ()))
 
 
 def reduced_source(fingerprint: str) -> tuple[bytes, SufficientStats] | None:

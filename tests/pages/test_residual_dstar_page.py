@@ -58,3 +58,28 @@ def test_residuals_against_features_read_a_reduced_upload_row_by_row():
     assert set(feature.options) == file_columns - {"two_year_recid", "score"}     # every column no role took
     at.selectbox(key="cal_feature").set_value("priors_count").run()
     assert not at.exception, at.exception
+
+
+def test_recalibration_splits_a_reduced_upload_by_its_own_columns():
+    digest = "compas-upload-recal"
+    raw = (ROOT / "assets" / "compas.csv").read_bytes()
+    pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
+    columns = tuple(pd.read_csv(ROOT / "assets" / "compas.csv", nrows=5).columns)     # as the home page keeps them
+    _upload._kept(digest, raw)
+    at = AppTest.from_file(str(ROOT / "pages" / "2_calibration.py"), default_timeout=120)
+    at.session_state["predictions"] = pred
+    at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": pred.fingerprint, "digest": digest,
+                                               "name": "compas_upload.csv", "mapping": MAPPING,
+                                               "columns": columns}
+    at.session_state["cal_tab"] = "Recalibration"
+    at.run()
+    assert not at.exception, at.exception
+    assert "a column of the file" in at.radio(key="cal_split").options
+    at.radio(key="cal_split").set_value("a column of the file").run()
+    at.selectbox(key="cal_split_column").set_value("sex").run()
+    assert not at.exception, at.exception
+    assert set(at.selectbox(key="cal_split_value").options) == {"Female", "Male"}
+    split = next(c.value for c in at.caption if c.value.startswith("Split:"))
+    chosen = at.selectbox(key="cal_split_value").value
+    calibrating = int((pd.read_csv(ROOT / "assets" / "compas.csv")["sex"] == chosen).sum())
+    assert f"{calibrating:,} calibration rows" in split

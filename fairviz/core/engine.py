@@ -341,12 +341,13 @@ class Engine:
         return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, self.cells, key_cells)
 
     def rows_of_entries(self, source: Source | bytes, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
-        """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the file (a resolved
-        file set, or an upload's bytes: then read whole, its size checked first, as the reduction read its columns).
+        """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the file.
 
         ``picks``: ``entry`` (a row of the table), ``skip`` and ``take`` (which of the entry's rows, in score order),
         and any columns to attach to those rows. A row-level need of a reduced audit (the diagnostic set D* with the
-        file's own columns) is this one filtered query on the same engine, never a read of the whole file."""
+        file's own columns) is this one filtered query on the same engine: a file set is read by the engine, out of
+        core, and only the chosen rows reach Python; an upload's bytes (already in memory) are decoded whole, their
+        size checked first as for the reduction."""
         if stats.cell_key is None or picks.empty:
             return pd.DataFrame()
         mapping = stats.mapping

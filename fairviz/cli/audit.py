@@ -93,6 +93,9 @@ def run(args) -> int:
     stats = None
     if args.explain and args.dstar:
         raise DataError("--dstar reads D* through the engine; run it without --explain.")
+    for out in (args.json, args.html, args.dstar):     # say it before the audit runs, not after
+        if out is not None and str(out) != "-" and not Path(out).parent.is_dir():
+            raise DataError(f"Cannot write '{out}': the folder '{Path(out).parent}' does not exist.")
     if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
         if source.format != "csv" and len(source.files) > 1:
             raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")

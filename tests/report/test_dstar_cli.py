@@ -76,3 +76,9 @@ def test_an_uploads_bytes_give_the_same_rows_as_its_file(tmp_path):
         found.append(rows.sort_values("id", ignore_index=True))
         engine.close()
     assert len(found[0]) > 0 and found[0].equals(found[1])
+
+
+def test_an_output_folder_that_does_not_exist_is_named_before_the_audit_runs(tmp_path, capsys):
+    for flag in ("--dstar", "--html", "--json"):
+        assert main(["audit", "assets/compas.csv", *QUICK, flag, str(tmp_path / "missing" / "out")]) == 2
+        assert f"the folder '{tmp_path / 'missing'}' does not exist" in capsys.readouterr().err

@@ -7,6 +7,9 @@ name escaped. ``pick`` is the one column-role picker (required or optional roles
 """
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -114,15 +117,44 @@ def reduce_upload(digest: str, name: str, mapping_key: str, _raw: bytes, _mappin
         engine.close()
 
 
-@st.cache_resource(max_entries=4, ttl=CACHE_TTL, show_spinner=False)
-def _kept(digest: str, _raw: bytes) -> bytes:
-    """The bytes of the last few reduced uploads, keyed on their hash (only who has the bytes has the hash), so a
-    page can query the file's rows again after the uploader is gone; bounded in number and time."""
-    return _raw
+class _KeptBytes:
+    """The bytes of the last few reduced uploads, keyed by their hash (only who has the bytes has the hash), so a page
+    can query the file's rows again after the uploader is gone. Bounded in number, total size and time; a lookup
+    never stores anything (a miss stays a miss until the file is uploaded again)."""
+
+    def __init__(self, entries: int = 4, total_bytes: int = 1 << 30, seconds: float = 2 * 3600):
+        self.entries, self.total_bytes, self.seconds = entries, total_bytes, seconds
+        self._items: OrderedDict[str, tuple[float, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def keep(self, digest: str, raw: bytes) -> None:
+        if not raw or len(raw) > self.total_bytes:
+            return
+        with self._lock:
+            self._items.pop(digest, None)
+            self._items[digest] = (time.monotonic(), raw)
+            self._trim()
+
+    def get(self, digest: str) -> bytes | None:
+        with self._lock:
+            self._trim()
+            item = self._items.get(digest)
+            return None if item is None else item[1]
+
+    def _trim(self) -> None:
+        now = time.monotonic()
+        for digest in [d for d, (at, _) in self._items.items() if now - at >= self.seconds]:
+            del self._items[digest]
+        while self._items and (len(self._items) > self.entries or
+                               sum(len(raw) for _, raw in self._items.values()) > self.total_bytes):
+            self._items.popitem(last=False)
+
+
+KEPT = _KeptBytes()
 
 
 def remember_reduced(upload: Uploaded, mapping: ColumnMapping, fingerprint: str) -> None:
-    _kept(upload.digest, upload.raw)
+    KEPT.keep(upload.digest, upload.raw)
     st.session_state[ENGINE_UPLOAD] = {"fingerprint": fingerprint, "digest": upload.digest, "name": upload.name,
                                        "mapping": mapping, "columns": tuple(upload.frame.columns)}
 
@@ -130,7 +162,7 @@ def remember_reduced(upload: Uploaded, mapping: ColumnMapping, fingerprint: str)
 def reduced_columns(fingerprint: str) -> tuple[str, ...]:
     """The column names of the reduced upload in use while its bytes are kept (nothing is read); () otherwise."""
     handle = st.session_state.get(ENGINE_UPLOAD)
-    if not handle or handle["fingerprint"] != fingerprint or not _kept(handle["digest"], b""):
+    if not handle or handle["fingerprint"] != fingerprint or KEPT.get(handle["digest"]) is None:
         return ()
     return tuple(handle.get("columns", ()))
 
@@ -140,7 +172,7 @@ def reduced_source(fingerprint: str) -> tuple[bytes, SufficientStats] | None:
     handle = st.session_state.get(ENGINE_UPLOAD)
     if not handle or handle["fingerprint"] != fingerprint:
         return None
-    raw = _kept(handle["digest"], b"")
+    raw = KEPT.get(handle["digest"])
     if not raw:
         return None
     return raw, reduce_upload(handle["digest"], handle["name"], repr(handle["mapping"]), raw, handle["mapping"])
@@ -152,7 +184,7 @@ def reduced_rows(fingerprint: str) -> Predictions | None:
     handle = st.session_state.get(ENGINE_UPLOAD)
     if not handle or handle["fingerprint"] != fingerprint:
         return None
-    raw = _kept(handle["digest"], b"")
+    raw = KEPT.get(handle["digest"])
     return _rows(handle["digest"], handle["name"], repr(handle["mapping"]), raw, handle["mapping"]) if raw else None
 
 

@@ -15,7 +15,7 @@ MAPPING = ColumnMapping("two_year_recid", "score", ("race",))
 def _page(handle_fingerprint=None, digest="compas-upload") -> AppTest:
     raw = (ROOT / "assets" / "compas.csv").read_bytes()
     pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
-    _upload._kept(digest, raw)                           # as the home page keeps a reduced upload's bytes
+    _upload.KEPT.keep(digest, raw)                       # as the home page keeps a reduced upload's bytes
     at = AppTest.from_file(str(ROOT / "pages" / "1_residuals.py"), default_timeout=120)
     at.session_state["predictions"] = pred
     at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": handle_fingerprint or pred.fingerprint,
@@ -44,7 +44,7 @@ def test_residuals_against_features_read_a_reduced_upload_row_by_row():
     digest = "compas-upload-features"
     raw = (ROOT / "assets" / "compas.csv").read_bytes()
     pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
-    _upload._kept(digest, raw)
+    _upload.KEPT.keep(digest, raw)
     at = AppTest.from_file(str(ROOT / "pages" / "2_calibration.py"), default_timeout=120)
     at.session_state["predictions"] = pred
     at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": pred.fingerprint, "digest": digest,
@@ -65,7 +65,7 @@ def test_recalibration_splits_a_reduced_upload_by_its_own_columns():
     raw = (ROOT / "assets" / "compas.csv").read_bytes()
     pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
     columns = tuple(pd.read_csv(ROOT / "assets" / "compas.csv", nrows=5).columns)     # as the home page keeps them
-    _upload._kept(digest, raw)
+    _upload.KEPT.keep(digest, raw)
     at = AppTest.from_file(str(ROOT / "pages" / "2_calibration.py"), default_timeout=120)
     at.session_state["predictions"] = pred
     at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": pred.fingerprint, "digest": digest,
@@ -83,3 +83,20 @@ def test_recalibration_splits_a_reduced_upload_by_its_own_columns():
     chosen = at.selectbox(key="cal_split_value").value
     calibrating = int((pd.read_csv(ROOT / "assets" / "compas.csv")["sex"] == chosen).sum())
     assert f"{calibrating:,} calibration rows" in split
+
+
+def test_the_kept_bytes_are_bounded_and_a_miss_stores_nothing():
+    store = _upload._KeptBytes(entries=2, total_bytes=10, seconds=3600)
+    assert store.get("a") is None
+    store.keep("a", b"12345")                        # a miss before must not block keeping it now
+    assert store.get("a") == b"12345"
+    store.keep("b", b"123")
+    store.keep("c", b"1")                            # three entries: the oldest goes
+    assert store.get("a") is None and store.get("b") == b"123"
+    store.keep("d", b"123456789")                    # 13 bytes in all, over 10: the oldest go until it fits
+    assert store.get("b") is None and store.get("c") == b"1" and store.get("d") == b"123456789"
+    store.keep("e", b"x" * 11)                       # larger than the whole store: not kept
+    assert store.get("e") is None
+    expired = _upload._KeptBytes(seconds=0)
+    expired.keep("f", b"1")
+    assert expired.get("f") is None

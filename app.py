@@ -7,9 +7,9 @@ import streamlit as st
 
 from fairviz.calibration.figures import score_distribution_figure
 from fairviz.core.markup import md
-from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
-from fairviz.core.samples import DEFAULT_SAMPLE, samples
-from pages import _ui, _upload
+from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
+from fairviz.data.samples import DEFAULT_SAMPLE, samples
+from app_pages import _ui, _upload
 
 ROW_ROLES_NOTE = ("Without text, id or feature columns the file is reduced once (DuckDB) to counts per group, label "
                   "and score, and every audit page reads that small table. Text, id and feature columns need the "
@@ -141,14 +141,14 @@ def _summary(pred) -> None:
                                     "mean score": st.column_config.NumberColumn(format="%.3f")})
     _score_distribution(pred)
     st.markdown("**Next:**")
-    st.page_link("pages/1_residuals.py", label="Residual distribution fairness", icon=":material/stacked_line_chart:")
-    st.page_link("pages/2_calibration.py", label="Calibration by group", icon=":material/target:")
-    st.page_link("pages/3_parity.py", label="Group parity: OFI and Disparate Impact", icon=":material/balance:")
-    st.page_link("pages/4_significance.py", label="Sample-size significance: MATCH and CPS", icon=":material/casino:")
-    st.page_link("pages/5_explanations.py", label="Explanation disparity (text models)", icon=":material/manage_search:")
-    st.page_link("pages/7_forecast_fairness.py", label="Forecast fairness (quantile forecasts by group)",
+    st.page_link("app_pages/residuals.py", label="Residual distribution fairness", icon=":material/stacked_line_chart:")
+    st.page_link("app_pages/calibration.py", label="Calibration by group", icon=":material/target:")
+    st.page_link("app_pages/parity.py", label="Group parity: OFI and Disparate Impact", icon=":material/balance:")
+    st.page_link("app_pages/significance.py", label="Sample-size significance: MATCH and CPS", icon=":material/casino:")
+    st.page_link("app_pages/explanations.py", label="Explanation disparity (text models)", icon=":material/manage_search:")
+    st.page_link("app_pages/forecast_fairness.py", label="Forecast fairness (quantile forecasts by group)",
                  icon=":material/ssid_chart:")
-    st.page_link("pages/8_synth.py", label="Synthetic data with diversity quotas (Conditional HydraGAN)",
+    st.page_link("app_pages/synthetic_data.py", label="Synthetic data with diversity quotas (Conditional HydraGAN)",
                  icon=":material/dataset:")
 
 
@@ -178,18 +178,18 @@ def _score_distribution(pred) -> None:
 
 PAGES = {
     "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
-    "Audit": [st.Page("pages/1_residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:"),
-              st.Page("pages/1b_knee_probing.py", title="Knee probing & augmentation", icon=":material/science:"),
-              st.Page("pages/2_calibration.py", title="Calibration", icon=":material/target:"),
-              st.Page("pages/3_parity.py", title="Group parity", icon=":material/balance:"),
-              st.Page("pages/4_significance.py", title="Sample-size significance", icon=":material/casino:")],
-    "Explanations": [st.Page("pages/5_explanations.py", title="Explanation disparity", icon=":material/manage_search:")],
-    "Forecasts": [st.Page("pages/6_lorenz.py", title="Lorenz & PTN", icon=":material/cyclone:"),
-                  st.Page("pages/7_forecast_fairness.py", title="Forecast fairness", icon=":material/ssid_chart:")],
-    "Synthetic data": [st.Page("pages/8_synth.py", title="Synthetic data (HydraGAN)", icon=":material/dataset:")],
-    "Data conditions": [st.Page("pages/9_reweighting.py", title="Evaluation reweighting", icon=":material/scale:"),
-                        st.Page("pages/10_simulator.py", title="Retraining simulator", icon=":material/model_training:"),
-                        st.Page("pages/11_conditions_reference.py", title="Paper reference: conditions",
+    "Audit": [st.Page("app_pages/residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:"),
+              st.Page("app_pages/knee_probing.py", title="Knee probing & augmentation", icon=":material/science:"),
+              st.Page("app_pages/calibration.py", title="Calibration", icon=":material/target:"),
+              st.Page("app_pages/parity.py", title="Group parity", icon=":material/balance:"),
+              st.Page("app_pages/significance.py", title="Sample-size significance", icon=":material/casino:")],
+    "Explanations": [st.Page("app_pages/explanations.py", title="Explanation disparity", icon=":material/manage_search:")],
+    "Forecasts": [st.Page("app_pages/lorenz.py", title="Lorenz & PTN", icon=":material/cyclone:"),
+                  st.Page("app_pages/forecast_fairness.py", title="Forecast fairness", icon=":material/ssid_chart:")],
+    "Synthetic data": [st.Page("app_pages/synthetic_data.py", title="Synthetic data (HydraGAN)", icon=":material/dataset:")],
+    "Data conditions": [st.Page("app_pages/reweighting.py", title="Evaluation reweighting", icon=":material/scale:"),
+                        st.Page("app_pages/simulator.py", title="Retraining simulator", icon=":material/model_training:"),
+                        st.Page("app_pages/conditions_reference.py", title="Paper reference: conditions",
                                 icon=":material/menu_book:")],
 }
 

@@ -46,10 +46,10 @@ def main() -> None:
     import pyarrow.csv as pacsv
     from fairlearn.metrics import MetricFrame, selection_rate
 
-    from fairviz.report.audit import SECTIONS, AuditOptions, run_audit
+    from fairviz.report.audit import SECTIONS, AuditParams, run_audit
     from fairviz.calibration.results import CalibrationParams
     from fairviz.core.counts import confusion_by_group, decisions
-    from fairviz.core.data import ColumnMapping, build_predictions, read_table
+    from fairviz.data import ColumnMapping, build_predictions, read_table
     from fairviz.residuals.analysis import RDFParams
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -76,10 +76,10 @@ def main() -> None:
         assert frame.loc[name, "tp"] == ours[g].tp and frame.loc[name, "fn"] == ours[g].fn
         assert abs(frame.loc[name, "selection_rate"] - ours[g].ppr()) < 1e-12
 
-    point = AuditOptions(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
+    point = AuditParams(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
     t_sections = {s.name: timed(lambda s=s: s.run(pred, point), repeat=1)[0] for s in SECTIONS if s.name != "explanations"}
     t_core, _ = timed(lambda: run_audit(pred, point), repeat=1)
-    t_full, _ = timed(lambda: run_audit(pred, AuditOptions()), repeat=1)
+    t_full, _ = timed(lambda: run_audit(pred, AuditParams()), repeat=1)
 
     print(f"rows: {pred.n:,} · groups: {len(view.names)} · file {size_mb:.0f} MB · OMP_NUM_THREADS="
           f"{os.environ.get('OMP_NUM_THREADS')}")

@@ -23,7 +23,7 @@ from sklearn.calibration import calibration_curve  # noqa: E402
 from fairviz.calibration.results import CalibrationParams
 from fairviz.calibration.analysis import analyse
 from fairviz.calibration.reliability import reliability_table  # noqa: E402
-from fairviz.core.data import ColumnMapping, build_predictions  # noqa: E402
+from fairviz.data import ColumnMapping, build_predictions  # noqa: E402
 from fairviz.core.synthetic import make_predictions  # noqa: E402
 
 

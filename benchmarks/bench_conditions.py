@@ -36,7 +36,7 @@ def default_run(dataset) -> float:
             print(f"  {100 * fraction:3.0f}% after {time.perf_counter() - start:6.1f} s wall, "
                   f"{time.process_time() - cpu:6.1f} s CPU", flush=True)
 
-    sim = simulate.run(dataset, simulate.SimSettings(), progress=progress)
+    sim = simulate.run(dataset, simulate.SimulationParams(), progress=progress)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
     epochs = [r.epochs for r in sim.runs if r.split == "test"]
@@ -49,9 +49,9 @@ def default_run(dataset) -> float:
 
 
 def per_epoch(dataset, device: str, epochs: int = 5) -> dict[str, float]:
-    settings = M.TrainSettings(epochs=epochs, patience=epochs + 1, device=device)
+    settings = M.DebiasTrainParams(epochs=epochs, patience=epochs + 1, device=device)
     out = {}
-    M.train("vanilla", {}, dataset.train, dataset.dev, 2, 2, M.TrainSettings(epochs=1, device=device))   # warm-up
+    M.train("vanilla", {}, dataset.train, dataset.dev, 2, 2, M.DebiasTrainParams(epochs=1, device=device))   # warm-up
     for method in M.METHODS:
         start = time.perf_counter()
         cpu = time.process_time()

@@ -82,14 +82,14 @@ def main() -> None:
     from fairlearn.metrics import MetricFrame, count, selection_rate, true_positive_rate
 
     from fairviz.calibration import CalibrationParams
-    from fairviz.core.data import ColumnMapping
-    from fairviz.core.engine import DEFAULT_CELLS, Engine, resolve
-    from fairviz.core.groups import group_counts
-    from fairviz.report.audit import SECTIONS, AuditOptions
+    from fairviz.data import ColumnMapping
+    from fairviz.data.engine import DEFAULT_CELLS, Engine, resolve
+    from fairviz.data.groups import group_counts
+    from fairviz.report.audit import SECTIONS, AuditParams
     from fairviz.residuals import RDFParams
 
     mapping = ColumnMapping("y", "score", ("group",))
-    options = AuditOptions(rdf=RDFParams(resamples=args.resamples, knee_resamples=min(200, args.resamples)),
+    options = AuditParams(rdf=RDFParams(resamples=args.resamples, knee_resamples=min(200, args.resamples)),
                            calibration=CalibrationParams(resamples=args.resamples))
     with tempfile.TemporaryDirectory() as tmp:
         frame = make_frame(args.rows)

@@ -10,7 +10,7 @@ Prints, for the tiny BERT (or MiniLM) on the gender-neutral control set, on the 
    without it (one sentence at a time, one row per forward pass), the speed-up, and each method's share of the
    time;
 2. model-batch sizes for LIME/SHAP/AOPC rows and IG steps (what batching buys on this device), plus bfloat16
-   autocast on a GPU (``AttributionSettings.autocast``), with the largest change it makes to the attributions;
+   autocast on a GPU (``AttributionParams.autocast``), with the largest change it makes to the attributions;
 3. a reference in the same process: the four gradient methods called the plain way (captum, one sentence per
    call, as ferret does), against fairviz's batched calls on the same sentences.
 
@@ -33,15 +33,15 @@ from fairviz.explain import METHOD_NAMES, METHODS, RANDOM  # noqa: E402
 from fairviz.explain import data, models  # noqa: E402
 from fairviz.explain import run as pipeline  # noqa: E402
 from fairviz.core import runtime  # noqa: E402
-from fairviz.explain.attribute import AttributionSettings, explain  # noqa: E402
+from fairviz.explain.attribute import AttributionParams, explain  # noqa: E402
 
-BATCHED = AttributionSettings()
-UNBATCHED = AttributionSettings(batch_size=1, model_batch=1, ig_internal_batch=50)
+BATCHED = AttributionParams()
+UNBATCHED = AttributionParams(batch_size=1, model_batch=1, ig_internal_batch=50)
 
 
-def per_sentence(trained, settings: AttributionSettings, n_pairs: int) -> dict:
+def per_sentence(trained, settings: AttributionParams, n_pairs: int) -> dict:
     """explain_dataset's own timings: seconds per sentence for explain, the six metrics, sensitivity."""
-    result = pipeline.explain_dataset(trained, pipeline.ExplainSettings(n_pairs=n_pairs, attribution=settings))
+    result = pipeline.explain_dataset(trained, pipeline.ExplainParams(n_pairs=n_pairs, attribution=settings))
     return result.meta["runs"]["0"]["timings"], len(result.instances)
 
 
@@ -99,7 +99,7 @@ def batch_sweep(trained, n_pairs: int) -> None:
     for method, knob, sizes in cases:
         line = []
         for size in sizes:
-            settings = AttributionSettings(**{knob: size, "batch_size": 64})
+            settings = AttributionParams(**{knob: size, "batch_size": 64})
             start = time.perf_counter()
             explain(clf, rows, targets, method, seeds, settings)
             synchronize(clf.device)
@@ -109,7 +109,7 @@ def batch_sweep(trained, n_pairs: int) -> None:
         for method in ("lime", "shap"):
             times, scores = [], []
             for autocast in (False, True):
-                settings = AttributionSettings.for_device(clf.device, autocast=autocast)
+                settings = AttributionParams.for_device(clf.device, autocast=autocast)
                 start = time.perf_counter()
                 out = explain(clf, rows, targets, method, seeds, settings)
                 synchronize(clf.device)
@@ -139,11 +139,11 @@ def main(argv=None) -> int:
     print(f"fairviz explain benchmark · {platform.processor() or platform.machine()} · torch {torch.__version__} · "
           f"{threads} thread(s) · {runtime.describe_device(device)}")
     global BATCHED
-    BATCHED = AttributionSettings.for_device(device)
+    BATCHED = AttributionParams.for_device(device)
     dataset = data.neutral_control(400, seed=0)
     start = time.perf_counter()
     epochs = 8 if args.model == "tiny" else 1
-    trained = pipeline.prepare(dataset, models.ModelSpec(args.model, epochs=epochs, seed=0), device=device)
+    trained = pipeline.prepare(dataset, models.ModelParams(args.model, epochs=epochs, seed=0), device=device)
     print(f"{args.model} ({trained.classifier.n_parameters():,} parameters): trained in "
           f"{time.perf_counter() - start:.1f} s incl. loading, test accuracy {trained.behaviour['accuracy']:.3f}")
     per_sentence(trained, dataclasses.replace(BATCHED, shap_max_evals=64), 2)       # warm-up: imports, JIT

@@ -88,22 +88,22 @@ def bench_ptn(epochs: int, sizes=(32,), device_request: str = "auto") -> None:
         return
     from fairviz.forecast import ptn
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
-    data = demo.prepare(demo.DataConfig())
+    data = demo.prepare(demo.ForecastDataParams())
     settings = dict(epochs=epochs, weight_steps=30, arch_steps=5, batch=64, seed=0)
     from fairviz.core import runtime
     gpu = runtime.cuda_available()
     devices = {"auto": ["cpu"] + (["cuda"] if gpu else []), "cpu": ["cpu"], "cuda": ["cuda"] if gpu else []}[device_request]
     for device in devices:
         for d in sizes:
-            config = ptn.PTNConfig(d=d, tokens=16, history_heads=4, forecast_heads=4)
-            trained = ptn.train(data.train, data.arch, config, ptn.TrainSettings(**settings, device=device))
+            config = ptn.PTNParams(d=d, tokens=16, history_heads=4, forecast_heads=4)
+            trained = ptn.train(data.train, data.arch, config, ptn.PTNTrainParams(**settings, device=device))
             per_epoch = [h["seconds"] for h in trained.history]
             name = runtime.describe_device(device) if device != "cpu" else f"CPU, {torch.get_num_threads()} thread(s)"
             print(f"PTN (d = {d}, {sum(p.size for p in trained.state.values()):,} parameters) on {name}: "
                   f"{np.median(per_epoch):.2f} s per epoch (median of {epochs}; 35 steps of batch 64 + validation)")
     if "cuda" not in devices:
         print("PTN on GPU: not measured (no GPU available to this run); the code uses CUDA when present "
-              "(TrainSettings.device = 'auto').")
+              "(PTNTrainParams.device = 'auto').")
 
 
 def main() -> None:

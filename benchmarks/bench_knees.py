@@ -22,7 +22,7 @@ import numpy as np  # noqa: E402
 from kneed import KneeLocator  # noqa: E402
 from statsmodels.nonparametric.smoothers_lowess import lowess  # noqa: E402
 
-from fairviz.core.samples import load_sample  # noqa: E402
+from fairviz.data.samples import load_sample  # noqa: E402
 from fairviz.residuals import knees as K  # noqa: E402
 from fairviz.residuals.analysis import RDFParams, analyse  # noqa: E402
 
@@ -78,7 +78,7 @@ def main() -> None:
     for tied in (False, True):
         d = residuals(args.above, tied, rng)
         t_grid, grid = timed(lambda: K.detect_knees(d, sorted_input=True))
-        t_all, full = timed(lambda: K.detect_knees(d, K.KneeSettings(max_points=d.size), sorted_input=True))
+        t_all, full = timed(lambda: K.detect_knees(d, K.KneeParams(max_points=d.size), sorted_input=True))
         diff = max(abs(grid[0].percentile - full[0].percentile), abs(grid[1].percentile - full[1].percentile))
         line = (f"   {'tied (deciles)' if tied else 'continuous':15s}: grid {grid[0].percentile:.5f}/"
                 f"{grid[1].percentile:.5f} ({t_grid:.2f} s), all points {full[0].percentile:.5f}/"

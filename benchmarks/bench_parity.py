@@ -25,7 +25,7 @@ import pandas as pd  # noqa: E402
 from fairviz.parity import analysis as parity
 from fairviz.sample_size import analysis as significance  # noqa: E402
 from fairviz.core.confusion_metrics import METRICS, Cells, probabilities  # noqa: E402
-from fairviz.core.data import ColumnMapping, build_predictions  # noqa: E402
+from fairviz.data import ColumnMapping, build_predictions  # noqa: E402
 
 
 def best_of(fn, repeat: int) -> tuple[float, object]:

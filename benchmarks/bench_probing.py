@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fairviz.probing.augment import AugmentSettings, Split, augment  # noqa: E402
-from fairviz.probing.probe import ProbeSettings, probe, score_texts  # noqa: E402
+from fairviz.probing.augment import AugmentParams, Split, augment  # noqa: E402
+from fairviz.probing.probe import ProbeParams, probe, score_texts  # noqa: E402
 from fairviz.probing.run import RunProtocol  # noqa: E402
 from fairviz.probing.textmodel import TextModel, load_dataset, model_spec, splits, train_model  # noqa: E402
 
@@ -66,14 +66,14 @@ def bench(device: str | None, generate: int) -> None:
     print(f"  score pool, transformers pipeline     {t_ref:7.2f} s   ratio {t_ref / t_score:5.1f}×   "
           f"max |difference| {np.max(np.abs(np.asarray(ref) - ours)):.1e}")
     frame = pool.frame
-    result, t_probe = clock(lambda: probe(frame["text"], frame["label"], frame["group"], model.score, ProbeSettings()))
+    result, t_probe = clock(lambda: probe(frame["text"], frame["label"], frame["group"], model.score, ProbeParams()))
     swap = result.probes["demographic_swap"]
     print(f"  probe (score pool again, 2 edits, stats) {t_probe:5.2f} s   swap ratio {swap.ratio:.2f}, "
           f"average ratio {result.ratio_average:.2f}")
 
     test, validation, rest = splits(dataset, (0.3, 0.3), 0)
     base, t_base = clock(lambda: train_model(rest, spec, device=device))
-    settings = AugmentSettings(ks=(100,), seeds=(42,), control=False)
+    settings = AugmentParams(ks=(100,), seeds=(42,), control=False)
     out, t_aug = clock(lambda: augment(base, Split.of(rest.frame), Split.of(validation.frame), Split.of(test.frame),
                                        settings))
     fits = len(settings.strategies)

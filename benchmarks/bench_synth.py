@@ -30,7 +30,7 @@ from fairviz.synth import evaluate as ev  # noqa: E402
 from fairviz.synth import model  # noqa: E402
 from fairviz.synth.data import load  # noqa: E402
 from fairviz.synth.encoding import fit_encoder, is_categorical  # noqa: E402
-from fairviz.synth.run import SynthSettings, run, split  # noqa: E402
+from fairviz.synth.run import SynthParams, run, split  # noqa: E402
 
 
 def timed(fn):
@@ -73,13 +73,13 @@ def main() -> None:
         torch.set_num_threads(threads)
         heads = [model.realism_head(), model.label_diversity_head(span, [0.5, 0.5], 10.0)]
         epochs = 2
-        gan = model.train(encoded, codes, encoder, conditions, heads, model.GANSettings(epochs=epochs, device=device))
+        gan = model.train(encoded, codes, encoder, conditions, heads, model.GANParams(epochs=epochs, device=device))
         print(f"2. seconds per epoch on {device} ({threads} thread(s)): {gan.seconds / epochs:.2f} s "
               f"({len(train) // 500} generator and {2 * (len(train) // 500)} critic steps of batch 500; load "
               f"{os.getloadavg()[0]:.1f})", flush=True)
     torch.set_num_threads(args.threads)
 
-    settings = SynthSettings(epochs=3, trials=1) if args.quick else SynthSettings()
+    settings = SynthParams(epochs=3, trials=1) if args.quick else SynthParams()
     t_run, result = timed(lambda: run(table, settings))
     print(f"   (torch threads {args.threads}; load average {os.getloadavg()[0]:.1f})")
     design = ev.Design.fit(train.drop(columns=[table.label]))
@@ -100,7 +100,7 @@ def main() -> None:
                                          for m in ("ofi", "dppl", "di", "dca")))
     epochs = 3 if args.quick else 15
     for modes in (10, 1):
-        t, r = timed(lambda: run(table, SynthSettings(epochs=epochs, trials=1, max_modes=modes)))
+        t, r = timed(lambda: run(table, SynthParams(epochs=epochs, trials=1, max_modes=modes)))
         ks = {m["column"]: round(m["distance"], 3) for m in r.marginals if m["kind"] == "continuous"}
         print(f"4. encoding with ≤ {modes} mode(s), {epochs} epochs: continuous KS {ks} (mean "
               f"{np.mean(list(ks.values())):.3f}); realism AUC {r.realism_auc:.3f}; {t:.1f} s", flush=True)

@@ -171,8 +171,8 @@ def main() -> None:
     import pyarrow.csv as pacsv
     from playwright.sync_api import sync_playwright
 
-    from fairviz.core.data import ColumnMapping
-    from fairviz.core.engine import Engine
+    from fairviz.data import ColumnMapping
+    from fairviz.data.engine import Engine
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
@@ -187,8 +187,8 @@ def main() -> None:
         print(f"reference: pyarrow read {floor:.2f} s; engine reduction of the bytes {reduce_s:.2f} s "
               f"({reduce_s / floor:.1f}× the read) → {stats.to_dict()}")
         # each audit section's own compute in this process (what a page cannot go below), on what the page reads
-        from fairviz.report.audit import SECTIONS, AuditOptions
-        pred, options = stats.predictions(), AuditOptions(attribute="group", threshold=0.5)
+        from fairviz.report.audit import SECTIONS, AuditParams
+        pred, options = stats.predictions(), AuditParams(attribute="group", threshold=0.5)
         for section in () if args.no_sections else SECTIONS:
             if section.name in ("residuals", "calibration", "parity", "significance"):
                 start = time.perf_counter()

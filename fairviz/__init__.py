@@ -1,5 +1,5 @@
 """fairviz: pure computation and figure building for visual fairness exploration (no Streamlit inside)."""
-from fairviz.core.data import ColumnMapping, DataError, Predictions, build_predictions, guess_mapping, load_predictions, read_table
+from fairviz.data import ColumnMapping, DataError, Predictions, build_predictions, guess_mapping, load_predictions, read_table
 
 __all__ = ["ColumnMapping", "DataError", "Predictions", "build_predictions", "guess_mapping", "load_predictions",
            "read_table"]

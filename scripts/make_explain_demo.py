@@ -40,8 +40,8 @@ def main(argv=None) -> int:
     for key in args.keys:
         generated, epochs, n_pairs, runs = PLAN[key]
         dataset = data.load_builtin(key, generated, seed=0)
-        spec = models.ModelSpec("tiny", epochs=epochs, seed=0)
-        settings = pipeline.ExplainSettings(n_pairs=n_pairs, seed=0)
+        spec = models.ModelParams("tiny", epochs=epochs, seed=0)
+        settings = pipeline.ExplainParams(n_pairs=n_pairs, seed=0)
         start = time.perf_counter()
         last = [0.0]
 

@@ -36,9 +36,9 @@ RARE_RHO = (34.0, 36.0)
 
 
 def demo_model(config_path: Path, quick: bool) -> None:
-    config = demo.PipelineConfig.from_dict(json.loads(config_path.read_text()))
+    config = demo.PipelineParams.from_dict(json.loads(config_path.read_text()))
     if quick:
-        config = demo.PipelineConfig(config.data, config.ptn, {**config.train, "epochs": 3}, config.fans)
+        config = demo.PipelineParams(config.data, config.ptn, {**config.train, "epochs": 3}, config.fans)
     bundle = demo.run_pipeline(config, progress=_printer("demo PTN"))
     demo.save_bundle(bundle, OUT / "lorenz_ptn.npz")
     s = bundle.evaluation.skill
@@ -63,9 +63,9 @@ def fairness_sample(quick: bool) -> None:
     train_set = _regime_sets(18, 2, 12, seed=200)
     arch_set = _regime_sets(9, 1, 12, seed=300)
     test_set = _regime_sets(4, 4, 10, seed=400)
-    config = demo.DataConfig(seed=7)
+    config = demo.ForecastDataParams(seed=7)
     data = demo.prepare_from_sets(config, fit_set, train_set, arch_set, test_set, static_bounds)
-    settings = ptn.TrainSettings(epochs=3 if quick else 50, weight_steps=30, seed=0)
+    settings = ptn.PTNTrainParams(epochs=3 if quick else 50, weight_steps=30, seed=0)
     rare_system = test_set.params[:, 1] > lorenz.RHO_RANGE[1] + 1
     test = data.test
     regime = np.where(rare_system[test_set.system[test.trajectory]], "rare", "typical")
@@ -75,7 +75,7 @@ def fairness_sample(quick: bool) -> None:
     w = test.take(chosen)
     frames = []
     for label, use_static in (("PTN with static context", True), ("PTN without static context", False)):
-        trained = ptn.train(data.train, data.arch, ptn.PTNConfig(use_static=use_static), settings,
+        trained = ptn.train(data.train, data.arch, ptn.PTNParams(use_static=use_static), settings,
                             progress=_printer(label))
         q = ptn.predict(trained, w)
         print(f"{label}: mean CRPS typical {scores.crps_forecast(q, w.target)[regime[chosen] == 'typical'].mean():.3f}, "

@@ -17,8 +17,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fairviz.core.serialize import clean  # noqa: E402
-from fairviz.probing.augment import AugmentSettings  # noqa: E402
-from fairviz.probing.probe import ProbeSettings  # noqa: E402
+from fairviz.probing.augment import AugmentParams  # noqa: E402
+from fairviz.probing.probe import ProbeParams  # noqa: E402
 from fairviz.probing.run import RunProtocol, run_augment, run_probe  # noqa: E402
 from fairviz.probing.shipped import ASSETS, shipped_path  # noqa: E402
 from fairviz.probing.textmodel import DEFAULT_DATA, DEFAULT_GENERATE, load_dataset, model_spec  # noqa: E402
@@ -37,12 +37,12 @@ def main() -> None:
     spec = model_spec("tiny", dataset.key, None, 0)
     if args.only in (None, "probe"):
         start = time.perf_counter()
-        result = run_probe(dataset, spec, ProbeSettings(), RunProtocol(), progress)
+        result = run_probe(dataset, spec, ProbeParams(), RunProtocol(), progress)
         shipped_path("probe").write_text(json.dumps(clean(result.to_dict()), indent=1) + "\n")
         print(f"\nprobe: {time.perf_counter() - start:.0f} s → {shipped_path('probe')}", file=sys.stderr)
     if args.only in (None, "augment"):
         start = time.perf_counter()
-        result = run_augment(dataset, spec, AugmentSettings(), RunProtocol(), progress)
+        result = run_augment(dataset, spec, AugmentParams(), RunProtocol(), progress)
         shipped_path("augment").write_text(json.dumps(clean(result.to_dict()), indent=1) + "\n")
         print(f"\naugment: {time.perf_counter() - start:.0f} s → {shipped_path('augment')}", file=sys.stderr)
 

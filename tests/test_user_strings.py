@@ -19,7 +19,7 @@ PLACEHOLDER = re.compile(r"(?<![%{])\{[A-Za-z_]\w*\.[A-Za-z_][\w.]*(:[^{}]*)?\}"
 
 
 def _sources() -> list[Path]:
-    return [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "fairviz").rglob("*.py"))]
+    return [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "fairviz").rglob("*.py"))]
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

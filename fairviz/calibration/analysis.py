@@ -51,7 +51,7 @@ from fairviz.calibration.results import (
 )
 from fairviz.calibration.smooth_ece import _cell_index, smooth_ece_from_masses
 from fairviz.core import stats
-from fairviz.core.data import Predictions
+from fairviz.data import Predictions
 from fairviz.core.ece import ece, ece_bin_index, group_seed, score_cells
 
 

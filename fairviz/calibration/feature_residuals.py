@@ -19,7 +19,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from fairviz.calibration.reliability import pearson_residuals, rcs_basis
-from fairviz.core.data import DataError, Predictions
+from fairviz.data import DataError, Predictions
 
 MAX_LEVELS = 20               # categorical features: the most frequent levels, the rest pooled as "other"
 MODEL_ROWS = 20_000           # the cross-validated models run on at most this many rows (seeded sample)

@@ -26,7 +26,7 @@ from fairviz.calibration.performance import brier, log_loss
 from fairviz.calibration.reliability import logit, reliability_table, weighted_quantiles
 from fairviz.calibration.results import EPS
 from fairviz.calibration.smooth_ece import smooth_ece
-from fairviz.core.data import DataError, Predictions
+from fairviz.data import DataError, Predictions
 from fairviz.core.ece import ece
 
 METHODS = {"platt": "Platt (logistic)", "temperature": "Temperature", "isotonic": "Isotonic",

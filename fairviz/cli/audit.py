@@ -6,15 +6,15 @@ from pathlib import Path
 
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
-from fairviz.core.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
-from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
-from fairviz.core.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine, resolve
+from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
+from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
+from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine, resolve
 from fairviz.core.markup import csv_bytes
-from fairviz.core.samples import match_sample
-from fairviz.explain.run import ExplainSettings
-from fairviz.report.audit import AuditOptions, run_audit
+from fairviz.data.samples import match_sample
+from fairviz.explain.run import ExplainParams
+from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.residuals import dstar_rows
-from fairviz.report.explain import ExplainAuditOptions
+from fairviz.report.explain import ExplainAuditParams
 from fairviz.report.summary import summary
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.analysis import MatchParams
@@ -120,8 +120,8 @@ def run(args) -> int:
                                     seed=args.seed)
     explain = None
     if args.explain:
-        explain = ExplainAuditOptions(settings=ExplainSettings(n_pairs=args.explain_pairs, seed=args.seed))
-    audit = run_audit(pred, AuditOptions(attribute=attribute, threshold=args.threshold, rdf=params,
+        explain = ExplainAuditParams(settings=ExplainParams(n_pairs=args.explain_pairs, seed=args.seed))
+    audit = run_audit(pred, AuditParams(attribute=attribute, threshold=args.threshold, rdf=params,
                                          calibration=calibration, benefit=args.benefit, match=match,
                                          cps_lambda=args.cps_lambda, explain=explain))
     if stats is not None:

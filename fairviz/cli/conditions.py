@@ -8,8 +8,8 @@ from pathlib import Path
 from fairviz.cli.common import Parser, emit
 from fairviz.conditions import data as cdata
 from fairviz.conditions import simulate
-from fairviz.conditions.methods import METHOD_NAMES, METHODS, TrainSettings
-from fairviz.core.data import DataError, read_table
+from fairviz.conditions.methods import METHOD_NAMES, METHODS, DebiasTrainParams
+from fairviz.data import DataError, read_table
 from fairviz.core.serialize import clean
 
 
@@ -86,15 +86,15 @@ def load(args) -> cdata.Dataset:
                             name=path.name, embed=embed)
 
 
-def settings_from(args) -> simulate.SimSettings:
-    defaults = simulate.SimSettings()
+def settings_from(args) -> simulate.SimulationParams:
+    defaults = simulate.SimulationParams()
     if args.hidden < 1 or args.epochs < 1:
         raise DataError("--hidden and --epochs must be at least 1.")
-    return simulate.SimSettings(
+    return simulate.SimulationParams(
         condition=args.condition, alphas=_floats(args.alphas, "alphas") or defaults.alphas,
         grid=_floats(args.grid, "grid") or defaults.grid, methods=_methods(args.methods) or defaults.methods,
         seeds=args.seeds, m=args.m, grid_size=args.grid_size,
-        train=TrainSettings(hidden=args.hidden, epochs=args.epochs), min_fairness=args.min_fairness,
+        train=DebiasTrainParams(hidden=args.hidden, epochs=args.epochs), min_fairness=args.min_fairness,
         leakage=args.leakage)
 
 

@@ -13,17 +13,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.cli.common import emit
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
-from fairviz.explain.attribute import AttributionSettings
+from fairviz.explain.attribute import AttributionParams
 from fairviz.explain.disparity import compare, disparity_json, model_warnings
-from fairviz.explain.metrics import SensitivitySettings
-from fairviz.explain.models import ModelSpec, default_epochs
-from fairviz.explain.run import ExplainSettings, run
+from fairviz.explain.metrics import SensitivityParams
+from fairviz.explain.models import ModelParams, default_epochs
+from fairviz.explain.run import ExplainParams, run
 
 
 def add_parser(commands) -> None:
@@ -123,11 +123,11 @@ def _compute(args, methods, metrics):
                                   positive_label=args.positive_label, groups=groups, pair=args.pair_column)
     kind, path = (args.model, None) if args.model in ("tiny", "minilm") else ("local", args.model)
     epochs = args.epochs if args.epochs is not None else default_epochs(kind, args.data)
-    spec = ModelSpec(kind=kind, path=path, epochs=epochs, seed=args.seed, fine_tune=not args.no_fine_tune)
-    settings = ExplainSettings(methods=tuple(methods), metrics=tuple(metrics), n_pairs=args.pairs, seed=args.seed,
-                               attribution=AttributionSettings(ig_steps=args.ig_steps, shap_max_evals=args.shap_evals,
+    spec = ModelParams(kind=kind, path=path, epochs=epochs, seed=args.seed, fine_tune=not args.no_fine_tune)
+    settings = ExplainParams(methods=tuple(methods), metrics=tuple(metrics), n_pairs=args.pairs, seed=args.seed,
+                               attribution=AttributionParams(ig_steps=args.ig_steps, shap_max_evals=args.shap_evals,
                                                                lime_max_samples=args.lime_samples),
-                               sensitivity=SensitivitySettings(eps=args.eps))
+                               sensitivity=SensitivityParams(eps=args.eps))
     last = [-1]
 
     def progress(fraction: float, message: str) -> None:

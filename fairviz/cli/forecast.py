@@ -7,7 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from fairviz.cli.common import Parser, emit
-from fairviz.core.data import DataError, read_table
+from fairviz.data import DataError, read_table
 from fairviz.core.serialize import clean
 from fairviz.forecast import fairness as ev
 from fairviz.forecast import pipeline
@@ -80,7 +80,7 @@ def run_evaluate(args) -> int:
 
 def run_ptn_train(args) -> int:
     try:
-        config = pipeline.PipelineConfig.from_dict(json.loads(args.config.read_text()))
+        config = pipeline.PipelineParams.from_dict(json.loads(args.config.read_text()))
     except FileNotFoundError:
         raise DataError(f"Config file not found: {args.config}") from None
     except (TypeError, ValueError, AttributeError) as err:

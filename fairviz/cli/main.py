@@ -8,7 +8,7 @@ import sys
 
 from fairviz.cli import audit, conditions, explain, forecast, probe, synth
 from fairviz.cli.common import EXIT_BAD_INPUT, Parser
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 SUBCOMMANDS = (audit, forecast, explain, probe, synth, conditions)
 

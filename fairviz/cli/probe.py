@@ -15,12 +15,12 @@ import sys
 from pathlib import Path
 
 from fairviz.cli.common import emit
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.core.serialize import clean
 from fairviz.core.wording import fmt_p
 from fairviz.probing import AUGMENT_STRATEGIES, PROBES, STRATEGY_NAMES
-from fairviz.probing.augment import SEEDS, AugmentSettings
-from fairviz.probing.probe import ProbeSettings
+from fairviz.probing.augment import SEEDS, AugmentParams
+from fairviz.probing.probe import ProbeParams
 from fairviz.probing.shipped import load_shipped
 from fairviz.probing.textmodel import DATA_SETS, DEFAULT_DATA, DEFAULT_GENERATE, load_dataset, model_spec
 
@@ -115,7 +115,7 @@ def run_probe_command(args) -> int:
         if args.resamples < 0:
             raise DataError("--resamples must be 0 or more.")
         dataset = _dataset(args)
-        settings = ProbeSettings(n=args.n, n_strategy=args.n_strategy, region_eps=args.eps, region_mode=args.mode,
+        settings = ProbeParams(n=args.n, n_strategy=args.n_strategy, region_eps=args.eps, region_mode=args.mode,
                                  clear_threshold=args.clear_threshold, resamples=args.resamples, seed=args.seed)
         result = run_probe(dataset, model_spec(args.model, dataset.key, args.epochs, args.seed), settings,
                            RunProtocol(pool_share=args.pool_share, split_seed=args.seed), _progress(), args.device)
@@ -147,7 +147,7 @@ def run_augment_command(args) -> int:
             raise DataError("--fine-tune-epochs must be at least 1.")
         seeds = SEEDS[:args.seeds] + tuple(range(1000, 1000 + max(0, args.seeds - len(SEEDS))))
         dataset = _dataset(args)
-        settings = AugmentSettings(strategies=strategies, ks=ks, seeds=seeds, region_eps=args.eps,
+        settings = AugmentParams(strategies=strategies, ks=ks, seeds=seeds, region_eps=args.eps,
                                    region_mode=args.mode, control=not args.no_control)
         protocol = RunProtocol(fine_tune_epochs=args.fine_tune_epochs, fine_tune_lr=args.lr, split_seed=args.seed)
         result = run_augment(dataset, model_spec(args.model, dataset.key, args.epochs, args.seed), settings, protocol,

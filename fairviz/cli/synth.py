@@ -5,10 +5,10 @@ import sys
 from pathlib import Path
 
 from fairviz.cli.common import Parser, emit
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.synth import data as synth_data
 from fairviz.core.markup import csv_bytes
-from fairviz.synth.run import SynthSettings, run
+from fairviz.synth.run import SynthParams, run
 
 
 def add_parser(commands) -> None:
@@ -25,8 +25,8 @@ def add_parser(commands) -> None:
     train.add_argument("--label-target", default="uniform",
                        help="'uniform' or V=SHARE,… over the label values (a soft quota, the diversity head)")
     train.add_argument("--rows", type=int, help="synthetic rows (default: as many as the real training rows)")
-    train.add_argument("--epochs", type=int, default=SynthSettings.epochs)
-    train.add_argument("--trials", type=int, default=SynthSettings.trials,
+    train.add_argument("--epochs", type=int, default=SynthParams.epochs)
+    train.add_argument("--trials", type=int, default=SynthParams.trials,
                        help="repeated classifier trials for the boxplots (Fig. 3.4)")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--device", default="auto", help="'auto' (CUDA when available), 'cpu' or 'cuda'")
@@ -36,8 +36,8 @@ def add_parser(commands) -> None:
     train.set_defaults(handler=run_train)
 
 
-def settings_from(args) -> SynthSettings:
-    return SynthSettings(group_target=args.group_target, label_target=args.label_target, rows=args.rows,
+def settings_from(args) -> SynthParams:
+    return SynthParams(group_target=args.group_target, label_target=args.label_target, rows=args.rows,
                          epochs=args.epochs, seed=args.seed, trials=args.trials, device=args.device).check()
 
 

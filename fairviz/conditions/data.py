@@ -22,7 +22,7 @@ import pandas as pd
 
 from fairviz.conditions.distributions import cell_counts, joint_from_counts
 from fairviz.conditions.reference import bios_counts, bios_professions
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "conditions"
 ADULT = ASSETS / "adult_features.csv.gz"

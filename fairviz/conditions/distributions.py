@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 CONDITIONS = ("cb", "jb", "grid")
 CONDITION_NAMES = {"cb": "Conditional balance (CB)", "jb": "Joint balance (JB)",

@@ -17,7 +17,7 @@ import numpy as np
 
 from fairviz.conditions.distributions import Condition, conditions, joint_from_counts
 from fairviz.conditions.metrics import Scores, confusion, gap_of, scores_of
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 
 @dataclass(frozen=True)

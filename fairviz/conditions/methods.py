@@ -57,7 +57,7 @@ class MethodFailed(ValueError):
 
 
 @dataclass(frozen=True)
-class TrainSettings:
+class DebiasTrainParams:
     hidden: int = 64
     layers: int = 2
     epochs: int = 20
@@ -151,7 +151,7 @@ def instance_weights(y: np.ndarray, z: np.ndarray, n_classes: int, n_groups: int
 # ------------------------------------------------------------------------------------------ training
 
 def train(method: str, config: dict, train_split, dev_split, n_classes: int, n_groups: int,
-          settings: TrainSettings = TrainSettings(), seed: int = 0, tick: Tick | None = None) -> Trained:
+          settings: DebiasTrainParams = DebiasTrainParams(), seed: int = 0, tick: Tick | None = None) -> Trained:
     import torch
     previous = torch.get_num_threads()
     if settings.threads:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairviz.conditions.distributions import Condition, TrainCells, cell_counts
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 
 class EmptyCellError(DataError):

@@ -14,18 +14,18 @@ import numpy as np
 
 from fairviz.conditions import distributions as dist
 from fairviz.conditions.data import Dataset, Split
-from fairviz.conditions.methods import (DEFAULT_METHODS, METHOD_NAMES, METHODS, MethodFailed, TrainSettings,
+from fairviz.conditions.methods import (DEFAULT_METHODS, METHOD_NAMES, METHODS, MethodFailed, DebiasTrainParams,
                                         config_label, grid, train)
 from fairviz.conditions.metrics import confusion, leakage, scores_of
 from fairviz.conditions.resample import resample
 from fairviz.conditions.selection import RunRecord, Selected, select_all
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
-class SimSettings:
+class SimulationParams:
     condition: str = "cb"
     alphas: tuple[float, ...] = dist.DEFAULT_ALPHAS
     grid: tuple[float, ...] = dist.DEFAULT_GRID
@@ -33,7 +33,7 @@ class SimSettings:
     seeds: int = 3
     m: int | None = None                    # rows drawn per condition (default: the data's m_default)
     grid_size: str = "small"
-    train: TrainSettings = TrainSettings()
+    train: DebiasTrainParams = DebiasTrainParams()
     on_empty: str = "drop"
     min_fairness: float | None = None
     leakage: bool = False                   # probe the hidden layer for z (fit on dev, scored on test)
@@ -77,7 +77,7 @@ class Failure:
 @dataclass(frozen=True)
 class Simulation:
     data: dict
-    settings: SimSettings
+    settings: SimulationParams
     m: int
     runs: tuple[RunRecord, ...]
     selected: tuple[Selected, ...]
@@ -127,7 +127,7 @@ class Simulation:
         return out
 
 
-def run(data: Dataset, settings: SimSettings = SimSettings(), progress: Progress | None = None) -> Simulation:
+def run(data: Dataset, settings: SimulationParams = SimulationParams(), progress: Progress | None = None) -> Simulation:
     settings.check()
     started = time.perf_counter()
     if settings.condition == "grid" and (data.n_classes, data.n_groups) != (2, 2):

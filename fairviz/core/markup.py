@@ -19,6 +19,7 @@ _MD_SPECIAL = re.compile(r"([\\`*\[\]<>~$|#])")        # links/images need '[', 
 _LOOSE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")   # intraword '_' is literal in CommonMark
 _BLOCK_START = re.compile(r"^(\s*)([-+=]|\d+[.)])")                    # a list or heading marker at the start
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_AUTOLINK = re.compile(r"(?i)(://|www\.|@)")     # GitHub-flavoured Markdown links bare URLs and e-mail addresses
 
 
 def md(value) -> str:
@@ -27,6 +28,7 @@ def md(value) -> str:
     or heading marker at the start is escaped, line breaks are folded to spaces (a name cannot start a block)."""
     text = re.sub(r"[\r\n]+", " ", str(value))
     text = _LOOSE_UNDERSCORE.sub(r"\\_", _MD_SPECIAL.sub(r"\\\1", text))
+    text = _AUTOLINK.sub(lambda m: m.group(1)[0] + "\u200b" + m.group(1)[1:], text)   # a bare URL stays text
     return _BLOCK_START.sub(lambda m: m.group(1) + (m.group(2)[:-1] + "\\" + m.group(2)[-1]
                                                     if m.group(2)[0].isdigit() else "\\" + m.group(2)), text)
 

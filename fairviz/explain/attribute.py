@@ -48,7 +48,7 @@ CANCELLATION_FLOOR = 1e-5
 
 
 @dataclass(frozen=True)
-class AttributionSettings:
+class AttributionParams:
     ig_steps: int = 50
     ig_method: str = "gausslegendre"
     lime_max_samples: int = 5000         # n² samples, capped here (ferret)
@@ -59,12 +59,12 @@ class AttributionSettings:
     autocast: bool = False               # bfloat16 autocast of LIME/SHAP/AOPC forward passes, CUDA only (opt-in)
 
     @staticmethod
-    def for_device(device: str, **changes) -> "AttributionSettings":
+    def for_device(device: str, **changes) -> "AttributionParams":
         """Larger batches on a GPU, where one big forward pass costs little more than a small one; the same
         attributions up to float rounding (batching never changes what is computed)."""
         if str(device).startswith("cuda"):
             changes = {"batch_size": 256, "model_batch": 2048, "ig_internal_batch": 8192, **changes}
-        return AttributionSettings(**changes)
+        return AttributionParams(**changes)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def derive_seed(*parts) -> int:
 
 
 def explain(classifier: TextClassifier, rows: Sequence[list[int]], targets: Sequence[int], method: str,
-            seeds: Sequence[int], settings: AttributionSettings = AttributionSettings(),
+            seeds: Sequence[int], settings: AttributionParams = AttributionParams(),
             deltas: Sequence[np.ndarray] | None = None) -> list[Attribution]:
     """Attributions for the gold ``targets`` of every id row (gradient methods batched over sentences)."""
     if method in GRADIENT_METHODS:
@@ -146,7 +146,7 @@ def _embedded_batch(classifier: TextClassifier, rows, deltas):
     return embeds, mask, baseline
 
 
-def _gradient_batch(classifier: TextClassifier, rows, targets, method: str, settings: AttributionSettings,
+def _gradient_batch(classifier: TextClassifier, rows, targets, method: str, settings: AttributionParams,
                     deltas) -> list[Attribution]:
     import torch
     from captum.attr import InputXGradient, IntegratedGradients, Saliency
@@ -223,7 +223,7 @@ class _IdModel:
 LIME_ROWS_PER_PASS = 20_000
 
 
-def _lime_samples(n: int, settings: AttributionSettings) -> int:
+def _lime_samples(n: int, settings: AttributionParams) -> int:
     return min(n * n, settings.lime_max_samples)
 
 
@@ -233,7 +233,7 @@ class _Captured(Exception):
         self.rows = rows
 
 
-def _lime_run(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
+def _lime_run(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionParams,
               proba):
     """One ``LimeTextExplainer.explain_instance`` with a fresh explainer seeded by ``seed`` (so two runs draw the
     same perturbations); ``proba`` receives the perturbed id rows ("UNKWORDZ", a removed token, → [MASK])."""
@@ -248,7 +248,7 @@ def _lime_run(classifier: TextClassifier, ids: list[int], target: int, seed: int
                                       num_features=len(ids), num_samples=_lime_samples(len(ids), settings))
 
 
-def _lime_batch(classifier: TextClassifier, rows, targets, seeds, settings: AttributionSettings,
+def _lime_batch(classifier: TextClassifier, rows, targets, seeds, settings: AttributionParams,
                 deltas) -> list[Attribution]:
     """LIME for several sentences with one stream of model batches for all their perturbations.
 
@@ -356,7 +356,7 @@ def _proba_rows(classifier: TextClassifier, samples: list[np.ndarray], deltas, b
     return [np.concatenate(r) for r in results], calls
 
 
-def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionSettings,
+def _shap(classifier: TextClassifier, ids: list[int], target: int, seed: int, settings: AttributionParams,
           delta) -> Attribution:
     import shap
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairviz.core.data import DataError, guess_positive_label, label_values, read_table
+from fairviz.data import DataError, guess_positive_label, label_values, read_table
 import importlib.util
 
 MALE, FEMALE = "male", "female"

@@ -39,7 +39,7 @@ SPARSITY_TAU = 0.1
 
 
 @dataclass(frozen=True)
-class SensitivitySettings:
+class SensitivityParams:
     eps: float = 0.05          # radius as a share of ‖E_t‖_F
     steps: int = 10
     step_factor: float = 2.5   # α = step_factor · r / steps
@@ -209,7 +209,7 @@ def _soft_forward(classifier, rows, masks, draws):
 # ----------------------------------------------------------------------------------------------- sensitivity
 
 def pgd_deltas(classifier, rows: Sequence[list[int]], targets: Sequence[int],
-               settings: SensitivitySettings = SensitivitySettings(), batch_size: int = 64) -> list[np.ndarray]:
+               settings: SensitivityParams = SensitivityParams(), batch_size: int = 64) -> list[np.ndarray]:
     """δ per sentence ([n, d], zero at [CLS]/[SEP]): projected normalised-gradient ascent on the gold-label loss."""
     import torch
     out = []

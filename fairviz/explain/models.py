@@ -22,7 +22,7 @@ from typing import Callable
 import numpy as np
 
 from fairviz.core import runtime
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 TINY_CONFIG = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
                    max_position_embeddings=128)
@@ -37,7 +37,7 @@ Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class ModelParams:
     """What to load and how to train it; hashable, so it is part of every cache key."""
 
     kind: str = "tiny"
@@ -97,7 +97,7 @@ def minilm_path() -> Path:
 class TextClassifier:
     """A sequence classifier with its tokenizer, the special-token ids the explainers need, and batched inference."""
 
-    def __init__(self, model, tokenizer, spec: ModelSpec, device: str, label_names=("0", "1")):
+    def __init__(self, model, tokenizer, spec: ModelParams, device: str, label_names=("0", "1")):
         self.model = model.to(device).eval()
         self.tokenizer = tokenizer
         self.spec = spec
@@ -186,7 +186,7 @@ class TextClassifier:
 
 # ----------------------------------------------------------------------------------------------- loading
 
-def load(spec: ModelSpec, device: str | None = None, label_names=("0", "1")) -> TextClassifier:
+def load(spec: ModelParams, device: str | None = None, label_names=("0", "1")) -> TextClassifier:
     """Build or load the (untrained or pre-trained) classifier; no training here.
 
     Initialisation draws from torch's process-wide generator (Hugging Face constructors take no generator), so it
@@ -195,7 +195,7 @@ def load(spec: ModelSpec, device: str | None = None, label_names=("0", "1")) -> 
         return _build(spec, device, label_names)
 
 
-def _build(spec: ModelSpec, device: str | None, label_names) -> TextClassifier:
+def _build(spec: ModelParams, device: str | None, label_names) -> TextClassifier:
     import transformers
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, BertConfig, \
         BertForSequenceClassification

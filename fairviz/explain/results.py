@@ -25,7 +25,7 @@ import pandas as pd
 from fairviz.core.markup import csv_safe
 from fairviz.core.serialize import clean
 from fairviz.explain import METHOD_NAMES, METRICS
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "explain"
 TABLES = ("scores", "instances", "attributions")

@@ -19,9 +19,9 @@ import pandas as pd
 from fairviz.core import runtime
 from fairviz.explain import METHODS, METRICS, RANDOM
 from fairviz.explain import models as model_lib
-from fairviz.explain.attribute import Attribution, AttributionSettings, derive_seed, explain
+from fairviz.explain.attribute import Attribution, AttributionParams, derive_seed, explain
 from fairviz.explain.data import TextDataset, counterfactual_compas, split_by_pair
-from fairviz.explain.metrics import SensitivitySettings, aopc_many, gini, normalise, pgd_deltas, sensitivity, soft_many, sparsity
+from fairviz.explain.metrics import SensitivityParams, aopc_many, gini, normalise, pgd_deltas, sensitivity, soft_many, sparsity
 from fairviz.explain.results import ExplainResult
 from fairviz.explain import METHOD_NAMES
 from importlib.metadata import PackageNotFoundError, version
@@ -32,14 +32,14 @@ _COST = {"grad": 1.0, "gxi": 1.0, "ig": 7.0, "igxi": 7.0, "lime": 14.0, "shap": 
 
 
 @dataclass(frozen=True)
-class ExplainSettings:
+class ExplainParams:
     methods: tuple[str, ...] = tuple(METHODS) + (RANDOM,)
     metrics: tuple[str, ...] = tuple(METRICS)
     n_pairs: int | None = 20                  # test pairs explained (unpaired data: test sentences); None = all
     seed: int = 0
     soft_draws: int = 1
-    attribution: AttributionSettings = field(default_factory=AttributionSettings)
-    sensitivity: SensitivitySettings = field(default_factory=SensitivitySettings)
+    attribution: AttributionParams = field(default_factory=AttributionParams)
+    sensitivity: SensitivityParams = field(default_factory=SensitivityParams)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -55,7 +55,7 @@ class TrainedModel:
     behaviour: dict
 
 
-def prepare(dataset: TextDataset, spec: model_lib.ModelSpec, test_share: float = 0.2,
+def prepare(dataset: TextDataset, spec: model_lib.ModelParams, test_share: float = 0.2,
             progress: Progress | None = None, should_stop: Callable[[], bool] | None = None,
             device: str | None = None) -> TrainedModel:
     """Split by pair (80/20, balanced), load the model, fine-tune it, and measure its own per-group behaviour."""
@@ -119,7 +119,7 @@ def _mean(values) -> float | None:
 
 # ----------------------------------------------------------------------------------------------- explaining
 
-def explain_dataset(trained: TrainedModel, settings: ExplainSettings = ExplainSettings(), run: int = 0,
+def explain_dataset(trained: TrainedModel, settings: ExplainParams = ExplainParams(), run: int = 0,
                     progress: Progress | None = None) -> ExplainResult:
     """Explain and score the sampled test sentences; returns the per-sentence result of this run.
 
@@ -130,7 +130,7 @@ def explain_dataset(trained: TrainedModel, settings: ExplainSettings = ExplainSe
         return _explain_dataset(trained, settings, run, beat)
 
 
-def _explain_dataset(trained: TrainedModel, settings: ExplainSettings, run: int,
+def _explain_dataset(trained: TrainedModel, settings: ExplainParams, run: int,
                      beat: runtime.Heartbeat | None) -> ExplainResult:
     clf = trained.classifier
     model_lib.configure_threads()
@@ -292,7 +292,7 @@ def _no_evidence(clf, rows) -> dict[str, np.ndarray]:
     return out
 
 
-def _meta(trained: TrainedModel, settings: ExplainSettings, data: TextDataset, run: int, timings: dict) -> dict:
+def _meta(trained: TrainedModel, settings: ExplainParams, data: TextDataset, run: int, timings: dict) -> dict:
     import torch
     spec = trained.classifier.spec
     ds = trained.dataset
@@ -331,7 +331,7 @@ def combine(results: list[ExplainResult]) -> ExplainResult:
                          pd.concat([r.attributions for r in results], ignore_index=True), meta)
 
 
-def run(dataset: TextDataset, spec: model_lib.ModelSpec, settings: ExplainSettings = ExplainSettings(),
+def run(dataset: TextDataset, spec: model_lib.ModelParams, settings: ExplainParams = ExplainParams(),
         runs: int = 1, progress: Progress | None = None, device: str | None = None) -> ExplainResult:
     """``runs`` repetitions (paper: 5), each re-drawing the split, the initialisation and the explainer seeds."""
     results = []

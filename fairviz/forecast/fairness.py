@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core import stats
-from fairviz.core.data import DataError, GroupView
+from fairviz.data import DataError, GroupView
 from fairviz.forecast import crps as scores
-from fairviz.core.data import read_table
+from fairviz.data import read_table
 
 MIN_SERIES_FOR_CI = 5
 LEVEL_PATTERNS = [

@@ -252,13 +252,13 @@ def ptn_search(data, population: int = 4, generations: int = 2, epochs: int = 6,
     ``epochs`` epochs; f and f_v are its mean test-style CRPS (x units) on the genetic splits."""
 
     arch, genetic_train, genetic_val = split_for_search(data.arch, seed)
-    base = base or ptn.PTNConfig()
+    base = base or ptn.PTNParams()
     device = ptn.pick_device(device)
-    settings = ptn.TrainSettings(epochs=epochs, weight_steps=weight_steps, arch_steps=arch_steps, seed=seed,
+    settings = ptn.PTNTrainParams(epochs=epochs, weight_steps=weight_steps, arch_steps=arch_steps, seed=seed,
                                  device=device)
 
     def evaluate(genes: dict) -> tuple[float, float]:
-        config = ptn.PTNConfig.from_dict({**_config_dict(base), **genes})
+        config = ptn.PTNParams.from_dict({**_config_dict(base), **genes})
         trained = ptn.train(data.train, arch, config, settings)
         module = ptn.load_module(trained, device)
         scores_ = [float(scores.crps_forecast(ptn.predict(trained, w, module=module), w.target).mean())

@@ -1,6 +1,6 @@
 """The Lorenz → NVAR → PTN pipeline (spec §5.9) shared by the page, ``fairviz ptn train`` and the asset script.
 
-``prepare(DataConfig)`` simulates four partitions with unseen parameter draws each (NVAR fit, PTN train, PTN
+``prepare(ForecastDataParams)`` simulates four partitions with unseen parameter draws each (NVAR fit, PTN train, PTN
 architecture/validation, test), fits the NVAR and cuts the windows; ``evaluate(quantiles, data)`` scores a
 model's fans against the thesis's Gaussian-NVAR baseline; ``Fans`` is what the page draws. Nothing here imports
 torch: the caller passes quantiles in (``ptn.predict`` makes them).
@@ -26,7 +26,7 @@ ASSET = Path(__file__).resolve().parents[2] / "assets" / "forecast" / "lorenz_pt
 
 
 @dataclass(frozen=True)
-class DataConfig:
+class ForecastDataParams:
     """Partitions as systems × initial conditions (spec §5.9 uses 20×25, 10×25, 4×25, 6×25)."""
     fit_systems: int = 12
     fit_initial: int = 20
@@ -41,19 +41,19 @@ class DataConfig:
     param_ranges: tuple = tuple(map(tuple, lorenz.PARAM_RANGES.tolist()))
 
     @staticmethod
-    def from_dict(values: dict) -> "DataConfig":
-        known = {f.name for f in fields(DataConfig)}
+    def from_dict(values: dict) -> "ForecastDataParams":
+        known = {f.name for f in fields(ForecastDataParams)}
         unknown = set(values) - known
         if unknown:
             raise ValueError(f"unknown data settings: {', '.join(sorted(unknown))}")
         if "param_ranges" in values:
             values = {**values, "param_ranges": tuple(map(tuple, values["param_ranges"]))}
-        return DataConfig(**values)
+        return ForecastDataParams(**values)
 
 
 @dataclass(frozen=True)
 class DemoData:
-    config: DataConfig
+    config: ForecastDataParams
     nvar: nvar.NVAR
     train: win.Windows
     arch: win.Windows
@@ -64,12 +64,12 @@ class DemoData:
     static_bounds: np.ndarray = field(default_factory=lambda: lorenz.PARAM_RANGES.copy())
 
 
-def _partition_sizes(config: DataConfig) -> list[tuple[int, int]]:
+def _partition_sizes(config: ForecastDataParams) -> list[tuple[int, int]]:
     return [(config.fit_systems, config.fit_initial), (config.train_systems, config.train_initial),
             (config.arch_systems, config.arch_initial), (config.test_systems, config.test_initial)]
 
 
-def _partition(config: DataConfig, k: int) -> lorenz.LorenzSet:
+def _partition(config: ForecastDataParams, k: int) -> lorenz.LorenzSet:
     """Partition k (0 fit, 1 train, 2 architecture/validation, 3 test), each with its own parameter draws."""
     systems, initial = _partition_sizes(config)[k]
     if systems < 1 or initial < 1:
@@ -78,12 +78,12 @@ def _partition(config: DataConfig, k: int) -> lorenz.LorenzSet:
                            param_ranges=np.asarray(config.param_ranges, dtype=float))
 
 
-def test_set(config: DataConfig) -> lorenz.LorenzSet:
+def test_set(config: ForecastDataParams) -> lorenz.LorenzSet:
     """The test partition alone (the same trajectories ``prepare`` makes), e.g. to forecast any test window."""
     return _partition(config, 3)
 
 
-def prepare(config: DataConfig = DataConfig(), progress=None) -> DemoData:
+def prepare(config: ForecastDataParams = ForecastDataParams(), progress=None) -> DemoData:
     ranges = np.asarray(config.param_ranges, dtype=float)
     sets = []
     for k in range(4):
@@ -93,7 +93,7 @@ def prepare(config: DataConfig = DataConfig(), progress=None) -> DemoData:
     return prepare_from_sets(config, *sets, static_bounds=ranges, progress=progress)
 
 
-def prepare_from_sets(config: DataConfig, fit_set, train_set, arch_set, test_part, static_bounds,
+def prepare_from_sets(config: ForecastDataParams, fit_set, train_set, arch_set, test_part, static_bounds,
                       progress=None) -> DemoData:
     """Fit the NVAR on ``fit_set`` and cut windows from the other three partitions."""
     model = nvar.fit(fit_set.states, stride=2)
@@ -217,7 +217,7 @@ def fans_from_arrays(arrays, baseline_sd: np.ndarray, prefix: str = "fans/") -> 
     return Fans(**values, dt=float(arrays[f"{prefix}dt"]))
 
 
-def config_json(data_config: DataConfig, extra: dict | None = None) -> np.ndarray:
+def config_json(data_config: ForecastDataParams, extra: dict | None = None) -> np.ndarray:
     return np.frombuffer(json.dumps({"data": asdict(data_config), **(extra or {})}).encode(), dtype=np.uint8)
 
 
@@ -228,15 +228,15 @@ def read_json(array) -> dict:
 # ----------------------------------------------------------------------------------------------- pipeline + bundle
 
 @dataclass(frozen=True)
-class PipelineConfig:
+class PipelineParams:
     """What ``fairviz ptn train --config`` reads: {"data": {...}, "ptn": {...}, "train": {...}, "fans": 24}."""
-    data: DataConfig = field(default_factory=DataConfig)
-    ptn: dict = field(default_factory=dict)          # PTNConfig fields (kept as a dict: no torch needed here)
-    train: dict = field(default_factory=dict)        # TrainSettings fields
+    data: ForecastDataParams = field(default_factory=ForecastDataParams)
+    ptn: dict = field(default_factory=dict)          # PTNParams fields (kept as a dict: no torch needed here)
+    train: dict = field(default_factory=dict)        # PTNTrainParams fields
     fans: int = 24
 
     @staticmethod
-    def from_dict(values: dict) -> "PipelineConfig":
+    def from_dict(values: dict) -> "PipelineParams":
         unknown = set(values) - {"data", "ptn", "train", "fans"}
         if unknown:
             raise ValueError(f"unknown config sections: {', '.join(sorted(unknown))} "
@@ -245,9 +245,9 @@ class PipelineConfig:
         if fans < 1:
             raise ValueError("fans must be at least 1")
 
-        ptn.PTNConfig.from_dict(dict(values.get("ptn", {})))
-        ptn.TrainSettings.from_dict(dict(values.get("train", {})))
-        return PipelineConfig(DataConfig.from_dict(values.get("data", {})), dict(values.get("ptn", {})),
+        ptn.PTNParams.from_dict(dict(values.get("ptn", {})))
+        ptn.PTNTrainParams.from_dict(dict(values.get("train", {})))
+        return PipelineParams(ForecastDataParams.from_dict(values.get("data", {})), dict(values.get("ptn", {})),
                               dict(values.get("train", {})), fans)
 
 
@@ -261,11 +261,11 @@ class Bundle:
     static_bounds: np.ndarray
     fans: Fans
     evaluation: Evaluation
-    data_config: DataConfig
+    data_config: ForecastDataParams
     meta: dict = field(default_factory=dict)
 
 
-def run_pipeline(config: PipelineConfig = PipelineConfig(), progress=None, on_epoch=None,
+def run_pipeline(config: PipelineParams = PipelineParams(), progress=None, on_epoch=None,
                  data: DemoData | None = None) -> Bundle:
     """Simulate, fit the NVAR, train the PTN, score it on the test partition and keep showcase fans."""
 
@@ -274,8 +274,8 @@ def run_pipeline(config: PipelineConfig = PipelineConfig(), progress=None, on_ep
     step = (lambda lo, hi: (lambda f, m: progress(lo + (hi - lo) * f, m))) if progress else (lambda lo, hi: None)
     data = data or prepare(config.data, step(0.0, 0.1))
     data_seconds = time.perf_counter() - tic
-    trained = ptn.train(data.train, data.arch, ptn.PTNConfig.from_dict(config.ptn),
-                        ptn.TrainSettings.from_dict(config.train), progress=step(0.1, 0.95), on_epoch=on_epoch)
+    trained = ptn.train(data.train, data.arch, ptn.PTNParams.from_dict(config.ptn),
+                        ptn.PTNTrainParams.from_dict(config.train), progress=step(0.1, 0.95), on_epoch=on_epoch)
     with runtime.heartbeat(progress, 0.95, f"forecasting {data.test.n:,} test windows"):
         quantiles = ptn.predict(trained, data.test)
     evaluation = evaluate(quantiles, data)
@@ -330,7 +330,7 @@ def load_bundle(path=ASSET) -> Bundle:
                                 np.asarray(e["crps_by_lead_baseline"]))
         return Bundle(trained, nvar.NVAR.from_arrays(arrays), np.asarray(arrays["baseline_sd"]),
                       np.asarray(arrays["nvar_lead_mae"]), np.asarray(arrays["static_bounds"]), fans, evaluation,
-                      DataConfig.from_dict(meta["data"]), meta.get("meta", {}))
+                      ForecastDataParams.from_dict(meta["data"]), meta.get("meta", {}))
 
 
 def forecast_trajectory(bundle: Bundle, states: np.ndarray, params, origin: int, module=None) -> Fans:

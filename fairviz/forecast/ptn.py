@@ -44,7 +44,7 @@ Progress = Callable[[float, str], None]
 
 
 @dataclass(frozen=True)
-class PTNConfig:
+class PTNParams:
     """Hyperparameters of Table 5.1 (names as there), plus the shapes of the Lorenz task."""
     d: int = 32                          # hidden size (Table 5.1: 72 … 240; 24 … 72 on a CPU)
     tokens: int = 16                     # token length (the thesis uses d)
@@ -57,7 +57,7 @@ class PTNConfig:
     arch_lr: float = 3e-3
     arch_beta1: float = 0.5
     arch_beta2: float = 0.999
-    lr: float = 5e-3                     # thesis range [1e-5, 1e-3] is for 30-epoch GPU runs; see TrainSettings
+    lr: float = 5e-3                     # thesis range [1e-5, 1e-3] is for 30-epoch GPU runs; see PTNTrainParams
     beta1: float = 0.9
     beta2: float = 0.999
     norm: str = "layer"
@@ -77,7 +77,7 @@ class PTNConfig:
     n_forecasts: int = N_FORECASTS
     horizon: int = HORIZON
 
-    def check(self) -> "PTNConfig":
+    def check(self) -> "PTNParams":
         problems = []
         for heads, name in ((self.history_heads, "history"), (self.forecast_heads, "forecast")):
             if heads < 2 or self.d % heads:
@@ -94,16 +94,16 @@ class PTNConfig:
         return self
 
     @staticmethod
-    def from_dict(values: dict) -> "PTNConfig":
-        known = {f.name for f in fields(PTNConfig)}
+    def from_dict(values: dict) -> "PTNParams":
+        known = {f.name for f in fields(PTNParams)}
         unknown = set(values) - known
         if unknown:
             raise ValueError(f"unknown PTN settings: {', '.join(sorted(unknown))}")
-        return PTNConfig(**values).check()
+        return PTNParams(**values).check()
 
 
 @dataclass(frozen=True)
-class TrainSettings:
+class PTNTrainParams:
     epochs: int = 30                     # thesis: 30 per candidate
     weight_steps: int = 10               # thesis: 10 steps of the ordinary weights per epoch
     arch_steps: int = 5                  # thesis: 5 architecture steps per epoch, batch 64
@@ -116,12 +116,12 @@ class TrainSettings:
     eval_windows: int = 512              # fixed validation subset scored after every epoch
 
     @staticmethod
-    def from_dict(values: dict) -> "TrainSettings":
-        known = {f.name for f in fields(TrainSettings)}
+    def from_dict(values: dict) -> "PTNTrainParams":
+        known = {f.name for f in fields(PTNTrainParams)}
         unknown = set(values) - known
         if unknown:
             raise ValueError(f"unknown training settings: {', '.join(sorted(unknown))}")
-        return TrainSettings(**values)
+        return PTNTrainParams(**values)
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ class ScaleInfo:
 @dataclass(frozen=True)
 class TrainedPTN:
     """A trained network as plain arrays (no torch objects): what is cached, saved and shipped."""
-    config: PTNConfig
+    config: PTNParams
     state: dict                          # parameter/buffer name → numpy array
     scale: ScaleInfo
     history: list = field(default_factory=list)      # per epoch: dict(epoch, train, val, lr, seconds)
@@ -148,7 +148,7 @@ class TrainedPTN:
     fusion: dict = field(default_factory=dict)        # branch → learnable scalar
     device: str = "cpu"
     seconds: float = 0.0
-    settings: TrainSettings = field(default_factory=TrainSettings)
+    settings: PTNTrainParams = field(default_factory=PTNTrainParams)
 
     @property
     def seconds_per_epoch(self) -> float:
@@ -266,7 +266,7 @@ def _modules():
             return self.dense(x)[..., 0]
 
     class PTN(nn.Module):
-        def __init__(self, cfg: PTNConfig):
+        def __init__(self, cfg: PTNParams):
             super().__init__()
             d, L, a = cfg.d, cfg.tokens, cfg.slope
             self.cfg = cfg
@@ -339,7 +339,7 @@ def _modules():
     return PTN
 
 
-def build(config: PTNConfig):
+def build(config: PTNParams):
     """A fresh network (torch.nn.Module) for ``config``."""
     return _modules()(config.check())
 
@@ -382,8 +382,8 @@ def _state_arrays(model) -> dict:
     return {k: v.detach().cpu().numpy().copy() for k, v in model.state_dict().items()}
 
 
-def train(train_windows: Windows, arch_windows: Windows, config: PTNConfig = PTNConfig(),
-          settings: TrainSettings = TrainSettings(), scale: ScaleInfo | None = None,
+def train(train_windows: Windows, arch_windows: Windows, config: PTNParams = PTNParams(),
+          settings: PTNTrainParams = PTNTrainParams(), scale: ScaleInfo | None = None,
           progress: Progress | None = None, on_epoch: Callable[[list], None] | None = None) -> TrainedPTN:
     """First-order DARTS: each epoch takes ``weight_steps`` AdamW steps of the network weights on
     ``train_windows`` and ``arch_steps`` steps of the cell weights α on ``arch_windows``; then the ordered CRPS of
@@ -403,7 +403,7 @@ def train(train_windows: Windows, arch_windows: Windows, config: PTNConfig = PTN
         return _train(model, train_windows, arch_windows, config, settings, scale, device, rng, beat, on_epoch)
 
 
-def _train(model, train_windows: Windows, arch_windows: Windows, config: PTNConfig, settings: TrainSettings,
+def _train(model, train_windows: Windows, arch_windows: Windows, config: PTNParams, settings: PTNTrainParams,
            scale: ScaleInfo, device: str, rng, beat, on_epoch) -> TrainedPTN:
     torch = _torch()
     opt_w = torch.optim.AdamW(_weight_params(model), lr=config.lr, betas=(config.beta1, config.beta2))
@@ -449,7 +449,7 @@ def _train(model, train_windows: Windows, arch_windows: Windows, config: PTNConf
                       time.perf_counter() - start, settings)
 
 
-def _step(model, optimiser, tensors, index, settings: TrainSettings) -> float:
+def _step(model, optimiser, tensors, index, settings: PTNTrainParams) -> float:
     """One optimiser step; a heartbeat (``runtime.beat``) so a Stop ends training within a step."""
     torch = _torch()
     runtime.beat()
@@ -515,9 +515,9 @@ def from_arrays(arrays, prefix: str = "ptn/") -> TrainedPTN:
     meta = json.loads(bytes(np.asarray(arrays[f"{prefix}meta"], dtype=np.uint8)).decode())
     state_prefix = f"{prefix}state/"
     state = {k[len(state_prefix):]: np.asarray(arrays[k]) for k in arrays.keys() if k.startswith(state_prefix)}
-    return TrainedPTN(PTNConfig.from_dict(meta["config"]), state, ScaleInfo(**meta["scale"]), meta["history"],
+    return TrainedPTN(PTNParams.from_dict(meta["config"]), state, ScaleInfo(**meta["scale"]), meta["history"],
                       meta["arch_weights"], meta["fusion"], meta["device"], meta["seconds"],
-                      TrainSettings.from_dict(meta["settings"]))
+                      PTNTrainParams.from_dict(meta["settings"]))
 
 
 def save(trained: TrainedPTN, path) -> None:

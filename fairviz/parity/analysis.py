@@ -24,8 +24,8 @@ from scipy import stats as sps
 
 from fairviz.core.confusion_metrics import Cells, divide
 from fairviz.core.counts import ConfusionCounts
-from fairviz.core.groups import group_counts
-from fairviz.core.data import Predictions
+from fairviz.data.groups import group_counts
+from fairviz.data import Predictions
 from fairviz.core.wording import fmt, fmt_p, significance_words  # the shared wording of every page
 
 FOUR_FIFTHS = (0.8, 1.25)

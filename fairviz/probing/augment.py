@@ -31,13 +31,13 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from fairviz.core.data import ColumnMapping, DataError, build_predictions
+from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.core.ece import ece, ece_regime
 from fairviz.probing import AUGMENT_STRATEGIES
 from fairviz.probing.lexicon import demographic_swap, identity_removal
 from fairviz.probing.probe import entropy, score_texts
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, percentile_ranks
-from fairviz.residuals.knees import KneeSettings
+from fairviz.residuals.knees import KneeParams
 
 Progress = Callable[[float, str], None]
 DELTA_METRICS = ("f_pattern", "f_v", "f_dist")
@@ -57,13 +57,13 @@ class Trainable(Protocol):
 
 
 @dataclass(frozen=True)
-class AugmentSettings:
+class AugmentParams:
     strategies: tuple[str, ...] = tuple(AUGMENT_STRATEGIES)
     ks: tuple[int, ...] = (100, 500)
     seeds: tuple[int, ...] = SEEDS
     region_eps: float = 0.05
     region_mode: str = "residual"          # Algorithm 1's |d − r| < ε; "percentile" = the §7.1 default
-    knees: KneeSettings = field(default_factory=KneeSettings)
+    knees: KneeParams = field(default_factory=KneeParams)
     control: bool = True                   # also fine-tune on T alone (same seed)
 
     def rdf_params(self) -> RDFParams:
@@ -103,7 +103,7 @@ def residual_audit(p: np.ndarray, y: np.ndarray, groups: np.ndarray, params: RDF
     return analyse(pred, "group", params)
 
 
-def diagnostic_set(p, y, groups, settings: AugmentSettings) -> tuple[np.ndarray, np.ndarray]:
+def diagnostic_set(p, y, groups, settings: AugmentParams) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1 steps 1–2: (D* as a mask, each row's distance to its group's nearest knee in the active mode)."""
     audit = residual_audit(p, y, groups, settings.rdf_params())
     d = np.asarray(p, dtype=float) - np.asarray(y, dtype=float)
@@ -183,7 +183,7 @@ class AugmentRecord:
 
 @dataclass(frozen=True)
 class AugmentResult:
-    settings: AugmentSettings
+    settings: AugmentParams
     meta: dict
     before: dict
     records: list
@@ -249,7 +249,7 @@ def _welch(a, b) -> dict | None:
 # ----------------------------------------------------------------------------------------------- Algorithm 1
 
 def augment(model: Trainable, train: Split, validation: Split, test: Split,
-            settings: AugmentSettings = AugmentSettings(), progress: Progress | None = None,
+            settings: AugmentParams = AugmentParams(), progress: Progress | None = None,
             meta: dict | None = None) -> AugmentResult:
     report = progress or (lambda *_: None)
     unknown = [s for s in settings.strategies if s not in AUGMENT_STRATEGIES]

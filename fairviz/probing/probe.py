@@ -28,12 +28,12 @@ import pandas as pd
 from scipy import stats as sps
 
 from fairviz.core import stats
-from fairviz.core.data import ColumnMapping, DataError, build_predictions
+from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.core.ece import ece, ece_regime
 from fairviz.probing import PROBES
 from fairviz.probing.lexicon import EDITS
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse
-from fairviz.residuals.knees import KneeSettings
+from fairviz.residuals.knees import KneeParams
 
 Scorer = Callable[[list], np.ndarray]
 Progress = Callable[[float, str], None]
@@ -41,7 +41,7 @@ CHUNK = 128
 
 
 @dataclass(frozen=True)
-class ProbeSettings:
+class ProbeParams:
     n: int = 150                   # examples per region (App. O); the case study (App. J.4) used 200
     n_strategy: int = 100          # examples per selection strategy (App. D.2)
     region_eps: float = 0.05
@@ -50,7 +50,7 @@ class ProbeSettings:
     resamples: int = 1000
     seed: int = 0
     tolerance: float = 1e-6        # |Δd| below this is float32 noise (padding in a batch), counted as 0
-    knees: KneeSettings = field(default_factory=KneeSettings)
+    knees: KneeParams = field(default_factory=KneeParams)
 
     def rdf_params(self) -> RDFParams:
         return RDFParams(region_eps=self.region_eps, region_mode=self.region_mode, knees=self.knees, resamples=0,
@@ -104,7 +104,7 @@ class StrategySummary:
 
 @dataclass(frozen=True)
 class ProbeResult:
-    settings: ProbeSettings
+    settings: ProbeParams
     meta: dict                         # data set, model, pool description
     groups: tuple[str, ...]
     pool_n: int
@@ -167,7 +167,7 @@ def score_texts(scorer: Scorer, texts: list[str], progress: Progress | None = No
     return out
 
 
-def pool_audit(texts, y, groups, score, settings: ProbeSettings) -> tuple[ResidualAudit, np.ndarray]:
+def pool_audit(texts, y, groups, score, settings: ProbeParams) -> tuple[ResidualAudit, np.ndarray]:
     """The Residual page's analysis of the scored pool; returns it and the pool positions it kept."""
     frame = pd.DataFrame({"text": list(texts), "label": np.asarray(y, dtype=int), "group": np.asarray(groups).astype(str),
                           "score": np.asarray(score, dtype=float)})
@@ -222,7 +222,7 @@ def strategy_samples(in_region: np.ndarray, p: np.ndarray, k: int, rng: np.rando
 
 # ----------------------------------------------------------------------------------------------- probing
 
-def probe(texts, y, groups, scorer: Scorer, settings: ProbeSettings = ProbeSettings(),
+def probe(texts, y, groups, scorer: Scorer, settings: ProbeParams = ProbeParams(),
           progress: Progress | None = None, meta: dict | None = None) -> ProbeResult:
     report = progress or (lambda *_: None)
     texts = [str(t) for t in texts]

@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass
 from typing import Callable
 
 from fairviz.explain.data import TextDataset
-from fairviz.explain.models import ModelSpec
-from fairviz.probing.augment import AugmentResult, AugmentSettings, Split, augment
-from fairviz.probing.probe import ProbeResult, ProbeSettings, probe
+from fairviz.explain.models import ModelParams
+from fairviz.probing.augment import AugmentResult, AugmentParams, Split, augment
+from fairviz.probing.probe import ProbeResult, ProbeParams, probe
 from fairviz.probing.textmodel import TextModel, splits, train_model
 
 Progress = Callable[[float, str], None]
@@ -31,7 +31,7 @@ class RunProtocol:
         return asdict(self)
 
 
-def _meta(dataset: TextDataset, spec: ModelSpec, protocol: RunProtocol, model: TextModel, sizes: dict) -> dict:
+def _meta(dataset: TextDataset, spec: ModelParams, protocol: RunProtocol, model: TextModel, sizes: dict) -> dict:
     return {"data": {"key": dataset.key, "title": dataset.title, "n": dataset.n, "groups": list(dataset.groups),
                      "label_names": list(dataset.label_names), "fingerprint": dataset.fingerprint},
             "model": {"kind": spec.kind, "path": spec.path, "description": spec.describe(),
@@ -46,7 +46,7 @@ def _sub(progress: Progress | None, start: float, span: float) -> Progress:
     return update
 
 
-def run_probe(dataset: TextDataset, spec: ModelSpec, settings: ProbeSettings = ProbeSettings(),
+def run_probe(dataset: TextDataset, spec: ModelParams, settings: ProbeParams = ProbeParams(),
               protocol: RunProtocol = RunProtocol(), progress: Progress | None = None,
               device: str | None = None) -> ProbeResult:
     pool, train = splits(dataset, (protocol.pool_share,), protocol.split_seed)
@@ -56,7 +56,7 @@ def run_probe(dataset: TextDataset, spec: ModelSpec, settings: ProbeSettings = P
     return probe(frame["text"], frame["label"], frame["group"], model.score, settings, _sub(progress, 0.5, 0.5), meta)
 
 
-def run_augment(dataset: TextDataset, spec: ModelSpec, settings: AugmentSettings = AugmentSettings(),
+def run_augment(dataset: TextDataset, spec: ModelParams, settings: AugmentParams = AugmentParams(),
                 protocol: RunProtocol = RunProtocol(), progress: Progress | None = None,
                 device: str | None = None) -> AugmentResult:
     test, validation, train = splits(dataset, (protocol.test_share, protocol.validation_share), protocol.split_seed)

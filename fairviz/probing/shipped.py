@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets" / "probing"
 KINDS = ("probe", "augment")

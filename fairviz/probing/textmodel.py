@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.explain import data as xdata
-from fairviz.explain.models import ModelSpec, TextClassifier, default_epochs
+from fairviz.explain.models import ModelParams, TextClassifier, default_epochs
 
 DEFAULT_DATA = "neutral-biased"
 DEFAULT_GENERATE = 1000            # twin pairs generated for a built-in set (2,000 sentences)
@@ -56,10 +56,10 @@ def load_dataset(data: str, generate: int = DEFAULT_GENERATE, seed: int = 0, tex
                            positive_label=positive_label)
 
 
-def model_spec(model: str, data_key: str, epochs: int | None = None, seed: int = 0) -> ModelSpec:
+def model_spec(model: str, data_key: str, epochs: int | None = None, seed: int = 0) -> ModelParams:
     """``tiny``, ``minilm`` or the path of a local Hugging Face folder."""
     kind, path = (model, None) if model in ("tiny", "minilm") else ("local", model)
-    return ModelSpec(kind=kind, path=path, epochs=default_epochs(kind, data_key) if epochs is None else epochs,
+    return ModelParams(kind=kind, path=path, epochs=default_epochs(kind, data_key) if epochs is None else epochs,
                      seed=seed)
 
 
@@ -87,7 +87,7 @@ class TextModel:
         return TextModel(tuned, self.epochs, self.lr)
 
 
-def train_model(train: xdata.TextDataset, spec: ModelSpec, progress=None, device: str | None = None) -> TextModel:
+def train_model(train: xdata.TextDataset, spec: ModelParams, progress=None, device: str | None = None) -> TextModel:
     """Build the model of ``spec`` and train it on ``train`` (the explanation page's training loop)."""
     from fairviz.explain.models import load, train as fit
     classifier = load(spec, device=device, label_names=train.label_names)

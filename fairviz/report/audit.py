@@ -1,21 +1,26 @@
 """The headless audit: one JSON-able dict from validated predictions, the same numbers the pages show.
 
-Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; to_html → report parts),
+Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; display → its display list),
 listed in order in ``SECTIONS``. The CLI, the page downloads, the HTML report and the terminal summary all render
-the same results, so they never disagree.
+the same results, so they never disagree. A section that fails is recorded (``errors`` in the JSON, a message in
+the report) and the others carry on.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field, replace
 
 from fairviz import __version__
-from fairviz.core.data import Predictions
+from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
+from fairviz.data import DataError, Predictions
 from fairviz.report import calibration, explain, parity, residuals, sample_size
 from fairviz.report.html import render_html
-from fairviz.report.options import AuditOptions, Section
+from fairviz.report.options import AuditParams, Section
+from fairviz.report.render import to_html, to_terminal
 
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
+log = logging.getLogger("fairviz.audit")
 
 
 @dataclass
@@ -23,17 +28,46 @@ class Audit:
     data: dict                                  # the JSON
     results: dict = field(default_factory=dict)  # section name → result object (for figures)
     pred: Predictions | None = None
+    params: AuditParams = field(default_factory=AuditParams)
+
+    def sections(self) -> list[tuple[Section, object]]:
+        return [(s, self.results[s.name]) for s in SECTIONS if s.name in self.results]
+
+    def display(self, section: Section) -> list:
+        """One section's display list (its error message when it failed)."""
+        result = self.results.get(section.name)
+        error = next((e for e in self.data.get("errors", []) if e["section"] == section.name), None)
+        if error is not None:
+            return [text("This section could not be computed: {error}", "error", error=error["error"])]
+        return section.display(section.given(self.pred), result, self.params) if section.display else []
 
     def to_html(self) -> str:
-        sections = []
+        parts = []
         for section in SECTIONS:
-            if section.name in self.results:
-                given = section.given(self.pred)
-                sections += section.to_html(given, self.results[section.name], self.data)
-        return render_html(self.data, sections)
+            failed = any(e["section"] == section.name for e in self.data.get("errors", []))
+            if section.display is not None or failed:
+                if section.name in self.results or failed:
+                    parts.append((section.title or section.name, to_html(self.display(section))))
+            elif section.name in self.results and section.to_html is not None:
+                parts += section.to_html(section.given(self.pred), self.results[section.name], self.data)
+        return render_html(self.data, parts)
+
+    def to_terminal(self) -> str:
+        """What the terminal prints: each section's display list, detail groups (collapsed) left out."""
+        blocks = []
+        for section in SECTIONS:
+            if section.display is None or (section.name not in self.results and not self._failed(section)):
+                continue
+            items = [i for i in self.display(section) if not (isinstance(i, Group) and i.collapsed)]
+            if items:
+                blocks.append((section.title or section.name) + "\n" + to_terminal(items, indent="  "))
+        return "\n".join(blocks)
+
+    def _failed(self, section: Section) -> bool:
+        return any(e["section"] == section.name for e in self.data.get("errors", []))
 
 
-def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audit:
+def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     attribute = options.attribute or pred.attribute_names[0]
     options = replace(options, attribute=attribute)
     data = {
@@ -46,11 +80,28 @@ def run_audit(pred: Predictions, options: AuditOptions = AuditOptions()) -> Audi
         "notes": list(pred.notes),
     }
     results = {}
+    errors = []
     for section in SECTIONS:
         given = section.given(pred)
-        results[section.name] = section.run(given, options)
-        merge_section(data, section.to_dict(given, results[section.name], options))
-    return Audit(clean(data), results, pred)
+        try:
+            result = section.run(given, options)
+            part = section.to_dict(given, result, options)
+        except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
+            # a failing section must not sink the audit: recorded, and the rest carries on
+            log.exception("section %s failed", section.name)
+            errors.append({"section": section.name, "error": _describe(err)})
+            continue
+        results[section.name] = result
+        merge_section(data, part)
+    if errors:
+        data["errors"] = errors
+    return Audit(clean(data), results, pred, options)
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, DataError):
+        return "; ".join(err.problems)
+    return f"{type(err).__name__}: {err}" if str(err) else type(err).__name__
 
 
 def merge_section(data: dict, part: dict) -> None:

@@ -6,9 +6,9 @@ import html
 from fairviz.calibration import OVERALL, CalibrationAudit, analyse
 from fairviz.calibration import figures as figs
 from fairviz.core.wording import fmt_p
-from fairviz.core.data import Predictions
+from fairviz.data import Predictions
 from fairviz.report.html import figure_div, table
-from fairviz.report.options import AuditOptions, Section
+from fairviz.report.options import AuditParams, Section
 
 
 def calibration_to_dict(cal: CalibrationAudit) -> dict:
@@ -111,7 +111,7 @@ def report_sections(pred, cal: CalibrationAudit, audit: dict) -> list[tuple[str,
     ]
 
 
-def _run(pred: Predictions, options: AuditOptions) -> CalibrationAudit:
+def _run(pred: Predictions, options: AuditParams) -> CalibrationAudit:
     return analyse(pred, options.attribute, options.calibration, progress=options.progress)
 
 

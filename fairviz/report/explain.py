@@ -1,6 +1,6 @@
 """The explanation-disparity section of the headless audit (``fairviz audit --explain``).
 
-It runs only when asked (``AuditOptions.explain``) and only on predictions with a text column: the model under
+It runs only when asked (``AuditParams.explain``) and only on predictions with a text column: the model under
 audit is not available to fairviz, so a tiny BERT is trained on the texts and labels and its explanations are
 compared between the groups of the audited attribute (the two largest groups).
 """
@@ -12,21 +12,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from fairviz.core.data import Predictions
+from fairviz.data import Predictions
 from fairviz.explain import data as xdata
 from fairviz.explain import figures as figs
 from fairviz.explain.disparity import DisparityReport, compare, disparity_json, model_warnings
-from fairviz.explain.models import ModelSpec
+from fairviz.explain.models import ModelParams
 from fairviz.explain.results import ExplainResult
-from fairviz.explain.run import ExplainSettings, run
+from fairviz.explain.run import ExplainParams, run
 from fairviz.report.html import figure_div, table
-from fairviz.report.options import AuditOptions, Section
+from fairviz.report.options import AuditParams, Section
 
 
 @dataclass(frozen=True)
-class ExplainAuditOptions:
-    model: ModelSpec = field(default_factory=ModelSpec)
-    settings: ExplainSettings = field(default_factory=ExplainSettings)
+class ExplainAuditParams:
+    model: ModelParams = field(default_factory=ModelParams)
+    settings: ExplainParams = field(default_factory=ExplainParams)
     alpha: float = 0.05
     correction: str = "none"
 
@@ -42,7 +42,7 @@ class ExplainSection:
         return [text for _, text in model_warnings(self.result)] if self.result is not None else []
 
 
-def run_section(pred: Predictions, attribute: str, options: ExplainAuditOptions, progress=None) -> ExplainSection:
+def run_section(pred: Predictions, attribute: str, options: ExplainAuditParams, progress=None) -> ExplainSection:
     """Train, explain and compare the two largest groups, or say why the audit cannot include this section."""
     if not pred.mapping.text:
         return ExplainSection(skipped="no text column is mapped, so there is nothing to explain")
@@ -78,7 +78,7 @@ def section_html(found: ExplainSection) -> list[tuple[str, str]]:
     ]
 
 
-def _run(pred: Predictions, options: AuditOptions) -> ExplainSection | None:
+def _run(pred: Predictions, options: AuditParams) -> ExplainSection | None:
     return None if options.explain is None else run_section(pred, options.attribute, options.explain, options.progress)
 
 

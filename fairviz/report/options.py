@@ -1,17 +1,17 @@
-"""What every audit section takes (``AuditOptions``) and what it is (``Section``: run, to_dict, to_html)."""
+"""What every audit section takes (``AuditParams``) and what it is (``Section``: run, to_dict, display)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from fairviz.calibration import CalibrationParams
-from fairviz.core.data import Predictions
+from fairviz.data import Predictions
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.analysis import MatchParams
 
 
 @dataclass(frozen=True)
-class AuditOptions:
+class AuditParams:
     attribute: str | None = None
     threshold: float = 0.5
     rdf: RDFParams = field(default_factory=RDFParams)
@@ -20,19 +20,23 @@ class AuditOptions:
     benefit: str = "positive"            # which prediction is the benefit for parity/MATCH ("negative": COMPAS-style)
     match: MatchParams = field(default_factory=MatchParams)
     cps_lambda: float = 5.0
-    explain: Any = None          # fairviz.report.explain.ExplainAuditOptions: adds the explanation-disparity section
+    explain: Any = None          # fairviz.report.explain.ExplainAuditParams: adds the explanation-disparity section
 
 
 @dataclass(frozen=True)
 class Section:
-    """One analysis in the audit: ``run`` computes its result; ``to_dict`` and ``to_html`` render it."""
+    """One analysis in the audit: ``run`` computes its result; ``to_dict`` gives its JSON keys and ``display`` its
+    display list (``fairviz.core.display``), which the page, the HTML report and the terminal all render.
+    ``to_html`` is the older renderer of a section not yet moved to ``display`` (None once it has)."""
     name: str
-    run: Callable[[Predictions, AuditOptions], Any]
-    to_dict: Callable[[Predictions, Any, AuditOptions], dict]
-    to_html: Callable[[Predictions, Any, dict], list[tuple[str, str]]]
+    run: Callable[[Predictions, AuditParams], Any]
+    to_dict: Callable[[Predictions, Any, AuditParams], dict]
+    to_html: Callable[[Predictions, Any, dict], list[tuple[str, str]]] | None = None
+    title: str = ""
     # True: reads weighted data (the engine's table) as is; "binned": only when the table is binned (in exact mode
     # the section gets rows, so that its numbers equal the row-level ones bit for bit); False: always rows
     weighted: bool | str = False
+    display: Callable[[Predictions, Any, AuditParams], list] | None = None
 
     def given(self, pred: Predictions) -> Predictions:
         """What this section reads: the weighted table, or one entry per row."""

@@ -14,24 +14,24 @@ from __future__ import annotations
 
 import html
 
-from fairviz.core.data import Predictions
-from fairviz.report.options import AuditOptions, Section
+from fairviz.data import Predictions
+from fairviz.report.options import AuditParams, Section
 from fairviz.parity import figures as figs
 from fairviz.parity.analysis import ParityAudit, ParityParams, analyse as parity_analyse
 from fairviz.report.html import figure_div, table
 
 
-def _params(options: AuditOptions) -> ParityParams:
+def _params(options: AuditParams) -> ParityParams:
     return ParityParams(threshold=options.threshold, benefit=options.benefit, alpha=options.match.alpha)
 
 
 # ----------------------------------------------------------------------------------------------- parity
 
-def parity_run(pred: Predictions, options: AuditOptions) -> ParityAudit:
+def parity_run(pred: Predictions, options: AuditParams) -> ParityAudit:
     return parity_analyse(pred, options.attribute, _params(options))
 
 
-def parity_to_dict(pred: Predictions, audit: ParityAudit, options: AuditOptions) -> dict:
+def parity_to_dict(pred: Predictions, audit: ParityAudit, options: AuditParams) -> dict:
     pairs = audit.pair_table()             # in group order: (0, 1), (0, 2), …, like the residual section's pairs
     groups = {g.name: {"parity": {**g.counts.to_dict(), "benefit_rate": g.benefit_rate,
                                   "expected_benefit": g.expected_benefit, "marginal_benefit": g.marginal_benefit}}

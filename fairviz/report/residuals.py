@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core.counts import confusion_by_group, decisions, difference
-from fairviz.core.data import Predictions
-from fairviz.core.engine import Engine, SufficientStats
+from fairviz.data import Predictions
+from fairviz.data.engine import Engine, SufficientStats
 from fairviz.report.html import figure_div, table
 from fairviz.residuals import figures as figs
-from fairviz.report.options import AuditOptions, Section
+from fairviz.report.options import AuditParams, Section
 from fairviz.residuals.analysis import ResidualAudit, analyse, threshold_check
 from fairviz.residuals.threshold_invariance import ThresholdInvariance, invariance_figure, threshold_invariance
 
@@ -107,18 +107,18 @@ class _ExpandedRowLabels:
 _AUDITS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
-def _audit_key(pred: Predictions, options: AuditOptions):
+def _audit_key(pred: Predictions, options: AuditParams):
     return (pred.fingerprint, options.attribute, options.rdf.knees) if pred.fingerprint else None
 
 
-def _run(pred: Predictions, options: AuditOptions) -> ResidualAudit:
+def _run(pred: Predictions, options: AuditParams) -> ResidualAudit:
     audit = analyse(pred, options.attribute, options.rdf, progress=options.progress)
     if (key := _audit_key(pred, options)) is not None:
         _AUDITS[key] = audit
     return audit
 
 
-def _run_invariance(pred: Predictions, options: AuditOptions) -> ThresholdInvariance:
+def _run_invariance(pred: Predictions, options: AuditParams) -> ThresholdInvariance:
     key = _audit_key(pred, options)
     audit = _AUDITS.get(key) if key is not None else None
     return threshold_invariance(pred, options.attribute, knees=options.rdf.knees, audit=audit)

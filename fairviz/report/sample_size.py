@@ -4,10 +4,10 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from fairviz.core.data import Predictions
-from fairviz.core.groups import group_counts
+from fairviz.data import Predictions
+from fairviz.data.groups import group_counts
 from fairviz.report.html import figure_div, table
-from fairviz.report.options import AuditOptions, Section
+from fairviz.report.options import AuditParams, Section
 from fairviz.sample_size import figures as figs
 from fairviz.sample_size.analysis import CPSRow, MatchAudit, cps_groups, match_groups, verdict
 
@@ -19,7 +19,7 @@ class SignificanceResult:
     cps_lambda: float
 
 
-def significance_run(pred: Predictions, options: AuditOptions) -> SignificanceResult:
+def significance_run(pred: Predictions, options: AuditParams) -> SignificanceResult:
     view = pred.groups(options.attribute)
     counts = group_counts(pred, view, options.threshold, options.benefit)
     matched = match_groups(view.attribute, view.names, counts, options.match)
@@ -27,7 +27,7 @@ def significance_run(pred: Predictions, options: AuditOptions) -> SignificanceRe
     return SignificanceResult(matched, smoothed, options.cps_lambda)
 
 
-def significance_to_dict(pred: Predictions, result: SignificanceResult, options: AuditOptions) -> dict:
+def significance_to_dict(pred: Predictions, result: SignificanceResult, options: AuditParams) -> dict:
     match = {name: {r.metric: r.to_dict() for r in result.match.results if r.group == name}
              for name in result.match.names}
     cps = {row.group: {**row.smoothed.to_dict(), "lambda": result.cps_lambda, "n": row.n} for row in result.cps}

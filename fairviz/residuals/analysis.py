@@ -16,11 +16,11 @@ import pandas as pd
 from fairviz.core import stats
 from fairviz.core.ece import ece, ece_regime, ece_resamples
 from fairviz.core.counts import confusion_by_group, decisions, difference
-from fairviz.core.data import Predictions
+from fairviz.data import Predictions
 from fairviz.residuals.knees import (
     RELIABLE_N,
     Knee,
-    KneeSettings,
+    KneeParams,
     curve_size,
     detect_knees_batch,
     detect_knees_weighted,
@@ -38,7 +38,7 @@ Progress = Callable[[float, str], None]
 class RDFParams:
     region_eps: float = REGION_EPS
     region_mode: str = "percentile"      # "percentile" (default, §7.1) or "residual" (Alg. 1)
-    knees: KneeSettings = field(default_factory=KneeSettings)
+    knees: KneeParams = field(default_factory=KneeParams)
     resamples: int = 1000                # bootstrap and permutation
     knee_resamples: int = 200            # end-to-end bootstrap of F_h / F_v (knees re-detected each time)
     seed: int = 0
@@ -500,7 +500,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
                            f"{', '.join(small)}.")
 
     resampler = _CountResampler(d, pred.y, members, params, pred.weight) if params.resamples > 0 else None
-    # all-pairs work is bounded (fairviz.core.limits): pairs among the largest groups only; the knee resamples
+    # all-pairs work is bounded (fairviz.data.limits): pairs among the largest groups only; the knee resamples
     # feed only the pair intervals, so they are drawn for those groups alone
     compared = pred.limits.pair_groups(len(names))
     pair_list = pred.limits.pair_indices(len(names))

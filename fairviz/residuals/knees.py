@@ -46,7 +46,7 @@ class Knee:
 
 
 @dataclass(frozen=True)
-class KneeSettings:
+class KneeParams:
     max_points: int = MAX_POINTS
     frac: float = LOWESS_FRAC
     iterations: int = LOWESS_ITERATIONS
@@ -308,7 +308,7 @@ def _first_knee(diff: np.ndarray, xn: np.ndarray, sensitivity: float) -> np.ndar
 
 # ----------------------------------------------------------------------------------------------- knees
 
-def detect_knees(residuals: np.ndarray, settings: KneeSettings = KneeSettings(),
+def detect_knees(residuals: np.ndarray, settings: KneeParams = KneeParams(),
                  sorted_input: bool = False) -> tuple[Knee | None, Knee | None]:
     """The two knees (left, right) of one residual sample; ``None`` where there is none (too few rows, a flat
     curve, or Kneedle finds none)."""
@@ -323,7 +323,7 @@ def detect_knees(residuals: np.ndarray, settings: KneeSettings = KneeSettings(),
 
 
 def detect_knees_weighted(sorted_values: np.ndarray, weights: np.ndarray,
-                          settings: KneeSettings = KneeSettings()) -> tuple[Knee | None, Knee | None]:
+                          settings: KneeParams = KneeParams()) -> tuple[Knee | None, Knee | None]:
     """``detect_knees`` of the rows that sorted ``sorted_values`` (entries) with ``weights`` rows each stand for,
     without expanding them: Q(p_j) is read off the cumulative weights (every order statistic when the group has at
     most ``max_points`` rows, so the curve is the expanded sample's own)."""
@@ -336,7 +336,7 @@ def detect_knees_weighted(sorted_values: np.ndarray, weights: np.ndarray,
     return _as_knees(detect_knees_batch(raw, settings)[0], m)
 
 
-def detect_knees_batch(curves: np.ndarray, settings: KneeSettings = KneeSettings(), progress=None) -> np.ndarray:
+def detect_knees_batch(curves: np.ndarray, settings: KneeParams = KneeParams(), progress=None) -> np.ndarray:
     """Knees of many quantile curves ``curves`` (B, m) at p_j = j/m: array (B, 4) of (q_left, r_left, q_right,
     r_right), NaN where a knee is missing. Used for each group and by the end-to-end bootstrap of F_h and F_v."""
     curves = np.atleast_2d(np.asarray(curves, dtype=float))

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fairviz.core.counts import confusion_by_group, decisions
-from fairviz.core.data import Predictions
+from fairviz.data import Predictions
 from fairviz.residuals.analysis import (
     ResidualAudit,
     median_parity,
@@ -34,7 +34,7 @@ from fairviz.residuals.analysis import (
     residuals,
     wasserstein_sorted,
 )
-from fairviz.residuals.knees import KneeSettings, detect_knees_weighted
+from fairviz.residuals.knees import KneeParams, detect_knees_weighted
 
 THRESHOLDS = tuple(round(0.1 * k, 1) for k in range(1, 10))
 RDF_METRICS = ("f_pattern", "f_pattern_mean", "f_dist", "f_dist_y0", "f_dist_y1", "f_h", "f_v")
@@ -140,7 +140,7 @@ def rdf_at(a, b, knees_i, knees_j, knees_pooled) -> dict:
 
 
 def threshold_invariance(pred: Predictions, attribute: str | None = None,
-                         thresholds: tuple[float, ...] = THRESHOLDS, knees: KneeSettings = KneeSettings(),
+                         thresholds: tuple[float, ...] = THRESHOLDS, knees: KneeParams = KneeParams(),
                          audit: ResidualAudit | None = None) -> ThresholdInvariance:
     """CV of every metric over ``thresholds`` for each group pair. With ``audit`` (the Residual page's analysis of
     the same data and attribute) its RDF metrics are reused instead of recomputed."""
@@ -192,7 +192,7 @@ def _from_audit(audit: ResidualAudit):
     return rdf
 
 
-def _rdf_metrics(pred: Predictions, view, knees: KneeSettings):
+def _rdf_metrics(pred: Predictions, view, knees: KneeParams):
     d = residuals(pred.score, pred.y)
     members = [np.flatnonzero(view.codes == g) for g in range(len(view.names))]
     groups = sort_groups(pred, d, members)                     # each group sorted once (weighted: entries)

@@ -37,9 +37,9 @@ except ImportError:  # pragma: no cover - other scipy versions
 from fairviz.core import stats
 from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, Cells, probabilities
 from fairviz.core.counts import ConfusionCounts
-from fairviz.core.data import Predictions
+from fairviz.data import Predictions
 from fairviz.core.wording import fmt, fmt_p
-from fairviz.core.groups import group_counts
+from fairviz.data.groups import group_counts
 
 MATCH_METRICS = ("acc", "prev", "ppr", "tpr", "fnr", "tnr", "fpr", "ppv", "fdr", "npv", "for", "benefit",
                  "mcc", "f1", "pt", "ofi")

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from fairviz.core.data import INTERSECTION_SEP, DataError, guess_positive_label, label_values, read_table
+from fairviz.data import INTERSECTION_SEP, DataError, guess_positive_label, label_values, read_table
 from fairviz.synth.encoding import MAX_LEVELS, is_categorical
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"

@@ -35,7 +35,7 @@ REPORT_EVERY_S = 0.5
 
 
 @dataclass(frozen=True)
-class GANSettings:
+class GANParams:
     epochs: int = 30
     batch: int = 500
     latent: int = 64
@@ -48,7 +48,7 @@ class GANSettings:
     seed: int = 0
     device: str = "auto"            # "auto": CUDA when available, else CPU
 
-    def check(self) -> "GANSettings":
+    def check(self) -> "GANParams":
         problems = [f"{f.name} must be ≥ 1, got {getattr(self, f.name)}"
                     for f in fields(self) if f.name in ("epochs", "batch", "latent", "hidden", "critic_steps")
                     and getattr(self, f.name) < 1]
@@ -183,7 +183,7 @@ def label_diversity_head(span: Span, target: Sequence[float], weight: float) -> 
 class TrainedGAN:
     encoder: TabularEncoder
     conditions: tuple[str, ...]          # the condition values, in one-hot order
-    settings: GANSettings
+    settings: GANParams
     generator_state: dict                # name → numpy array (CPU), so the object is cheap to cache and pickle
     history: dict                        # "critic", "gradient penalty", and each head's name → per-epoch mean
     heads: tuple[tuple[str, float], ...]
@@ -209,7 +209,7 @@ class TrainedGAN:
 
 
 def train(encoded: np.ndarray, cond_codes: np.ndarray, encoder: TabularEncoder, conditions: Sequence[str],
-          heads: Sequence[Head], settings: GANSettings = GANSettings(),
+          heads: Sequence[Head], settings: GANParams = GANParams(),
           progress: Progress | None = None) -> TrainedGAN:
     """Train the generator against the WGAN-GP critic and the heads; one epoch = one pass over the real rows."""
     torch = _torch()

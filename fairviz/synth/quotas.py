@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 
 def parse_target(text: str | None, levels: Sequence, what: str) -> dict:

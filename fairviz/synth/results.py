@@ -73,7 +73,7 @@ class SynthResult:
     positive: Any
     group_columns: tuple[str, ...]
     condition_name: str
-    settings: Any                     # run.SynthSettings
+    settings: Any                     # run.SynthParams
     counts: dict                      # rows generated per group (the hard quota)
     distribution: dict                # "label" / "group" → DistributionTarget
     fairness: tuple[GroupFairness, ...]

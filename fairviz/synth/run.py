@@ -11,7 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from fairviz.core.data import INTERSECTION_SEP, DataError
+from fairviz.data import INTERSECTION_SEP, DataError
 from fairviz.synth import evaluate as ev
 from fairviz.synth import model, quotas
 from fairviz.synth.data import SynthTable
@@ -23,7 +23,7 @@ TRAIN_SHARE = 0.8                  # of the progress bar; the rest is the evalua
 
 
 @dataclass(frozen=True)
-class SynthSettings:
+class SynthParams:
     group_target: str = "uniform"        # 'uniform' or 'G=SHARE,…' over the condition's groups (hard quota)
     label_target: str = "uniform"        # 'uniform' or 'V=SHARE,…' over the label values (soft quota)
     rows: int | None = None              # synthetic rows; None: as many as the real training rows
@@ -37,7 +37,7 @@ class SynthSettings:
     max_modes: int = 10                  # Gaussian-mixture modes per continuous column; 1 = plain standardisation
     device: str = "auto"
 
-    def check(self) -> "SynthSettings":
+    def check(self) -> "SynthParams":
         problems = []
         if self.rows is not None and not 10 <= self.rows <= 1_000_000:
             problems.append(f"rows must be between 10 and 1,000,000, got {self.rows}")
@@ -53,14 +53,14 @@ class SynthSettings:
             raise DataError(problems)
         return self
 
-    def gan(self) -> model.GANSettings:
-        return model.GANSettings(epochs=self.epochs, batch=self.batch, lr=self.lr,
+    def gan(self) -> model.GANParams:
+        return model.GANParams(epochs=self.epochs, batch=self.batch, lr=self.lr,
                                  diversity_weight=self.diversity_weight, seed=self.seed, device=self.device)
 
     @staticmethod
-    def from_dict(values: dict) -> "SynthSettings":
-        known = {f.name for f in fields(SynthSettings)}
-        return SynthSettings(**{k: v for k, v in values.items() if k in known})
+    def from_dict(values: dict) -> "SynthParams":
+        known = {f.name for f in fields(SynthParams)}
+        return SynthParams(**{k: v for k, v in values.items() if k in known})
 
 
 def split(n: int, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -69,7 +69,7 @@ def split(n: int, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(order[k:]), np.sort(order[:k])
 
 
-def run(table: SynthTable, settings: SynthSettings = SynthSettings(), progress: Progress | None = None) -> SynthResult:
+def run(table: SynthTable, settings: SynthParams = SynthParams(), progress: Progress | None = None) -> SynthResult:
     settings = settings.check()
     report = progress or (lambda fraction, message: None)
     cond_all = table.condition
@@ -131,7 +131,7 @@ def _cells(condition: np.ndarray, label: pd.Series) -> np.ndarray:
 
 def judge(table: SynthTable, train: pd.DataFrame, train_groups: pd.DataFrame, train_cond: np.ndarray,
           holdout: pd.DataFrame, holdout_groups: pd.DataFrame, samples: list[pd.DataFrame], conditions: list,
-          group_target: dict, label_levels: list, label_target: dict, settings: SynthSettings, report) -> dict:
+          group_target: dict, label_levels: list, label_target: dict, settings: SynthParams, report) -> dict:
     first = samples[0]
     synth_cond = first[table.group_columns[0]].astype(str).to_numpy(dtype=object)
     for col in table.group_columns[1:]:

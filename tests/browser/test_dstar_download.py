@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.residuals import RDFParams
 from fairviz.residuals.analysis import analyse
 

@@ -12,7 +12,7 @@ from sklearn.calibration import calibration_curve
 from sklearn.metrics import brier_score_loss, log_loss, roc_auc_score
 
 from fairviz.calibration import analysis, logistic, readings, reliability, results, smooth_ece
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.core.ece import ece
 from fairviz.core.stats import benjamini_hochberg
 
@@ -258,7 +258,7 @@ def test_smooth_ece_agrees_with_relplot():
     """relplot 1.0.3's smECE on the bundled synthetic sample (computed once, relplot is not a dependency):
     A 0.0176, B 0.0586, C 0.0635. relplot discretises on a grid whose endpoint masses are reflected once,
     hence the small difference; ours matches the continuous definition (test above)."""
-    from fairviz.core.samples import load_sample
+    from fairviz.data.samples import load_sample
 
     pred = load_sample("synthetic")
     view = pred.groups("group")

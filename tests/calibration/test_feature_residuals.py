@@ -8,7 +8,7 @@ from scipy.special import expit
 
 from fairviz.calibration.feature_residuals import residual_model, residuals_by_feature
 from fairviz.calibration.reliability import pearson_residuals
-from fairviz.core.data import ColumnMapping, DataError, build_predictions
+from fairviz.data import ColumnMapping, DataError, build_predictions
 
 
 def planted(seed: int = 0, n: int = 6000, bias: float = 1.0):

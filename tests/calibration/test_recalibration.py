@@ -11,7 +11,7 @@ from sklearn.isotonic import IsotonicRegression
 from fairviz.calibration import recalibration as R
 from fairviz.calibration.performance import brier, log_loss
 from fairviz.calibration.reliability import logit
-from fairviz.core.data import ColumnMapping, DataError, build_predictions
+from fairviz.data import ColumnMapping, DataError, build_predictions
 
 GRID = expit(np.linspace(-14, 8, 500))
 

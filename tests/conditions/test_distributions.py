@@ -6,7 +6,7 @@ import pytest
 from fairviz.conditions import distributions as d
 from fairviz.conditions.reference import bios_counts, bios_professions
 from fairviz.conditions.resample import EmptyCellError, resample, target_counts
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 
 BIOS = d.joint_from_counts(bios_counts())
 PROFESSOR = bios_professions().index("professor")

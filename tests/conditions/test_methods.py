@@ -8,7 +8,7 @@ from fairviz.conditions import methods as M
 from fairviz.conditions import simulate
 from fairviz.conditions.metrics import leakage
 
-FAST = M.TrainSettings(hidden=32, epochs=12, patience=3, batch=512)
+FAST = M.DebiasTrainParams(hidden=32, epochs=12, patience=3, batch=512)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def _spread(losses, by_class):
 def test_loss_difference_methods_pull_cell_losses_together(moji):
     """FairBatch and EO_CLA equalise the group losses within each class; EO_GLB equalises every cell with the
     overall loss — measured on the (stereotyped) training data, against Vanilla with the same seed."""
-    short = M.TrainSettings(hidden=32, epochs=8, patience=2, batch=512)
+    short = M.DebiasTrainParams(hidden=32, epochs=8, patience=2, batch=512)
     base = M.cell_losses(M.train("vanilla", {}, moji.train, moji.dev, 2, 2, short, seed=0), moji.train, 2, 2)
     for method, config, by_class in (("eo_cla", {"lam": 1.0}, True), ("fairbatch", {"alpha": 0.1}, True),
                                      ("eo_glb", {"lam": 1.0}, False)):
@@ -92,7 +92,7 @@ def test_every_method_trains_and_predicts(moji):
         if method in ("ds", "rw_stratified", "eo_cla", "fairbatch"):
             continue                                            # covered above; keep this test short
         t = M.train(method, M.grid(method)[0], moji.train, moji.dev, 2, 2,
-                    M.TrainSettings(hidden=16, epochs=3, patience=2), seed=0)
+                    M.DebiasTrainParams(hidden=16, epochs=3, patience=2), seed=0)
         acc = (t.predict(moji.test.X) == moji.test.y).mean()
         assert acc > 0.6, method
         assert t.epochs >= 1 and len(t.history) == t.epochs
@@ -103,7 +103,7 @@ def test_moji_like_picture_vanilla_fairest_when_balanced_rw_flat():
     """Figure 1's finding on Moji-like data: Vanilla's fairness peaks near α = 1 and drops at α = 0 and 2;
     RW stays nearly flat and beats Vanilla's DTO under stereotyping."""
     data = cdata.moji_like(n_train=5000, n_dev=2000, n_test=4000, seed=0)
-    res = simulate.run(data, simulate.SimSettings(alphas=(0, 1, 2), methods=("vanilla", "rw"), seeds=2,
+    res = simulate.run(data, simulate.SimulationParams(alphas=(0, 1, 2), methods=("vanilla", "rw"), seeds=2,
                                                   train=FAST))
     sel = {(r["method"], r["alpha"]): r for r in res.selected_rows()}
     v = {a: sel[("vanilla", a)]["fairness_mean"] for a in (0, 1, 2)}

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairviz.core.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
+from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
 
 MAPPING = ColumnMapping("y", "score", ("group",))
 
@@ -152,7 +152,7 @@ def test_shuffled_groups_keep_sizes_and_change_fingerprint(two_group_frame):
 
 def test_every_grouping_offers_intersections_built_once():
     """The data model resolves 'a × b' for every concept; the view is built once and has the joint group sizes."""
-    from fairviz.core.samples import load_sample
+    from fairviz.data.samples import load_sample
     pred = load_sample("compas")
     assert pred.choices() == ["race", "sex", "race × sex"]
     view = pred.groups("race × sex")

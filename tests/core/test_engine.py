@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 from fairviz.calibration import CalibrationParams
-from fairviz.core.data import ColumnMapping, DataError, build_predictions, read_table
-from fairviz.core.engine import COUNT, Engine, reduce_path, reduction_sql, resolve
-from fairviz.core.samples import load_sample, sample_path, samples
-from fairviz.report.audit import AuditOptions, run_audit
+from fairviz.data import ColumnMapping, DataError, build_predictions, read_table
+from fairviz.data.engine import COUNT, Engine, reduce_path, reduction_sql, resolve
+from fairviz.data.samples import load_sample, sample_path, samples
+from fairviz.report.audit import AuditParams, run_audit
 from fairviz.residuals import RDFParams
 
-FAST = AuditOptions(rdf=RDFParams(resamples=100, knee_resamples=10), calibration=CalibrationParams(resamples=100))
+FAST = AuditParams(rdf=RDFParams(resamples=100, knee_resamples=10), calibration=CalibrationParams(resamples=100))
 ROW_ONLY = {"source", "mapping"}      # what the table does not carry: the file's title, the row-level roles
 
 
@@ -75,7 +75,7 @@ def test_exact_mode_on_synthetic_data_with_an_intersection(tmp_path):
     stats = reduce_path(path, MAPPING)
     assert stats.exact and len(stats.table) <= 3 * 2 * 2 * 41
     rows = build_predictions(frame, MAPPING)
-    options = AuditOptions(attribute="group × sex", rdf=FAST.rdf, calibration=FAST.calibration)
+    options = AuditParams(attribute="group × sex", rdf=FAST.rdf, calibration=FAST.calibration)
     assert numbers_differ(_audit_json(rows, options), _audit_json(stats.predictions(), options), 1e-12) == []
 
 
@@ -158,7 +158,7 @@ def test_binned_mode_moves_point_estimates_by_less_than_1e_4(tmp_path):
     stats = reduce_path(path, mapping)
     assert not stats.exact and stats.resolution == pytest.approx(1 / 300_000)
     assert len(stats.table) <= 3 * 2 * 300_001
-    options = AuditOptions(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
+    options = AuditParams(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
     binned = _audit_json(stats.predictions(), options)
     rows = _audit_json(build_predictions(frame, mapping), options)
     binned.pop("notes"), rows.pop("notes")

@@ -7,8 +7,8 @@ import pytest
 
 from fairviz.calibration import CalibrationParams
 from fairviz.calibration import analyse as calibration_analyse
-from fairviz.core.data import ColumnMapping, DataError, build_predictions
-from fairviz.core.limits import GroupLimits
+from fairviz.data import ColumnMapping, DataError, build_predictions
+from fairviz.data.limits import GroupLimits
 from fairviz.parity.analysis import analyse as parity_analyse
 from fairviz.residuals import RDFParams
 from fairviz.residuals.analysis import analyse as residual_analyse

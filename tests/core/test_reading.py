@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fairviz.core import data
-from fairviz.core.data import DataError, inspect_table, read_preview, read_table
+from fairviz.data import model as data
+from fairviz.data import DataError, inspect_table, read_preview, read_table
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
@@ -91,7 +91,7 @@ def test_one_megabyte_parquet_that_expands_is_refused_or_read_column_pruned(tmp_
     script = textwrap.dedent(f"""
         import resource, sys
         from pathlib import Path
-        from fairviz.core.data import DataError, read_table
+        from fairviz.data import DataError, read_table
         raw = Path({str(path)!r}).read_bytes()
         base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         try:

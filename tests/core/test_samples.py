@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairviz.core.data import ColumnMapping, load_predictions
+from fairviz.data import ColumnMapping, load_predictions
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.explain import data
 from fairviz.explain.data import FEMALE, GENDER_PAIRS, MALE
 

@@ -16,14 +16,14 @@ torch = pytest.importorskip("torch")
 from fairviz.explain import METHODS, METRICS, RANDOM  # noqa: E402
 from fairviz.explain import data, models  # noqa: E402
 from fairviz.explain import run as pipeline  # noqa: E402
-from fairviz.explain.attribute import AttributionSettings, derive_seed, explain  # noqa: E402
+from fairviz.explain.attribute import AttributionParams, derive_seed, explain  # noqa: E402
 from fairviz.explain.disparity import compare, heatmap_values  # noqa: E402
-from fairviz.explain.metrics import SensitivitySettings, gini, normalise, pgd_deltas, sensitivity, soft_many
+from fairviz.explain.metrics import SensitivityParams, gini, normalise, pgd_deltas, sensitivity, soft_many
 from fairviz.explain.results import ExplainResult  # noqa: E402
 from tests.devices import devices, tolerance  # noqa: E402
 
 pytestmark = pytest.mark.slow
-FAST = AttributionSettings(shap_max_evals=64)
+FAST = AttributionParams(shap_max_evals=64)
 
 
 @pytest.fixture(scope="module", params=devices())
@@ -31,7 +31,7 @@ def trained(request):
     """The tiny BERT trained and explained on each device (the CPU always, CUDA when present)."""
     torch.set_num_threads(1)
     dataset = data.neutral_control(300, seed=0)
-    model = pipeline.prepare(dataset, models.ModelSpec("tiny", epochs=8, seed=0), device=request.param)
+    model = pipeline.prepare(dataset, models.ModelParams("tiny", epochs=8, seed=0), device=request.param)
     assert model.behaviour["accuracy"] >= 0.95
     assert str(next(model.classifier.model.parameters()).device).startswith(request.param)
     return model
@@ -75,7 +75,7 @@ def test_ig_without_input_cancels_over_the_hidden_dimension(trained, sample):
     for method, zero in (("ig", True), ("igxi", False), ("gxi", False), ("grad", False)):
         attributions = explain(clf, rows, targets, method, [0] * len(rows), FAST)
         assert all(a.numerically_zero == zero for a in attributions), method
-    settings = pipeline.ExplainSettings(methods=("ig",), metrics=("gini", "soft_comp"), n_pairs=2, attribution=FAST)
+    settings = pipeline.ExplainParams(methods=("ig",), metrics=("gini", "soft_comp"), n_pairs=2, attribution=FAST)
     scores = pipeline.explain_dataset(trained, settings).scores
     assert scores[["gini", "soft_comp"]].isna().all().all() and scores["nan_reason"].str.contains("LayerNorm").all()
 
@@ -149,7 +149,7 @@ def test_soft_metric_edge_cases(trained, sample):
 # ----------------------------------------------------------------------------------------------- T4 faithfulness
 
 def test_real_attributions_beat_random_on_soft_metrics(trained):
-    settings = pipeline.ExplainSettings(methods=("grad", "igxi", "lime", RANDOM),
+    settings = pipeline.ExplainParams(methods=("grad", "igxi", "lime", RANDOM),
                                         metrics=("soft_comp", "soft_suff"), n_pairs=25, attribution=FAST)
     result = pipeline.explain_dataset(trained, settings)
     device = trained.classifier.device                                    # the result says where it ran
@@ -176,7 +176,7 @@ def test_gender_blind_model_gives_identical_twin_scores(trained):
     blind = pipeline.TrainedModel(clf, trained.dataset, trained.train, trained.test, trained.training,
                                   pipeline.model_behaviour(clf, trained.test))
     assert blind.behaviour["apd"] < 1e-6
-    settings = pipeline.ExplainSettings(n_pairs=20, attribution=FAST)
+    settings = pipeline.ExplainParams(n_pairs=20, attribution=FAST)
     result = pipeline.explain_dataset(blind, settings)
     wide = result.scores.pivot_table(index=["method", "pair_id"], columns="group", values=list(METRICS))
     for metric in METRICS:
@@ -221,7 +221,7 @@ def test_a_deliberately_biased_explainer_is_caught(trained):
 def test_pgd_stays_in_the_ball_and_increases_the_loss(trained, sample):
     clf = trained.classifier
     rows, targets, _ = sample
-    settings = SensitivitySettings()
+    settings = SensitivityParams()
     deltas = pgd_deltas(clf, rows, targets, settings)
     for ids, y, d in zip(rows, targets, deltas):
         E = clf.embeddings(clf.ids_tensor([ids])).detach()
@@ -240,8 +240,8 @@ def test_zero_radius_gives_zero_sensitivity_and_the_hook_fires(trained, sample):
     clf = trained.classifier
     rows, targets, pairs = sample
     rows, targets, pairs = rows[:4], targets[:4], pairs[:4]
-    zero = pgd_deltas(clf, rows, targets, SensitivitySettings(eps=0.0))
-    real = pgd_deltas(clf, rows, targets, SensitivitySettings())
+    zero = pgd_deltas(clf, rows, targets, SensitivityParams(eps=0.0))
+    real = pgd_deltas(clf, rows, targets, SensitivityParams())
     for method in METHODS:
         seeds = [derive_seed(0, p, method) for p in pairs]
         base = explain(clf, rows, targets, method, seeds, FAST)
@@ -290,20 +290,20 @@ def test_local_directory_round_trip_and_errors(trained, tmp_path):
     clf.tokenizer.save_pretrained(tmp_path)
     texts = trained.test.frame.text[:6]
     for device in dict.fromkeys([clf.device, "cpu"]):
-        local = models.load(models.ModelSpec("local", path=str(tmp_path), fine_tune=False), device=device)
+        local = models.load(models.ModelParams("local", path=str(tmp_path), fine_tune=False), device=device)
         assert local.device == device and next(local.model.parameters()).device.type == device
         assert local.predict_proba(texts) == pytest.approx(clf.predict_proba(texts), abs=tolerance(clf.device, 1e-6))
     assert models.train(local, texts, [0] * 6).epochs == 0                # used as loaded
     with pytest.raises(data.DataError, match="not a directory"):
-        models.load(models.ModelSpec("local", path=str(tmp_path / "nope")))
+        models.load(models.ModelParams("local", path=str(tmp_path / "nope")))
     (tmp_path / "empty").mkdir()
     with pytest.raises(data.DataError, match="no config.json"):
-        models.load(models.ModelSpec("local", path=str(tmp_path / "empty")))
+        models.load(models.ModelParams("local", path=str(tmp_path / "empty")))
 
 
 @pytest.mark.parametrize("device", devices())
 def test_minilm_from_the_wheel_trains_and_explains(device):
-    clf = models.load(models.ModelSpec("minilm", epochs=1, batch_size=8, seed=0), device=device)
+    clf = models.load(models.ModelParams("minilm", epochs=1, batch_size=8, seed=0), device=device)
     assert clf.n_parameters() > 20_000_000 and clf.embeddings.embedding_dim == 384
     texts = ["he loved the garden .", "she hated the garden .", "he hated the map .", "she loved the map ."] * 2
     report = models.train(clf, texts, [1, 0, 0, 1] * 2)

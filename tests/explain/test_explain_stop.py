@@ -16,11 +16,11 @@ torch = pytest.importorskip("torch")
 from fairviz.core import runtime  # noqa: E402
 from fairviz.explain import data, models  # noqa: E402
 from fairviz.explain import run as pipeline  # noqa: E402
-from fairviz.explain.attribute import AttributionSettings, explain  # noqa: E402
+from fairviz.explain.attribute import AttributionParams, explain  # noqa: E402
 from fairviz.explain.metrics import pgd_deltas, soft_many  # noqa: E402
 from tests.devices import devices  # noqa: E402
 
-SMALL = AttributionSettings(shap_max_evals=64, model_batch=8, ig_internal_batch=10, ig_steps=20, batch_size=2,
+SMALL = AttributionParams(shap_max_evals=64, model_batch=8, ig_internal_batch=10, ig_steps=20, batch_size=2,
                             lime_max_samples=200)
 
 
@@ -51,7 +51,7 @@ class Probe:
 @pytest.fixture(scope="module", params=devices())
 def setup(request):
     torch.set_num_threads(1)
-    clf = models.load(models.ModelSpec("tiny", seed=0), device=request.param)   # untrained: stopping is the point
+    clf = models.load(models.ModelParams("tiny", seed=0), device=request.param)   # untrained: stopping is the point
     dataset = data.neutral_control(40, seed=0)
     rows = clf.encode(dataset.frame.text[:6])
     return clf, dataset, rows, dataset.frame.label.astype(int).tolist()[:6]
@@ -109,7 +109,7 @@ def test_a_whole_explanation_run_stops_and_the_generators_are_free_again(setup):
     clf = fresh(clf)
     train, test = data.split_by_pair(dataset, 0.5, seed=0)
     trained = pipeline.TrainedModel(clf, dataset, train, test, models.TrainingReport(0, 0, 0.0, float("nan")), {})
-    settings = pipeline.ExplainSettings(n_pairs=3, attribution=SMALL)
+    settings = pipeline.ExplainParams(n_pairs=3, attribution=SMALL)
     for k in (2, 7, 15):
         probe = Probe(clf, k=k)
         with pytest.raises(Stop):

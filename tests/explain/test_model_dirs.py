@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from fairviz.core.data import DataError
-from fairviz.explain.models import ModelSpec, load, offered_model_dirs
+from fairviz.data import DataError
+from fairviz.explain.models import ModelParams, load, offered_model_dirs
 
 
 def test_offered_folders_come_from_the_setting_only(tmp_path):
@@ -30,7 +30,7 @@ def test_a_broken_model_folder_is_one_message_without_the_path(tmp_path):
     folder.mkdir(parents=True)
     (folder / "config.json").write_text('{"model_type": "bert"}')          # no tokenizer, no weights
     with pytest.raises(DataError) as err:
-        load(ModelSpec(kind="local", path=str(folder)), device="cpu")
+        load(ModelParams(kind="local", path=str(folder)), device="cpu")
     message = " ".join(err.value.problems)
     assert "'broken-model'" in message and "secret-place" not in message and str(tmp_path) not in message
-    assert ModelSpec(kind="local", path=str(folder)).describe().startswith("local model broken-model")
+    assert ModelParams(kind="local", path=str(folder)).describe().startswith("local model broken-model")

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.forecast import crps as C
 from fairviz.forecast import fairness as ev
 

@@ -73,10 +73,10 @@ def test_search_is_reproducible():
 
 
 def test_ptn_space_is_valid_for_the_network():
-    from fairviz.forecast.ptn import PTNConfig
+    from fairviz.forecast.ptn import PTNParams
     rng = np.random.default_rng(0)
     for _ in range(50):
-        PTNConfig.from_dict(G.random_genes(G.PTN_SPACE, rng))        # every sample builds a valid config
+        PTNParams.from_dict(G.random_genes(G.PTN_SPACE, rng))        # every sample builds a valid config
     with pytest.raises(ValueError):
         G.search(toy, SPACE, population=1)
 

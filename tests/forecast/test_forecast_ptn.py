@@ -15,7 +15,7 @@ from fairviz.core import runtime  # noqa: E402
 from fairviz.forecast import genetic, ptn  # noqa: E402
 from tests.devices import devices, tolerance  # noqa: E402
 
-TINY = demo.DataConfig(fit_systems=4, fit_initial=6, train_systems=3, train_initial=6, arch_systems=2,
+TINY = demo.ForecastDataParams(fit_systems=4, fit_initial=6, train_systems=3, train_initial=6, arch_systems=2,
                        arch_initial=4, test_systems=2, test_initial=4, stride=24, seed=1)
 
 
@@ -33,7 +33,7 @@ def test_importing_fairviz_forecast_does_not_import_torch():
 
 @pytest.mark.parametrize("device", devices())
 def test_forward_shape_and_cells(tiny_data, device):
-    config = ptn.PTNConfig(d=24, history_heads=3, forecast_heads=6, norm="batch")
+    config = ptn.PTNParams(d=24, history_heads=3, forecast_heads=6, norm="batch")
     model = ptn.build(config).to(device)
     w = tiny_data.train.take(np.arange(5))
     out = model(*(torch.as_tensor(a, dtype=torch.float32, device=device) for a in (w.static, w.history, w.forecasts)))
@@ -44,11 +44,11 @@ def test_forward_shape_and_cells(tiny_data, device):
 
 def test_invalid_config_is_refused():
     with pytest.raises(ValueError, match="heads"):
-        ptn.PTNConfig(d=32, history_heads=3).check()
+        ptn.PTNParams(d=32, history_heads=3).check()
     with pytest.raises(ValueError, match="odd"):
-        ptn.PTNConfig(history_kernel=4).check()
+        ptn.PTNParams(history_kernel=4).check()
     with pytest.raises(ValueError, match="unknown"):
-        ptn.PTNConfig.from_dict({"depth": 3})
+        ptn.PTNParams.from_dict({"depth": 3})
 
 
 def test_torch_loss_equals_numpy_crps_plus_penalty():
@@ -64,7 +64,7 @@ def test_torch_loss_equals_numpy_crps_plus_penalty():
 
 
 def test_static_ablation_ignores_the_static_input(tiny_data):
-    model = ptn.build(ptn.PTNConfig(use_static=False)).eval()
+    model = ptn.build(ptn.PTNParams(use_static=False)).eval()
     w = tiny_data.train.take(np.arange(4))
     args = [torch.as_tensor(a, dtype=torch.float32) for a in (w.static, w.history, w.forecasts)]
     first = model(*args)
@@ -76,9 +76,9 @@ def test_static_ablation_ignores_the_static_input(tiny_data):
 def test_training_saving_and_loading(tiny_data, tmp_path, device):
     """Trained on each device; the saved weights load on the same device (bit-identical forecasts) and on the CPU
     (the same forecasts within GPU tolerance)."""
-    settings = ptn.TrainSettings(epochs=2, weight_steps=2, arch_steps=1, batch=16, device=device)
+    settings = ptn.PTNTrainParams(epochs=2, weight_steps=2, arch_steps=1, batch=16, device=device)
     seen = []
-    config = ptn.PTNConfig(d=24, history_heads=2, forecast_heads=2)
+    config = ptn.PTNParams(d=24, history_heads=2, forecast_heads=2)
     trained = ptn.train(tiny_data.train, tiny_data.arch, config, settings, on_epoch=lambda h: seen.append(len(h)))
     assert seen == [1, 2] and len(trained.history) == 2 and trained.device == device
     weights = trained.arch_weights["history"]
@@ -97,11 +97,11 @@ def test_training_saving_and_loading(tiny_data, tmp_path, device):
 
 
 def test_training_draws_nothing_from_the_global_generator(tiny_data):
-    settings = ptn.TrainSettings(epochs=1, weight_steps=2, arch_steps=1, batch=16, device="cpu")
+    settings = ptn.PTNTrainParams(epochs=1, weight_steps=2, arch_steps=1, batch=16, device="cpu")
     torch.manual_seed(5)
     expected = torch.rand(4)
     torch.manual_seed(5)
-    ptn.train(tiny_data.train, tiny_data.arch, ptn.PTNConfig(d=16, history_heads=2, forecast_heads=2), settings)
+    ptn.train(tiny_data.train, tiny_data.arch, ptn.PTNParams(d=16, history_heads=2, forecast_heads=2), settings)
     assert torch.equal(torch.rand(4), expected)
 
 
@@ -124,8 +124,8 @@ def test_training_stops_within_one_step(tiny_data, monkeypatch, device):
     real_step = ptn._step
     monkeypatch.setattr(ptn, "_step", lambda *a: steps.append(len(calls)) or real_step(*a))
     with pytest.raises(Stop):
-        ptn.train(tiny_data.train, tiny_data.arch, ptn.PTNConfig(d=16, history_heads=2, forecast_heads=2),
-                  ptn.TrainSettings(epochs=5, weight_steps=4, arch_steps=2, batch=16, device=device),
+        ptn.train(tiny_data.train, tiny_data.arch, ptn.PTNParams(d=16, history_heads=2, forecast_heads=2),
+                  ptn.PTNTrainParams(epochs=5, weight_steps=4, arch_steps=2, batch=16, device=device),
                   progress=_raise_after(5, calls))
     assert len(calls) == 5 and steps == [0, 1, 2, 3, 4]          # one step between two progress calls, none after
 
@@ -144,10 +144,10 @@ def test_the_genetic_search_stops_inside_a_candidate(tiny_data, monkeypatch):
 @pytest.mark.slow
 def test_short_cpu_training_beats_the_gaussian_nvar_baseline():
     """Spec §8.12's smoke test, loose: median-CRPS skill > 0 and ≥ 60% of forecasts outperformed (seed 0)."""
-    data = demo.prepare(demo.DataConfig(fit_systems=8, fit_initial=15, train_systems=6, train_initial=15,
+    data = demo.prepare(demo.ForecastDataParams(fit_systems=8, fit_initial=15, train_systems=6, train_initial=15,
                                         arch_systems=2, arch_initial=15, test_systems=3, test_initial=10, seed=0))
-    trained = ptn.train(data.train, data.arch, ptn.PTNConfig(d=32),
-                        ptn.TrainSettings(epochs=14, weight_steps=20, arch_steps=3, seed=0))
+    trained = ptn.train(data.train, data.arch, ptn.PTNParams(d=32),
+                        ptn.PTNTrainParams(epochs=14, weight_steps=20, arch_steps=3, seed=0))
     q = ptn.predict(trained, data.test)
     assert np.all(np.diff(q, axis=-1) >= 0)
     result = demo.evaluate(q, data)
@@ -162,7 +162,7 @@ def test_genetic_search_over_ptn_candidates(tiny_data):
     assert result.settings["device"] == runtime.pick_device() and result.settings["device_label"]
     for agent in result.ranking:
         assert np.isfinite(agent.fitness) and np.isfinite(agent.val_fitness) and agent.seconds > 0
-        ptn.PTNConfig.from_dict({**agent.genes})
+        ptn.PTNParams.from_dict({**agent.genes})
     parts = genetic.split_for_search(tiny_data.arch)
     trajectories = [set(np.unique(p.trajectory)) for p in parts]
     assert all(not (a & b) for i, a in enumerate(trajectories) for b in trajectories[i + 1:])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-TAB_KEYS = {"pages/1_residuals.py": "rdf_tab", "pages/2_calibration.py": "cal_tab", "pages/3_parity.py": "parity_tab",
-            "pages/4_significance.py": "match_tab"}
+TAB_KEYS = {"app_pages/residuals.py": "rdf_tab", "app_pages/calibration.py": "cal_tab", "app_pages/parity.py": "parity_tab",
+            "app_pages/significance.py": "match_tab"}
 
 
 def open_tab(at: AppTest, key: str, label: str) -> AppTest:

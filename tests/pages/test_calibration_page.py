@@ -8,13 +8,13 @@ from streamlit.testing.v1 import AppTest
 
 from fairviz.calibration.results import CalibrationParams
 from fairviz.calibration.analysis import analyse
-from fairviz.core.data import ColumnMapping, build_predictions
-from fairviz.core.samples import load_sample
+from fairviz.data import ColumnMapping, build_predictions
+from fairviz.data.samples import load_sample
 
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
 
-PAGE = "pages/2_calibration.py"
+PAGE = "app_pages/calibration.py"
 
 
 def open_page(pred=None, resamples: int = 200) -> AppTest:

@@ -10,7 +10,7 @@ from fairviz.cli.main import main
 from fairviz.conditions import reference as ref
 from fairviz.conditions.evaluation import reweight
 from fairviz.core.counts import decisions
-from fairviz.core.samples import DEFAULT_SAMPLE, load_sample, samples
+from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, samples
 from tests.conftest import ROOT
 
 
@@ -29,7 +29,7 @@ def _text(at: AppTest) -> str:
 
 
 def test_reweighting_page_on_the_default_sample():
-    at = _open("pages/9_reweighting.py")
+    at = _open("app_pages/reweighting.py")
     pred = load_sample(DEFAULT_SAMPLE)
     view = pred.groups(pred.attribute_names[0])
     hat = decisions(pred.score, samples()[DEFAULT_SAMPLE].threshold).astype(int)
@@ -54,7 +54,7 @@ TINY = {"alphas": [0.0, 2.0], "methods": ["vanilla", "rw"], "seeds": 1, "m": 200
 
 @pytest.mark.slow
 def test_simulator_page_json_equals_cli_json(tmp_path):
-    at = _open("pages/10_simulator.py")
+    at = _open("app_pages/simulator.py")
     assert "press **Run**" in _text(at)
     at.multiselect(key="sim_alphas").set_value(TINY["alphas"])
     at.multiselect(key="sim_methods").set_value(TINY["methods"])
@@ -84,11 +84,11 @@ def test_simulator_page_json_equals_cli_json(tmp_path):
 
 
 def test_simulator_grid_on_bios_like_is_not_offered_and_reference_tables():
-    at = _open("pages/10_simulator.py")
+    at = _open("app_pages/simulator.py")
     at.radio(key="sim_source").set_value("bios-like").run()
     assert not at.exception
     assert "grid" not in at.radio(key="sim_kind").options
-    ref_at = _open("pages/11_conditions_reference.py")
+    ref_at = _open("app_pages/conditions_reference.py")
     frames = [d.value for d in ref_at.dataframe]
     assert [len(f) for f in frames] == [9, 8, 9, 28]
     moji = frames[0].set_index("model")
@@ -100,7 +100,7 @@ def test_simulator_grid_on_bios_like_is_not_offered_and_reference_tables():
 
 
 def test_reweighting_page_shows_bootstrap_intervals():
-    at = _open("pages/9_reweighting.py")
+    at = _open("app_pages/reweighting.py")
     ci = at.session_state["page_json"]["conditions_reweighting"]["original_ci"]
     data = at.session_state["page_json"]["conditions_reweighting"]["original"]
     for key in ("accuracy", "fairness", "dto"):

@@ -16,7 +16,7 @@ from fairviz.core.wording import fmt_p
 
 from tests.conftest import ROOT
 
-PAGE = "pages/5_explanations.py"
+PAGE = "app_pages/explanations.py"
 
 
 def _open(timeout: int = 120) -> AppTest:

@@ -27,7 +27,7 @@ def _text(at: AppTest) -> str:
 
 @pytest.mark.slow
 def test_lorenz_page_opens_on_the_shipped_model():
-    at = _open("pages/6_lorenz.py")
+    at = _open("app_pages/lorenz.py")
     assert at.title[0].value.startswith("Lorenz & PTN")
     metric = next(m for m in at.metric if m.label == "Divergence time")
     div = lorenz.butterfly()
@@ -46,7 +46,7 @@ def test_lorenz_page_opens_on_the_shipped_model():
 
 @pytest.mark.slow
 def test_lorenz_sliders_and_window_choice_update_the_page():
-    at = _open("pages/6_lorenz.py")
+    at = _open("app_pages/lorenz.py")
     most_confident = next(b for b in at.button if b.label == "Most confident")
     most_confident.click().run()
     assert not at.exception
@@ -56,14 +56,14 @@ def test_lorenz_sliders_and_window_choice_update_the_page():
     at.slider(key="lz_rho").set_value(35.0).run()
     assert not at.exception
     assert "outside the thesis's training ranges" in "\n".join(c.value for c in at.sidebar.caption)
-    at.switch_page("pages/7_forecast_fairness.py").run()
-    at.switch_page("pages/6_lorenz.py").run()
+    at.switch_page("app_pages/forecast_fairness.py").run()
+    at.switch_page("app_pages/lorenz.py").run()
     assert at.slider(key="lz_rho").value == 35.0                     # kept across pages
 
 
 @pytest.mark.slow
 def test_forecast_fairness_page_on_the_sample():
-    at = _open("pages/7_forecast_fairness.py")
+    at = _open("app_pages/forecast_fairness.py")
     models = ev.read(SAMPLE)
     a = models["PTN with static context"]
     result = ev.analyse(a, "regime", ev.EvalParams(resamples=1000), compare=models["PTN without static context"])
@@ -86,7 +86,7 @@ def test_forecast_fairness_page_on_the_sample():
 @pytest.mark.slow
 def test_training_in_the_page_adds_a_session_model():
     pytest.importorskip("torch")
-    at = _open("pages/6_lorenz.py")
+    at = _open("app_pages/lorenz.py")
     next(s for s in at.slider if s.label == "Epochs").set_value(2)
     next(s for s in at.slider if s.label == "Weight steps per epoch").set_value(5)
     next(b for b in at.button if b.label == "Train").click()
@@ -102,7 +102,7 @@ def test_training_in_the_page_adds_a_session_model():
 def test_a_second_session_gets_the_cached_results():
     """A cached analysis must replay in a new session (no progress element recorded inside the cache)."""
     for _ in range(2):
-        at = _open("pages/7_forecast_fairness.py")
+        at = _open("app_pages/forecast_fairness.py")
         assert not any("went wrong" in e.value for e in at.error)
         assert any(m.label == "CRPS (all)" for m in at.metric)
 
@@ -110,7 +110,7 @@ def test_a_second_session_gets_the_cached_results():
 @pytest.mark.slow
 def test_any_test_window_runs_the_network():
     pytest.importorskip("torch")
-    at = _open("pages/6_lorenz.py")
+    at = _open("app_pages/lorenz.py")
     at.radio(key="lz_other").set_value("Any test window").run()
     assert not at.exception, at.exception
     at.number_input(key="lz_system").set_value(3).run()

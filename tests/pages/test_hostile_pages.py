@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairviz.core.data import ColumnMapping, DataError, build_predictions
+from fairviz.data import ColumnMapping, DataError, build_predictions
 from tests.conftest import ROOT
 
 EVIL = ["`tick` ![x](http://evil.example/p.png)", "<b>bold</b> [a](http://evil.example)", "=HYPERLINK(\"x\")"]
@@ -45,7 +45,7 @@ def _markdown_texts(at: AppTest) -> list[str]:
 
 
 def test_names_are_escaped_in_markdown_and_figures():
-    at = _app_with(_hostile_predictions(), "pages/3_parity.py")
+    at = _app_with(_hostile_predictions(), "app_pages/parity.py")
     assert not at.exception, at.exception
     texts = _markdown_texts(at)
     joined = "\n".join(texts)
@@ -66,7 +66,7 @@ def test_a_failure_shows_no_traceback_and_no_server_path(monkeypatch):
 
     monkeypatch.setattr(parity, "from_counts", boom)
     pred = _hostile_predictions(fingerprint=f"boom-{uuid.uuid4()}")       # nothing cached for it yet
-    at = _app_with(pred, "pages/3_parity.py")
+    at = _app_with(pred, "app_pages/parity.py")
     assert not at.exception
     shown = "\n".join(_markdown_texts(at)) + "\n".join(c.value for c in at.code)
     assert "Something went wrong" in shown and "incident" in shown
@@ -82,7 +82,7 @@ def test_too_many_groups_in_an_intersection_is_a_message_not_a_crash():
                           "a": np.repeat([f"a{k}" for k in range(100)], n // 100),
                           "b": np.tile([f"b{k}" for k in range(20)], n // 20)})
     pred = build_predictions(frame, ColumnMapping(label="y", score="score", groups=("a", "b")))
-    at = _app_with(pred, "pages/3_parity.py")
+    at = _app_with(pred, "app_pages/parity.py")
     at.sidebar.selectbox(key="attribute").set_value("a × b").run()
     assert not at.exception
     assert any("'a × b' has 2,000 groups; the limit is 200" in e.value for e in at.error)
@@ -106,7 +106,7 @@ def test_an_upload_marks_the_address_bar_so_a_refresh_can_tell():
 def test_explanation_page_offers_only_the_servers_model_folders(tmp_path, monkeypatch):
     monkeypatch.delenv("FAIRVIZ_MODEL_DIRS", raising=False)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
-    at.switch_page("pages/5_explanations.py").run()
+    at.switch_page("app_pages/explanations.py").run()
     at.radio(key="explain_mode").set_value("Compute now").run()
     at.selectbox(key="explain_model").set_value("local").run()
     assert not at.exception and not at.text_input            # no free-typed path any more
@@ -122,7 +122,7 @@ def test_explanation_page_offers_only_the_servers_model_folders(tmp_path, monkey
 
 
 def test_data_errors_with_hostile_names_are_escaped():
-    from pages import _ui  # noqa: F401  (imports cleanly outside a running app)
+    from app_pages import _ui  # noqa: F401  (imports cleanly outside a running app)
     with pytest.raises(DataError) as err:
         build_predictions(pd.DataFrame({"y": [0, 1], "score": [0.1, 0.2], "g![](http://e/x)": ["a", "a"]}),
                           ColumnMapping(label="y", score="score", groups=("g![](http://e/x)",)))
@@ -134,6 +134,6 @@ def test_every_upload_form_draws_through_the_shared_component():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120).run()
     at.radio(key="home_source").set_value("Upload a file").run()
     assert not at.exception and any("No file uploaded yet" in i.value for i in at.info)
-    at.switch_page("pages/7_forecast_fairness.py").run()
+    at.switch_page("app_pages/forecast_fairness.py").run()
     at.radio(key="ff_source").set_value("Upload a file").run()
     assert not at.exception and any("No file uploaded yet" in i.value for i in at.info)

@@ -1,11 +1,11 @@
-"""pages/_jobs.py on a shared server: identical requests compute once, each pool bounds how many run at a time."""
+"""app_pages/_jobs.py on a shared server: identical requests compute once, each pool bounds how many run at a time."""
 from __future__ import annotations
 
 import threading
 import time
 import uuid
 
-from pages import _jobs, _ui
+from app_pages import _jobs, _ui
 
 
 def _in_threads(n: int, target) -> list:
@@ -66,7 +66,7 @@ def test_finished_results_are_bounded_per_job():
 def _controls_script():
     import streamlit as st
 
-    from pages import _jobs
+    from app_pages import _jobs
     data = st.session_state.get("data", "file-a")
     request = _jobs.controls("demo", ("settings", 1), idle="Press Run.", data=data)
     st.write(f"request: {request}")

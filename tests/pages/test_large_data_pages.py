@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
@@ -23,8 +23,8 @@ def large_pred():
                              file_fingerprint="large")
 
 
-@pytest.mark.parametrize("page, toggle", [("pages/1_residuals.py", "rdf_intervals"),
-                                          ("pages/2_calibration.py", "cal_intervals")])
+@pytest.mark.parametrize("page, toggle", [("app_pages/residuals.py", "rdf_intervals"),
+                                          ("app_pages/calibration.py", "cal_intervals")])
 def test_large_data_opens_on_point_estimates_and_resamples_on_request(large_pred, page, toggle):
     at = AppTest.from_file(str(ROOT / page), default_timeout=300)
     at.session_state["predictions"] = large_pred

@@ -11,8 +11,8 @@ from fairviz.cli.main import main
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow
-PAGES = {"residuals": "pages/1_residuals.py", "calibration": "pages/2_calibration.py",
-         "parity": "pages/3_parity.py", "significance": "pages/4_significance.py"}
+PAGES = {"residuals": "app_pages/residuals.py", "calibration": "app_pages/calibration.py",
+         "parity": "app_pages/parity.py", "significance": "app_pages/significance.py"}
 
 
 @pytest.fixture(scope="module")

@@ -5,12 +5,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.residuals.analysis import RDFParams, analyse
-from fairviz.core.samples import load_sample
+from fairviz.data.samples import load_sample
 
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
 
-RDF_PAGE = "pages/1_residuals.py"
+RDF_PAGE = "app_pages/residuals.py"
 
 
 def _app() -> AppTest:
@@ -75,7 +75,7 @@ def test_sidebar_choices_survive_page_switches():
     at.switch_page(RDF_PAGE).run()
     assert at.slider(key="threshold").value == pytest.approx(0.63)
     assert at.selectbox(key="attribute").value == "sex"
-    at.switch_page("app.py").run()
+    at.switch_page("Home").run()
     assert at.slider(key="threshold").value == pytest.approx(0.63)
 
 

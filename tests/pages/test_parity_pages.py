@@ -30,7 +30,7 @@ def _text(at: AppTest) -> str:
 
 
 def test_parity_page_reproduces_compas_and_reads_the_pair():
-    at = _open("pages/3_parity.py")
+    at = _open("app_pages/parity.py")
     assert at.session_state["threshold"] == 0.4                      # the sample's threshold survives the switch
     assert _radio(at, "Beneficial outcome").value == "negative"       # COMPAS: low risk is the benefit
     assert at.selectbox(key="parity_i").value == "Other"              # the largest |OFI| is preselected
@@ -58,7 +58,7 @@ def test_parity_page_reproduces_compas_and_reads_the_pair():
 
 
 def test_parity_page_undefined_cells_intersections_and_tables():
-    at = _open("pages/3_parity.py")
+    at = _open("app_pages/parity.py")
     at.slider(key="threshold").set_value(0.0).run()                   # everyone high risk: nobody gets the benefit
     assert _metrics(at)["DI (i ÷ j)"] == "undefined"
     assert "DI is undefined: neither group gets any benefit (0/0)" in _text(at)
@@ -78,7 +78,7 @@ def test_parity_page_undefined_cells_intersections_and_tables():
 
 
 def test_scenario_builder_tables_3_1_and_3_3():
-    at = open_tab(_open("pages/3_parity.py"), "parity_tab", "Scenario builder")
+    at = open_tab(_open("app_pages/parity.py"), "parity_tab", "Scenario builder")
     m = _metrics(at)
     assert (m["OFI = 𝓑_i − 𝓑_j"], m["DI = b_i ÷ b_j"]) == ("-0.056", "0.375")      # Table 3.1, Scenario A
     at.selectbox(key="scenario_preset").set_value("B").run()
@@ -100,7 +100,7 @@ def test_scenario_builder_tables_3_1_and_3_3():
 
 
 def test_significance_page_match_cps_and_jaggedness():
-    at = _open("pages/4_significance.py")
+    at = _open("app_pages/significance.py")
     assert "57 of 96" in _text(at)
     at.selectbox(key="match_group").set_value("Asian").run()
     at.selectbox(key="match_metric").set_value("tpr").run()
@@ -137,7 +137,7 @@ def test_both_pages_on_the_other_samples(sample):
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
     at.selectbox(key="sample_choice").set_value(sample).run()
     assert at.session_state["sample_key"] == sample
-    for page in ("pages/3_parity.py", "pages/4_significance.py"):
+    for page in ("app_pages/parity.py", "app_pages/significance.py"):
         at.switch_page(page).run()
         assert not at.exception, (sample, page, at.exception)
         failures = [e.value for e in at.error if "Something went wrong" in e.value or "cannot be used" in e.value]

@@ -11,7 +11,7 @@ from fairviz.cli.main import main
 from fairviz.probing.shipped import load_shipped
 from tests.conftest import ROOT
 
-PAGE = "pages/1b_knee_probing.py"
+PAGE = "app_pages/knee_probing.py"
 
 
 def _page() -> AppTest:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairviz.core.samples import load_sample
+from fairviz.data.samples import load_sample
 from fairviz.core.serialize import clean
 from fairviz.residuals.threshold_invariance import threshold_invariance
 from tests.conftest import ROOT
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 def test_residual_page_threshold_invariance_section():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
     at.selectbox(key="sample_choice").set_value("synthetic").run()
-    at.switch_page("pages/1_residuals.py").run()
+    at.switch_page("app_pages/residuals.py").run()
     assert not at.exception
     assert "threshold_invariance" not in at.session_state["page_json"]       # computed when its expander opens
     at.session_state["rdf_invariance"] = True

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from fairviz.core.data import ColumnMapping
-from pages import _upload
+from fairviz.data import ColumnMapping
+from app_pages import _upload
 from tests.conftest import ROOT
 
 MAPPING = ColumnMapping("two_year_recid", "score", ("race",))
@@ -16,7 +16,7 @@ def _page(handle_fingerprint=None, digest="compas-upload") -> AppTest:
     raw = (ROOT / "assets" / "compas.csv").read_bytes()
     pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
     _upload.KEPT.keep(digest, raw)                       # as the home page keeps a reduced upload's bytes
-    at = AppTest.from_file(str(ROOT / "pages" / "1_residuals.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "residuals.py"), default_timeout=120)
     at.session_state["predictions"] = pred
     at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": handle_fingerprint or pred.fingerprint,
                                                "digest": digest, "name": "compas_upload.csv", "mapping": MAPPING}
@@ -45,7 +45,7 @@ def test_residuals_against_features_read_a_reduced_upload_row_by_row():
     raw = (ROOT / "assets" / "compas.csv").read_bytes()
     pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
     _upload.KEPT.keep(digest, raw)
-    at = AppTest.from_file(str(ROOT / "pages" / "2_calibration.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "calibration.py"), default_timeout=120)
     at.session_state["predictions"] = pred
     at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": pred.fingerprint, "digest": digest,
                                                "name": "compas_upload.csv", "mapping": MAPPING}
@@ -66,7 +66,7 @@ def test_recalibration_splits_a_reduced_upload_by_its_own_columns():
     pred = _upload.reduce_upload(digest, "compas_upload.csv", repr(MAPPING), raw, MAPPING).predictions()
     columns = tuple(pd.read_csv(ROOT / "assets" / "compas.csv", nrows=5).columns)     # as the home page keeps them
     _upload.KEPT.keep(digest, raw)
-    at = AppTest.from_file(str(ROOT / "pages" / "2_calibration.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "calibration.py"), default_timeout=120)
     at.session_state["predictions"] = pred
     at.session_state[_upload.ENGINE_UPLOAD] = {"fingerprint": pred.fingerprint, "digest": digest,
                                                "name": "compas_upload.csv", "mapping": MAPPING,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairviz.core.samples import load_sample
+from fairviz.data.samples import load_sample
 from fairviz.residuals.analysis import RDFParams, analyse
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
@@ -14,7 +14,7 @@ from tests.pages.tabs import open_tab
 @pytest.mark.slow
 def test_compas_race_knees_and_verdict_on_the_page():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    at.switch_page("pages/1_residuals.py").run()
+    at.switch_page("app_pages/residuals.py").run()
     assert not at.exception and not at.error
     groups = open_tab(at, "rdf_tab", "Groups").dataframe[0].value.set_index("group")
     assert groups.loc["African-American", "left knee"].startswith("13.6% / ")

@@ -27,7 +27,7 @@ def small_table(n: int = 240) -> pd.DataFrame:
 def _open() -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180)
     at.run()
-    at.switch_page("pages/8_synth.py").run()
+    at.switch_page("app_pages/synthetic_data.py").run()
     assert not at.exception, at.exception
     return at
 

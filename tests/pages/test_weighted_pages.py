@@ -6,14 +6,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairviz.core.engine import Engine, resolve
-from fairviz.core.samples import load_sample, sample_path, samples
+from fairviz.data.engine import Engine, resolve
+from fairviz.data.samples import load_sample, sample_path, samples
 
 from tests.conftest import ROOT
 from tests.pages.tabs import TAB_KEYS, labels, open_tab
 
-AUDIT_PAGES = ["pages/1_residuals.py", "pages/2_calibration.py", "pages/3_parity.py", "pages/4_significance.py",
-               "pages/9_reweighting.py"]
+AUDIT_PAGES = ["app_pages/residuals.py", "app_pages/calibration.py", "app_pages/parity.py", "app_pages/significance.py",
+               "app_pages/reweighting.py"]
 
 
 @pytest.fixture(scope="module")
@@ -93,24 +93,24 @@ def test_every_audit_page_reads_the_table_like_the_rows(weighted, rows, page):
     # residual D* lists the rows of the (cell-sorted) expansion without the file's other columns: same rows in
     # another order, so its size and its residuals are compared; every other table is the same table
     skip = {k for k, t in enumerate(t_ours) if "residual D" in t.columns}
-    assert len(skip) == (page == "pages/1_residuals.py")
+    assert len(skip) == (page == "app_pages/residuals.py")
     for k in skip:
         assert len(t_ours[k]) == len(t_theirs[k])
         assert sorted(t_ours[k]["residual D"]) == pytest.approx(sorted(t_theirs[k]["residual D"]), abs=1e-12)
     # recalibration splits the rows at random: the table's expansion is in another order than the file, so the
     # split differs (same sizes); its tables are compared by their evaluation totals
     split = {k for k, t in enumerate(t_ours) if "n (evaluation)" in t.columns}
-    assert bool(split) == (page == "pages/2_calibration.py")
+    assert bool(split) == (page == "app_pages/calibration.py")
     for k in split:
         assert t_ours[k]["n (evaluation)"].sum() == t_theirs[k]["n (evaluation)"].sum()
     _same_tables(t_ours, t_theirs, skip | split)
 
 
 def test_row_level_features_say_why_they_are_missing(weighted):
-    at = open_tab(_open(weighted, "pages/2_calibration.py"), "cal_tab", "Residuals vs features")
+    at = open_tab(_open(weighted, "app_pages/calibration.py"), "cal_tab", "Residuals vs features")
     assert any("Residuals against features need the file's rows" in i.value for i in at.info)
     assert open_tab(at, "cal_tab", "Recalibration").radio(key="cal_split").options == ["random fraction"]
-    at = open_tab(_open(weighted, "pages/1_residuals.py"), "rdf_tab", "Diagnostic set D*")
+    at = open_tab(_open(weighted, "app_pages/residuals.py"), "rdf_tab", "Diagnostic set D*")
     assert any("reduced to counts per group, label and score" in c.value for c in at.caption)
     at = open_tab(at, "rdf_tab", "Knee error concentration")
     assert any(m.label == "Error ratio knee / elsewhere" for m in at.metric)
@@ -124,7 +124,7 @@ def test_an_upload_reduced_from_its_bytes_gets_the_row_paths_messages(spoil):
 
     import numpy as np
 
-    from fairviz.core.data import ColumnMapping, DataError, build_predictions, read_table
+    from fairviz.data import ColumnMapping, DataError, build_predictions, read_table
     rng = np.random.default_rng(0)
     n = 3000
     frame = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.uniform(0, 1, n).round(3),

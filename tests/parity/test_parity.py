@@ -8,8 +8,8 @@ import pytest
 from fairviz.parity import analysis as P
 from fairviz.core.confusion_metrics import flip
 from fairviz.core.counts import ConfusionCounts as CM
-from fairviz.core.data import ColumnMapping, build_predictions
-from fairviz.core.samples import load_sample
+from fairviz.data import ColumnMapping, build_predictions
+from fairviz.data.samples import load_sample
 
 # ----------------------------------------------------------------------------------------------- Tables 3.1 and 3.3
 

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.explain.data import geco_like
-from fairviz.probing.augment import (AugmentSettings, SIGN_CONVENTION, Split, augment, counterfactual,
+from fairviz.probing.augment import (AugmentParams, SIGN_CONVENTION, Split, augment, counterfactual,
                                      diagnostic_set, fairness, select)
 from fairviz.probing.textmodel import splits
 from fairviz.residuals.analysis import RDFParams, analyse
@@ -25,7 +25,7 @@ def test_algorithm1_dstar_equals_the_residual_page_dstar(data):
     _, val, _, model = data
     p = model.score(val.text)
     for mode in ("residual", "percentile"):
-        settings = AugmentSettings(region_mode=mode)
+        settings = AugmentParams(region_mode=mode)
         mask, distance = diagnostic_set(p, val.label, val.group, settings)
         frame = pd.DataFrame({"y": val.label, "score": p, "group": val.group})
         page = analyse(build_predictions(frame, ColumnMapping("y", "score", ("group",))), "group",
@@ -47,7 +47,7 @@ def test_algorithm1_dstar_equals_the_residual_page_dstar(data):
 def test_selection_returns_k_unique_rows_and_fills_up_nearest(data):
     _, val, _, model = data
     p = model.score(val.text)
-    mask, distance = diagnostic_set(p, val.label, val.group, AugmentSettings())
+    mask, distance = diagnostic_set(p, val.label, val.group, AugmentParams())
     rng = np.random.default_rng(0)
     small = int(mask.sum()) // 2
     rows, short = select("rdf", small, p, mask, distance, rng)
@@ -69,7 +69,7 @@ def test_counterfactual_swaps_or_removes():
 
 def test_augment_deltas_are_after_minus_before_with_welch_tests(data):
     train, val, test, model = data
-    settings = AugmentSettings(ks=(30,), seeds=(42, 123, 456))
+    settings = AugmentParams(ks=(30,), seeds=(42, 123, 456))
     result = augment(model, train, val, test, settings)
     params = settings.rdf_params()
     before = fairness(model, test, params)

@@ -7,11 +7,11 @@ import pytest
 
 from fairviz.explain.data import neutral_control
 from fairviz.probing.lexicon import demographic_swap, identity_removal
-from fairviz.probing.probe import ProbeSettings, entropy, matched_samples, pool_audit, probe, strategy_samples
+from fairviz.probing.probe import ProbeParams, entropy, matched_samples, pool_audit, probe, strategy_samples
 from fairviz.residuals.analysis import RDFParams, analyse
 from tests.probing.stand_ins import blind_scorer, gender_keyed_scorer
 
-SETTINGS = ProbeSettings(resamples=300)
+SETTINGS = ProbeParams(resamples=300)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_knee_sample_is_the_residual_page_knee_region_and_non_knee_is_matched(po
     p = gender_keyed_scorer(pool["text"])
     audit, kept = pool_audit(pool["text"], pool["label"], pool["group"], p, SETTINGS)
     frame = pool.assign(score=p)
-    from fairviz.core.data import ColumnMapping, build_predictions
+    from fairviz.data import ColumnMapping, build_predictions
     page = analyse(build_predictions(frame, ColumnMapping("label", "score", ("group",))), "group",
                    RDFParams(resamples=0, knee_resamples=0))
     np.testing.assert_array_equal(audit.in_knee_region, page.in_knee_region)

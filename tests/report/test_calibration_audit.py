@@ -6,13 +6,13 @@ import json
 import pytest
 
 from fairviz.core.serialize import clean
-from fairviz.report.audit import AuditOptions, run_audit
+from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.calibration import calibration_to_dict
 from fairviz.calibration.results import CalibrationParams
 from fairviz.calibration.analysis import analyse
 from fairviz.cli.main import main
 from fairviz.residuals.analysis import RDFParams
-from fairviz.core.samples import load_sample, sample_path
+from fairviz.data.samples import load_sample, sample_path
 
 GROUP_KEYS = {"ece", "smooth_ece", "intercept", "intercept_p", "slope", "slope_p", "lr_p_value", "bins"}
 BIN_KEYS = {"lower", "upper", "n", "n_pos", "mean_pred", "observed", "ci_low", "ci_high"}
@@ -62,7 +62,7 @@ def test_cli_rejects_bad_bins(capsys):
 
 def test_run_audit_keeps_the_calibration_options():
     pred = load_sample("default")
-    audit = run_audit(pred, AuditOptions(rdf=RDFParams(resamples=50, knee_resamples=0),
+    audit = run_audit(pred, AuditParams(rdf=RDFParams(resamples=50, knee_resamples=0),
                                          calibration=CalibrationParams(n_bins=5, resamples=0)))
     assert len(audit.data["calibration"]["overall"]["bins"]) == 5
     assert audit.data["calibration_details"]["groups"]["overall"]["smooth_ece_ci"] == [None, None]
@@ -72,7 +72,7 @@ def test_group_difference_headline_is_in_every_renderer(capsys):
     """The page's headline p (the smaller of two LR tests, Bonferroni for two) is in the JSON, the HTML and the
     terminal summary: one number from the result, not recomputed by the page."""
     pred = load_sample("compas")
-    audit = run_audit(pred, AuditOptions(attribute="race", threshold=0.4, rdf=RDFParams(resamples=0, knee_resamples=0),
+    audit = run_audit(pred, AuditParams(attribute="race", threshold=0.4, rdf=RDFParams(resamples=0, knee_resamples=0),
                                          calibration=CalibrationParams(resamples=0)))
     diff = audit.results["calibration"].difference
     expected = min(1.0, 2 * min(diff.linear.p, diff.in_the_large.p))

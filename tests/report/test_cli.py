@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fairviz.cli.main import main
-from fairviz.core.samples import sample_path
+from fairviz.data.samples import sample_path
 
 ARGS = ["--label", "y", "--score", "score", "--group", "group", "--resamples", "100", "--knee-resamples", "20"]
 

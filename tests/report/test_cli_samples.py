@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from fairviz.cli.main import main
-from fairviz.core.samples import load_sample, match_sample, sample_path, samples
+from fairviz.data.samples import load_sample, match_sample, sample_path, samples
 from fairviz.parity.analysis import ParityParams, analyse as parity_analyse
 
 FAST = ["--resamples", "20", "--knee-resamples", "0"]
@@ -22,7 +22,7 @@ def _audit(tmp_path, path, *extra) -> dict:
 
 def _app_ofi() -> dict:
     """What the Group parity page computes for the COMPAS sample: its threshold, the page's default benefit."""
-    from pages._parity_common import NEGATIVE_BY_DEFAULT
+    from app_pages._parity_common import NEGATIVE_BY_DEFAULT
     sample = samples()["compas"]
     benefit = "negative" if "compas" in NEGATIVE_BY_DEFAULT else "positive"
     audit = parity_analyse(load_sample("compas"), "race", ParityParams(threshold=sample.threshold, benefit=benefit))

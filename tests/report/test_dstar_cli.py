@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fairviz.cli.main import main
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.residuals import RDFParams
 from fairviz.residuals.analysis import analyse
 
@@ -62,7 +62,7 @@ def test_dstar_needs_the_engine(tmp_path, capsys):
 
 def test_an_uploads_bytes_give_the_same_rows_as_its_file(tmp_path):
     """The app's path: the upload's bytes are reduced, then queried again for D*'s rows with every column."""
-    from fairviz.core.engine import Engine, resolve
+    from fairviz.data.engine import Engine, resolve
     from fairviz.report.residuals import dstar_rows
 
     mapping = ColumnMapping("two_year_recid", "score", ("race",))

@@ -13,7 +13,7 @@ from fairviz.calibration import analysis as calibration_analysis
 from fairviz.cli.main import main
 from fairviz.core import ece as ece_module
 from fairviz.core import stats
-from fairviz.core.samples import load_sample, sample_path
+from fairviz.data.samples import load_sample, sample_path
 
 
 @pytest.fixture(scope="module")

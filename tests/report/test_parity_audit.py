@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from fairviz.report.audit import AuditOptions, merge_section, run_audit
+from fairviz.report.audit import AuditParams, merge_section, run_audit
 from fairviz.cli.main import main
 from fairviz.residuals.analysis import RDFParams
-from fairviz.core.samples import load_sample, sample_path
+from fairviz.data.samples import load_sample, sample_path
 from fairviz.sample_size.analysis import MATCH_METRICS, MatchParams
 
 TABLE_32 = ("ofi", "di", "dppl", "accd", "mccd", "pp", "te", "eo_fpr_gap", "eo_max_gap", "aaod", "dca", "dcr")
@@ -17,7 +17,7 @@ FAST_RDF = RDFParams(resamples=50, knee_resamples=0)
 
 @pytest.fixture(scope="module")
 def compas_audit():
-    options = AuditOptions(attribute="race", threshold=0.4, rdf=FAST_RDF, benefit="negative")
+    options = AuditParams(attribute="race", threshold=0.4, rdf=FAST_RDF, benefit="negative")
     return run_audit(load_sample("compas"), options)
 
 
@@ -56,7 +56,7 @@ def test_match_and_cps_sections(compas_audit):
 
 
 def test_undefined_metrics_are_null_with_a_reason():
-    options = AuditOptions(attribute="race", threshold=0.0, rdf=FAST_RDF, benefit="negative",
+    options = AuditParams(attribute="race", threshold=0.0, rdf=FAST_RDF, benefit="negative",
                            match=MatchParams(metrics=("acc", "ppv")))
     data = run_audit(load_sample("compas"), options).data
     pair = data["pairs"][0]

@@ -7,7 +7,7 @@ import pytest
 from kneed import KneeLocator
 from statsmodels.nonparametric.smoothers_lowess import lowess
 
-from fairviz.core.samples import load_sample
+from fairviz.data.samples import load_sample
 from fairviz.residuals import knees as K
 
 
@@ -83,7 +83,7 @@ def test_kneedle_is_kneed_index_for_index():
 def test_above_the_cutoff_the_curve_is_q_on_an_even_percentile_grid():
     rng = np.random.default_rng(5)
     d = np.sort(rng.normal(0, 0.3, 5000))
-    settings = K.KneeSettings(max_points=1000)
+    settings = K.KneeParams(max_points=1000)
     grid = K.quantile_curve(d, 1000)
     assert np.array_equal(grid, d[np.ceil(5000 * np.arange(1, 1001) / 1000).astype(int) - 1])
     _, left, right = _reference(grid)                             # the libraries on the 1,000-point curve

@@ -8,7 +8,7 @@ from scipy import stats as sps
 from sklearn.metrics import confusion_matrix
 
 from fairviz.core.ece import ece, ece_bin_index, ece_regime
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.residuals.knees import Knee, detect_knees
 from fairviz.residuals.analysis import RDFParams, analyse, concentration_verdict, f_dist, f_h, f_pattern, f_v, knee_region, mean_decomposition, percentile_ranks, rates_from_residuals, residuals, threshold_check
 

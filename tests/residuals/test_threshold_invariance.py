@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 from scipy.stats import wasserstein_distance
 
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.report.audit import run_audit
-from fairviz.report.options import AuditOptions
+from fairviz.report.options import AuditParams
 from fairviz.residuals import RDFParams, analyse
 from fairviz.residuals.threshold_invariance import (GAP_METRICS, RDF_METRICS, THRESHOLDS, coefficient_of_variation,
                                                     threshold_invariance)
@@ -69,7 +69,7 @@ def test_dp_diff_varies_on_data_where_it_varies():
 
 
 def test_audit_json_carries_threshold_invariance_per_pair():
-    audit = run_audit(_shift_pred(), AuditOptions(rdf=RDFParams(resamples=0, knee_resamples=0)))
+    audit = run_audit(_shift_pred(), AuditParams(rdf=RDFParams(resamples=0, knee_resamples=0)))
     section = audit.data["threshold_invariance"]
     assert section["thresholds"] == list(THRESHOLDS)
     (pair,) = section["pairs"]

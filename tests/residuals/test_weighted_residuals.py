@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fairviz.core import stats
-from fairviz.core.data import ColumnMapping, build_predictions
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.residuals.analysis import RDFParams, analyse, wasserstein_sorted
 from fairviz.residuals.threshold_invariance import threshold_invariance
 

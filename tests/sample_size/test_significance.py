@@ -10,7 +10,7 @@ from scipy import special, stats as sps
 from fairviz.sample_size import analysis as S
 from fairviz.core.confusion_metrics import METRICS, Cells, probabilities
 from fairviz.core.counts import ConfusionCounts as CM
-from fairviz.core.samples import load_sample
+from fairviz.data.samples import load_sample
 from fairviz.core.stats import benjamini_hochberg
 
 # Spec 002 Appendix A.3: Folktables income (>$50k), random forest, (TP, FN, FP, TN); the groups sum to "All".

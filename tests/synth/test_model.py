@@ -69,7 +69,7 @@ def test_gumbel_softmax_rows_sum_to_one_and_follow_the_logits():
 
 def test_settings_are_checked():
     with pytest.raises(ValueError, match="epochs"):
-        model.GANSettings(epochs=0).check()
+        model.GANParams(epochs=0).check()
 
 
 def test_training_reports_progress_often_and_records_each_head():
@@ -85,7 +85,7 @@ def test_training_reports_progress_often_and_records_each_head():
     heads = [model.realism_head(), model.label_diversity_head(enc.category_span("y"), [0.5, 0.5], 5.0)]
     calls = []
     trained = model.train(enc.encode(frame), rng.integers(0, 2, 300), enc, ["a", "b"], heads,
-                          model.GANSettings(epochs=3, batch=50, seed=1),
+                          model.GANParams(epochs=3, batch=50, seed=1),
                           progress=lambda f, m: calls.append((time.monotonic(), f, m)))
     fractions = [f for _, f, _ in calls]
     assert fractions[0] == 0.0 and fractions[-1] == 1.0 and fractions == sorted(fractions)
@@ -94,7 +94,7 @@ def test_training_reports_progress_often_and_records_each_head():
     assert all(len(v) == 3 and all(np.isfinite(v)) for v in trained.history.values())
     assert trained.device == "cpu" and trained.heads == (("realism", 1.0), ("label diversity", 5.0))
     again = model.train(enc.encode(frame), rng.integers(0, 2, 300) * 0 + 1, enc, ["a", "b"], heads,
-                        model.GANSettings(epochs=1, batch=50, seed=1))
+                        model.GANParams(epochs=1, batch=50, seed=1))
     codes = np.array([0, 1, 1, 0])
     assert np.array_equal(model.sample(again, codes, 3), model.sample(again, codes, 3))        # seeded noise
     assert not np.array_equal(model.sample(again, codes, 3), model.sample(again, codes, 4))

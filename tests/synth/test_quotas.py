@@ -1,7 +1,7 @@
 """Quotas: parsing the targets and allocating rows exactly."""
 import pytest
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.synth import quotas
 
 

@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from fairviz.core.data import DataError  # noqa: E402
+from fairviz.data import DataError  # noqa: E402
 from fairviz.synth import thesis  # noqa: E402
 from fairviz.synth.data import load, prepare  # noqa: E402
-from fairviz.synth.run import SynthSettings, run  # noqa: E402
+from fairviz.synth.run import SynthParams, run  # noqa: E402
 
 REALISM_BOUND = 0.95        # a 20-epoch GAN on 420 rows: a boosted classifier must not separate it perfectly
 
@@ -27,7 +27,7 @@ def skewed_table(n: int = 600, seed: int = 0) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def result():
     table = prepare(skewed_table(), "y", ["g"])
-    return run(table, SynthSettings(group_target="a=0.3,b=0.7", rows=301, epochs=20, trials=2, batch=100))
+    return run(table, SynthParams(group_target="a=0.3,b=0.7", rows=301, epochs=20, trials=2, batch=100))
 
 
 @pytest.mark.slow
@@ -79,7 +79,7 @@ def test_fairness_json_follows_table_34(result):
 
 def test_same_seed_same_result():
     table = prepare(skewed_table(200, 1), "y", ["g"])
-    settings = SynthSettings(epochs=2, trials=1, batch=50, rows=80)
+    settings = SynthParams(epochs=2, trials=1, batch=50, rows=80)
     a, b = run(table, settings).to_dict(), run(table, settings).to_dict()
     a.pop("timing"), b.pop("timing")
     assert a == b

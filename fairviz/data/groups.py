@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from fairviz.core.confusion_metrics import flip
 from fairviz.core.counts import ConfusionCounts, confusion_by_group, decisions
-from fairviz.core.data import GroupView, Predictions
+from fairviz.data.model import GroupView, Predictions
 
 
 def group_counts(pred: Predictions, view: GroupView, threshold: float,

@@ -8,13 +8,13 @@ from fairviz.core.counts import ConfusionCounts
 from fairviz.parity import figures as figs
 from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_p
-from fairviz.report.options import AuditOptions
+from fairviz.report.options import AuditParams
 from fairviz.sample_size.analysis import MatchParams
 from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, SCENARIOS, TABLE_32, ParityAudit, ParityParams, analyse, read_pair, scenario
-from pages import _parity_common as common
+from app_pages import _parity_common as common
 from fairviz.report.parity import SECTION as PARITY
-from pages import _ui
-from pages._ui import CACHE_TTL
+from app_pages import _ui
+from app_pages._ui import CACHE_TTL
 
 CELLS = ("tp", "fn", "fp", "tn")
 MAX_PAIR_ROWS = 2000            # rows sent to the browser; more groups than ~63 give more pairs than this
@@ -71,7 +71,7 @@ def page() -> None:
         if tab.open:
             with tab:
                 body()
-    _ui.section_json("parity", pred, audit, AuditOptions(attribute=attribute, threshold=ctx.threshold, benefit=benefit,
+    _ui.section_json("parity", pred, audit, AuditParams(attribute=attribute, threshold=ctx.threshold, benefit=benefit,
                                                          match=MatchParams(alpha=alpha)))
 
 

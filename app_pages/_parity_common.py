@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from fairviz.core.data import Predictions
-from fairviz.core.samples import negative_benefit_samples
+from fairviz.data import Predictions
+from fairviz.data.samples import negative_benefit_samples
 
 BENEFIT_STATE = "parity_benefit"          # {data fingerprint: "positive" | "negative"}, kept across pages
 BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}

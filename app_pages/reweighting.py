@@ -14,10 +14,10 @@ from fairviz.conditions.distributions import DEFAULT_ALPHAS
 from fairviz.conditions.evaluation import Reweighting, reweight
 from fairviz.conditions.metrics import Scores, confusion, evaluate, interval_text, rate_cells
 from fairviz.core.counts import decisions
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.core.serialize import clean
 from fairviz.core.wording import fmt
-from pages import _ui
+from app_pages import _ui
 
 SECTION = "conditions_reweighting"
 GRID_S = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())

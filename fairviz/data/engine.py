@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairviz.core.limits import GroupLimits
-from fairviz.core.data import (
+from fairviz.data.limits import GroupLimits
+from fairviz.data.model import (
     ColumnMapping,
     DataError,
     Predictions,

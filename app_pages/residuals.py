@@ -8,17 +8,17 @@ import pandas as pd
 import streamlit as st
 
 from fairviz.residuals import figures as figs
-from fairviz.core.engine import Engine
+from fairviz.data.engine import Engine
 from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
-from fairviz.residuals.knees import KneeSettings
-from fairviz.report.options import AuditOptions
+from fairviz.residuals.knees import KneeParams
+from fairviz.report.options import AuditParams
 from fairviz.report.residuals import SECTION as RESIDUALS
 from fairviz.report.residuals import dstar_rows
 from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
 from fairviz.residuals.threshold_invariance import GAP_METRICS, METRIC_NAMES, RDF_METRICS, invariance_figure, threshold_invariance
-from pages import _ui, _upload
-from pages._ui import CACHE_TTL
+from app_pages import _ui, _upload
+from app_pages._ui import CACHE_TTL
 
 
 @st.cache_data(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
@@ -54,7 +54,7 @@ def settings() -> tuple[RDFParams, bool, int]:
                                  "no real disparity should remain.")
         seed = st.number_input("Seed", 0, 10_000, 0)
     params = RDFParams(region_eps=eps, region_mode=mode, resamples=resamples, knee_resamples=knee_resamples,
-                       seed=int(seed), knees=KneeSettings(iterations=iterations, sensitivity=sensitivity))
+                       seed=int(seed), knees=KneeParams(iterations=iterations, sensitivity=sensitivity))
     return params, shuffle, int(seed)
 
 
@@ -108,7 +108,7 @@ def page() -> None:
         if tab.open:
             with tab:
                 body()
-    _ui.section_json("residuals", pred, audit, AuditOptions(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
+    _ui.section_json("residuals", pred, audit, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
     _invariance_section(pred, ctx, params, audit)
 
 
@@ -290,7 +290,7 @@ def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: Residu
         st.caption(result.reading() + " CV% = 100 · std (population) / |mean| over the nine thresholds; gaps are "
                    "absolute (|i − j|) and ratios min/max. A CV is 'undefined' where a rate is undefined at some τ "
                    "or the mean is 0.")
-        _ui.section_json("threshold_invariance", pred, result, AuditOptions(attribute=ctx.attribute,
+        _ui.section_json("threshold_invariance", pred, result, AuditParams(attribute=ctx.attribute,
                                                                              threshold=ctx.threshold, rdf=params))
 
 

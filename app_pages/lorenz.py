@@ -14,8 +14,8 @@ from fairviz.core.wording import fmt
 from fairviz.forecast import crps as scores
 from fairviz.forecast import pipeline as demo, lorenz
 from fairviz.forecast.density import mode_count
-from pages import _jobs, _ui
-from pages._ui import CACHE_TTL
+from app_pages import _jobs, _ui
+from app_pages._ui import CACHE_TTL
 from fairviz.forecast import ptn
 from fairviz.forecast import genetic
 
@@ -50,12 +50,12 @@ def butterfly(params: tuple, initial: tuple, delta: float, threshold: float):
 
 
 @st.cache_resource(show_spinner="Simulating the training systems…", max_entries=4, ttl=CACHE_TTL)
-def training_data(config: demo.DataConfig) -> demo.DemoData:
+def training_data(config: demo.ForecastDataParams) -> demo.DemoData:
     return demo.prepare(config)
 
 
 @st.cache_resource(show_spinner="Simulating the test systems…", max_entries=4, ttl=CACHE_TTL)
-def test_set(config: demo.DataConfig):
+def test_set(config: demo.ForecastDataParams):
     return demo.test_set(config)
 
 
@@ -327,10 +327,10 @@ def train_tab() -> None:
         seed = c8.number_input("Seed", 0, 10_000, 0)
         submitted = st.form_submit_button("Train", type="primary")
     if submitted:
-        data_config = demo.DataConfig() if size == "small" else demo.DataConfig(
+        data_config = demo.ForecastDataParams() if size == "small" else demo.ForecastDataParams(
             fit_systems=20, fit_initial=25, train_systems=10, train_initial=25, arch_systems=4, arch_initial=25,
             test_systems=6, test_initial=25)
-        config = demo.PipelineConfig(data_config, {"d": d, "lr": lr, "use_static": use_static},
+        config = demo.PipelineParams(data_config, {"d": d, "lr": lr, "use_static": use_static},
                                      {"epochs": epochs, "weight_steps": weight_steps, "arch_steps": arch_steps,
                                       "seed": int(seed)})
         _train(config)
@@ -355,7 +355,7 @@ def train_tab() -> None:
         _ui.chart_at(c2, figs.darts_figure(shipped.trained.arch_weights, shipped.trained.fusion), width="stretch")
 
 
-def _train(config: demo.PipelineConfig) -> None:
+def _train(config: demo.PipelineParams) -> None:
     key = hashlib.blake2b(json.dumps(asdict(config), sort_keys=True, default=str).encode(), digest_size=4).hexdigest()
     label = (f"d={config.ptn['d']}, {config.train['epochs']} epochs, lr {config.ptn['lr']:g}"
              f"{'' if config.ptn['use_static'] else ', no static'}, seed {config.train['seed']} [{key}]")
@@ -370,7 +370,7 @@ def _train(config: demo.PipelineConfig) -> None:
     def on_epoch(history):
         _ui.chart_at(chart, figs.loss_figure(history), width="stretch")
 
-    # one training per configuration for the whole server, in a heavy-run slot (pages/_jobs.py)
+    # one training per configuration for the whole server, in a heavy-run slot (app_pages/_jobs.py)
     bundle = _jobs.run("ptn_train", key=json.dumps(asdict(config), sort_keys=True, default=str), label="Training the PTN",
                        compute=lambda progress: demo.run_pipeline(config, progress=progress, on_epoch=on_epoch,
                                                                   data=data))
@@ -383,7 +383,7 @@ def _train(config: demo.PipelineConfig) -> None:
 
 
 def _stop_button(job: str) -> None:
-    """Any click reruns the page, which interrupts the run at its next progress report (pages/_jobs.py)."""
+    """Any click reruns the page, which interrupts the run at its next progress report (app_pages/_jobs.py)."""
     st.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; nothing half-done "
                                                    "is kept.")
 
@@ -402,7 +402,7 @@ def search_tab() -> None:
         st.caption(f"Up to {int(population) * int(generations)} candidates × {int(epochs)} epochs.")
         go_search = st.form_submit_button("Run the search", type="primary")
     if go_search:
-        data = training_data(demo.DataConfig())
+        data = training_data(demo.ForecastDataParams())
         _stop_button("ptn_search")
         request = (int(population), int(generations), int(epochs), int(seed))
         result = _jobs.run("ptn_search", key=request, label="Genetic search",

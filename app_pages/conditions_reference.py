@@ -6,7 +6,7 @@ import streamlit as st
 
 from fairviz.conditions import figures as figs
 from fairviz.conditions import reference as ref
-from pages import _ui
+from app_pages import _ui
 
 
 def page() -> None:

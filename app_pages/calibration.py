@@ -13,13 +13,13 @@ from fairviz.calibration.feature_residuals import residual_model, residuals_by_f
 from fairviz.calibration.readings import in_the_large_words, slope_words
 from fairviz.calibration.recalibration import METHODS, RecalParams, recalibrate, recalibrated_frame
 from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationParams
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.report.calibration import SECTION as CALIBRATION
-from fairviz.report.options import AuditOptions
-from pages import _ui, _upload
-from pages._ui import CACHE_TTL
+from fairviz.report.options import AuditParams
+from app_pages import _ui, _upload
+from app_pages._ui import CACHE_TTL
 
 NUM3 = st.column_config.NumberColumn(format="%.3f")
 NUM4 = st.column_config.NumberColumn(format="%.4f")
@@ -96,7 +96,7 @@ def page() -> None:
         if tab.open:
             with tab:
                 body()
-    _ui.section_json("calibration", pred, audit, AuditOptions(attribute=ctx.attribute, calibration=params))
+    _ui.section_json("calibration", pred, audit, AuditParams(attribute=ctx.attribute, calibration=params))
 
 
 def _headline(audit: CalibrationAudit) -> None:

@@ -14,11 +14,11 @@ from typing import Callable
 
 import streamlit as st
 
-from fairviz.core.data import DataError, Predictions
+from fairviz.data import DataError, Predictions
 from fairviz.core.markup import escape_figure, md
-from fairviz.core.samples import DEFAULT_SAMPLE, load_sample, samples
+from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, samples
 from fairviz.core.serialize import clean
-from fairviz.report.audit import SECTIONS, AuditOptions, run_audit
+from fairviz.report.audit import SECTIONS, AuditParams, run_audit
 
 PRED = "predictions"          # session-state keys
 ATTRIBUTE = "attribute"
@@ -157,7 +157,7 @@ def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable
     (the others wait for that result), a bounded number of analyses run at a time, and finished results are kept
     (``max_entries`` per namespace). Keys hold the data's fingerprint and every parameter; results are immutable.
     """
-    from pages import _jobs
+    from app_pages import _jobs
     return _jobs.run(namespace, key, label, compute, pool="analysis", keep=max_entries)
 
 
@@ -260,14 +260,14 @@ def verdict_box(kind: str, text: str) -> None:
 @st.cache_data(show_spinner=False, max_entries=8, ttl=CACHE_TTL)
 def _audit_files(fingerprint: str, attribute: str, threshold: float, benefit: str,
                  _pred: Predictions) -> tuple[bytes, bytes]:
-    audit = run_audit(_pred, AuditOptions(attribute=attribute, threshold=threshold, benefit=benefit))
+    audit = run_audit(_pred, AuditParams(attribute=attribute, threshold=threshold, benefit=benefit))
     return json.dumps(audit.data, indent=2).encode(), audit.to_html().encode()
 
 
 def report_downloads(ctx: Context) -> None:
     """The whole audit as the CLI writes it (JSON and a self-contained HTML report) for the current choices."""
     st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
-    from pages._parity_common import BENEFIT_STATE, NEGATIVE_BY_DEFAULT
+    from app_pages._parity_common import BENEFIT_STATE, NEGATIVE_BY_DEFAULT
     # the beneficial outcome chosen on the parity pages (COMPAS starts flipped there)
     benefit = st.session_state.get(BENEFIT_STATE, {}).get(
         ctx.pred.fingerprint, "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT else "positive")
@@ -286,7 +286,7 @@ def report_downloads(ctx: Context) -> None:
     c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")
 
 
-def section_json(section: str, pred: Predictions, result, options: AuditOptions) -> dict:
+def section_json(section: str, pred: Predictions, result, options: AuditParams) -> dict:
     """This page's numbers as JSON, rendered from the result it shows by the same function that writes that section
     of `fairviz audit` (one result, many renderers): kept in session state and offered as a download."""
     renderer = next(s for s in SECTIONS if s.name == section)

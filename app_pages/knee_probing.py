@@ -10,18 +10,18 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.core.serialize import clean
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.explain import data as xdata
 from fairviz.explain.models import MODEL_KINDS
 from fairviz.probing import AUGMENT_STRATEGIES, PROBES, STRATEGY_NAMES
 from fairviz.probing import figures as figs
-from fairviz.probing.augment import SEEDS, SIGN_CONVENTION, AugmentSettings
-from fairviz.probing.probe import ProbeSettings
+from fairviz.probing.augment import SEEDS, SIGN_CONVENTION, AugmentParams
+from fairviz.probing.probe import ProbeParams
 from fairviz.probing.shipped import load_shipped
 from fairviz.probing.textmodel import DATA_SETS, DEFAULT_GENERATE, load_dataset, model_spec
-from pages import _jobs, _ui, _upload
+from app_pages import _jobs, _ui, _upload
 
 PAPER = ("*Fairness Beyond Metrics: A Residual Distribution Framework for Text Classification* (anonymous ACL "
          "submission)")
@@ -121,7 +121,7 @@ def _compute_probe(dataset, spec) -> dict | None:
     n_strategy = c2.number_input("Examples per strategy", 10, 500, 100, key="probing_n_strategy")
     eps = c3.select_slider("Knee region ε", [0.02, 0.05, 0.1], 0.05, key="probing_eps")
     region = c4.radio("Region measured in", ["percentile", "residual"], key="probing_region")
-    settings = ProbeSettings(n=int(n), n_strategy=int(n_strategy), region_eps=float(eps), region_mode=region,
+    settings = ProbeParams(n=int(n), n_strategy=int(n_strategy), region_eps=float(eps), region_mode=region,
                              seed=spec.seed)
     return _job("probing", "Run probing", "Training and probing", "run_probe", dataset, spec, settings,
                 RunProtocol(split_seed=spec.seed), "Choose data, model and sample sizes, then press **Run probing**.")
@@ -139,7 +139,7 @@ def _compute_augment(dataset, spec) -> dict | None:
     if not ks or not strategies:
         st.info("Choose at least one k and one strategy.")
         return None
-    settings = AugmentSettings(strategies=tuple(s for s in AUGMENT_STRATEGIES if s in strategies),
+    settings = AugmentParams(strategies=tuple(s for s in AUGMENT_STRATEGIES if s in strategies),
                                ks=tuple(sorted(ks)), seeds=SEEDS[:int(n_seeds)], region_mode=region)
     return _job("augment", "Run augmentation", "Algorithm 1: select, fine-tune, measure", "run_augment", dataset,
                 spec, settings, RunProtocol(split_seed=spec.seed),

@@ -13,25 +13,25 @@ import streamlit as st
 
 from fairviz.core.markup import md
 
-from fairviz.core.data import DataError, guess_mapping, guess_positive_label, label_values
+from fairviz.data import DataError, guess_mapping, guess_positive_label, label_values
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
 from fairviz.core.serialize import clean
 from fairviz.explain.disparity import compare, disparity_json, model_warnings
-from fairviz.explain.models import MODEL_KINDS, ModelSpec, default_epochs, offered_model_dirs
+from fairviz.explain.models import MODEL_KINDS, ModelParams, default_epochs, offered_model_dirs
 from fairviz.explain import figures as figs
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
-from pages import _jobs, _ui, _upload
-from pages._ui import CACHE_TTL
+from app_pages import _jobs, _ui, _upload
+from app_pages._ui import CACHE_TTL
 from fairviz.explain.run import prepare
 from fairviz.explain.run import explain_dataset
-from fairviz.explain.attribute import AttributionSettings
-from fairviz.explain.metrics import SensitivitySettings
-from fairviz.explain.run import ExplainSettings
+from fairviz.explain.attribute import AttributionParams
+from fairviz.explain.metrics import SensitivityParams
+from fairviz.explain.run import ExplainParams
 
 ALL_METHODS = list(METHODS) + [RANDOM]
-JOB = "explain"                # the Run/Stop job of this page (pages/_jobs.py)
+JOB = "explain"                # the Run/Stop job of this page (app_pages/_jobs.py)
 TEXT_NAMES = ("text", "sentence", "review", "comment", "document", "content")
 
 
@@ -48,7 +48,7 @@ def builtin_dataset(key: str, n_pairs: int, seed: int) -> xdata.TextDataset:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4, ttl=CACHE_TTL)
-def trained_model(fingerprint: str, spec: ModelSpec, _dataset, _progress=None):
+def trained_model(fingerprint: str, spec: ModelParams, _dataset, _progress=None):
     """One trained model per (data, model settings), shared by every session of this process."""
     return prepare(_dataset, spec, progress=_progress)
 
@@ -135,13 +135,13 @@ def _compute(ctx: _ui.Context):
     if not methods or not metrics:
         st.info("Choose at least one method and one metric.")
         return None
-    spec = ModelSpec(kind=kind, path=path or None, epochs=int(epochs), seed=int(seed))
-    settings = ExplainSettings(methods=tuple(m for m in ALL_METHODS if m in methods),
+    spec = ModelParams(kind=kind, path=path or None, epochs=int(epochs), seed=int(seed))
+    settings = ExplainParams(methods=tuple(m for m in ALL_METHODS if m in methods),
                                metrics=tuple(m for m in METRICS if m in metrics), n_pairs=int(n_pairs), seed=int(seed),
                                soft_draws=int(draws),
-                               attribution=AttributionSettings(ig_steps=int(ig_steps), lime_max_samples=int(lime_cap),
+                               attribution=AttributionParams(ig_steps=int(ig_steps), lime_max_samples=int(lime_cap),
                                                                shap_max_evals=int(shap_evals)),
-                               sensitivity=SensitivitySettings(eps=float(eps), steps=int(pgd)))
+                               sensitivity=SensitivityParams(eps=float(eps), steps=int(pgd)))
     request = _jobs.controls(
         JOB, (spec, settings), data=dataset.fingerprint,
         idle="Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "

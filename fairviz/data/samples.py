@@ -11,7 +11,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from fairviz.core.data import ColumnMapping, Predictions, Sample, build_predictions, read_table
+from fairviz.data.model import ColumnMapping, Predictions, Sample, build_predictions, read_table
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEFAULT_SAMPLE = "compas"

@@ -9,14 +9,14 @@ from fairviz.core.counts import ConfusionCounts
 from fairviz.sample_size import figures as figs
 from fairviz.core.markup import csv_bytes, md
 from fairviz.core.wording import fmt, fmt_p
-from fairviz.core.groups import group_counts
+from fairviz.data.groups import group_counts
 from fairviz.sample_size.analysis import CURVE_LIMIT, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams, configuration_count, cps_groups, expected_errors, hole_counts, jaggedness, match_groups, null_distribution, plot_data, seed_hole_count, undefined_probability, verdict
-from fairviz.report.options import AuditOptions
+from fairviz.report.options import AuditParams
 from fairviz.report.sample_size import SignificanceResult
-from pages import _parity_common as common
+from app_pages import _parity_common as common
 from fairviz.report.sample_size import SECTION as SIGNIFICANCE
-from pages import _ui
-from pages._ui import CACHE_TTL
+from app_pages import _ui
+from app_pages._ui import CACHE_TTL
 
 CURVE_SIZES = (5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150)
 CPS_LAMBDA = 5.0               # the thesis's prior scale (default of the CPS tab's λ)
@@ -102,7 +102,7 @@ def page() -> None:
             lam = _cps_tab(audit)
     cps = cps_groups(audit.names, [audit.counts[n] for n in audit.names], lam, audit.params.reference)
     _ui.section_json("significance", pred, SignificanceResult(audit, cps, lam),
-                     AuditOptions(attribute=attribute, threshold=ctx.threshold, benefit=benefit, match=params,
+                     AuditParams(attribute=attribute, threshold=ctx.threshold, benefit=benefit, match=params,
                                   cps_lambda=lam))
 
 

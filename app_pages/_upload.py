@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import ColumnMapping, DataError, Predictions, build_predictions, read_preview, read_table
-from fairviz.core.engine import Engine, SufficientStats
+from fairviz.data import ColumnMapping, DataError, Predictions, build_predictions, read_preview, read_table
+from fairviz.data.engine import Engine, SufficientStats
 from fairviz.core.markup import md
-from pages import _ui
-from pages._ui import CACHE_TTL
+from app_pages import _ui
+from app_pages._ui import CACHE_TTL
 
 TYPES = ["csv", "txt", "tsv", "parquet", "pq"]
 NONE = "(none)"

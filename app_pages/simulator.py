@@ -12,13 +12,13 @@ from fairviz.conditions import data as cdata
 from fairviz.conditions import figures as figs
 from fairviz.conditions import simulate
 from fairviz.conditions.distributions import DEFAULT_ALPHAS
-from fairviz.conditions.methods import (DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, PAPER_RANGES, TrainSettings,
+from fairviz.conditions.methods import (DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, PAPER_RANGES, DebiasTrainParams,
                                         config_label)
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.core.markup import csv_bytes
 from fairviz.core.serialize import clean
 from fairviz.core.wording import fmt
-from pages import _jobs, _ui, _upload
+from app_pages import _jobs, _ui, _upload
 
 JOB = "conditions_sim"
 SECTION = "conditions"
@@ -116,7 +116,7 @@ def _guess(columns: list[str], names: tuple[str, ...], default: int = 0) -> int:
     return default
 
 
-def controls(dataset: cdata.Dataset) -> simulate.SimSettings | None:
+def controls(dataset: cdata.Dataset) -> simulate.SimulationParams | None:
     binary = (dataset.n_classes, dataset.n_groups) == (2, 2)
     c1, c2 = st.columns([1, 2])
     kinds = ["cb", "jb"] + (["grid"] if binary else [])
@@ -136,7 +136,7 @@ def controls(dataset: cdata.Dataset) -> simulate.SimSettings | None:
     else:
         alphas = tuple(sorted(c2.multiselect("α values", DEFAULT_ALPHAS, default=list(DEFAULT_ALPHAS),
                                              key="sim_alphas")))
-        grid = simulate.SimSettings().grid
+        grid = simulate.SimulationParams().grid
         if not alphas:
             st.warning("Choose at least one α.")
             return None
@@ -168,9 +168,9 @@ def controls(dataset: cdata.Dataset) -> simulate.SimSettings | None:
     if not methods:
         st.warning("Choose at least one method.")
         return None
-    settings = simulate.SimSettings(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
+    settings = simulate.SimulationParams(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
                                     m=int(m), grid_size=size, leakage=bool(leak),
-                                    train=TrainSettings(hidden=int(hidden), layers=int(layers), epochs=int(epochs)))
+                                    train=DebiasTrainParams(hidden=int(hidden), layers=int(layers), epochs=int(epochs)))
     n_conditions = len(grid) ** 2 if kind == "grid" else len(alphas)
     n_models = n_conditions * seeds * sum(len(GRIDS[size].get(k, [{}])) for k in methods)
     st.caption(f"{n_conditions} condition(s) × {seeds} seed(s) × {len(methods)} method(s) = {n_models} models "

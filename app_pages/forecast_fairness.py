@@ -11,13 +11,13 @@ import streamlit as st
 from fairviz.core.markup import md
 
 from fairviz.core.serialize import clean
-from fairviz.core.data import DataError
+from fairviz.data import DataError
 from fairviz.forecast import figures as figs
 from fairviz.core.wording import fmt, fmt_interval
 from fairviz.forecast import crps as scores
 from fairviz.forecast import fairness as ev
-from pages import _ui, _upload
-from pages._ui import CACHE_TTL
+from app_pages import _ui, _upload
+from app_pages._ui import CACHE_TTL
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "forecast" / "lorenz_forecasts.csv"
 SAMPLE_NAME = "Lorenz forecasts with a rare regime (bundled)"

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fairviz.core.limits import DEFAULT_LIMITS, GroupLimits
+from fairviz.data.limits import DEFAULT_LIMITS, GroupLimits
 
 MAX_ROWS = 20_000_000          # beyond this a browser session is not the right tool; the CLI says so too
 MIN_GROUP_SIZE = 2
@@ -84,11 +84,11 @@ class Predictions:
     fingerprint: str                    # hash of the file's bytes + mapping: the cache key of every analysis
     notes: tuple[str, ...] = ()         # what validation changed (dropped rows, small groups), for display
     _intersections: dict = field(default_factory=dict, repr=False, compare=False)   # 'a × b' → GroupView, built once
-    # Weighted data (from fairviz.core.engine's sufficient statistics): entry k stands for weight[k] identical rows
+    # Weighted data (from fairviz.data.engine's sufficient statistics): entry k stands for weight[k] identical rows
     # (same groups, label and score). None: one entry per row.
     weight: np.ndarray | None = field(default=None, repr=False, compare=False)
     resolution: float = 0.0             # weighted data: 0 = exact scores, else the width of the score cells
-    limits: GroupLimits = field(default=DEFAULT_LIMITS, compare=False)   # group-count caps (fairviz.core.limits)
+    limits: GroupLimits = field(default=DEFAULT_LIMITS, compare=False)   # group-count caps (fairviz.data.limits)
 
     @property
     def n(self) -> int:
@@ -460,9 +460,9 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
                       limits: GroupLimits | None = None) -> Predictions:
     """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
 
-    With ``weights`` (rows per entry: the counts of fairviz.core.engine's table) every message counts rows, and the
+    With ``weights`` (rows per entry: the counts of fairviz.data.engine's table) every message counts rows, and the
     result is weighted data (``Predictions.weight``). ``limits`` caps the groups per attribute
-    (``fairviz.core.limits``; the defaults unless given)."""
+    (``fairviz.data.limits``; the defaults unless given)."""
     limits = limits or DEFAULT_LIMITS
     _check_columns(frame, mapping)
     problems: list[str] = []

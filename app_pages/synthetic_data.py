@@ -6,14 +6,14 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.data import DataError, label_values
+from fairviz.data import DataError, label_values
 from fairviz.synth import data as synth_data
 from fairviz.synth import figures as figs
 from fairviz.synth import thesis
 from fairviz.core.markup import csv_bytes
 from fairviz.synth.results import REALISM_FAIR, SynthResult
-from fairviz.synth.run import SynthSettings, run
-from pages import _jobs, _ui, _upload
+from fairviz.synth.run import SynthParams, run
+from app_pages import _jobs, _ui, _upload
 
 JOB = "synth"
 UPLOAD = "synth_upload"          # session state: (file name, bytes) of the uploaded table
@@ -95,7 +95,7 @@ def quota_input(what: str, levels: list, real: pd.Series, key: str) -> str:
                          key=f"{key}_custom")
 
 
-def settings_form(table: synth_data.SynthTable) -> SynthSettings:
+def settings_form(table: synth_data.SynthTable) -> SynthParams:
     conditions = sorted(set(table.condition), key=str)
     labels = sorted(table.features[table.label].unique().tolist(), key=str)
     c1, c2 = st.columns(2)
@@ -112,7 +112,7 @@ def settings_form(table: synth_data.SynthTable) -> SynthSettings:
     epochs = c2.number_input("Epochs", 1, 500, 30, key="synth_epochs")
     trials = c3.number_input("Trials (boxplots)", 1, 20, 5, key="synth_trials")
     seed = c4.number_input("Seed", 0, 10_000, 0, key="synth_seed")
-    return SynthSettings(group_target=group_target, label_target=label_target, rows=int(rows) or None,
+    return SynthParams(group_target=group_target, label_target=label_target, rows=int(rows) or None,
                          epochs=int(epochs), trials=int(trials), seed=int(seed))
 
 

@@ -1,4 +1,4 @@
-"""Confusion-matrix metrics of seed 002 (Tables 2.2–2.4, with the seed's typos corrected), vectorised.
+"""Confusion-matrix metrics of [3] (Tables 2.2–2.4, with the thesis's typos corrected), vectorised.
 
 Every function takes ``Cells``: four arrays named ``tp, fn, fp, tn`` (any common shape), so a million Monte
 Carlo draws, every confusion matrix of size n, or the groups of a data set are scored in one call. Counts may

@@ -3,7 +3,7 @@
 Every function takes ``Cells``: four arrays named ``tp, fn, fp, tn`` (any common shape), so a million Monte
 Carlo draws, every confusion matrix of size n, or the groups of a data set are scored in one call. Counts may
 be real-valued (smoothed counts from CPS). A metric whose denominator is zero is NaN ("undefined", a *hole*
-in the seed's words), never 0.
+in the thesis's words), never 0.
 
 The three families decide how MATCH computes a metric's distribution exactly:
 - binomial ``(c_i + c_j)/n``: ACC, PREV, PPR;

@@ -1,4 +1,4 @@
-"""Predictive bias and calibration (seed 001): reliability diagrams, calibration errors, calibration tests,
+"""Predictive bias and calibration ([2]): reliability diagrams, calibration errors, calibration tests,
 subgroup performance with uncertainty, per group and overall.
 
 ``analyse(predictions, attribute, params)`` is the one entry point of the page and the CLI. It returns a

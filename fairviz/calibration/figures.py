@@ -95,6 +95,20 @@ def _add_group(fig, g: GroupCalibration, style: dict, strategy: str, row: int, c
                                        "(%{customdata[1]:.1%})<extra></extra>"), row=row + 1, col=col)
 
 
+def default_groups(audit: CalibrationAudit) -> list[str]:
+    """The groups a reliability diagram shows first: up to four large enough to test, and all rows (tiny groups'
+    wide intervals swamp a shared plot)."""
+    testable = [g.name for g in audit.groups if g.linear.ok] or [g.name for g in audit.groups]
+    return testable[:4] + [OVERALL]
+
+
+def low_scores(audit: CalibrationAudit) -> bool:
+    """Whether every score sits low enough (≤ 0.6) that the diagram reads better with its axes fitted to them."""
+    table = audit.overall.reliability["uniform"]
+    top = table.upper[table.nonempty].max() if table.nonempty.any() else 1.0
+    return bool(top <= 0.6)
+
+
 def reliability_figure(audit: CalibrationAudit, groups: list[str] | None = None, strategy: str = "uniform",
                        layout: str = "overlay", show_curve: bool = True, show_bins: bool = True,
                        zoom: bool = False, height: int = 640) -> go.Figure:

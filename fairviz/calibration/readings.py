@@ -140,6 +140,14 @@ def residual_model_verdict(model: ResidualModel) -> Text:
                 else "No term is significant at 5%.", level="finding")
 
 
+def split_reading(result: RecalibrationResult) -> Text:
+    """How the rows were split into calibration and evaluation rows ([2] §5)."""
+    calibrating = int(result.calibration_rows.sum())
+    return text("Split: {label} ({calibrating:,} calibration rows, {evaluating:,} evaluation rows).", "note",
+                label=result.split_label, calibrating=calibrating,
+                evaluating=int((~result.calibration_rows).sum()))
+
+
 def recalibration_reading(result: RecalibrationResult, method: str) -> Text:
     """ECE before and after a recalibration, per group ([2] §5), and what a shared map cannot do."""
     before, after = result.original.metrics, result.method(method).metrics

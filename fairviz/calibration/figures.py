@@ -71,8 +71,8 @@ def _add_group(fig, g: GroupCalibration, style: dict, strategy: str, row: int, c
         c = g.curve
         fig.add_trace(go.Scatter(x=np.concatenate([c.p, c.p[::-1]]), y=np.concatenate([c.high, c.low[::-1]]),
                                  fill="toself", fillcolor=_fill(style["color"]), line=dict(width=0),
-                                 hoverinfo="skip", showlegend=False, legendgroup=g.name), row=row, col=col)
-        fig.add_trace(go.Scatter(x=c.p, y=c.fitted, mode="lines", name=f"{name} smoothed", legendgroup=g.name,
+                                 hoverinfo="skip", showlegend=False, legendgroup=name), row=row, col=col)
+        fig.add_trace(go.Scatter(x=c.p, y=c.fitted, mode="lines", name=f"{name} smoothed", legendgroup=name,
                                  line=dict(color=style["color"], dash=style["dash"], width=2.5),
                                  showlegend=legend and not show_bins,
                                  hovertemplate=f"<b>{name}</b> smoothed: predicted %{{x:.3f}} → observed "
@@ -80,7 +80,7 @@ def _add_group(fig, g: GroupCalibration, style: dict, strategy: str, row: int, c
     if show_bins and ok.any():
         fig.add_trace(go.Scatter(
             x=t.mean_pred[ok], y=t.observed[ok], mode="markers+lines" if not show_curve else "markers",
-            name=label, legendgroup=g.name, showlegend=legend,
+            name=label, legendgroup=name, showlegend=legend,
             marker=dict(color=style["color"], size=10, symbol="circle", line=dict(color="white", width=1)),
             line=dict(color=style["color"], dash=style["dash"], width=1.5),
             error_y=dict(type="data", symmetric=False, array=(t.ci_high - t.observed)[ok],
@@ -89,7 +89,7 @@ def _add_group(fig, g: GroupCalibration, style: dict, strategy: str, row: int, c
     share = t.n / max(t.n.sum(), 1)
     fig.add_trace(go.Bar(x=(t.lower + t.upper) / 2, y=share if count_scale == "share" else t.n,
                          width=(t.upper - t.lower) * 0.92, marker_color=style["color"], opacity=0.55,
-                         name=f"{name} rows per bin", legendgroup=g.name, showlegend=False,
+                         name=f"{name} rows per bin", legendgroup=name, showlegend=False,
                          customdata=np.column_stack([t.n, share]),
                          hovertemplate=f"<b>{name}</b> [%{{x:.2f}}]: %{{customdata[0]:,}} rows "
                                        "(%{customdata[1]:.1%})<extra></extra>"), row=row + 1, col=col)
@@ -241,7 +241,7 @@ def recalibration_figure(result: RecalibrationResult, method: str, groups: list[
             style = _style(names, name)
             m = res.metrics[name]
             fig.add_trace(go.Scatter(
-                x=t.mean_pred[ok], y=t.observed[ok], mode="markers+lines", legendgroup=name, showlegend=col == 1,
+                x=t.mean_pred[ok], y=t.observed[ok], mode="markers+lines", legendgroup=plot_text(name), showlegend=col == 1,
                 name=plot_text(name), line=dict(color=style["color"], dash=style["dash"], width=2),
                 marker=dict(size=9, color=style["color"]),
                 error_y=dict(type="data", symmetric=False, array=(t.ci_high - t.observed)[ok],

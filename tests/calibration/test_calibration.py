@@ -1,4 +1,4 @@
-"""fairviz.calibration against the lecture's worked numbers (seed 001), statsmodels, scikit-learn and relplot,
+"""fairviz.calibration against the lecture's worked numbers ([2]), statsmodels, scikit-learn and relplot,
 and on simulations with known (mis)calibration."""
 from __future__ import annotations
 

@@ -305,7 +305,9 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
 def score_distribution_figure(attribute: str, names: list[str], edges: np.ndarray, shares: list[np.ndarray],
                               height: int = 340) -> go.Figure:
     """Each group's share of rows per score bin (``shares[k][b]``: group k, bin [edges[b], edges[b+1])): where the
-    model puts each group's scores, the first thing to look at before any calibration or parity reading."""
+    model puts each group's scores, the first thing to look at before any calibration or parity reading.
+    Unlike the others, its names are not escaped here: the home page draws it through ``_ui.figure``, which still
+    escapes the whole figure; escape them here (``plot_text``) when that path stops doing so."""
     centres = (edges[:-1] + edges[1:]) / 2
     fig = go.Figure()
     for k, (name, share) in enumerate(zip(names, shares)):

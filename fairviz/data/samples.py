@@ -11,7 +11,9 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from fairviz.data.model import ColumnMapping, Predictions, Sample, build_predictions, read_table
+from fairviz.data.model import ColumnMapping, Predictions, Sample
+from fairviz.data.reading import read_table
+from fairviz.data.validation import build_predictions
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 DEFAULT_SAMPLE = "compas"

@@ -101,8 +101,9 @@ def test_wheel_in_a_fresh_venv_audits_a_bundled_sample_like_the_checkout(tmp_pat
     shutil.copytree(ROOT / "fairviz", source / "fairviz", ignore=ignore)
     shutil.copytree(ROOT / "assets", source / "assets", ignore=ignore)
     dist = tmp_path / "dist"
-    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(dist),
-          str(source)], tmp_path, timeout=600)
+    # built as `pip install .` builds it: in an isolated environment with the build-system's own setuptools
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(source)], tmp_path,
+         timeout=600)
     (wheel,) = dist.glob("fairviz-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     packages = {p.parent.relative_to(ROOT).as_posix() for p in (ROOT / "fairviz").rglob("__init__.py")}

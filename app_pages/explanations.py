@@ -13,7 +13,7 @@ import streamlit as st
 
 from fairviz.core.markup import md
 
-from fairviz.data import DataError, guess_mapping, guess_positive_label, label_values
+from fairviz.data import DataError, guess_positive_label, guess_text_roles, label_values
 from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
@@ -32,7 +32,6 @@ from fairviz.explain.run import ExplainParams
 
 ALL_METHODS = list(METHODS) + [RANDOM]
 JOB = "explain"                # the Run/Stop job of this page (app_pages/_jobs.py)
-TEXT_NAMES = ("text", "sentence", "review", "comment", "document", "content")
 
 
 # ----------------------------------------------------------------------------------------------- cached steps
@@ -176,7 +175,7 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
         return None
     frame, name = upload.frame, upload.name
     columns = list(frame.columns)
-    guess = _guess_roles(frame)
+    guess = guess_text_roles(frame)
     u1, u2, u3, u4 = st.columns(4)
     text = _upload.pick(u1, "Text column", columns, guess["text"])
     label = _upload.pick(u2, "Label column", columns, guess["label"])
@@ -193,20 +192,6 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
     except DataError as err:
         _ui.show_data_error(err)
         return None
-
-
-def _guess_roles(frame: pd.DataFrame) -> dict:
-    """The home page's guesses by name and content, plus a text fallback (the wordiest column) and a twin id."""
-    mapping = guess_mapping(frame)
-    columns = list(frame.columns)
-    words = {c: frame[c].astype(str).str.count(" ").mean() for c in columns
-             if not pd.api.types.is_numeric_dtype(frame[c])}
-    text = next((c for c in columns if str(c).lower().strip() in TEXT_NAMES), None) or (
-        max(words, key=words.get) if words else columns[0])
-    group = next((g for g in mapping.groups if g != text), None) or next(
-        (c for c in columns if c not in (text, mapping.label) and 2 <= frame[c].nunique() <= 50), columns[0])
-    pair = next((c for c in columns if str(c).lower().strip() in ("pair", "pair_id", "twin", "twin_id")), "(none)")
-    return {"text": text, "label": mapping.label, "group": group, "pair": pair}
 
 
 # ----------------------------------------------------------------------------------------------- results

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairviz.parity import analysis as P
+import fairviz.parity as P
 from fairviz.sample_size import analysis as S
 from fairviz.core.counts import ConfusionCounts as CM
 from fairviz.parity import figures as FP

@@ -48,8 +48,9 @@ def test_parity_page_reproduces_compas_and_reads_the_pair():
     assert "below 4/5, so the four-fifths rule flags bias for Caucasian" in text
     # the confusion matrices of the pair, in the flipped orientation: African-American (990, 805, 532, 1369)
     frames = [d.value for d in at.dataframe]
-    aa = next(f for f in frames if list(f.columns) == ["predicted benefit", "predicted no benefit"])
-    assert aa.to_numpy().tolist() == [[990, 805], [532, 1369]]
+    aa = next(f for f in frames if list(f.columns) == ["actual", "predicted benefit", "predicted no benefit"])
+    assert aa["actual"].tolist() == ["deserved (actual +)", "not deserved (actual −)"]
+    assert aa[["predicted benefit", "predicted no benefit"]].to_numpy().tolist() == [[990, 805], [532, 1369]]
 
     _radio(at, "Beneficial outcome").set_value("positive").run()     # the raw orientation negates OFI
     assert _metrics(at)["OFI (i − j)"] == "0.120"

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import fairviz.parity as P
-from fairviz.sample_size import analysis as S
+import fairviz.sample_size as S
 from fairviz.core.counts import ConfusionCounts as CM
 from fairviz.parity import figures as FP
 from fairviz.sample_size import figures as FS

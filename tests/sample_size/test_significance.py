@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import special, stats as sps
 
-from fairviz.sample_size import analysis as S
+import fairviz.sample_size as S
 from fairviz.core.confusion_metrics import METRICS, Cells, probabilities
 from fairviz.core.counts import ConfusionCounts as CM
 from fairviz.data.samples import load_sample
@@ -62,7 +62,7 @@ def test_hole_counts_n_1_to_12():
         assert holes["pt"] >= 4 * n                     # every MCC hole is a PT hole
     assert pt == [4, 8, 12, 17, 20, 28, 28, 37, 40, 48, 44, 65]
     # Theorem 4.3's PT upper bound fails from n = 4 on (17 > 10.3): shown, not asserted as true
-    assert "10.3" in S.seed_hole_count("pt", 4)
+    assert "10.3" in S.printed_hole_count("pt", 4)
 
 
 def test_te_pair_holes_by_brute_force():
@@ -280,7 +280,7 @@ def test_undefined_observed_scores_are_reported_not_zero():
 
 
 def test_match_on_the_compas_sample_is_fast_enough_and_complete():
-    audit = S.analyse(load_sample("compas"), "race", 0.4, "negative")
+    audit = S.analyse_match(load_sample("compas"), "race", 0.4, "negative")
     assert set(audit.names) == {"African-American", "Caucasian", "Hispanic", "Other", "Asian", "Native American"}
     nat = audit.get("Native American", "mcc")
     assert nat.n == 18 and nat.method == "exact enumeration"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Text, text
 from fairviz.core.wording import fmt, fmt_p, significance_words
-from fairviz.parity.di import FOUR_FIFTHS, four_fifths
+from fairviz.parity.di import four_fifths
 from fairviz.parity.ofi import classify, marginal_benefit, ofi_test
 from fairviz.parity.pair_metrics import PAIR_METRICS, pairwise
 from fairviz.parity.results import PairReading, ParityParams
@@ -116,10 +116,6 @@ def undefined_words(metric: str, reason: str) -> Text:
 def matrix_title(name: str, counts: ConfusionCounts) -> Text:
     return text("*{name}* (n = {n:,}), marginal benefit 𝓑 = {b:+.3f}", name=name, n=counts.n,
                 b=(counts.fp - counts.fn) / counts.n)
-
-
-def four_fifths_band() -> str:
-    return f"[{FOUR_FIFTHS[0]}, {FOUR_FIFTHS[1]}]"
 
 
 PAIRS_NOTE = ("One row per pair (i before j in group-size order); every signed metric is 'i minus j' (DI: i over j). "

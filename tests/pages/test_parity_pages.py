@@ -42,7 +42,7 @@ def test_parity_page_reproduces_compas_and_reads_the_pair():
     at.selectbox(key="parity_i").set_value("African-American").run()
     at.selectbox(key="parity_j").set_value("Caucasian").run()
     m = _metrics(at)
-    assert (m["OFI (i − j)"], m["DI (i ÷ j)"]) == ("-0.120", "0.632")             # spec 002 §1.7.2 / §1.7.3
+    assert (m["OFI (i − j)"], m["DI (i ÷ j)"]) == ("-0.120", "0.632")             # [3] §3.4, Fig. 3.2
     text = _text(at)
     assert "Algorithmic bias in favour of Caucasian" in text
     assert "below 4/5, so the four-fifths rule flags bias for Caucasian" in text

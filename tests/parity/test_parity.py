@@ -181,7 +181,7 @@ def test_ofi_extremes():
 
 # ----------------------------------------------------------------------------------------------- the COMPAS sample
 
-SPEC_OFI_7214 = {   # spec 002 §1.7.2, OFI(i, j) on the 7,214-row counts, flipped
+SPEC_OFI_7214 = {   # [3] §3.4 (COMPAS): OFI(i, j) on the 7,214-row counts, flipped
     ("African-American", "Asian"): -0.1051, ("African-American", "Caucasian"): -0.1195,
     ("African-American", "Hispanic"): -0.1398, ("African-American", "Native American"): 0.0372,
     ("African-American", "Other"): -0.2171, ("Asian", "Caucasian"): -0.0144, ("Asian", "Hispanic"): -0.0347,

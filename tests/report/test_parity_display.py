@@ -3,6 +3,7 @@ bold cells while a hostile group name is escaped, and a hostile name stays inert
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -132,6 +133,9 @@ def test_a_hostile_name_stays_inert_in_html_and_terminal():
     assert "<b>b</b>" not in page and "<img" not in page and 'href="http://e.x/' not in page
     assert "<strong>x</strong>" not in page and "<em>" not in page
     assert "&lt;b&gt;b&lt;/b&gt;" in page                        # the name shows as typed
+    # in the figures' JSON: our bold DI cells are tags, the name's tags are escaped
+    assert re.search(r"\\u003cb\\u003e\d\.\d\d\\u003c\\u002fb\\u003e", page)
+    assert "\\u003cb\\u003eb\\u003c\\u002fb\\u003e" not in page
     for figure in (i for i in walk(items) if isinstance(i, Figure)):
         for trace in figure.figure().data:
             for prop in ("x", "y", "name", "customdata", "hovertext"):

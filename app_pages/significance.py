@@ -5,6 +5,8 @@ page adds only what an interactive page has: the pickers, the null of a chosen s
 chosen group, expected-error curves, tabs and downloads."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app_pages import _parity_common as common
@@ -17,7 +19,7 @@ from fairviz.report import sample_size as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import (CPS_LAMBDA, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams,
                                  SignificanceAudit, expected_errors, jaggedness, null_distribution, plot_data,
-                                 readings)
+                                 readings, with_cps_lambda)
 
 SIGNIFICANCE = section.SECTION
 CURVE_SIZES = (5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150)
@@ -85,7 +87,8 @@ def page() -> None:
     lam = float(st.session_state.get("cps_lambda", CPS_LAMBDA))      # chosen on the CPS tab, kept while it is closed
     options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit, match=params,
                           cps_lambda=lam)
-    result = cached_significance(pred.fingerprint, options, pred)
+    # MATCH is kept across λ (the cache holds the section at the default λ); another λ redoes only CPS
+    result = with_cps_lambda(cached_significance(pred.fingerprint, replace(options, cps_lambda=CPS_LAMBDA), pred), lam)
     items = SIGNIFICANCE.display(pred, result, options)
     common.render([item for item in items if not isinstance(item, Group)])       # the reference
 

@@ -4,7 +4,7 @@ Inside: ``results`` (what the audit holds), ``analysis`` (MATCH and CPS composed
 test), ``nulls`` (its null distributions), ``cps`` (Cross-Prior Smoothing, expected-error curves),
 ``jaggedness`` (subsample bands), ``holes`` (undefined metrics), ``readings`` (the sentences), ``figures``.
 """
-from fairviz.sample_size.analysis import analyse, analyse_match, from_counts
+from fairviz.sample_size.analysis import analyse, analyse_match, from_counts, with_cps_lambda
 from fairviz.sample_size.cps import CURVE_LIMIT, cps, cps_cells, cps_groups, expected_errors
 from fairviz.sample_size.holes import (cell_value_count, configuration_count, configurations, hole_counts,
                                        multinomial_log_weights, printed_hole_count, te_pair_holes,
@@ -25,4 +25,4 @@ __all__ = ["CPS_LAMBDA", "CURVE_LIMIT", "ENUMERATION_LIMIT", "LEVELS", "MATCH_ME
            "configuration_count", "configurations", "cps", "cps_cells", "cps_groups", "expected_errors",
            "from_counts", "hole_counts", "jaggedness", "match", "match_groups", "monte_carlo_draws",
            "multinomial_log_weights", "null_distribution", "peizer_pratt_cdf", "plot_data", "printed_hole_count",
-           "reference_counts", "te_pair_holes", "undefined_probability", "verdict"]
+           "reference_counts", "te_pair_holes", "undefined_probability", "verdict", "with_cps_lambda"]

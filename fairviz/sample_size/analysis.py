@@ -6,6 +6,7 @@ Smoothing and expected-error curves), ``jaggedness`` (subsample bands), ``holes`
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Sequence
 
 from fairviz.core.counts import ConfusionCounts
@@ -33,6 +34,15 @@ def from_counts(attribute: str, names: Sequence[str], counts: Sequence[Confusion
     matched = match_groups(attribute, names, counts, params.match, progress)
     smoothed = cps_groups(names, counts, params.cps_lambda, params.match.reference)
     return SignificanceAudit(matched, smoothed, params.cps_lambda)
+
+
+def with_cps_lambda(result: SignificanceAudit, lam: float) -> SignificanceAudit:
+    """The same section with CPS at another prior scale: MATCH (seconds) is kept, CPS (milliseconds) is redone."""
+    if lam == result.cps_lambda:
+        return result
+    audit = result.match
+    smoothed = cps_groups(audit.names, [audit.counts[name] for name in audit.names], lam, audit.params.reference)
+    return replace(result, cps=smoothed, cps_lambda=lam)
 
 
 def analyse_match(pred: Predictions, attribute: str | None = None, threshold: float = 0.5,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ from fairviz.parity import figures as parity_figures
 from fairviz.report import parity, sample_size
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html, to_terminal
-from fairviz.sample_size import METRIC_LABELS
+from fairviz.sample_size import METRIC_LABELS, with_cps_lambda
 
 EVIL = "**x** [a](http://e.x/) ![i](http://e.x/p.png) <b>b</b>"
 COMPAS = AuditParams(attribute="race", threshold=0.4, benefit="negative")
@@ -145,3 +146,12 @@ def test_a_hostile_name_stays_inert_in_html_and_terminal():
     printed = to_terminal(items)
     assert EVIL in printed                                        # plain characters, as typed
     assert "\x1b" not in printed
+
+
+def test_another_cps_lambda_redoes_cps_only_and_equals_a_full_run(compas):
+    pred, _, result = compas
+    ten = sample_size.significance_run(sample_size.SECTION.given(pred), replace(COMPAS, cps_lambda=10.0))
+    moved = with_cps_lambda(result, 10.0)
+    assert moved.match is result.match and moved.cps_lambda == 10.0
+    assert moved.cps == ten.cps
+    assert with_cps_lambda(result, result.cps_lambda) is result

@@ -51,7 +51,6 @@ def ofi_test(cm_i: ConfusionCounts, cm_j: ConfusionCounts, level: float = 0.95) 
     return OFITest(se, float(z), float(2 * sps.norm.sf(abs(z))), (value - half, value + half))
 
 
-
 def classify(ofi_value: float, p_value: float, di_rule: str, tolerance: float = OFI_TOLERANCE,
              alpha: float = 0.05) -> str:
     """The reading grid of OFI with DI ([3] §3.2.3, with fairviz's tolerance and noise test):

@@ -76,7 +76,6 @@ def _benefit_words(group: str, b: float) -> str:
             f"labels warrant (𝓑 = {b:+.3f})")
 
 
-
 def reading_text(reading: PairReading) -> Text:
     """The pair's headline in bold, then its reading."""
     return text("**{headline}.** {body}", READING_LEVEL.get(reading.kind, "finding"), headline=reading.headline,

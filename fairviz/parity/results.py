@@ -23,7 +23,6 @@ class ParityParams:
     alpha: float = 0.05
 
 
-
 @dataclass(frozen=True)
 class PairReading:
     """The diagnostic reading of OFI with DI for one ordered pair ([3] §3.2.3 and §3.6)."""
@@ -48,7 +47,6 @@ class PairReading:
         return {"algorithmic": "bad", "systemic": "warn", "possible": "warn", "small": "info"}.get(self.kind, "good")
 
 
-
 @dataclass(frozen=True)
 class GroupParity:
     name: str
@@ -67,7 +65,7 @@ class ParityAudit:
     attribute: str
     params: ParityParams
     groups: list[GroupParity]
-    matrices: dict                   # metric key → PairwiseMatrix
+    matrices: dict[str, PairwiseMatrix]   # metric key → its group × group matrix
     warnings: tuple[str, ...] = ()
     pair_groups: int | None = None   # pair tables cover the pairs among this many largest groups (None: all)
 

@@ -9,7 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from fairviz.core.markup import plot_text
-from fairviz.sample_size.results import METRIC_LABELS, CPSRow, ErrorCurves, Jaggedness, MatchAudit, MatchResult, NullPlot
+from fairviz.sample_size.results import (METRIC_LABELS, CPSRow, ErrorCurves, Jaggedness, MatchAudit, MatchResult,
+                                         NullPlot)
 from fairviz.core.theme import DASHES, DIVERGING, KNEE_COLOUR, NEUTRAL, PALETTE, TEMPLATE, vline
 from fairviz.core.wording import fmt, fmt_p
 
@@ -71,7 +72,8 @@ def match_map(audit: MatchAudit, metrics: list[str] | None = None, height: int |
             if res is None or res.p_adjusted is None:
                 why = "undefined" if res is None or res.score is None else "not tested"
                 text[r, c] = "—" if res is not None and res.note == "it is the reference" else why
-                hover[r, c] = f"<b>{plot_text(name)}</b> · {label}: {text[r, c]}<br>{plot_text(res.note) if res else ''}"
+                note = plot_text(res.note) if res else ""
+                hover[r, c] = f"<b>{plot_text(name)}</b> · {label}: {text[r, c]}<br>{note}"
                 continue
             strength = min(-math.log10(max(res.p_adjusted, 1e-12)), 4.0)
             higher = res.p_upper is not None and res.p_upper < res.p_lower
@@ -82,7 +84,8 @@ def match_map(audit: MatchAudit, metrics: list[str] | None = None, height: int |
                            f"reference {fmt(res.reference_score)} · percentile {100 * res.cdf:.1f}%<br>"
                            f"p {fmt_p(res.p_value)} · BH-adjusted {fmt_p(res.p_adjusted)}<br>{res.method}")
     fig = go.Figure(go.Heatmap(
-        z=z, x=[METRIC_LABELS.get(m, m) for m in metrics], y=[f"{plot_text(n)} (n = {audit.counts[n].n:,})" for n in names],
+        z=z, x=[METRIC_LABELS.get(m, m) for m in metrics],
+        y=[f"{plot_text(n)} (n = {audit.counts[n].n:,})" for n in names],
         zmin=-4, zmax=4, colorscale=DIVERGING, text=text, texttemplate="%{text}", textfont=dict(size=13),
         customdata=hover, hovertemplate="%{customdata}<extra></extra>", hoverongaps=True, xgap=2, ygap=2,
         colorbar=dict(title="BH-adjusted p", tickvals=[-4, -2, -1.3, 0, 1.3, 2, 4],
@@ -140,7 +143,8 @@ def error_curves_figure(curves: ErrorCurves, group: str, height: int = 430) -> g
             hovertemplate=f"{name}, n = %{{x}}: MSE %{{y:.5f}} (defined with probability %{{customdata:.3f}})"
                           "<extra></extra>"))
     fig.update_layout(template=TEMPLATE, height=height, yaxis_type="log",
-                      title=f"Expected squared error of {label} for samples of '{plot_text(group)}' (exact, all matrices)",
+                      title=f"Expected squared error of {label} for samples of '{plot_text(group)}' "
+                            "(exact, all matrices)",
                       xaxis_title="sample size n", yaxis_title="mean squared error (log scale)",
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
     return fig

@@ -33,10 +33,9 @@ def verdict(result: MatchResult, alpha: float = 0.05, reference: str = "the refe
                 f"{share} of same-size groups drawn from {reference} score at most this.")
     adjusted = f"adjusted p {fmt_p(p)}" if result.p_adjusted is not None else f"p {fmt_p(p)}"
     if p < alpha:
-        return f"{base} Unlikely to be sampling noise at n = {result.n:,}: {_direction(result)} than {reference} ({adjusted})."
+        return (f"{base} Unlikely to be sampling noise at n = {result.n:,}: {_direction(result)} than {reference} "
+                f"({adjusted}).")
     return f"{base} Not distinguishable from sampling noise at n = {result.n:,} ({adjusted})."
-
-
 
 
 def verdict_text(result: MatchResult, audit: MatchAudit) -> Text:

@@ -60,7 +60,6 @@ class MatchResult:
                 "method": self.method, "n": self.n, "note": self.note or None}
 
 
-
 @dataclass(frozen=True)
 class MatchAudit:
     attribute: str
@@ -78,7 +77,6 @@ class MatchAudit:
         return [r for r in self.results if r.p_adjusted is not None and r.p_adjusted < self.params.alpha]
 
 
-
 @dataclass(frozen=True)
 class CPSRow:
     group: str
@@ -87,7 +85,6 @@ class CPSRow:
     smoothed: ConfusionCounts
     raw_metrics: dict                # metric → float | None
     smoothed_metrics: dict
-
 
 
 @dataclass(frozen=True)
@@ -99,7 +96,6 @@ class ErrorCurves:
     target: float                    # the full group's metric
     mse: dict                        # estimator label → array over sizes (mean over defined outcomes)
     defined_mass: dict               # estimator label → P(defined) over sizes
-
 
 
 @dataclass(frozen=True)
@@ -115,7 +111,6 @@ class Jaggedness:
     seed: int
 
 
-
 @dataclass(frozen=True)
 class NullPlot:
     """A null distribution aggregated for drawing: probability mass at (or in bins around) each value."""
@@ -124,7 +119,6 @@ class NullPlot:
     mass: np.ndarray
     width: float
     binned: bool
-
 
 
 @dataclass(frozen=True)

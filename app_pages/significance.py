@@ -18,8 +18,8 @@ from fairviz.core.display import Group, group as display_group, tables
 from fairviz.report import sample_size as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import (CPS_LAMBDA, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams,
-                                 SignificanceAudit, expected_errors, jaggedness, null_distribution, plot_data,
-                                 readings, with_cps_lambda)
+                                 SignificanceAudit, curve_reference, expected_errors, jaggedness, null_distribution,
+                                 own_value, plot_data, readings, with_cps_lambda)
 
 SIGNIFICANCE = section.SECTION
 CURVE_SIZES = (5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150)
@@ -178,8 +178,8 @@ def _cps_tab(result: SignificanceAudit, items: list, key: tuple) -> None:
     common.keep_choice("cps_group", names, min(names, key=lambda g: audit.counts[g].n))
     group = st.selectbox("Group to sample from", names, key="cps_group",
                          format_func=lambda g: f"{g} (n = {audit.counts[g].n:,})")
-    counts, reference = audit.counts[group], section.curve_reference(audit, group)
-    if section.metric_of(counts, metric) is None:
+    counts, reference = audit.counts[group], curve_reference(audit, group)
+    if own_value(counts, metric) is None:
         common.render([readings.no_target(group, metric)])
         return
     if reference.n == 0:

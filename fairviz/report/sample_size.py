@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, Cells, probabilities
-from fairviz.core.counts import ConfusionCounts
+from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, probabilities
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
-from fairviz.sample_size import (ENUMERATION_LIMIT, METRIC_LABELS, ErrorCurves, Jaggedness, MatchAudit, NullPlot,
+from fairviz.sample_size import (METRIC_LABELS, ErrorCurves, Jaggedness, MatchAudit, NullPlot,
                                  SignificanceAudit, SignificanceParams, analyse, configuration_count, hole_counts,
-                                 printed_hole_count, undefined_probability)
-from fairviz.sample_size.results import scalar
+                                 own_value, population_counts, printed_hole_count, undefined_probability)
 from fairviz.sample_size import figures as figs
 from fairviz.sample_size import readings
 from fairviz.report.options import AuditParams, Section
@@ -138,29 +136,11 @@ def jaggedness_display(j: Jaggedness, group: str, key: tuple | None = None) -> l
             readings.jaggedness_reading(j, group)]
 
 
-def population(audit: MatchAudit) -> ConfusionCounts:
-    return ConfusionCounts(*(sum(getattr(audit.counts[g], f) for g in audit.names) for f in CELL_ORDER))
-
-
 def cps_figure(result: SignificanceAudit, metric: str, key: tuple | None = None) -> Figure:
     """Raw against smoothed ``metric`` per group, the whole population's value marked."""
-    overall = CM_METRICS[metric](Cells.of(population(result.match)))[0]
-    return Figure(lambda: figs.cps_figure(result.cps, metric, float(overall) if overall == overall else None),
+    overall = own_value(population_counts(result.match), metric)
+    return Figure(lambda: figs.cps_figure(result.cps, metric, overall),
                   None if key is None else (*key, "cps", metric))
-
-
-def curve_reference(audit: MatchAudit, group: str) -> ConfusionCounts:
-    """What a group's samples are smoothed towards: its reference, or all other rows for the reference itself."""
-    reference = audit.references[group]
-    if reference is not None:
-        return reference
-    counts, total = audit.counts[group], population(audit)
-    return ConfusionCounts(*(getattr(total, f) - getattr(counts, f) for f in CELL_ORDER))
-
-
-def metric_of(counts: ConfusionCounts, metric: str) -> float | None:
-    """A group's own value of a metric; None when undefined (its samples then have no target to miss)."""
-    return scalar(CM_METRICS[metric](Cells.of(counts)))
 
 
 def curves_display(curves: ErrorCurves, group: str, lam: float) -> list[Item]:

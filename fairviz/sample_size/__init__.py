@@ -5,7 +5,8 @@ test), ``nulls`` (its null distributions), ``cps`` (Cross-Prior Smoothing, expec
 ``jaggedness`` (subsample bands), ``holes`` (undefined metrics), ``readings`` (the sentences), ``figures``.
 """
 from fairviz.sample_size.analysis import analyse, analyse_match, from_counts, with_cps_lambda
-from fairviz.sample_size.cps import CURVE_LIMIT, cps, cps_cells, cps_groups, expected_errors
+from fairviz.sample_size.cps import (CURVE_LIMIT, cps, cps_cells, cps_groups, curve_reference, expected_errors,
+                                     own_value, population_counts)
 from fairviz.sample_size.holes import (cell_value_count, configuration_count, configurations, hole_counts,
                                        multinomial_log_weights, printed_hole_count, te_pair_holes,
                                        undefined_probability)
@@ -22,7 +23,8 @@ __all__ = ["CPS_LAMBDA", "CURVE_LIMIT", "ENUMERATION_LIMIT", "LEVELS", "MATCH_ME
            "BenefitNull", "BinomialNull", "CPSRow", "EmpiricalNull", "ErrorCurves", "JRMNull", "Jaggedness",
            "MatchAudit", "MatchParams", "MatchResult", "Null", "NullPlot", "SignificanceAudit", "SignificanceParams",
            "analyse", "analyse_match", "binom_cdf", "binom_pmf", "binom_sf", "cell_value_count",
-           "configuration_count", "configurations", "cps", "cps_cells", "cps_groups", "expected_errors",
+           "configuration_count", "configurations", "cps", "cps_cells", "cps_groups", "curve_reference", "expected_errors",
            "from_counts", "hole_counts", "jaggedness", "match", "match_groups", "monte_carlo_draws",
-           "multinomial_log_weights", "null_distribution", "peizer_pratt_cdf", "plot_data", "printed_hole_count",
+           "multinomial_log_weights", "null_distribution", "own_value", "peizer_pratt_cdf", "plot_data", "population_counts",
+           "printed_hole_count",
            "reference_counts", "te_pair_holes", "undefined_probability", "verdict", "with_cps_lambda"]

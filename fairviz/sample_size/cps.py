@@ -10,7 +10,7 @@ from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, Ce
 from fairviz.core.counts import ConfusionCounts
 from fairviz.sample_size.holes import configurations, multinomial_log_weights
 from fairviz.sample_size.match import reference_counts
-from fairviz.sample_size.results import CPSRow, ErrorCurves, scalar
+from fairviz.sample_size.results import CPSRow, ErrorCurves, MatchAudit, scalar
 
 CURVE_LIMIT = 150               # expected-error curves enumerate up to n = 150 (585,276 matrices)
 
@@ -84,3 +84,20 @@ def expected_errors(counts: ConfusionCounts, reference: ConfusionCounts, metrics
             for m in metrics}
 
 
+def own_value(counts: ConfusionCounts, metric: str) -> float | None:
+    """A group's own value of a metric (the target its small samples aim at); None when undefined."""
+    return scalar(CM_METRICS[metric](Cells.of(counts)))
+
+
+def population_counts(audit: MatchAudit) -> ConfusionCounts:
+    """Every group's counts added up."""
+    return ConfusionCounts(*(sum(getattr(audit.counts[g], f) for g in audit.names) for f in CELL_ORDER))
+
+
+def curve_reference(audit: MatchAudit, group: str) -> ConfusionCounts:
+    """What a group's samples are smoothed towards: its reference, or all other rows for the reference itself."""
+    reference = audit.references[group]
+    if reference is not None:
+        return reference
+    counts, total = audit.counts[group], population_counts(audit)
+    return ConfusionCounts(*(getattr(total, f) - getattr(counts, f) for f in CELL_ORDER))

@@ -13,6 +13,7 @@ from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, pr
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
+from fairviz.parity.readings import benefit_statement      # the counts are oriented by the same benefit
 from fairviz.sample_size import (METRIC_LABELS, ErrorCurves, Jaggedness, MatchAudit, NullPlot,
                                  SignificanceAudit, SignificanceParams, analyse, configuration_count, hole_counts,
                                  own_value, population_counts, printed_hole_count, undefined_probability)
@@ -101,6 +102,7 @@ def display(pred: Predictions, result: SignificanceAudit, options: AuditParams) 
     key = figure_key(pred, result)
     flagged = readings.flagged_bullets(audit)
     return [
+        benefit_statement(options.benefit, options.threshold, pred.mapping.label),
         text("MATCH compares each group with same-size groups drawn from {reference}.", "note",
              reference=audit.reference_label),
         Group("Sample-size significance (MATCH)", (

@@ -176,4 +176,5 @@ def _key(key: tuple | None, *what) -> tuple | None:
     return None if key is None else (*key, *what)
 
 
-SECTION = Section("parity", parity_run, parity_to_dict, None, title="Group parity", weighted=True, display=display)
+SECTION = Section("parity", parity_run, parity_to_dict, to_html=None, title="Group parity", weighted=True,
+                  display=display)

@@ -150,5 +150,5 @@ def curves_display(curves: ErrorCurves, group: str, lam: float) -> list[Item]:
             readings.error_curves_reading(curves, group, lam)]
 
 
-SECTION = Section("significance", significance_run, significance_to_dict, None, title="Sample-size significance",
-                  weighted=True, display=display)
+SECTION = Section("significance", significance_run, significance_to_dict, to_html=None,
+                  title="Sample-size significance", weighted=True, display=display)

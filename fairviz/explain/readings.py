@@ -189,7 +189,7 @@ def heatmap_note(report: DisparityReport, runs: int) -> Text:
                 "(considerable). n.s. = not significant.{pooled}", "note", gi=gi, gj=gj, pooled=pooled)
 
 
-def tests_note(report: DisparityReport) -> Text:
+def disparity_note(report: DisparityReport) -> Text:
     gi, gj = report.groups
     return text("Two-sided Mann–Whitney U on the per-sentence scores of {gi} vs {gj} (unpaired, as in the paper); "
                 "Cohen's d = (mean {gi} − mean {gj}) / √((s²_{gi} + s²_{gj})/2) with a 1,000-resample bootstrap CI. "

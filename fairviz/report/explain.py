@@ -88,7 +88,7 @@ def disparity_display(result: ExplainResult, report: DisparityReport, key: str |
         Group("The model", model_items(result), key="model"),
         *readings.undefined_methods(result, report.methods),
         Group("Boxplots", tuple(boxplots), key="boxplots"),
-        Group("Tests", (tests_table(report), readings.tests_note(report)), key="tests"),
+        Group("Tests", (disparity_table(report), readings.disparity_note(report)), key="tests"),
         Group("Heatmap", (Figure(lambda: figs.disparity_heatmap(report), fig_key("heatmap"),
                                  caption=readings.heatmap_note(report, len(result.runs))),
                           readings.random_reading(report)), key="heatmap"),
@@ -141,7 +141,7 @@ TEST_COLUMNS = ("method", "metric", "n_i", "n_j", "median_i", "median_j", "p_val
                 "significant", "considerable", "better", "runs_significant", "p_paired", "undefined")
 
 
-def tests_table(report: DisparityReport) -> Table:
+def disparity_table(report: DisparityReport) -> Table:
     """One row per method × metric: the JSON's ``tests`` cells (same numbers), named as people read them. p (BH)
     only when it decides significance; the paired Wilcoxon column only when the data are twins."""
     gi, gj = report.groups

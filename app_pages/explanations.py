@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -163,11 +162,7 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
     if source in xdata.BUILT_IN:
         return builtin_dataset(source, generated, seed)
     if source == "loaded":
-        pred = ctx.pred
-        view = pred.groups(ctx.attribute)
-        frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
-                              "group": np.asarray(view.names, dtype=object)[view.codes]})
-        return xdata.from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key="loaded")
+        return xdata.from_predictions(ctx.pred, ctx.attribute, key="loaded")
     upload = _upload.read_upload("CSV with a text column, a binary label and a group column (optional: a pair id)",
                                  key="explain_upload", empty="Upload a file to continue.")
     if upload is None:

@@ -409,6 +409,15 @@ def from_frame(frame: pd.DataFrame, text: str, label: str, group: str, positive_
                              "positive_label": str(positive), "notes": notes})
 
 
+def from_predictions(pred, attribute: str, key: str) -> TextDataset:
+    """The texts of audited predictions, their labels and the groups of ``attribute`` (the audit's section and the
+    page's "loaded data" source; the two largest groups are compared)."""
+    view = pred.groups(attribute)
+    frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
+                          "group": np.asarray(view.names, dtype=object)[view.codes]})
+    return from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key=key)
+
+
 def from_file(path_or_bytes, name: str, text: str, label: str, group: str, **kwargs) -> TextDataset:
     frame, _ = read_table(path_or_bytes, name)
     return from_frame(frame, text, label, group, title=name, **kwargs)

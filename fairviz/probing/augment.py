@@ -36,8 +36,7 @@ from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.probing.lexicon import demographic_swap, identity_removal
 from fairviz.probing.probe import entropy, score_texts
 from fairviz.probing.readings import calibration_reading
-from fairviz.probing.results import (AUGMENT_STRATEGIES, DELTA_METRICS, SEEDS, SIGN_CONVENTION, AugmentRecord,
-                                     AugmentResult)
+from fairviz.probing.results import AUGMENT_STRATEGIES, DELTA_METRICS, SEEDS, AugmentRecord, AugmentResult
 from fairviz.residuals import KneeParams, RDFParams, ResidualAudit, analyse
 
 Progress = Callable[[float, str], None]

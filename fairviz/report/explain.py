@@ -48,10 +48,7 @@ def run_section(pred: Predictions, attribute: str, options: ExplainAuditParams, 
     """Train, explain and compare the two largest groups, or say why the audit cannot include this section."""
     if not pred.mapping.text:
         return ExplainSection(skipped="no text column is mapped, so there is nothing to explain")
-    view = pred.groups(attribute)
-    frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
-                          "group": np.asarray(view.names, dtype=object)[view.codes]})
-    dataset = xdata.from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key="audit")
+    dataset = xdata.from_predictions(pred, attribute, key="audit")
     result = run(dataset, options.model, options.settings, progress=progress)
     return ExplainSection(result, compare(result, alpha=options.alpha, correction=options.correction))
 

@@ -6,7 +6,6 @@ import json
 from html.parser import HTMLParser
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from fairviz.core.display import Bullets, Figure, Text, tables, walk

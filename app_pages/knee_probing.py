@@ -18,7 +18,7 @@ from fairviz.explain import MODEL_KINDS
 from fairviz.explain import data as xdata
 from fairviz.probing import (AUGMENT_STRATEGIES, DATA_SETS, DEFAULT_GENERATE, SEEDS, AugmentParams, ProbeParams,
                              RunProtocol, augment_display, examples_table, load_dataset, load_shipped, model_spec,
-                             probe_display)
+                             probe_display, run_augment, run_probe)
 from app_pages import _jobs, _render, _ui, _upload
 
 PAPER = ("*Fairness Beyond Metrics: A Residual Distribution Framework for Text Classification* (anonymous ACL "
@@ -120,7 +120,7 @@ def _compute_probe(dataset, spec) -> dict | None:
     region = c4.radio("Region measured in", ["percentile", "residual"], key="probing_region")
     settings = ProbeParams(n=int(n), n_strategy=int(n_strategy), region_eps=float(eps), region_mode=region,
                              seed=spec.seed)
-    return _job("probing", "Run probing", "Training and probing", "run_probe", dataset, spec, settings,
+    return _job("probing", "Run probing", "Training and probing", run_probe, dataset, spec, settings,
                 RunProtocol(split_seed=spec.seed), "Choose data, model and sample sizes, then press **Run probing**.")
 
 
@@ -137,13 +137,13 @@ def _compute_augment(dataset, spec) -> dict | None:
         return None
     settings = AugmentParams(strategies=tuple(s for s in AUGMENT_STRATEGIES if s in strategies),
                                ks=tuple(sorted(ks)), seeds=SEEDS[:int(n_seeds)], region_mode=region)
-    return _job("augment", "Run augmentation", "Algorithm 1: select, fine-tune, measure", "run_augment", dataset,
+    return _job("augment", "Run augmentation", "Algorithm 1: select, fine-tune, measure", run_augment, dataset,
                 spec, settings, RunProtocol(split_seed=spec.seed),
                 "Choose k, seeds and strategies, then press **Run augmentation** (the tiny model: about ten seconds "
                 "per fine-tuning; 3 strategies × 2 k × 3 seeds + 3 controls = 21).")
 
 
-def _job(job: str, run_label: str, label: str, runner: str, dataset, spec, settings, protocol, idle: str):
+def _job(job: str, run_label: str, label: str, runner, dataset, spec, settings, protocol, idle: str):
     """Run/Stop buttons and one server-wide cached run per (data, model, settings, protocol); the result is the
     same JSON dict the CLI writes."""
     request = _jobs.controls(job, (spec, settings, protocol), idle=idle, run_label=run_label,
@@ -153,8 +153,7 @@ def _job(job: str, run_label: str, label: str, runner: str, dataset, spec, setti
     spec, settings, protocol = request
 
     def compute(progress):
-        from fairviz.probing import analysis
-        return clean(getattr(analysis, runner)(dataset, spec, settings, protocol, progress).to_dict())
+        return clean(runner(dataset, spec, settings, protocol, progress).to_dict())
     return _jobs.run(job, (dataset.fingerprint, *request), label, compute)
 
 

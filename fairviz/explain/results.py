@@ -203,19 +203,6 @@ class DisparityReport:
         present = {c.metric for c in self.cells}
         return [m for m in METRICS if m in present]
 
-    def table(self) -> pd.DataFrame:
-        """One row per cell, the page's and the report's test table."""
-        gi, gj = self.groups
-        return pd.DataFrame([{
-            "method": METHOD_NAMES[c.method], "metric": METRICS[c.metric].label,
-            f"n {gi}": c.n_i, f"n {gj}": c.n_j, f"median {gi}": c.median_i, f"median {gj}": c.median_j,
-            "p (Mann–Whitney)": c.p_value, "p (BH)": c.p_adjusted,
-            f"Cohen's d ({gi} − {gj})": c.cohens_d, "d 95% CI": c.ci, "significant": c.significant,
-            "|d| ≥ 0.2": c.considerable, "better": c.better or "—",
-            "runs significant": f"{c.runs_significant}/{c.runs}",
-            "p (paired Wilcoxon)": c.p_paired if c.p_paired is not None else np.nan,
-            "undefined": c.undefined_i + c.undefined_j} for c in self.cells])
-
     def to_dict(self) -> dict:
         return {"groups": list(self.groups), "alpha": self.alpha, "correction": self.correction,
                 "bootstrap_resamples": self.resamples, "seed": self.seed, "sign": f"{self.groups[0]} minus {self.groups[1]}",

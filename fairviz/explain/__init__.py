@@ -20,7 +20,7 @@ torch, transformers, captum, shap and lime are imported only by ``models``, ``at
 from __future__ import annotations
 
 from fairviz.explain.registry import METHOD_NAMES, METHODS, METRICS, RANDOM, ExplanationMetric
-from fairviz.explain.results import (Cell, DisparityReport, ExplainResult, disparity_json, load, load_shipped,
+from fairviz.explain.results import (Cell, DisparityAudit, ExplainResult, disparity_json, load, load_shipped,
                                      shipped)
 from fairviz.explain.disparity import cohens_d, cohens_d_interval, mann_whitney_p, paired_wilcoxon_p
 from fairviz.explain.analysis import CONSIDERABLE_D, compare, heatmap_values
@@ -33,7 +33,7 @@ from fairviz.explain.pipeline import ExplainParams, TrainedModel, combine, expla
 
 __all__ = [
     "METHODS", "METHOD_NAMES", "METRICS", "RANDOM", "ExplanationMetric",
-    "ExplainResult", "Cell", "DisparityReport", "disparity_json", "load", "load_shipped", "shipped",
+    "ExplainResult", "Cell", "DisparityAudit", "disparity_json", "load", "load_shipped", "shipped",
     "cohens_d", "cohens_d_interval", "mann_whitney_p", "paired_wilcoxon_p",
     "CONSIDERABLE_D", "compare", "heatmap_values",
     "ModelReading", "model_readings", "model_warnings",

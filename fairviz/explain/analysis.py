@@ -17,14 +17,14 @@ from fairviz.core.stats import benjamini_hochberg
 from fairviz.explain.disparity import (cohens_d, cohens_d_interval, finite_values, mann_whitney_p,
                                        paired_wilcoxon_p)
 from fairviz.explain.registry import METHOD_NAMES, METRICS
-from fairviz.explain.results import Cell, DisparityReport, ExplainResult
+from fairviz.explain.results import Cell, DisparityAudit, ExplainResult
 
 CONSIDERABLE_D = 0.2
 
 
 def compare(result: ExplainResult, methods: list[str] | None = None, metrics: list[str] | None = None,
             alpha: float = 0.05, correction: str = "none", resamples: int = 1000, seed: int = 0,
-            groups: tuple[str, str] | None = None) -> DisparityReport:
+            groups: tuple[str, str] | None = None) -> DisparityAudit:
     """Test every (method, metric) cell for a difference between the two groups."""
     if correction not in ("none", "bh"):
         raise ValueError("correction must be 'none' or 'bh'")
@@ -66,7 +66,7 @@ def compare(result: ExplainResult, methods: list[str] | None = None, metrics: li
             ci=cohens_d_interval(a, b, resamples, seed + k),
             significant=significant, considerable=significant and np.isfinite(d) and abs(d) >= CONSIDERABLE_D,
             runs=len(runs), runs_significant=per_run, p_paired=p_pair))
-    return DisparityReport(tuple(cells), (gi, gj), alpha, correction, resamples, seed)
+    return DisparityAudit(tuple(cells), (gi, gj), alpha, correction, resamples, seed)
 
 
 def _paired_p(block: pd.DataFrame, metric: str, gi: str, gj: str) -> float | None:
@@ -86,7 +86,7 @@ def _mean(x) -> float:
     return float(x.mean()) if x.size else float("nan")
 
 
-def heatmap_values(report: DisparityReport) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+def heatmap_values(report: DisparityAudit) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
     """(methods, metrics, d where significant else NaN, runs_significant) for the disparity heatmap."""
     methods, metrics = report.methods, report.metrics
     d = np.full((len(methods), len(metrics)), np.nan)

@@ -1,4 +1,4 @@
-"""Figures of the explanation-disparity analysis. They take results (``ExplainResult``, ``DisparityReport``), never
+"""Figures of the explanation-disparity analysis. They take results (``ExplainResult``, ``DisparityAudit``), never
 models. Names from the data (groups, tokens, label names) are escaped where they enter a figure (``plot_text``), so
 the ``<br>`` we write in hover text and titles survives.
 
@@ -22,7 +22,7 @@ from fairviz.core.markup import plot_text
 from fairviz.core.theme import PALETTE, TEMPLATE
 from fairviz.explain.analysis import heatmap_values
 from fairviz.explain.registry import METHOD_NAMES, METRICS
-from fairviz.explain.results import DisparityReport, ExplainResult
+from fairviz.explain.results import DisparityAudit, ExplainResult
 from fairviz.core.wording import fmt, fmt_p
 
 MAX_POINTS = 2000
@@ -30,7 +30,7 @@ GROUP_COLOURS = (PALETTE[0], PALETTE[1])          # blue for the first group, or
 SIGNED = [[0.0, "#b35806"], [0.5, "#f7f7f7"], [1.0, "#542788"]]
 
 
-def metric_boxplots(result: ExplainResult, report: DisparityReport | None = None, metrics: list[str] | None = None,
+def metric_boxplots(result: ExplainResult, report: DisparityAudit | None = None, metrics: list[str] | None = None,
                     methods: list[str] | None = None, columns: int = 2, panel_height: int = 300) -> go.Figure:
     metrics = metrics or result.metrics
     methods = methods or result.methods
@@ -72,7 +72,7 @@ def metric_boxplots(result: ExplainResult, report: DisparityReport | None = None
     return fig
 
 
-def _stars(fig, report: DisparityReport, methods, metric, row, col) -> None:
+def _stars(fig, report: DisparityAudit, methods, metric, row, col) -> None:
     for method in methods:
         cell = report.cell(method, metric)
         if cell is None or not cell.significant:
@@ -99,7 +99,7 @@ def _fill(colour: str) -> str:
     return f"rgba({r},{g},{b},0.25)"
 
 
-def disparity_heatmap(report: DisparityReport, height: int | None = None) -> go.Figure:
+def disparity_heatmap(report: DisparityAudit, height: int | None = None) -> go.Figure:
     """Cohen's d (i − j) where p (or BH-adjusted p) ≤ α; blank where not significant; ★ marks |d| ≥ 0.2."""
     methods, metrics, d, counts = heatmap_values(report)
     gi, gj = report.groups

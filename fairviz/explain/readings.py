@@ -16,7 +16,7 @@ from fairviz.core.display import Text, join, text
 from fairviz.core.wording import fmt
 from fairviz.explain.analysis import CONSIDERABLE_D
 from fairviz.explain.registry import METHOD_NAMES, METRICS, RANDOM
-from fairviz.explain.results import DisparityReport, ExplainResult
+from fairviz.explain.results import DisparityAudit, ExplainResult
 
 ASYMMETRY = 0.3            # gap in mean p(gold) without evidence that counts as a default-class asymmetry
 NO_EVIDENCE = {            # instance column → (how the evidence is removed, what removes it that way)
@@ -141,11 +141,11 @@ def undefined_methods(result: ExplainResult, methods: list[str]) -> list[Text]:
     return out
 
 
-def _test_name(report: DisparityReport) -> str:
+def _test_name(report: DisparityAudit) -> str:
     return "BH-adjusted p" if report.correction == "bh" else "p"
 
 
-def overall_reading(report: DisparityReport) -> Text | None:
+def overall_reading(report: DisparityAudit) -> Text | None:
     """How many cells differ, how many considerably, and the largest effect."""
     cells = report.cells
     if not cells:
@@ -166,7 +166,7 @@ def overall_reading(report: DisparityReport) -> Text | None:
                 direction, ").")
 
 
-def random_reading(report: DisparityReport) -> Text:
+def random_reading(report: DisparityAudit) -> Text:
     """What the Random method's row says: a disparity random scores also show is the model's and the data's."""
     if not any(c.method == RANDOM for c in report.cells):
         return text("Add the Random method to see which disparities the model and the data produce on their own.")
@@ -180,7 +180,7 @@ def random_reading(report: DisparityReport) -> Text:
                 names=", ".join(METRICS[c.metric].label.lower() for c in random_sig))
 
 
-def heatmap_note(report: DisparityReport, runs: int) -> Text:
+def heatmap_note(report: DisparityAudit, runs: int) -> Text:
     gi, gj = report.groups
     pooled = (" Colour and d come from the runs pooled; 'k/R runs' counts the runs whose own test is significant "
               "(the paper's tables). The two can disagree when runs point in opposite directions." if runs > 1 else "")
@@ -189,7 +189,7 @@ def heatmap_note(report: DisparityReport, runs: int) -> Text:
                 "(considerable). n.s. = not significant.{pooled}", "note", gi=gi, gj=gj, pooled=pooled)
 
 
-def disparity_note(report: DisparityReport) -> Text:
+def disparity_note(report: DisparityAudit) -> Text:
     gi, gj = report.groups
     return text("Two-sided Mann–Whitney U on the per-sentence scores of {gi} vs {gj} (unpaired, as in the paper); "
                 "Cohen's d = (mean {gi} − mean {gj}) / √((s²_{gi} + s²_{gj})/2) with a 1,000-resample bootstrap CI. "

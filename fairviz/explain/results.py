@@ -1,7 +1,7 @@
 """The results of the explanation-disparity analysis (no torch: the page's instant demo reads them).
 
 - ``ExplainResult``: the per-sentence result of an explanation run, on disk and in memory;
-- ``Cell``: the test of one (method, metric) between the two groups; ``DisparityReport``: the grid of cells
+- ``Cell``: the test of one (method, metric) between the two groups; ``DisparityAudit``: the grid of cells
   ([4] §4.4, Tables 3–5), with its JSON (``disparity_json``, written by the CLI, the audit and the page).
 
 One ``ExplainResult`` holds three tables and a metadata dict:
@@ -182,7 +182,7 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class DisparityReport:
+class DisparityAudit:
     cells: tuple[Cell, ...]
     groups: tuple[str, str]
     alpha: float
@@ -213,7 +213,7 @@ def _finite(x):
     return float(x) if x is not None and np.isfinite(x) else None
 
 
-def disparity_json(result: ExplainResult, report: DisparityReport, warnings: list[str]) -> dict:
+def disparity_json(result: ExplainResult, report: DisparityAudit, warnings: list[str]) -> dict:
     """The explanation-disparity JSON that the CLI, the audit section and the page's download all write: per
     method × metric n per group, medians, p_value, p_adjusted, cohens_d, ci (and more), plus context."""
     tests = {}

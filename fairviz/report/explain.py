@@ -15,7 +15,7 @@ import pandas as pd
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, Text, text
 from fairviz.core.wording import fmt, fmt_interval
 from fairviz.data import Predictions
-from fairviz.explain import (METHOD_NAMES, METRICS, DisparityReport, ExplainParams, ExplainResult, ModelParams,
+from fairviz.explain import (METHOD_NAMES, METRICS, DisparityAudit, ExplainParams, ExplainResult, ModelParams,
                              compare, disparity_json, model_readings, model_warnings, run)
 from fairviz.explain import data as xdata
 from fairviz.explain import figures as figs
@@ -37,7 +37,7 @@ class ExplainAuditParams:
 class ExplainSection:
     """What the audit found: the explanations and their comparison, computed once; or why the section was skipped."""
     result: ExplainResult | None = None
-    report: DisparityReport | None = None
+    report: DisparityAudit | None = None
     skipped: str = ""
 
     def warnings(self) -> list[str]:
@@ -70,7 +70,7 @@ def display(pred: Predictions, found: ExplainSection | None, params: AuditParams
     return disparity_display(found.result, found.report)
 
 
-def disparity_display(result: ExplainResult, report: DisparityReport, key: str | None = None) -> list[Item]:
+def disparity_display(result: ExplainResult, report: DisparityAudit, key: str | None = None) -> list[Item]:
     """What the data and the model are, what the model itself does, then the boxplots, the tests, the heatmap and
     the diagnostics (groups keyed ``model``, ``boxplots``, ``tests``, ``heatmap``, ``diagnostics``: the page puts
     them in its tabs). ``key`` names the result for the figures' cache (None: figures are not kept)."""
@@ -138,7 +138,7 @@ TEST_COLUMNS = ("method", "metric", "n_i", "n_j", "median_i", "median_j", "p_val
                 "significant", "considerable", "better", "runs_significant", "p_paired", "undefined")
 
 
-def disparity_table(report: DisparityReport) -> Table:
+def disparity_table(report: DisparityAudit) -> Table:
     """One row per method × metric: the JSON's ``tests`` cells (same numbers), named as people read them. p (BH)
     only when it decides significance; the paired Wilcoxon column only when the data are twins."""
     gi, gj = report.groups

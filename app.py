@@ -8,6 +8,7 @@ back. Pages read the choices with ``_ui.context()``.
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 from fairviz.core.markup import md
 from app_pages import _ui
@@ -16,7 +17,7 @@ st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wi
 st.logo("assets/logo.svg")
 
 
-def _page(name: str, title: str, icon: str, **kwargs) -> st.Page:
+def _page(name: str, title: str, icon: str, **kwargs) -> StreamlitPage:
     return st.Page(f"app_pages/{name}.py", title=title, icon=f":material/{icon}:", **kwargs)
 
 

@@ -125,10 +125,18 @@ def test_ui_starts_no_thread_at_import():
     assert out.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_warm_up_is_a_cached_call():
+def test_warm_up_is_a_cached_call_that_runs_once(monkeypatch):
     from app_pages import _ui
-    assert hasattr(_ui.warm_up, "clear")                  # st.cache_resource: runs once per process
-    assert "warm_up()" in (ROOT / "app.py").read_text()
+    imported = []
+    monkeypatch.setattr(_ui, "importlib", type("Imports", (), {"import_module": staticmethod(imported.append)}))
+    _ui.warm_up.clear()
+    try:
+        _ui.warm_up()
+        _ui.warm_up()
+    finally:
+        _ui.warm_up.clear()
+    assert imported == list(_ui._WARM_MODULES)          # once, not per call
+    assert "_ui.warm_up()" in (ROOT / "app.py").read_text()
 
 
 def test_home_tables_are_the_overviews_display_list():

@@ -66,22 +66,13 @@ def network(label: str, _bundle: demo.Bundle):
 
 # ----------------------------------------------------------------------------------------------- sidebar
 
-def _keep(key: str, default) -> None:
-    """Streamlit drops a widget's value when another page is shown; keep a plain copy and restore it."""
-    st.session_state[key] = st.session_state.get(f"_{key}", default)
-
-
-def _remember(key: str) -> None:
-    st.session_state[f"_{key}"] = st.session_state[key]
-
-
 def _sample_params() -> None:
     rng = np.random.default_rng(int(st.session_state.get("lz_seed", 0)))
     sigma, rho, beta = lorenz.sample_params(1, rng)[0]
     x0, y0, z0 = lorenz.sample_initial(1, rng)[0]
     values = dict(lz_sigma=round(float(sigma), 3), lz_rho=round(float(rho), 3), lz_beta=round(float(beta), 4),
                   lz_x0=round(float(x0), 2), lz_y0=round(float(y0), 2), lz_z0=round(float(z0), 2))
-    st.session_state.update({f"_{k}": v for k, v in values.items()})
+    st.session_state.update(values)                    # a button's callback: runs before the sliders are drawn
     st.session_state["lz_seed"] = int(st.session_state.get("lz_seed", 0)) + 1
 
 
@@ -92,16 +83,15 @@ def sidebar() -> tuple[tuple, tuple]:
         st.button("Sample from the thesis's ranges", on_click=_sample_params,
                   help="σ ~ U(8, 12), ρ ~ U(27.9, 28.1), β ~ U(7.9/3, 8.1/3); x₀, y₀ ~ U(−20, 20), z₀ ~ U(0, 40).")
         for key, value in defaults.items():
-            _keep(key, value)
-        kept = dict(on_change=_remember)
-        sigma = st.slider("σ (Prandtl number)", 4.0, 16.0, step=0.01, key="lz_sigma", args=("lz_sigma",), **kept)
-        rho = st.slider("ρ (Rayleigh number)", 20.0, 40.0, step=0.01, key="lz_rho", args=("lz_rho",), **kept)
-        beta = st.slider("β (geometry)", 2.0, 3.5, step=0.0001, key="lz_beta", format="%.4f", args=("lz_beta",),
-                         **kept)
+            st.session_state.setdefault(key, value)
+        kept = dict(persist_state="session")          # the values come back when the visitor returns to this page
+        sigma = st.slider("σ (Prandtl number)", 4.0, 16.0, step=0.01, key="lz_sigma", **kept)
+        rho = st.slider("ρ (Rayleigh number)", 20.0, 40.0, step=0.01, key="lz_rho", **kept)
+        beta = st.slider("β (geometry)", 2.0, 3.5, step=0.0001, key="lz_beta", format="%.4f", **kept)
         c1, c2, c3 = st.columns(3)
-        x0 = c1.number_input("x₀", -20.0, 20.0, key="lz_x0", args=("lz_x0",), **kept)
-        y0 = c2.number_input("y₀", -20.0, 20.0, key="lz_y0", args=("lz_y0",), **kept)
-        z0 = c3.number_input("z₀", 0.0, 40.0, key="lz_z0", args=("lz_z0",), **kept)
+        x0 = c1.number_input("x₀", -20.0, 20.0, key="lz_x0", **kept)
+        y0 = c2.number_input("y₀", -20.0, 20.0, key="lz_y0", **kept)
+        z0 = c3.number_input("z₀", 0.0, 40.0, key="lz_z0", **kept)
         outside = [name for name, v, (lo, hi) in (("σ", sigma, lorenz.SIGMA_RANGE), ("ρ", rho, lorenz.RHO_RANGE),
                                                   ("β", beta, lorenz.BETA_RANGE)) if not lo - 1e-9 <= v <= hi + 1e-9]
         if outside:
@@ -180,13 +170,12 @@ def model_choice() -> tuple[demo.Bundle, str]:
     options = [SHIPPED] + list(trained)
     pending = st.session_state.pop("lz_model_next", None)
     if pending in options:
-        st.session_state["_lz_model"] = pending
-    if st.session_state.get("_lz_model") not in options:
-        st.session_state["_lz_model"] = SHIPPED
-    _keep("lz_model", SHIPPED)
+        st.session_state["lz_model"] = pending
+    if st.session_state.get("lz_model") not in options:
+        st.session_state["lz_model"] = SHIPPED
     with st.sidebar:
         st.markdown("**PTN model**")
-        label = st.radio("Fans and evaluation from", options, key="lz_model", on_change=_remember, args=("lz_model",),
+        label = st.radio("Fans and evaluation from", options, key="lz_model", persist_state="session",
                          help="Train your own on the 'Train a PTN' tab; it is kept for this browser session.")
     return (shipped_bundle() if label == SHIPPED else trained[label]), label
 

@@ -75,7 +75,7 @@ def test_sidebar_choices_survive_page_switches():
     at.switch_page(RDF_PAGE).run()
     assert at.slider(key="threshold").value == pytest.approx(0.63)
     assert at.selectbox(key="attribute").value == "sex"
-    at.switch_page("Home").run()
+    at.switch_page("app_pages/home.py").run()
     assert at.slider(key="threshold").value == pytest.approx(0.63)
 
 

@@ -81,9 +81,9 @@ def test_the_pages_compute_with_the_frames_choices():
     _go(at, PARITY)
     settings = at.session_state["page_json"]["parity"]["parity_settings"]
     assert settings["benefit"] == "positive" and settings["threshold"] == pytest.approx(0.55)
-    assert any("score ≥ 0.55" in i.value for i in at.info)                       # the benefit caption: τ and benefit
+    assert any("score ≥ 0.55" in c.value for c in at.caption)                    # the benefit caption: τ and benefit
     at.sidebar.radio(key="benefit").set_value("negative").run()
-    assert any("score < 0.55" in i.value for i in at.info)
+    assert any("score < 0.55" in c.value.replace("\\", "") for c in at.caption)   # "<" is escaped for Markdown
 
 
 def test_new_data_resets_the_frame_to_its_defaults():

@@ -20,6 +20,8 @@ from fairviz.core.markup import escape_figure, md
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
+from fairviz.report.findings import sample_settings
+from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 
 PRED = "predictions"          # session-state keys
 ATTRIBUTE = "attribute"        # the frame's widgets (drawn once, in app.py)
@@ -263,29 +265,52 @@ def verdict_box(kind: str, text: str) -> None:
     {"good": st.success, "warn": st.warning, "bad": st.error}.get(kind, st.info)(text)
 
 
-@st.cache_data(show_spinner=False, max_entries=8, ttl=CACHE_TTL)
-def _audit_files(fingerprint: str, attribute: str, threshold: float, benefit: str,
-                 _pred: Predictions) -> tuple[bytes, bytes]:
-    audit = run_audit(_pred, AuditParams(attribute=attribute, threshold=threshold, benefit=benefit))
-    return json.dumps(audit.data, indent=2).encode(), audit.to_html().encode()
+def current_sample():
+    """The bundled sample in use (None for an upload): its settings shape the Summary (reference group, words)."""
+    key = st.session_state.get("sample_key")
+    return samples().get(key) if key else None
 
 
-def report_downloads(ctx: Context) -> None:
-    """The whole audit as the CLI writes it (JSON and a self-contained HTML report) for the current choices."""
-    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
-    key = (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit)
-    if st.session_state.get("report_key") != key:
-        if st.button("Prepare the report", help="Runs every analysis with its default settings."):
-            with st.spinner("Running the full audit…"):
-                st.session_state["report_files"] = _audit_files(*key, ctx.pred)
-            st.session_state["report_key"] = key
-            st.rerun()
-        return
-    data, html = st.session_state["report_files"]
+def audit(ctx: Context):
+    """The whole audit for the frame's choices, as ``fairviz audit`` runs it: computed once per server in the
+    analysis pool (slots, a progress bar), and shared by the Summary and the report downloads."""
+    findings, words = sample_settings(current_sample(), ctx.attribute)
+    key = _audit_key(ctx)
+
+    def compute(progress):
+        return run_audit(ctx.pred, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
+                                               findings=findings, words=words, progress=progress))
+
+    return cached_with_progress("audit", key, compute, "Running the audit", max_entries=8)
+
+
+def _audit_key(ctx: Context) -> tuple:
+    return (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit, *sample_settings(current_sample(),
+                                                                                            ctx.attribute))
+
+
+def report_downloads(ctx: Context, result) -> None:
+    """The audit as the CLI writes it: JSON, the self-contained HTML report and, on request, its PDF."""
     stem = safe_stem(ctx.pred.source)
-    c1, c2 = st.columns(2)
-    c1.download_button("Download JSON", data, f"{stem}_audit.json", "application/json")
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Download JSON", json.dumps(result.data, indent=2).encode(), f"{stem}_audit.json",
+                       "application/json")
+    from app_pages import _jobs
+    html = _jobs.run("report_html", _audit_key(ctx), "Writing the report", lambda progress: result.to_html().encode(),
+                     pool="analysis", keep=4)
     c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")
+    pdf_key = ("pdf", ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit)
+    if st.session_state.get("pdf_key") == pdf_key:
+        c3.download_button("Download PDF", st.session_state["pdf"], f"{stem}_audit.pdf", "application/pdf")
+    elif c3.button("Prepare the PDF", help="Headless Chromium prints the HTML report (Summary first)."):
+        try:
+            st.session_state["pdf"] = _jobs.run("pdf", pdf_key, "Printing the report",
+                                                lambda progress: html_to_pdf(html.decode()), pool="heavy", keep=4)
+        except PdfUnavailable as err:
+            st.warning(md(str(err)))
+            return
+        st.session_state["pdf_key"] = pdf_key
+        st.rerun()
 
 
 def section_json(section: str, pred: Predictions, result, options: AuditParams) -> dict:

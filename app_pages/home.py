@@ -5,6 +5,7 @@ import numpy as np
 import streamlit as st
 
 from fairviz.calibration.figures import score_distribution_figure
+from fairviz.core.markup import md
 from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
@@ -27,8 +28,8 @@ def page() -> None:
         _upload_section()
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
+    _findings(ctx)
     _summary(ctx.pred)
-    _ui.report_downloads(ctx)
 
 
 def _sample_picker() -> None:
@@ -109,6 +110,14 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
            f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
     st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{name}' ({how}). Every page now uses this file."
     st.rerun()
+
+
+def _findings(ctx) -> None:
+    """The Summary: what is unfair, for whom, how sure — the audit's top findings, then its downloads."""
+    st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)} at τ = {ctx.threshold:.2f}")
+    result = _ui.audit(ctx)
+    _render.render(result.summary_display())
+    _ui.report_downloads(ctx, result)
 
 
 def _summary(pred) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from fairviz.cli.common import Parser, emit
 from fairviz.data import DataError, read_table
 from fairviz.core.serialize import clean
-from fairviz.forecast import EvalParams, ForecastMapping, analyse, build, guess_mapping, pipeline
+from fairviz.forecast import EvalParams, ForecastMapping, analyse, build, guess_mapping, pipeline, readings
 from fairviz.report import forecast as report
 from fairviz.report.render import to_terminal
 
@@ -109,9 +109,7 @@ def run_ptn_train(args) -> int:
                           "arch_weights": bundle.trained.arch_weights, "fusion": bundle.trained.fusion,
                           "history": bundle.trained.history})
     (args.out / "summary.json").write_text(json.dumps(summary_data, indent=2))
-    s = bundle.evaluation.skill
     print(f"PTN trained in {bundle.trained.seconds:.1f} s on {bundle.trained.device} "
-          f"({bundle.trained.seconds_per_epoch:.2f} s/epoch); skill vs Gaussian-NVAR at the CRPS quartiles "
-          f"{', '.join(f'{v:.3f}' for v in s.quartiles)}; {100 * s.outperformed:.1f}% of {s.n:,} test forecasts "
-          f"outperformed. Wrote {args.out / 'lorenz_ptn.npz'} and {args.out / 'summary.json'}.")
+          f"({bundle.trained.seconds_per_epoch:.2f} s/epoch). {readings.trained_skill(bundle.evaluation.skill)} "
+          f"Wrote {args.out / 'lorenz_ptn.npz'} and {args.out / 'summary.json'}.")
     return 0

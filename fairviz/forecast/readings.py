@@ -95,3 +95,96 @@ def skill_line(result: ForecastFairness, s: GroupSkill) -> Text:
 
 def series_crps(crps: float, group_crps: float) -> Text:
     return text("Mean CRPS of this series: {crps:.3f} (group mean {group}).", "note", crps=crps, group=fmt(group_crps))
+
+
+# ----------------------------------------------------------------------------------------------- Lorenz & PTN
+
+def divergence_time(div) -> str:
+    return "not within t ≤ 100" if not np.isfinite(div.divergence_time) else f"t = {div.divergence_time:.1f}"
+
+
+def float_resolution(delta: float, x0: float) -> Text:
+    return text("A change of {delta:.0e} is below float64 resolution at x₀ = {x0:g}: both starts are the same number, "
+                "so they never separate. Pick a larger perturbation.", "caveat", delta=delta, x0=x0)
+
+
+def butterfly(div, delta: float) -> Text:
+    """What the butterfly effect means for forecasting ([3] §5.3)."""
+    when = "" if not np.isfinite(div.divergence_time) else f" (by t ≈ {div.divergence_time:.0f})"
+    return text("**Reading.** Two starts {delta:.0e} apart in x stay together for a while, then the gap grows about "
+                "as e^({rate}·t) until the trajectories are unrelated{when}. This is why one deterministic forecast "
+                "of a chaotic system is trustworthy only at short leads, and why the PTN forecasts a distribution.",
+                delta=delta, rate=fmt(div.growth_rate(), 2), when=when)
+
+
+RK4_NOTE = ("Vectorised RK4 on the thesis's grid (1,000 points on [0, 100], 10 internal steps between points); it "
+            "agrees with scipy's DOP853 to 1e-6 over short horizons at 100 internal steps (tested).")
+
+
+def fan(score) -> Text:
+    """One fan against the truth and the Gaussian-NVAR baseline ([3] Figs. 5.5–5.6)."""
+    better = "the PTN is better" if score.crps < score.crps_baseline else "the baseline is better"
+    head = text("**Reading.** CRPS of this forecast: {crps:.3f} (PTN) vs {base:.3f} (Gaussian around the NVAR "
+                "forecast, sd = its mean absolute error per lead); {better} here. The truth is inside the 50% band at "
+                "{in50:.0f}% of the 16 steps and inside the 90% band at {in90:.0f}%. ", crps=score.crps,
+                base=score.crps_baseline, better=better, in50=100 * score.inside[0.5], in90=100 * score.inside[0.9])
+    steps = score.multimodal_steps
+    if not steps.size:
+        return join(head, "The density has one mode at every step.")
+    return join(head, text("The density has {modes} separate modes at step(s) {steps}: the PTN sees several possible "
+                           "routes; the median can sit between them, where the system may never go ([3] Fig. 5.6).",
+                           modes=int(score.modes.max()), steps=", ".join(map(str, steps))))
+
+
+def skill_verdict(skill) -> Text:
+    """The Table 5.2 reading: skill at the median CRPS and the share of forecasts the PTN wins."""
+    return text("**Skill at the median CRPS: {q2}** (1 − CRPS_PTN/CRPS_baseline at the second quartile of {n} test "
+                "forecasts); the PTN's forecast beats the baseline's in {won:.1f}% of them. Thesis (chaos, vs "
+                "deterministic): 0.57 and 94.3%.", "finding" if skill.quartiles[1] > 0 else "error",
+                q2=fmt(skill.quartiles[1], 2), n=f"{skill.n:,}", won=100 * skill.outperformed)
+
+
+SKILL_SCORE_NOTE = ("Skill score SS = 1 − CRPS_model/CRPS_baseline at the quartiles of each model's per-forecast CRPS "
+                    "(Eq. 5.10; the thesis reports quartiles because per-forecast skill is heavily left-skewed). The "
+                    "baseline is the thesis's: a normal distribution around the NVAR forecast with sd = the NVAR's "
+                    "mean absolute error at that lead (on the validation split), scored with the same 111 levels. Our "
+                    "PTN is CPU-sized, trained for minutes on a fraction of the thesis's data, so compare the form, "
+                    "not the numbers.")
+
+
+def band_honesty(evaluation) -> Text:
+    over = evaluation.coverage[0.5] - 0.5
+    words = "too wide" if over > 0.03 else "too narrow" if over < -0.03 else "about right"
+    return text("**Reading.** A band is honest when its coverage matches its name. The PTN's 50% band holds the truth "
+                "{c50:.0f}% of the time ({words}); the Gaussian baseline's 90% band only {b90:.0f}%: around a wrong "
+                "deterministic forecast a single bell curve is both too narrow and centred in the wrong place.",
+                c50=100 * evaluation.coverage[0.5], words=words, b90=100 * evaluation.coverage_baseline[0.9])
+
+
+def training_note(skill, meta: dict) -> Text:
+    return text("Test windows: {n}. Training: {seconds:.0f} s on {device} ({per_epoch:.2f} s per epoch). Raw "
+                "(unsorted) ordering penalty {penalty}: outputs are sorted before use.", "note", n=f"{skill.n:,}",
+                seconds=meta.get("train_seconds", float("nan")), device=meta.get("device", "cpu"),
+                per_epoch=meta.get("seconds_per_epoch", float("nan")), penalty=fmt(meta.get("raw_order_penalty"), 4))
+
+
+def trained_skill(skill) -> Text:
+    """A trained PTN's skill against the Gaussian-NVAR baseline, in a line (the page and ``fairviz ptn train``)."""
+    return text("Skill vs the Gaussian-NVAR baseline at the CRPS quartiles: {quartiles}; {won:.1f}% of {n} test "
+                "forecasts outperformed.", quartiles=", ".join(fmt(v, 2) for v in skill.quartiles),
+                won=100 * skill.outperformed, n=f"{skill.n:,}")
+
+
+def search_best(result) -> Text:
+    """The genetic search's best candidate ([3] Algorithm 2)."""
+    best = result.ranking[0]
+    stopped = ", stopped early (no improvement of the best f_v)" if result.stopped_early else ""
+    return text("**Best candidate: agent {id}** (generation {generation}): f = {f:.4f}, f_v = {fv:.4f}. {runs} "
+                "generation(s) run{stopped}. Best f_v after each generation: {history}.", id=best.id,
+                generation=best.generation, f=best.fitness, fv=best.val_fitness, runs=result.generations_run,
+                stopped=stopped, history=", ".join(f"{v:.4f}" for v in result.best_by_generation))
+
+
+def trained_run(trained) -> Text:
+    return text("{seconds:.0f} s on {device}. The DARTS weights show which operation each cell leans on (the thesis "
+                "prunes the ones near zero after the search).", seconds=trained.seconds, device=trained.device)

@@ -1,14 +1,17 @@
-"""Forecast fairness as a display list ([3] ch. 5): what the 'Forecast fairness' page, an HTML report and
-``fairviz forecast evaluate`` in a terminal show of one ``ForecastFairness`` result.
+"""Probabilistic forecasts as display lists ([3] ch. 5).
 
-``display`` is the whole section (headline numbers, the reading, then one group per view: groups, coverage gaps,
-model comparison, PIT); ``summary`` is the few lines a terminal prints (the JSON's keys are ``result.to_dict()``).
+Forecast fairness: ``display`` is the whole section of one ``ForecastFairness`` result (headline numbers, the
+reading, then one group per view: groups, coverage gaps, model comparison, PIT), drawn by the 'Forecast fairness'
+page and the HTML renderer; ``summary`` is the few lines ``fairviz forecast evaluate`` prints (the JSON's keys are
+``result.to_dict()``). The PTN: ``evaluation`` is a trained PTN's Table 5.2 evaluation on the 'Lorenz & PTN' page.
 """
 from __future__ import annotations
 
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt, fmt_interval
-from fairviz.forecast import ForecastFairness, band_key
+import pandas as pd
+
+from fairviz.forecast import ForecastFairness, band_key, crps
 from fairviz.forecast import figures as figs
 from fairviz.forecast import readings
 
@@ -105,3 +108,58 @@ def comparison_group(result: ForecastFairness, key: tuple | None) -> Group:
 
 def _key(key: tuple | None, *what) -> tuple | None:
     return None if key is None else ("forecast_fairness", *key, *what)
+
+
+# ----------------------------------------------------------------------------------------------- the PTN
+
+QUARTILES = ("First quartile", "Second quartile", "Third quartile")
+OUTPERFORMED = "Percent of forecasts outperformed by PTN"
+
+
+def table_5_2(evaluation, label: str) -> Table:
+    """The skill of this PTN next to the thesis's Table 5.2 (quartile rows as 2-digit numbers, the last row a
+    percentage, so every cell is text)."""
+    s = evaluation.skill
+    frame = pd.DataFrame({
+        "": [*QUARTILES, OUTPERFORMED],
+        f"{label} vs Gaussian-NVAR (this data)": [*[fmt(v, 2) for v in s.quartiles], f"{100 * s.outperformed:.1f}%"],
+        **{f"Thesis: {c}": [*(f"{crps.TABLE_5_2[r][k]:.2f}" for r in QUARTILES),
+                            f"{crps.TABLE_5_2[OUTPERFORMED][k]:.1f}%"]
+           for k, c in enumerate(crps.TABLE_5_2["columns"])}})
+    return Table(frame, "table_5_2", {c: "text" for c in frame.columns})
+
+
+def bands_table(evaluation) -> Table:
+    frame = pd.DataFrame({"band": list(crps.BANDS), "coverage": [evaluation.coverage[b] for b in crps.BANDS],
+                          "coverage_baseline": [evaluation.coverage_baseline[b] for b in crps.BANDS],
+                          "width": [evaluation.width[b] for b in crps.BANDS]})
+    return Table(frame, "ptn_bands", {"band": "pct", "coverage": "num", "coverage_baseline": "num", "width": "num"},
+                 {"coverage": "PTN coverage", "coverage_baseline": "baseline coverage", "width": "PTN mean width"},
+                 title=text("Band coverage and width (x units)"))
+
+
+def evaluation(evaluation, label: str, meta: dict, key: tuple | None = None) -> list[Item]:
+    """A trained PTN against the Gaussian-NVAR baseline on the test windows ([3] Table 5.2, Eq. 5.10)."""
+    ev = evaluation
+    return [table_5_2(ev, label), readings.skill_verdict(ev.skill), text(readings.SKILL_SCORE_NOTE, "note"),
+            Figure(lambda: figs.crps_distribution_figure(ev.crps_model, ev.crps_baseline), _ptn_key(key, "crps")),
+            Figure(lambda: figs.coverage_figure(list(crps.BANDS), {"PTN": ev.coverage,
+                                                                   "Gaussian-NVAR": ev.coverage_baseline}),
+                   _ptn_key(key, "coverage")),
+            Figure(lambda: figs.pit_figure({"PTN": ev.pit_hist, "Gaussian-NVAR": ev.pit_hist_baseline}),
+                   _ptn_key(key, "pit")),
+            bands_table(ev), readings.band_honesty(ev), readings.training_note(ev.skill, meta)]
+
+
+def _ptn_key(key: tuple | None, *what) -> tuple | None:
+    return None if key is None else ("ptn_evaluation", *key, *what)
+
+
+SEARCH_NUMBERS = ("f (CRPS)", "f_v (CRPS)", "f² + f_v²", "mutation p", "dropout", "first_dropout", "slope",
+                  "noise_std", "arch_lr", "lr", "beta1", "beta2", "arch_beta1", "arch_beta2")
+
+
+def search_table(result) -> Table:
+    """Every candidate of the genetic search ([3] Algorithm 2), best first."""
+    frame = pd.DataFrame(result.table())
+    return Table(frame, "ptn_search", {c: "num4" for c in SEARCH_NUMBERS if c in frame.columns})

@@ -11,45 +11,12 @@ experiments change the *training* distribution and retrain (the Retraining simul
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from fairviz.conditions.distributions import Condition, conditions, joint_from_counts
-from fairviz.conditions.metrics import Scores, confusion, gap_of, scores_of
+from fairviz.conditions.distributions import conditions, joint_from_counts
+from fairviz.conditions.metrics import confusion, gap_of, rate_cells, scores_of
+from fairviz.conditions.results import ReweightRow, Reweighting
 from fairviz.data import DataError
-
-
-@dataclass(frozen=True)
-class ReweightRow:
-    condition: Condition
-    scores: Scores
-    weighted_accuracy: float        # importance-weighted accuracy, the check of Σ P'(c, g) TPR_{c,g}
-    gap_tpr_pairwise: float         # RMS over classes of the largest pairwise TPR difference (= gap_tpr for 2 groups)
-
-    def to_dict(self) -> dict:
-        return {**self.condition.to_dict(), **self.scores.to_dict(), "weighted_accuracy": self.weighted_accuracy,
-                "gap_tpr_pairwise": self.gap_tpr_pairwise}
-
-
-@dataclass(frozen=True)
-class Reweighting:
-    kind: str
-    classes: tuple[str, ...]
-    groups: tuple[str, ...]
-    original: Scores
-    observed_joint: np.ndarray
-    rows: tuple[ReweightRow, ...]
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "classes": list(self.classes), "groups": list(self.groups),
-                "original": self.original.to_dict(), "observed_joint": self.observed_joint.tolist(),
-                "rows": [r.to_dict() for r in self.rows]}
-
-    @property
-    def tpr_gap_range(self) -> float:
-        values = [r.scores.gap_tpr for r in self.rows]
-        return float(np.nanmax(values) - np.nanmin(values))
 
 
 def reweighted_tensor(T: np.ndarray, joint: np.ndarray) -> np.ndarray:
@@ -82,3 +49,16 @@ def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -
         rows.append(ReweightRow(cond, scores_of(Tw), float(np.sum(w * (y == y_pred)) / np.sum(w)),
                                 gap_of(Tw, "tpr", "max_pairwise").value))
     return Reweighting(kind, tuple(map(str, classes)), groups, scores_of(T), observed, tuple(rows))
+
+
+def cell_shares(res: Reweighting, y, y_pred, z, index: int):
+    """Each (class, group) cell now and under condition ``index``: its rows, its share of the rows, its share
+    under the condition and its TPR (which reweighting cannot change)."""
+    import pandas as pd
+    T = confusion(y, y_pred, z, len(res.classes), len(res.groups))
+    tpr = rate_cells(T, "tpr")[0]
+    n = T.sum(2)
+    joint = res.rows[index].condition.joint
+    return pd.DataFrame([{"class": c, "group": name, "rows": int(n[c, g]), "share_now": n[c, g] / n.sum(),
+                          "share_then": joint[c, g], "tpr": tpr[c, g]}
+                         for c in range(len(res.classes)) for g, name in enumerate(res.groups)])

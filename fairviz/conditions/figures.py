@@ -14,10 +14,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fairviz.conditions.distributions import TrainCells
-from fairviz.conditions.evaluation import Reweighting
+from fairviz.conditions.results import Reweighting, Simulation
 from fairviz.conditions.methods import METHOD_NAMES, METHODS
 from fairviz.conditions.reference import table2
-from fairviz.conditions.simulate import Simulation
+from fairviz.core.markup import plot_text
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE
 
 METRICS = (("performance", "Accuracy ↑"), ("fairness", "Fairness ↑"), ("dto", "DTO ↓"))
@@ -94,7 +94,8 @@ def cells_figure(cells: TrainCells, classes, groups) -> go.Figure:
     dropped = cells.dropped if cells.dropped.size else np.zeros_like(clipped)
     text = [[f"{counts[c, g]:,}" + (" ✕ clipped" if clipped[c, g] else "") + (" ⚠ no rows" if dropped[c, g] else "")
              for g in range(counts.shape[1])] for c in range(counts.shape[0])]
-    fig = go.Figure(go.Heatmap(z=counts, x=list(groups), y=list(classes), colorscale=SEQUENTIAL, text=text,
+    fig = go.Figure(go.Heatmap(z=counts, x=[plot_text(g) for g in groups], y=[plot_text(c) for c in classes],
+                               colorscale=SEQUENTIAL, text=text,
                                texttemplate="%{text}", colorbar=dict(title="rows"),
                                customdata=cells.available,
                                hovertemplate="%{y} × %{x}: %{z:,} rows drawn from %{customdata:,} available"

@@ -4,6 +4,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE
 from fairviz.synth.evaluate import FAIRNESS_METRICS
@@ -15,11 +16,12 @@ SIDES = (("real", "trained on real data", PALETTE[0]), ("synthetic", "trained on
 
 def distribution_figure(result: SynthResult, height: int = 380) -> go.Figure:
     """Target, real and synthetic shares of the labels and of the groups (what Table 3.5 measures)."""
-    fig = make_subplots(1, 2, subplot_titles=(f"Label '{result.label}'", f"Groups: {result.condition_name}"),
+    fig = make_subplots(1, 2, subplot_titles=(f"Label '{plot_text(result.label)}'",
+                                                  f"Groups: {plot_text(result.condition_name)}"),
                         column_widths=[0.3, 0.7])
     for col, key in enumerate(("label", "group"), start=1):
         d = result.distribution[key]
-        x = [str(v) for v in d.levels]
+        x = [plot_text(v) for v in d.levels]
         for name, values, colour in (("target", d.target, NEUTRAL), ("real", d.real, PALETTE[0]),
                                      ("synthetic", d.synthetic, PALETTE[1])):
             fig.add_bar(x=x, y=list(values), name=name, marker_color=colour, legendgroup=name, showlegend=col == 1,
@@ -38,7 +40,7 @@ def boxplot_figure(result: SynthResult, height: int = 520) -> go.Figure:
             x, y = [], []
             for group in result.fairness:
                 values = getattr(group, side)[metric]
-                x += [group.group] * len(values)
+                x += [plot_text(group.group)] * len(values)
                 y += [nan_if_none(v) for v in values]
             fig.add_box(x=x, y=y, name=label, marker_color=colour, legendgroup=side, showlegend=k == 0,
                         boxpoints="all", jitter=0.3, pointpos=0, row=row + 1, col=col + 1)

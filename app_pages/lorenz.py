@@ -4,14 +4,12 @@ Controls → cached simulations and the shipped (or a session's) PTN → reading
 ``fairviz.forecast.readings`` and ``fairviz.report.forecast``; training and the genetic search run as jobs."""
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import asdict
 
 import numpy as np
 import streamlit as st
 
-from fairviz.forecast import crps as scores
 from fairviz.forecast import figures as figs
 from fairviz.forecast import genetic, lorenz, ptn, readings
 from fairviz.forecast import pipeline as demo
@@ -216,15 +214,10 @@ def fans_tab(bundle: demo.Bundle, label: str, params, initial) -> None:
 
 
 def _draw_fan(fans: demo.Fans, i: int, title: str) -> None:
-    tau = scores.levels(fans.quantiles.shape[-1])
-    steps = np.arange(1, fans.truth.shape[1] + 1)
-    hist_steps = np.arange(-fans.history_x.shape[1] + 1, 1)
-    q = fans.quantiles[i]
+    fan, density = figs.window_figures(fans, i, title)
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figs.fan_figure(steps, q, tau, fans.truth[i], fans.nvar[i], (hist_steps, fans.history_x[i]),
-                                    title=title, point_name="NVAR forecast", x_title=f"step (Δt = {fans.dt:.3f})"),
-                    width="stretch")
-    c2.plotly_chart(figs.density_figure(steps, q, fans.truth[i], fans.nvar[i]), width="stretch")
+    c1.plotly_chart(fan, width="stretch")
+    c2.plotly_chart(density, width="stretch")
     render([readings.fan(fans.score(i))])
 
 
@@ -286,9 +279,7 @@ def train_tab() -> None:
 
 
 def _train(config: demo.PipelineParams) -> None:
-    key = hashlib.blake2b(json.dumps(asdict(config), sort_keys=True, default=str).encode(), digest_size=4).hexdigest()
-    label = (f"d={config.ptn['d']}, {config.train['epochs']} epochs, lr {config.ptn['lr']:g}"
-             f"{'' if config.ptn['use_static'] else ', no static'}, seed {config.train['seed']} [{key}]")
+    label = config.label()
     trained = st.session_state.setdefault(TRAINED, {})
     if label in trained:
         st.info("This configuration is already trained in this session (shown below).")

@@ -297,3 +297,15 @@ def series_fan_figure(fc, series_id: str, attribute: str, group: str, bands) -> 
     title = f"{plot_text(fc.model)}: series {plot_text(series_id)} ({plot_text(attribute)} = {plot_text(group)})"
     return fan_figure(one.step, one.q, one.levels, one.truth, one.point, bands=bands, title=title,
                       point_name="point forecast", y_title="value")
+
+
+def window_figures(fans, i: int, title: str) -> tuple[go.Figure, go.Figure]:
+    """One window of ``pipeline.Fans``: its quantile fan around the NVAR forecast (with the history) and its
+    density per step ([3] Figs. 5.5–5.6)."""
+    tau = scores.levels(fans.quantiles.shape[-1])
+    steps = np.arange(1, fans.truth.shape[1] + 1)
+    history = (np.arange(-fans.history_x.shape[1] + 1, 1), fans.history_x[i])
+    q = fans.quantiles[i]
+    return (fan_figure(steps, q, tau, fans.truth[i], fans.nvar[i], history, title=title, point_name="NVAR forecast",
+                       x_title=f"step (Δt = {fans.dt:.3f})"),
+            density_figure(steps, q, fans.truth[i], fans.nvar[i]))

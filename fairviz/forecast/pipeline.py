@@ -8,6 +8,7 @@ torch: the caller passes quantiles in (``ptn.predict`` makes them).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -273,6 +274,14 @@ class PipelineParams:
     ptn: dict = field(default_factory=dict)          # PTNParams fields (kept as a dict: no torch needed here)
     train: dict = field(default_factory=dict)        # PTNTrainParams fields
     fans: int = 24
+
+    def label(self) -> str:
+        """A short name for a model trained with these settings (the page's model picker), ending in a digest of
+        every setting so that two configurations never share a name."""
+        digest = hashlib.blake2b(json.dumps(asdict(self), sort_keys=True, default=str).encode(),
+                                 digest_size=4).hexdigest()
+        return (f"d={self.ptn['d']}, {self.train['epochs']} epochs, lr {self.ptn['lr']:g}"
+                f"{'' if self.ptn['use_static'] else ', no static'}, seed {self.train['seed']} [{digest}]")
 
     @staticmethod
     def from_dict(values: dict) -> "PipelineParams":

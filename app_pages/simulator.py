@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.conditions import (DEFAULT_ALPHAS, DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, PAPER_RANGES,
-                                DebiasTrainParams, Simulation, SimulationParams, config_label, simulate)
+from fairviz.conditions import (DEFAULT_ALPHAS, DEFAULT_METHODS, METHOD_NAMES, METHODS, DebiasTrainParams, Simulation,
+                                SimulationParams, simulate)
 from fairviz.conditions import data as cdata
 from fairviz.core.markup import csv_bytes
 from fairviz.core.serialize import clean
@@ -155,10 +155,8 @@ def controls(dataset: cdata.Dataset) -> SimulationParams | None:
         size = b4.radio("grid", ["small", "wide"], key="sim_size", horizontal=True)
         leak = st.checkbox("Also measure leakage: a linear probe predicting the group from each model's last hidden "
                            "layer (fit on dev, balanced accuracy on test)", value=False, key="sim_leakage")
-        rows = [{"method": METHOD_NAMES[k], "settings tried here": "; ".join(config_label(k, c) for c in v),
-                 "the paper's search": PAPER_RANGES.get(k, "—")} for k, v in GRIDS[size].items() if k in methods]
-        if rows:
-            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        if methods:
+            render([report.method_settings(methods, size)])
         st.caption("Backbone: fixed features → tanh layers → class logits, Adam (lr 3e-3), batch 1,024 (the paper's; smaller on small sets so that an epoch has at least 16 steps). The paper "
                    "tunes each method over 40–60 settings (Appendices C–D); here the grids are scaled down for a "
                    "shared CPU and the table says exactly what is tried. Vanilla, DS and RW have no "
@@ -169,10 +167,8 @@ def controls(dataset: cdata.Dataset) -> SimulationParams | None:
     settings = SimulationParams(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
                                     m=int(m), grid_size=size, leakage=bool(leak),
                                     train=DebiasTrainParams(hidden=int(hidden), layers=int(layers), epochs=int(epochs)))
-    n_conditions = len(grid) ** 2 if kind == "grid" else len(alphas)
-    n_models = n_conditions * seeds * sum(len(GRIDS[size].get(k, [{}])) for k in methods)
-    st.caption(f"{n_conditions} condition(s) × {seeds} seed(s) × {len(methods)} method(s) = {n_models} models "
-               f"of up to {epochs} epochs on {int(m):,} rows each.")
+    st.caption(f"{settings.n_conditions} condition(s) × {seeds} seed(s) × {len(methods)} method(s) = "
+               f"{settings.n_models} models of up to {epochs} epochs on {int(m):,} rows each.")
     return settings
 
 

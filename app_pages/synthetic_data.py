@@ -13,7 +13,7 @@ from fairviz.core.display import Group, group
 from fairviz.core.markup import csv_bytes
 from fairviz.data import DataError, label_values
 from fairviz.report import synth as report
-from fairviz.synth import PRESETS, SynthParams, SynthResult, SynthTable, load, prepare, run
+from fairviz.synth import PRESETS, SynthParams, SynthResult, SynthTable, load, prepare, quotas, run
 from app_pages import _jobs, _ui, _upload
 from app_pages._render import render
 
@@ -89,8 +89,7 @@ def quota_input(what: str, levels: list, real: pd.Series, key: str) -> str:
                     key=f"{key}_mode", help="Uniform is the thesis's target (Table 3.5).")
     if mode == "Uniform":
         return "uniform"
-    shares = real.astype(str).value_counts(normalize=True)
-    current = ",".join(f"{v}={shares.get(str(v), 0.0):.3f}" for v in levels)
+    current = quotas.shares_text(levels, real)
     if mode == "As in the real data":
         return current
     return st.text_input(f"{what.capitalize()} shares (NAME=SHARE, …; normalised to 1)", value=current,

@@ -9,7 +9,7 @@ import numpy as np
 
 from fairviz.conditions import distributions as dist
 from fairviz.conditions.distributions import Condition
-from fairviz.conditions.methods import DEFAULT_METHODS, METHOD_NAMES, METHODS, DebiasTrainParams
+from fairviz.conditions.methods import DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, DebiasTrainParams
 from fairviz.conditions.metrics import Scores
 from fairviz.conditions.selection import RunRecord, Selected
 from fairviz.data import DataError
@@ -46,6 +46,15 @@ class SimulationParams:
             raise DataError("Grid values (p_y and s) must lie strictly between 0 and 1.")
         if self.m is not None and self.m < 10:
             raise DataError(f"m must be at least 10 rows, got {self.m}.")
+
+    @property
+    def n_conditions(self) -> int:
+        return len(self.grid) ** 2 if self.condition == "grid" else len(self.alphas)
+
+    @property
+    def n_models(self) -> int:
+        """Models the sweep trains: conditions × seeds × every method's hyperparameter settings."""
+        return self.n_conditions * self.seeds * sum(len(GRIDS[self.grid_size].get(k, [{}])) for k in self.methods)
 
     def to_dict(self) -> dict:
         return {"condition": self.condition, "alphas": list(self.alphas) if self.condition != "grid" else None,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fairviz.conditions import evaluation, figures, readings, reference, simulate
+from fairviz.conditions import (GRIDS, METHOD_NAMES, PAPER_RANGES, config_label, evaluation, figures, readings,
+                                reference, simulate)
 from fairviz.conditions.metrics import interval_text
 from fairviz.conditions.results import Reweighting, Simulation
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
@@ -40,6 +41,15 @@ def cells(sim: Simulation, index: int, key: tuple | None = None) -> list[Item]:
 def grid(sim: Simulation, metric: str, key: tuple | None = None) -> list[Item]:
     return [Figure(lambda: figures.grid_figure(sim, metric), _key(key, "grid", metric)),
             Figure(lambda: figures.best_method_figure(sim), _key(key, "best")), text(readings.GRID_NOTE, "note")]
+
+
+def method_settings(methods, grid_size: str) -> Table:
+    """The hyperparameter settings each chosen method is trained with here, beside the paper's search."""
+    frame = pd.DataFrame([{"method": METHOD_NAMES[k], "settings": "; ".join(config_label(k, c) for c in settings),
+                           "paper": PAPER_RANGES.get(k, "—")} for k, settings in GRIDS[grid_size].items()
+                          if k in methods], columns=["method", "settings", "paper"])
+    return Table(frame, "conditions_method_settings", {c: "text" for c in frame.columns},
+                 {"settings": "settings tried here", "paper": "the paper's search"})
 
 
 SELECTED_LABELS = {"method_name": "method", "performance_mean": "accuracy", "performance_std": "± acc",

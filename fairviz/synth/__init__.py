@@ -7,10 +7,10 @@ that imports torch, and only when called), ``quotas`` (group shares as a hard qu
 ``evaluate`` (Table 3.5's distances, Table 3.4's fairness metrics, realism and privacy), ``run`` (one run, the
 entry point), ``results``, ``readings``, ``figures``, ``thesis`` (the thesis's printed tables).
 """
-from fairviz.synth import figures, readings, thesis
+from fairviz.synth import figures, quotas, readings, thesis
 from fairviz.synth.data import PRESETS, SynthTable, load, prepare
 from fairviz.synth.results import REALISM_FAIR, SynthResult
 from fairviz.synth.run import SynthParams, run
 
 __all__ = ["PRESETS", "REALISM_FAIR", "SynthParams", "SynthResult", "SynthTable", "figures", "load", "prepare",
-           "readings", "run", "thesis"]
+           "quotas", "readings", "run", "thesis"]

@@ -1,4 +1,4 @@
-"""``fairviz synth train``: a Conditional HydraGAN with diversity quotas (J. Briscoe, "The Art of Fairness", §3.5)."""
+"""``fairviz synth train``: a Conditional HydraGAN with diversity quotas ([3] §3.5)."""
 from __future__ import annotations
 
 import sys

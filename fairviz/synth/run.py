@@ -1,4 +1,4 @@
-"""The Conditional HydraGAN pipeline (thesis §3.5): split → encode → train → generate under the quotas → judge.
+"""The Conditional HydraGAN pipeline ([3] §3.5): split → encode → train → generate under the quotas → judge.
 
 ``run(table, settings, progress)`` returns one ``SynthResult``; the page, the CLI JSON and the terminal summary all
 render it.

@@ -15,7 +15,7 @@ from fairviz.core.display import Group, group
 from fairviz.core.markup import md
 from fairviz.core.serialize import clean
 from fairviz.data import DataError
-from fairviz.forecast import (EvalParams, ForecastFairness, ForecastMapping, QuantileForecasts, analyse, crps,
+from fairviz.forecast import (EvalParams, ForecastAudit, ForecastMapping, QuantileForecasts, analyse, crps,
                               guess_mapping, parse_level, series_crps, series_in_group, stack_models)
 from fairviz.forecast import build as build_models
 from fairviz.forecast import figures as figs
@@ -38,7 +38,7 @@ def build(digest: str, mapping: ForecastMapping, _frame: pd.DataFrame) -> dict:
 
 
 def analysis(digest: str, mapping: ForecastMapping, model: str, compare: str | None, attribute: str,
-             params: EvalParams, models: dict) -> ForecastFairness:
+             params: EvalParams, models: dict) -> ForecastAudit:
     """Shared by sessions (results are immutable); a progress bar while it runs (see _ui.cached_with_progress)."""
     return _ui.cached_with_progress(
         "forecast_fairness", (digest, mapping, model, compare, attribute, params),
@@ -95,7 +95,7 @@ def page() -> None:
                 render(group(items, key).items, figure_cache=_ui.figure)
 
 
-def json_tab(result: ForecastFairness) -> None:
+def json_tab(result: ForecastAudit) -> None:
     payload = json.dumps(clean(result.to_dict()), indent=2)
     st.download_button("Download the results as JSON", payload.encode(), "forecast_fairness.json", "application/json")
     st.code(payload[:6000] + ("\n…" if len(payload) > 6000 else ""), language="json")
@@ -167,7 +167,7 @@ def mapping_form(frame: pd.DataFrame, name: str) -> ForecastMapping | None:
                               value if long else None)
 
 
-def fans_tab(fc: QuantileForecasts, result: ForecastFairness) -> None:
+def fans_tab(fc: QuantileForecasts, result: ForecastAudit) -> None:
     """One series' fan, picked by group and series (the page's own view: it reads the rows, not the result)."""
     view = fc.attributes[result.attribute]
     c1, c2 = st.columns([1, 3])

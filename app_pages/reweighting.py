@@ -8,7 +8,7 @@ import json
 import numpy as np
 import streamlit as st
 
-from fairviz.conditions import DEFAULT_ALPHAS, Reweighting, readings, reweight
+from fairviz.conditions import DEFAULT_ALPHAS, ReweightingAudit, readings, reweight
 from fairviz.conditions.metrics import Scores, evaluate
 from fairviz.core.counts import decisions
 from fairviz.core.display import Group, text
@@ -24,7 +24,7 @@ GRID_S = tuple(np.round(np.arange(0.1, 0.91, 0.1), 2).tolist())
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=_ui.CACHE_TTL)
 def cached_reweight(fingerprint: str, attribute: str, threshold: float, kind: str, values: tuple,
-                    _y, _hat, _z, _groups) -> Reweighting:
+                    _y, _hat, _z, _groups) -> ReweightingAudit:
     return reweight(_y, _hat, _z, kind, values, classes=("0", "1"), groups=_groups)
 
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.conditions import (DEFAULT_ALPHAS, DEFAULT_METHODS, METHOD_NAMES, METHODS, DebiasTrainParams, Simulation,
-                                SimulationParams, simulate)
+from fairviz.conditions import (DEFAULT_ALPHAS, DEFAULT_METHODS, METHOD_NAMES, METHODS, DebiasTrainParams, RetrainingAudit,
+                                RetrainingParams, simulate)
 from fairviz.conditions import data as cdata
 from fairviz.core.markup import csv_bytes
 from fairviz.core.serialize import clean
@@ -114,7 +114,7 @@ def _guess(columns: list[str], names: tuple[str, ...], default: int = 0) -> int:
     return default
 
 
-def controls(dataset: cdata.Dataset) -> SimulationParams | None:
+def controls(dataset: cdata.Dataset) -> RetrainingParams | None:
     binary = (dataset.n_classes, dataset.n_groups) == (2, 2)
     c1, c2 = st.columns([1, 2])
     kinds = ["cb", "jb"] + (["grid"] if binary else [])
@@ -134,7 +134,7 @@ def controls(dataset: cdata.Dataset) -> SimulationParams | None:
     else:
         alphas = tuple(sorted(c2.multiselect("α values", DEFAULT_ALPHAS, default=list(DEFAULT_ALPHAS),
                                              key="sim_alphas")))
-        grid = SimulationParams().grid
+        grid = RetrainingParams().grid
         if not alphas:
             st.warning("Choose at least one α.")
             return None
@@ -164,7 +164,7 @@ def controls(dataset: cdata.Dataset) -> SimulationParams | None:
     if not methods:
         st.warning("Choose at least one method.")
         return None
-    settings = SimulationParams(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
+    settings = RetrainingParams(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
                                     m=int(m), grid_size=size, leakage=bool(leak),
                                     train=DebiasTrainParams(hidden=int(hidden), layers=int(layers), epochs=int(epochs)))
     st.caption(f"{settings.n_conditions} condition(s) × {seeds} seed(s) × {len(methods)} method(s) = "
@@ -181,7 +181,7 @@ def selection_rule() -> float | None:
     return float(st.slider("τ: minimum dev Fairness", 0.5, 1.0, 0.9, 0.01, key="sim_tau"))
 
 
-def show(sim: Simulation, key: tuple) -> None:
+def show(sim: RetrainingAudit, key: tuple) -> None:
     render(report.simulation_head(sim))
     grid = sim.settings.condition == "grid"
     names = ["Accuracy, Fairness, DTO", "Training cells", *(["Grid"] if grid else []), "Results table"]

@@ -13,7 +13,7 @@ from fairviz.core.display import Group, group
 from fairviz.core.markup import csv_bytes
 from fairviz.data import DataError, label_values
 from fairviz.report import synth as report
-from fairviz.synth import PRESETS, SynthParams, SynthResult, SynthTable, load, prepare, quotas, run
+from fairviz.synth import PRESETS, SynthParams, SynthAudit, SynthTable, load, prepare, quotas, run
 from app_pages import _jobs, _ui, _upload
 from app_pages._render import render
 
@@ -124,7 +124,7 @@ TABS = {"Distributions (Table 3.5)": "distributions", "Fairness (Table 3.4)": "f
         "The thesis's results": "thesis"}
 
 
-def show_result(result: SynthResult, key: tuple) -> None:
+def show_result(result: SynthAudit, key: tuple) -> None:
     data = result.to_dict()
     st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
     items = report.display(result, key)

@@ -38,7 +38,7 @@ def default_run(dataset) -> float:
             print(f"  {100 * fraction:3.0f}% after {time.perf_counter() - start:6.1f} s wall, "
                   f"{time.process_time() - cpu:6.1f} s CPU", flush=True)
 
-    sim = simulate.run(dataset, simulate.SimulationParams(), progress=progress)
+    sim = simulate.run(dataset, simulate.RetrainingParams(), progress=progress)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
     epochs = [r.epochs for r in sim.runs if r.split == "test"]

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from fairviz.cli.common import Parser, emit
-from fairviz.conditions import METHOD_NAMES, METHODS, DebiasTrainParams, SimulationParams, simulate
+from fairviz.conditions import METHOD_NAMES, METHODS, DebiasTrainParams, RetrainingParams, simulate
 from fairviz.conditions import data as cdata
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, read_table
@@ -87,11 +87,11 @@ def load(args) -> cdata.Dataset:
                             name=path.name, embed=embed)
 
 
-def settings_from(args) -> SimulationParams:
-    defaults = SimulationParams()
+def settings_from(args) -> RetrainingParams:
+    defaults = RetrainingParams()
     if args.hidden < 1 or args.epochs < 1:
         raise DataError("--hidden and --epochs must be at least 1.")
-    return SimulationParams(
+    return RetrainingParams(
         condition=args.condition, alphas=_floats(args.alphas, "alphas") or defaults.alphas,
         grid=_floats(args.grid, "grid") or defaults.grid, methods=_methods(args.methods) or defaults.methods,
         seeds=args.seeds, m=args.m, grid_size=args.grid_size,

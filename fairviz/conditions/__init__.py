@@ -15,9 +15,9 @@ from fairviz.conditions.distributions import DEFAULT_ALPHAS, DEFAULT_GRID
 from fairviz.conditions.evaluation import reweight
 from fairviz.conditions.methods import (DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, PAPER_RANGES, DebiasTrainParams,
                                         config_label)
-from fairviz.conditions.results import Failure, ReweightRow, Reweighting, Simulation, SimulationParams
+from fairviz.conditions.results import Failure, ReweightRow, ReweightingAudit, RetrainingAudit, RetrainingParams
 
 __all__ = ["DEFAULT_ALPHAS", "DEFAULT_GRID", "DEFAULT_METHODS", "GRIDS", "METHODS", "METHOD_NAMES", "PAPER_RANGES",
-           "DebiasTrainParams", "Failure", "ReweightRow", "Reweighting", "Simulation", "SimulationParams",
+           "DebiasTrainParams", "Failure", "ReweightRow", "ReweightingAudit", "RetrainingAudit", "RetrainingParams",
            "config_label", "data", "distributions", "evaluation", "figures", "metrics", "readings", "reference",
            "reweight", "simulate"]

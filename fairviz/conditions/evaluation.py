@@ -1,7 +1,7 @@
 """Evaluation reweighting: what a fixed model's figures would be on a test set whose (class, group) cells
 followed another distribution P' — without retraining.
 
-Every metric comes from the confusion tensor T[y, z, ŷ]. Reweighting the test cells keeps each cell's row
+Every metric comes from the confusion tensor T[y, z, ŷ]. ReweightingAudit the test cells keeps each cell's row
 (the conditional P(ŷ | y, z)) and rescales its mass: T'[c, g, ·] = n·P'(c, g)·T[c, g, ·] / n_{c,g}. Hence
 accuracy becomes Σ P'(c, g)·TPR_{c,g}, while TPR_{c,g} itself — and so GAP(TPR) with two groups, and the paper's
 Fairness — cannot change: it conditions on the cells. With more groups the paper's GAP compares each group with the
@@ -15,7 +15,7 @@ import numpy as np
 
 from fairviz.conditions.distributions import conditions, joint_from_counts
 from fairviz.conditions.metrics import confusion, gap_of, rate_cells, scores_of
-from fairviz.conditions.results import ReweightRow, Reweighting
+from fairviz.conditions.results import ReweightRow, ReweightingAudit
 from fairviz.data import DataError
 
 
@@ -27,7 +27,7 @@ def reweighted_tensor(T: np.ndarray, joint: np.ndarray) -> np.ndarray:
     return T * scale[:, :, None]
 
 
-def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -> Reweighting:
+def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -> ReweightingAudit:
     """Scores under each condition of a sweep (cb/jb: ``values`` are α; grid: (p_y, s) pairs)."""
     y, y_pred, z = (np.asarray(a, dtype=int) for a in (y, y_pred, z))
     n_classes, n_groups = len(classes), int(z.max()) + 1
@@ -48,10 +48,10 @@ def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -
         w = np.divide(cond.joint.ravel() * y.size, n_cell, out=np.zeros(n_cell.size), where=n_cell > 0)[cell]
         rows.append(ReweightRow(cond, scores_of(Tw), float(np.sum(w * (y == y_pred)) / np.sum(w)),
                                 gap_of(Tw, "tpr", "max_pairwise").value))
-    return Reweighting(kind, tuple(map(str, classes)), groups, scores_of(T), observed, tuple(rows))
+    return ReweightingAudit(kind, tuple(map(str, classes)), groups, scores_of(T), observed, tuple(rows))
 
 
-def cell_shares(res: Reweighting, y, y_pred, z, index: int):
+def cell_shares(res: ReweightingAudit, y, y_pred, z, index: int):
     """Each (class, group) cell now and under condition ``index``: its rows, its share of the rows, its share
     under the condition and its TPR (which reweighting cannot change)."""
     import pandas as pd

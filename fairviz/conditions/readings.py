@@ -6,7 +6,7 @@ import numpy as np
 
 from fairviz.conditions.metrics import interval_text
 from fairviz.conditions.reference import PAPER
-from fairviz.conditions.results import Reweighting, Simulation
+from fairviz.conditions.results import ReweightingAudit, RetrainingAudit
 from fairviz.core.display import Text, join, text
 from fairviz.core.wording import fmt
 
@@ -24,7 +24,7 @@ SELECTED_NOTE = ("The paper's Table 3 layout: test mean ± std over seeds of the
 NOTHING_TRAINED = "No model could be trained."
 
 
-def simulation(sim: Simulation) -> list[Text]:
+def simulation(sim: RetrainingAudit) -> list[Text]:
     """Where Vanilla is fairest, and which method has the best test DTO where."""
     rows = sim.selected_rows()
     if not rows:
@@ -53,18 +53,18 @@ def simulation(sim: Simulation) -> list[Text]:
     return out
 
 
-def simulation_reading(sim: Simulation) -> Text:
+def simulation_reading(sim: RetrainingAudit) -> Text:
     return join(text("**Reading.** "), *[join(t, " ") for t in simulation(sim)])
 
 
-def sweep_header(sim: Simulation) -> Text:
+def sweep_header(sim: RetrainingAudit) -> Text:
     return text("Retraining sweep on {name}: {condition}, m = {m}, {seeds} seed(s), {models} trained models in "
                 "{seconds:.1f} s on {device}.", name=sim.data["name"], condition=sim.settings.condition.upper(),
                 m=f"{sim.m:,}", seeds=sim.settings.seeds, models=len(sim.runs) // 2, seconds=sim.seconds,
                 device=sim.device)
 
 
-def condition_lines(sim: Simulation) -> list[Text]:
+def condition_lines(sim: RetrainingAudit) -> list[Text]:
     """One line per condition with every method's test accuracy / Fairness / DTO (the terminal)."""
     rows = sim.selected_rows()
     key = "s" if sim.settings.condition == "grid" else "alpha"
@@ -81,7 +81,7 @@ def condition_lines(sim: Simulation) -> list[Text]:
 LINES_LEGEND = "(test accuracy / Fairness / DTO of the setting selected on dev)"
 
 
-def run_note(sim: Simulation) -> Text:
+def run_note(sim: RetrainingAudit) -> Text:
     return text("{models} models trained in {seconds:.1f} s on {device}; m = {m}; selection: {rule}. Only the training "
                 "split is resampled; dev and test stay as they are.", "note", models=len(sim.runs) // 2,
                 seconds=sim.seconds, device=sim.device, m=f"{sim.m:,}",
@@ -97,7 +97,7 @@ def best_dto(value: float) -> Text:
 NOT_RETRAINING = ("**This is not retraining.** It shifts the *test* distribution of fixed predictions. The paper "
                   "changes the *training* distribution and retrains; for that, open the **Retraining simulator**.")
 WHY_GAP_TITLE = "Why GAP(TPR) — the paper's Fairness — cannot move here"
-WHY_GAP = ("TPR_{{c,g}} = P(ŷ = c | y = c, z = g) is measured *inside* each (class, group) cell. Reweighting the cells "
+WHY_GAP = ("TPR_{{c,g}} = P(ŷ = c | y = c, z = g) is measured *inside* each (class, group) cell. ReweightingAudit the cells "
            "changes how much each cell counts, not what happens inside it, so every TPR_{{c,g}} — and with two groups "
            "the gap |TPR_{{c,1}} − TPR_{{c,2}}| of every class — is unchanged. Accuracy is Σ P′(c, g)·TPR_{{c,g}}, so it "
            "moves; so do rates that mix cells, such as the predicted-positive rate of a group (demographic parity). "
@@ -125,7 +125,7 @@ def intervals(ci: dict) -> Text:
                 dto=interval_text(ci.get("dto")))
 
 
-def reweighting(res: Reweighting) -> Text:
+def reweighting(res: ReweightingAudit) -> Text:
     """What moves and what cannot when the test cells are reweighted ([5] §3.2, §4.2)."""
     accs = [r.scores.accuracy for r in res.rows]
     ppr = [r.scores.gap_ppr for r in res.rows]

@@ -1,5 +1,5 @@
-"""Data conditions' settings and results ([5] Han et al.): the retraining sweep (``Simulation``) and the evaluation
-reweighting of fixed predictions (``Reweighting``). Frozen dataclasses; ``fairviz.conditions.readings`` words them
+"""Data conditions' settings and results ([5] Han et al.): the retraining sweep (``RetrainingAudit``) and the evaluation
+reweighting of fixed predictions (``ReweightingAudit``). Frozen dataclasses; ``fairviz.conditions.readings`` words them
 and ``fairviz.report.conditions`` lays them out."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from fairviz.data import DataError
 
 
 @dataclass(frozen=True)
-class SimulationParams:
+class RetrainingParams:
     condition: str = "cb"
     alphas: tuple[float, ...] = dist.DEFAULT_ALPHAS
     grid: tuple[float, ...] = dist.DEFAULT_GRID
@@ -75,9 +75,9 @@ class Failure:
 
 
 @dataclass(frozen=True)
-class Simulation:
+class RetrainingAudit:
     data: dict
-    settings: SimulationParams
+    settings: RetrainingParams
     m: int
     runs: tuple[RunRecord, ...]
     selected: tuple[Selected, ...]
@@ -113,7 +113,7 @@ class ReweightRow:
 
 
 @dataclass(frozen=True)
-class Reweighting:
+class ReweightingAudit:
     kind: str
     classes: tuple[str, ...]
     groups: tuple[str, ...]

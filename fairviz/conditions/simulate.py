@@ -16,14 +16,14 @@ from fairviz.conditions.data import Dataset, Split
 from fairviz.conditions.methods import METHOD_NAMES, MethodFailed, config_label, grid, train
 from fairviz.conditions.metrics import confusion, leakage, scores_of
 from fairviz.conditions.resample import resample
-from fairviz.conditions.results import Failure, Simulation, SimulationParams
+from fairviz.conditions.results import Failure, RetrainingAudit, RetrainingParams
 from fairviz.conditions.selection import RunRecord, select_all
 from fairviz.data import DataError
 
 Progress = Callable[[float, str], None]
 
 
-def run(data: Dataset, settings: SimulationParams = SimulationParams(), progress: Progress | None = None) -> Simulation:
+def run(data: Dataset, settings: RetrainingParams = RetrainingParams(), progress: Progress | None = None) -> RetrainingAudit:
     settings.check()
     started = time.perf_counter()
     if settings.condition == "grid" and (data.n_classes, data.n_groups) != (2, 2):
@@ -88,7 +88,7 @@ def run(data: Dataset, settings: SimulationParams = SimulationParams(), progress
     selected = select_all(runs, settings.min_fairness)
     for f in dict.fromkeys((f.condition, f.method, f.reason) for f in failures):     # in order, once each
         warnings.append(f"{METHOD_NAMES[f[1]]} has no result at {f[0]}: {f[2]}")
-    return Simulation(data.summary(), settings, m, tuple(runs), tuple(selected), tuple(cells), data.classes,
+    return RetrainingAudit(data.summary(), settings, m, tuple(runs), tuple(selected), tuple(cells), data.classes,
                       data.groups, tuple(failures), tuple(warnings), time.perf_counter() - started, device)
 
 
@@ -107,7 +107,7 @@ def _device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def runs_frame(sim: Simulation):
+def runs_frame(sim: RetrainingAudit):
     """One row per (condition, α or (p_y, s), method, setting, seed, split): the CSV of the CLI and the page."""
     import pandas as pd
     frame = pd.DataFrame([r.to_dict() for r in sim.runs])
@@ -116,13 +116,13 @@ def runs_frame(sim: Simulation):
     return frame
 
 
-def selected_frame(sim: Simulation):
+def selected_frame(sim: RetrainingAudit):
     """The selected setting per (condition, method) with test mean ± std and DTO: the paper's Table 3 layout."""
     import pandas as pd
     return pd.DataFrame(sim.selected_rows())
 
 
-def reselect(sim: Simulation, min_fairness: float | None) -> Simulation:
+def reselect(sim: RetrainingAudit, min_fairness: float | None) -> RetrainingAudit:
     """The same runs selected with another rule (no retraining): min dev DTO, or a dev Fairness constraint."""
     from dataclasses import replace
     return replace(sim, settings=replace(sim.settings, min_fairness=min_fairness),

@@ -14,10 +14,10 @@ from fairviz.forecast import crps, density, genetic, lorenz, nvar, pipeline, ptn
 from fairviz.forecast.analysis import analyse, series_crps, series_in_group
 from fairviz.forecast.fairness import (ForecastMapping, QuantileForecasts, build, guess_mapping, parse_level, read,
                                        stack_models)
-from fairviz.forecast.results import (MIN_SERIES_FOR_CI, CoverageGap, EvalParams, ForecastFairness, GroupScores,
+from fairviz.forecast.results import (MIN_SERIES_FOR_CI, CoverageGap, EvalParams, ForecastAudit, GroupScores,
                                       GroupSkill, band_key)
 
-__all__ = ["MIN_SERIES_FOR_CI", "CoverageGap", "EvalParams", "ForecastFairness", "ForecastMapping", "GroupScores",
+__all__ = ["MIN_SERIES_FOR_CI", "CoverageGap", "EvalParams", "ForecastAudit", "ForecastMapping", "GroupScores",
            "GroupSkill", "QuantileForecasts", "analyse", "band_key", "build", "crps", "density", "genetic",
            "guess_mapping", "lorenz", "nvar", "parse_level", "pipeline", "ptn", "read", "series_crps",
            "series_in_group", "stack_models", "windows"]

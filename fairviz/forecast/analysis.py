@@ -16,7 +16,7 @@ from fairviz.core import stats
 from fairviz.data import DataError, GroupView
 from fairviz.forecast import crps as scores
 from fairviz.forecast.fairness import QuantileForecasts
-from fairviz.forecast.results import (MIN_SERIES_FOR_CI, CoverageGap, EvalParams, ForecastFairness, GroupScores,
+from fairviz.forecast.results import (MIN_SERIES_FOR_CI, CoverageGap, EvalParams, ForecastAudit, GroupScores,
                                       GroupSkill, band_key)
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ def row_scores(fc: QuantileForecasts, bands) -> _RowScores:
 
 
 def analyse(fc: QuantileForecasts, attribute: str | None = None, params: EvalParams = EvalParams(),
-            compare: QuantileForecasts | None = None, progress=None) -> ForecastFairness:
+            compare: QuantileForecasts | None = None, progress=None) -> ForecastAudit:
     attribute = attribute or fc.attribute_names[0]
     if attribute not in fc.attributes:
         raise DataError(f"'{attribute}' is not a group column of these forecasts.")
@@ -76,7 +76,7 @@ def analyse(fc: QuantileForecasts, attribute: str | None = None, params: EvalPar
         warnings += more
     if progress:
         progress(1.0, "done")
-    return ForecastFairness(attribute, fc.model, params, fc.levels, bands, undefined, overall, groups, gaps,
+    return ForecastAudit(attribute, fc.model, params, fc.levels, bands, undefined, overall, groups, gaps,
                             compare.model if compare is not None else None, skills, overall_skill,
                             tuple(list(fc.notes) + warnings))
 

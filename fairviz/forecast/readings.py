@@ -9,7 +9,7 @@ import numpy as np
 
 from fairviz.core.display import Text, join, text
 from fairviz.core.wording import fmt, fmt_interval
-from fairviz.forecast.results import ForecastFairness, GroupScores, GroupSkill
+from fairviz.forecast.results import ForecastAudit, GroupScores, GroupSkill
 
 HONESTY_WORDS = {"too wide": "too wide", "too narrow": "too narrow", "about right": "about right",
                  "unknown": "too few series to tell"}
@@ -34,7 +34,7 @@ def band_label(band: float) -> str:
     return f"{100 * band:g}%"
 
 
-def verdict_level(result: ForecastFairness) -> str:
+def verdict_level(result: ForecastAudit) -> str:
     """How the summary reads: an error-coloured finding when the headline band's largest coverage gap excludes 0
     and is at least 0.05, a caveat when it excludes 0 but is smaller, a plain finding otherwise."""
     band = result.headline_band
@@ -44,7 +44,7 @@ def verdict_level(result: ForecastFairness) -> str:
     return "error" if abs(gap.gap) >= 0.05 else "caveat"
 
 
-def summary(result: ForecastFairness) -> Text:
+def summary(result: ForecastAudit) -> Text:
     """The reading: which group is forecast worst and best, the headline band's largest coverage gap, and the
     skill of model A over model B on the groups where it is highest and lowest."""
     worst = max(result.groups, key=lambda g: g.crps)
@@ -74,7 +74,7 @@ def summary(result: ForecastFairness) -> Text:
     return join(*parts, level=verdict_level(result))
 
 
-def source_line(source: str, n_rows: int, result: ForecastFairness) -> Text:
+def source_line(source: str, n_rows: int, result: ForecastAudit) -> Text:
     return text("{source}: model '{model}', {n_rows} rows, attribute '{attribute}'", "heading", source=source,
                 model=result.model, n_rows=f"{n_rows:,}", attribute=result.attribute)
 
@@ -86,7 +86,7 @@ def group_line(g: GroupScores) -> Text:
                 n_series=f"{g.n_series:,}", crps=fmt(g.crps), pinball=fmt(g.pinball), cover=cover)
 
 
-def skill_line(result: ForecastFairness, s: GroupSkill) -> Text:
+def skill_line(result: ForecastAudit, s: GroupSkill) -> Text:
     """The skill of A over B on one group, with its interval, in a line (the terminal)."""
     return text("skill of '{a}' over '{b}' on {name}: {skill} (95% CI {low} to {high})", a=result.model,
                 b=result.compare_model, name=s.name, skill=fmt(s.skill), low=fmt(s.ci.to_list()[0]),

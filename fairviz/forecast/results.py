@@ -69,7 +69,7 @@ class GroupSkill:
 
 
 @dataclass(frozen=True)
-class ForecastFairness:
+class ForecastAudit:
     attribute: str
     model: str
     params: EvalParams

@@ -8,14 +8,14 @@ import pandas as pd
 from fairviz.conditions import (GRIDS, METHOD_NAMES, PAPER_RANGES, config_label, evaluation, figures, readings,
                                 reference, simulate)
 from fairviz.conditions.metrics import interval_text
-from fairviz.conditions.results import Reweighting, Simulation
+from fairviz.conditions.results import ReweightingAudit, RetrainingAudit
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt
 
 # ----------------------------------------------------------------------------------------------- retraining sweep
 
 
-def simulation_summary(sim: Simulation) -> list[Item]:
+def simulation_summary(sim: RetrainingAudit) -> list[Item]:
     """What the terminal prints: the run, one line per condition, the notes and the readings."""
     lines: list[Item] = [*readings.condition_lines(sim), text(readings.LINES_LEGEND)]
     lines += [text("{warning}", "note", warning=w) for w in sim.warnings]
@@ -23,22 +23,22 @@ def simulation_summary(sim: Simulation) -> list[Item]:
     return [Group(readings.sweep_header(sim).plain(), tuple(lines))]
 
 
-def simulation_head(sim: Simulation) -> list[Item]:
+def simulation_head(sim: RetrainingAudit) -> list[Item]:
     """What the page shows above its tabs: warnings, the reading, how the models were trained and selected."""
     return [*[text("{warning}", "caveat", warning=w) for w in sim.warnings], readings.simulation_reading(sim),
             readings.run_note(sim)]
 
 
-def sweep(sim: Simulation, p_y: float | None, key: tuple | None = None) -> list[Item]:
+def sweep(sim: RetrainingAudit, p_y: float | None, key: tuple | None = None) -> list[Item]:
     return [Figure(lambda: figures.sweep_figure(sim, p_y), _key(key, "sweep", p_y)), text(readings.SWEEP_NOTE, "note")]
 
 
-def cells(sim: Simulation, index: int, key: tuple | None = None) -> list[Item]:
+def cells(sim: RetrainingAudit, index: int, key: tuple | None = None) -> list[Item]:
     return [Figure(lambda: figures.cells_figure(sim.train_cells[index], sim.classes, sim.groups),
                    _key(key, "cells", index)), text(readings.CELLS_NOTE, "note")]
 
 
-def grid(sim: Simulation, metric: str, key: tuple | None = None) -> list[Item]:
+def grid(sim: RetrainingAudit, metric: str, key: tuple | None = None) -> list[Item]:
     return [Figure(lambda: figures.grid_figure(sim, metric), _key(key, "grid", metric)),
             Figure(lambda: figures.best_method_figure(sim), _key(key, "best")), text(readings.GRID_NOTE, "note")]
 
@@ -57,7 +57,7 @@ SELECTED_LABELS = {"method_name": "method", "performance_mean": "accuracy", "per
                    "config": "selected setting", "alpha": "α", "leakage_mean": "leakage (test, balanced acc.)"}
 
 
-def selected_table(sim: Simulation) -> Table:
+def selected_table(sim: RetrainingAudit) -> Table:
     """The setting selected on dev per (condition, method): test mean ± std over seeds and DTO ([5] Table 3)."""
     frame = simulate.selected_frame(sim)
     key = "s" if sim.settings.condition == "grid" else "alpha"
@@ -70,7 +70,7 @@ def selected_table(sim: Simulation) -> Table:
                  {"method_name": "text", "config": "text", **{c: "num" for c in numbers}}, SELECTED_LABELS)
 
 
-def selected(sim: Simulation) -> list[Item]:
+def selected(sim: RetrainingAudit) -> list[Item]:
     frame = simulate.selected_frame(sim)
     if frame.empty:
         return [text(readings.NOTHING_TRAINED, "finding")]
@@ -83,7 +83,7 @@ HEADLINE = (("Accuracy (as is)", "accuracy"), ("Fairness = 1 − GAP(TPR)", "fai
             ("GAP(PPR)", "gap_ppr"))
 
 
-def reweighting_head(res: Reweighting, ci: dict) -> list[Item]:
+def reweighting_head(res: ReweightingAudit, ci: dict) -> list[Item]:
     """The predictions as they are (with their intervals), and what reweighting can and cannot move."""
     items: list[Item] = [Metrics(tuple(
         Metric(text(label), fmt(getattr(res.original, key)), readings.INTERVAL_HELP.format(ci=interval_text(ci.get(key))))
@@ -94,11 +94,11 @@ def reweighting_head(res: Reweighting, ci: dict) -> list[Item]:
                     Group(readings.WHY_GAP_TITLE, (text(readings.WHY_GAP),), key="why_gap")]
 
 
-def reweighting_figure(res: Reweighting, key: tuple | None = None) -> Figure:
+def reweighting_figure(res: ReweightingAudit, key: tuple | None = None) -> Figure:
     return Figure(lambda: figures.reweight_figure(res), _key(key, "reweight"))
 
 
-def cells_table(res: Reweighting, y, y_pred, z, index: int) -> list[Item]:
+def cells_table(res: ReweightingAudit, y, y_pred, z, index: int) -> list[Item]:
     """The cells now and under one condition, and the check that accuracy = Σ share × TPR."""
     chosen = res.rows[index].condition.label
     frame = evaluation.cell_shares(res, y, y_pred, z, index)
@@ -109,7 +109,7 @@ def cells_table(res: Reweighting, y, y_pred, z, index: int) -> list[Item]:
     return [table, readings.cells_check(chosen, res.rows[index])]
 
 
-def conditions_table(res: Reweighting) -> list[Item]:
+def conditions_table(res: ReweightingAudit) -> list[Item]:
     frame = pd.DataFrame([{"condition": r.condition.label, "accuracy": r.scores.accuracy,
                            "macro_f1": r.scores.macro_f1, "gap_tpr": r.scores.gap_tpr,
                            "fairness": r.scores.fairness, "dto": r.scores.dto, "gap_ppr": r.scores.gap_ppr,

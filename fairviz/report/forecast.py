@@ -1,6 +1,6 @@
 """Probabilistic forecasts as display lists ([3] ch. 5).
 
-Forecast fairness: ``display`` is the whole section of one ``ForecastFairness`` result (headline numbers, the
+Forecast fairness: ``display`` is the whole section of one ``ForecastAudit`` result (headline numbers, the
 reading, then one group per view: groups, coverage gaps, model comparison, PIT), drawn by the 'Forecast fairness'
 page and the HTML renderer; ``summary`` is the few lines ``fairviz forecast evaluate`` prints (the JSON's keys are
 ``result.to_dict()``). The PTN: ``evaluation`` is a trained PTN's Table 5.2 evaluation on the 'Lorenz & PTN' page.
@@ -11,12 +11,12 @@ from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, 
 from fairviz.core.wording import fmt, fmt_interval
 import pandas as pd
 
-from fairviz.forecast import ForecastFairness, band_key, crps
+from fairviz.forecast import ForecastAudit, band_key, crps
 from fairviz.forecast import figures as figs
 from fairviz.forecast import readings
 
 
-def display(result: ForecastFairness, key: tuple | None = None) -> list[Item]:
+def display(result: ForecastAudit, key: tuple | None = None) -> list[Item]:
     """The section in reading order. ``key`` identifies the data and settings (figures are kept per key)."""
     items: list[Item] = [text("{warning}", "caveat", warning=w) for w in result.warnings]
     items += [headline(result), readings.summary(result), groups_group(result, key), gaps_group(result, key)]
@@ -28,7 +28,7 @@ def display(result: ForecastFairness, key: tuple | None = None) -> list[Item]:
     return items
 
 
-def summary(result: ForecastFairness, source: str, n_rows: int) -> list[Item]:
+def summary(result: ForecastAudit, source: str, n_rows: int) -> list[Item]:
     """What the terminal prints: the source, the notes, one line per group and one per compared group."""
     items: list[Item] = [readings.source_line(source, n_rows, result)]
     items += [text("{warning}", "note", warning=w) for w in result.warnings]
@@ -39,7 +39,7 @@ def summary(result: ForecastFairness, source: str, n_rows: int) -> list[Item]:
     return items
 
 
-def headline(result: ForecastFairness) -> Metrics:
+def headline(result: ForecastAudit) -> Metrics:
     o = result.overall
     metrics = [Metric(text("Series × steps"), f"{o.n_series:,} × {o.n_rows // max(o.n_series, 1)}"),
                Metric(text("CRPS (all)"), fmt(o.crps), help=f"95% CI {fmt_interval(o.ci.get('crps'))}"),
@@ -51,7 +51,7 @@ def headline(result: ForecastFairness) -> Metrics:
     return Metrics(tuple(metrics))
 
 
-def groups_table(result: ForecastFairness) -> Table:
+def groups_table(result: ForecastAudit) -> Table:
     formats = {"group": "text", "series": "int", "rows": "int", "crps": "num", "crps_ci": "ci", "pinball": "num",
                "pinball_ci": "ci"}
     labels = {"crps": "CRPS", "crps_ci": "CRPS CI", "pinball_ci": "pinball CI"}
@@ -63,7 +63,7 @@ def groups_table(result: ForecastFairness) -> Table:
     return Table(result.groups_table(), "forecast_groups", formats, labels)
 
 
-def groups_group(result: ForecastFairness, key: tuple | None) -> Group:
+def groups_group(result: ForecastAudit, key: tuple | None) -> Group:
     items: list[Item] = [
         groups_table(result),
         Figure(lambda: figs.group_metric_figure(result, "crps", "CRPS by group (lower is better)"), _key(key, "crps")),
@@ -78,21 +78,21 @@ def groups_group(result: ForecastFairness, key: tuple | None) -> Group:
     return Group("Groups", tuple(items), key="groups")
 
 
-def gaps_table(result: ForecastFairness) -> Table:
+def gaps_table(result: ForecastAudit) -> Table:
     return Table(result.gaps_table(), "forecast_coverage_gaps",
                  {"band": "pct", "group_i": "text", "group_j": "text", "gap": "num", "ci": "ci", "differs": "bool"},
                  {"group_i": "group i", "group_j": "group j", "gap": "coverage gap (i − j)", "ci": "95% CI",
                   "differs": "differs"})
 
 
-def gaps_group(result: ForecastFairness, key: tuple | None) -> Group:
+def gaps_group(result: ForecastAudit, key: tuple | None) -> Group:
     if not result.bands:
         return Group("Coverage gaps", (text(readings.NO_BANDS, "finding"),), key="gaps")
     return Group("Coverage gaps", (Figure(lambda: figs.coverage_gap_figure(result), _key(key, "gaps")),
                                    gaps_table(result), text(readings.GAPS_NOTE, "note")), key="gaps")
 
 
-def skills_table(result: ForecastFairness) -> Table:
+def skills_table(result: ForecastAudit) -> Table:
     return Table(result.skills_table(), "forecast_skill",
                  {"group": "text", "series": "int", "crps_a": "num", "crps_b": "num", "skill": "num", "ci": "ci",
                   "share_series_better": "num"},
@@ -101,7 +101,7 @@ def skills_table(result: ForecastFairness) -> Table:
                   "share_series_better": "share of series where A is better"})
 
 
-def comparison_group(result: ForecastFairness, key: tuple | None) -> Group:
+def comparison_group(result: ForecastAudit, key: tuple | None) -> Group:
     return Group("Model comparison", (Figure(lambda: figs.skill_figure(result), _key(key, "skill")),
                                       skills_table(result), text(readings.SKILL_NOTE, "note")), key="comparison")
 

@@ -1,19 +1,19 @@
 """A Conditional HydraGAN run as a display list ([3] §3.5): the 'Synthetic data (HydraGAN)' page draws it one group
-per tab, ``fairviz synth train`` prints its ``summary``. The JSON is ``SynthResult.to_dict()``."""
+per tab, ``fairviz synth train`` prints its ``summary``. The JSON is ``SynthAudit.to_dict()``."""
 from __future__ import annotations
 
 import pandas as pd
 
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
-from fairviz.synth import SynthResult, figures, readings, thesis
+from fairviz.synth import SynthAudit, figures, readings, thesis
 
 
-def summary(result: SynthResult, source: str, out) -> list[Item]:
+def summary(result: SynthAudit, source: str, out) -> list[Item]:
     """What the terminal prints: the run, then one sentence per finding."""
     return [readings.run_line(result, source, out), Bullets(tuple(readings.summary(result)))]
 
 
-def display(result: SynthResult, key: tuple | None = None) -> list[Item]:
+def display(result: SynthAudit, key: tuple | None = None) -> list[Item]:
     """The findings, then one group per view (``key`` identifies the run; figures are kept per key)."""
     return [Bullets(tuple(readings.summary(result))),
             Group("Distributions (Table 3.5)", (
@@ -34,7 +34,7 @@ def display(result: SynthResult, key: tuple | None = None) -> list[Item]:
             Group("The thesis's results", thesis_reference(), key="thesis")]
 
 
-def realism(result: SynthResult) -> Metrics:
+def realism(result: SynthAudit) -> Metrics:
     p = result.privacy
     return Metrics((
         Metric(text("Real-vs-synthetic AUC"), f"{result.realism_auc:.3f}", readings.REALISM_AUC_HELP),

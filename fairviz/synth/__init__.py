@@ -9,8 +9,8 @@ entry point), ``results``, ``readings``, ``figures``, ``thesis`` (the thesis's p
 """
 from fairviz.synth import figures, quotas, readings, thesis
 from fairviz.synth.data import PRESETS, SynthTable, load, prepare
-from fairviz.synth.results import REALISM_FAIR, SynthResult
+from fairviz.synth.results import REALISM_FAIR, SynthAudit
 from fairviz.synth.run import SynthParams, run
 
-__all__ = ["PRESETS", "REALISM_FAIR", "SynthParams", "SynthResult", "SynthTable", "figures", "load", "prepare",
+__all__ = ["PRESETS", "REALISM_FAIR", "SynthParams", "SynthAudit", "SynthTable", "figures", "load", "prepare",
            "quotas", "readings", "run", "thesis"]

@@ -1,4 +1,4 @@
-"""Figures of the Synthetic data (HydraGAN) page; they take a ``SynthResult``, never rows."""
+"""Figures of the Synthetic data (HydraGAN) page; they take a ``SynthAudit``, never rows."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
@@ -8,13 +8,13 @@ from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE
 from fairviz.synth.evaluate import FAIRNESS_METRICS
-from fairviz.synth.results import METRIC_LABELS, SynthResult
+from fairviz.synth.results import METRIC_LABELS, SynthAudit
 from fairviz.synth.thesis import IDEAL
 
 SIDES = (("real", "trained on real data", PALETTE[0]), ("synthetic", "trained on synthetic data", PALETTE[1]))
 
 
-def distribution_figure(result: SynthResult, height: int = 380) -> go.Figure:
+def distribution_figure(result: SynthAudit, height: int = 380) -> go.Figure:
     """Target, real and synthetic shares of the labels and of the groups (what Table 3.5 measures)."""
     fig = make_subplots(1, 2, subplot_titles=(f"Label '{plot_text(result.label)}'",
                                                   f"Groups: {plot_text(result.condition_name)}"),
@@ -31,7 +31,7 @@ def distribution_figure(result: SynthResult, height: int = 380) -> go.Figure:
     return fig
 
 
-def boxplot_figure(result: SynthResult, height: int = 520) -> go.Figure:
+def boxplot_figure(result: SynthAudit, height: int = 520) -> go.Figure:
     """Fig. 3.4's form: each fairness metric per protected group over the trials, real- vs synthetic-trained."""
     fig = make_subplots(2, 2, subplot_titles=[METRIC_LABELS[m] for m in FAIRNESS_METRICS], vertical_spacing=0.14)
     for k, metric in enumerate(FAIRNESS_METRICS):
@@ -50,7 +50,7 @@ def boxplot_figure(result: SynthResult, height: int = 520) -> go.Figure:
     return fig
 
 
-def loss_figure(result: SynthResult, height: int = 360) -> go.Figure:
+def loss_figure(result: SynthAudit, height: int = 360) -> go.Figure:
     """Per-epoch mean loss of the critic, the gradient penalty and each generator head."""
     fig = go.Figure()
     for k, (name, values) in enumerate(result.history.items()):

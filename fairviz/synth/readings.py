@@ -1,9 +1,9 @@
 """A Conditional HydraGAN run in words ([3] §3.5, Tables 3.4–3.5, Fig. 3.4): what the page and
-``fairviz synth train`` say about a ``SynthResult``. Names from the data are template fields, never template text."""
+``fairviz synth train`` say about a ``SynthAudit``. Names from the data are template fields, never template text."""
 from __future__ import annotations
 
 from fairviz.core.display import Text, text
-from fairviz.synth.results import REALISM_FAIR, SynthResult, lab_fmt, percent
+from fairviz.synth.results import REALISM_FAIR, SynthAudit, lab_fmt, percent
 
 DISTANCES_NOTE = ("Distances of the real and the synthetic label and group shares to the target: KS = largest gap of "
                   "cumulative shares, KL = Σ p·ln(p/q) (undefined when the data has a value the target excludes), JS "
@@ -23,7 +23,7 @@ THESIS_DATA = ("The thesis's data (geriatric smart-home activity records) is not
                "printed; the thesis gives no network sizes, learning rates or epochs.")
 
 
-def summary(result: SynthResult) -> list[Text]:
+def summary(result: SynthAudit) -> list[Text]:
     """Group shares, label shares, fairness, realism and privacy, one sentence each."""
     lab, grp = result.distribution["label"].distances, result.distribution["group"].distances
     gain = lab["js"]["improvement"]
@@ -54,14 +54,14 @@ def summary(result: SynthResult) -> list[Text]:
     ]
 
 
-def run_line(result: SynthResult, source: str, out) -> Text:
+def run_line(result: SynthAudit, source: str, out) -> Text:
     """The first line ``fairviz synth train`` prints."""
     return text("Conditional HydraGAN on {source}: {n_train} training rows, {n_synthetic} synthetic rows written to "
                 "{out} ({seconds:.1f} s on {device}).", source=source, n_train=f"{result.n_train:,}",
                 n_synthetic=f"{len(result.synthetic):,}", out=str(out), seconds=result.seconds, device=result.device)
 
 
-def fairness_note(result: SynthResult) -> Text:
+def fairness_note(result: SynthAudit) -> Text:
     return text("An MLP classifier trained on the real training rows and one trained on the synthetic rows, both "
                 "tested on the same real hold-out ({n} rows); means over {trials} trials. Each group is compared with "
                 "the rest of the hold-out. OFI = 𝓑_g − 𝓑_rest with 𝓑 = (FP − FN)/n; DPPL and DI compare benefit "
@@ -71,19 +71,19 @@ def fairness_note(result: SynthResult) -> Text:
                 trials=result.settings.trials)
 
 
-def accuracy(result: SynthResult) -> Text:
+def accuracy(result: SynthAudit) -> Text:
     return text("Accuracy on the real hold-out: **{real:.3f}** trained on real data, **{synthetic:.3f}** trained on "
                 "synthetic data.", real=result.accuracy["real"], synthetic=result.accuracy["synthetic"])
 
 
-def realism_verdict(result: SynthResult) -> Text:
+def realism_verdict(result: SynthAudit) -> Text:
     if result.realism_auc < REALISM_FAIR:
         return text("Synthetic rows are hard to tell from real ones.", "finding")
     return text("A classifier separates synthetic from real rows easily: train longer, or read the fairness results "
                 "with care.", "caveat")
 
 
-def training_note(result: SynthResult) -> Text:
+def training_note(result: SynthAudit) -> Text:
     heads = ", ".join(f"{n} (weight {w:g})" for n, w in result.heads)
     return text("Heads: {heads}; the critic uses the WGAN-GP loss with gradient-penalty weight 10. {seconds:.1f} s on "
                 "{device} ({per_epoch:.2f} s per epoch).", "note", heads=heads, seconds=result.seconds,

@@ -68,7 +68,7 @@ class GroupFairness:
 
 
 @dataclass(frozen=True)
-class SynthResult:
+class SynthAudit:
     source: str
     label: str
     positive: Any

@@ -15,7 +15,7 @@ from tests.forecast.test_forecast_evaluate import _frame
 HOSTILE = "**x** [a](http://e.x/) ![i](http://e.x/p.png) <b>b</b>"
 
 
-def _result(group_b: str = "B", compare: bool = True) -> ev.ForecastFairness:
+def _result(group_b: str = "B", compare: bool = True) -> ev.ForecastAudit:
     a = _frame(seed=1, model=HOSTILE)
     b = _frame(seed=1, model="plain", shift=0.3)
     frame = pd.concat([a, b], ignore_index=True) if compare else a

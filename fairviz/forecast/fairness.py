@@ -11,8 +11,8 @@ Input (CSV or Parquet, read with ``fairviz.data.read_table``): one row per (seri
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -3,12 +3,11 @@ choice), pickers that stay valid when the groups change, figures kept as built, 
 tables."""
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Iterable
 
 import streamlit as st
 
 from app_pages import _render, _ui
-from app_pages._ui import CACHE_TTL
 from fairviz.core.display import Item, Table
 from fairviz.core.markup import csv_bytes
 from fairviz.data import Predictions
@@ -28,21 +27,9 @@ def keep_choice(key: str, options: list, default) -> None:
         st.session_state[key] = default
 
 
-@st.cache_resource(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
-def _figure(key: tuple, _build: Callable[[], object]):
-    return _build()
-
-
-def figure(key: tuple, build: Callable[[], object]):
-    """A figure built once per ``key`` (the data's fingerprint and every parameter it draws) and kept, shared and
-    never mutated. Our figures escape names where they enter them (``plot_text``), so nothing is escaped here: the
-    markup we write (a bold DI cell) survives."""
-    return _figure(key, build)
-
-
 def render(items: Iterable[Item], where=None) -> None:
     """Draw a display list on the page, its figures kept per key."""
-    _render.render(list(items), where, figure_cache=figure)
+    _render.render(list(items), where, figure_cache=_ui.figure)
 
 
 def download(table: Table, file_name: str, label: str) -> None:

@@ -16,7 +16,7 @@ from typing import Callable
 import streamlit as st
 
 from fairviz.data import DataError, Predictions
-from fairviz.core.markup import escape_figure, md
+from fairviz.core.markup import md
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
@@ -208,26 +208,26 @@ def _is_rerun_or_stop(err: BaseException) -> bool:
 
 @st.cache_resource(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
 def _figure(key: tuple, _build: Callable[[], object]):
-    built = _build()
-    return [escape_figure(f) for f in built] if isinstance(built, list) else escape_figure(built)
+    return _build()
 
 
 def figure(key: tuple, build: Callable[[], object]):
     """A figure built once per ``key`` (what it is, the data's fingerprint and every parameter it draws) and kept
     for the whole server: a rerun that changes nothing it draws (another widget, a tab switch, the threshold on a
     page that does not read it) reuses it instead of rebuilding it (tens to hundreds of ms each). Shared, never
-    mutated after it is built (its names are escaped once, here). ``build`` may return a list of figures."""
+    mutated after it is built. Figures escape the names they take from data where those enter them (``plot_text``),
+    so nothing is escaped here and the markup we write survives. ``build`` may return a list of figures."""
     return _figure(key, build)
 
 
 def chart(fig, **kwargs):
-    """``st.plotly_chart`` with the visitor's names escaped in legends, hover and tick labels."""
-    return st.plotly_chart(escape_figure(fig), **kwargs)
+    """``st.plotly_chart`` of a figure whose names were escaped where they entered it."""
+    return st.plotly_chart(fig, **kwargs)
 
 
 def chart_at(where, fig, **kwargs):
     """``chart`` inside a column or container."""
-    return where.plotly_chart(escape_figure(fig), **kwargs)
+    return where.plotly_chart(fig, **kwargs)
 
 
 def lazy_tabs(labels: list[str], key: str, keep: dict[int, tuple[str, ...]] | None = None):

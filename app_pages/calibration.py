@@ -56,15 +56,8 @@ def cached_model(fingerprint: str, features: tuple[str, ...], seed: int, _pred):
     return residual_model(_pred, list(features), seed=seed)
 
 
-@st.cache_resource(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
-def _figure(key: tuple, _build):
-    """A figure built once per ``key`` (data, attribute, settings, pickers) for the whole server. The calibration
-    figures escape names where they enter them, so they are kept as built (no second escape)."""
-    return _build()
-
-
 def draw(items: list[Item], where=None) -> None:
-    _render.render(items, where, figure_cache=_figure)
+    _render.render(items, where, figure_cache=_ui.figure)
 
 
 TABS = ["Reliability diagram", "Calibration tests", "Calibration error", "Recalibration", "Residuals vs features",

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 
-import pandas as pd
 import streamlit as st
 
 from fairviz.core.display import Bullets, Group, Text, group

@@ -305,18 +305,17 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
 def score_distribution_figure(attribute: str, names: list[str], edges: np.ndarray, shares: list[np.ndarray],
                               height: int = 340) -> go.Figure:
     """Each group's share of rows per score bin (``shares[k][b]``: group k, bin [edges[b], edges[b+1])): where the
-    model puts each group's scores, the first thing to look at before any calibration or parity reading.
-    Unlike the others, its names are not escaped here: the home page draws it through ``_ui.figure``, which still
-    escapes the whole figure; escape them here (``plot_text``) when that path stops doing so."""
+    model puts each group's scores, the first thing to look at before any calibration or parity reading."""
     centres = (edges[:-1] + edges[1:]) / 2
     fig = go.Figure()
-    for k, (name, share) in enumerate(zip(names, shares)):
+    for k, (raw, share) in enumerate(zip(names, shares)):
+        name = plot_text(raw).replace("%{", "%\u200b{")      # data, never markup or a hover-template field
         style = group_style(k)
         fig.add_trace(go.Scatter(x=centres, y=share, mode="lines", line_shape="hvh", name=name,
                                  line=dict(color=style["color"], dash=style["dash"], width=2.5),
                                  hovertemplate=f"<b>{name}</b><br>score %{{x:.2f}} ± {(edges[1] - edges[0]) / 2:.3f}"
                                                "<br>%{y:.1%} of the group<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, height=height, title=f"Score distribution by {attribute}",
+    fig.update_layout(template=TEMPLATE, height=height, title=f"Score distribution by {plot_text(attribute)}",
                       xaxis=dict(title="score", range=[0, 1]), yaxis=dict(title="share of the group", tickformat=".0%"),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), margin=dict(t=80))
     return fig

@@ -104,7 +104,7 @@ def test_the_guard_catches_each_kind_of_slip():
 
 def test_torch_code_is_device_clean_and_seeds_no_global_generator():
     files = torch_modules()
-    assert {"models.py", "attribute.py", "metrics.py", "run.py", "ptn.py"} <= {p.name for p in files}
+    assert {"models.py", "attribute.py", "metrics.py", "pipeline.py", "ptn.py"} <= {p.name for p in files}
     problems = [p for f in files if f.name != "runtime.py" or f.parent.name != "core"
                 for p in device_problems(f.read_text(), str(f.relative_to(ROOT)))]
     assert problems == []

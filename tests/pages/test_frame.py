@@ -167,5 +167,6 @@ def test_a_hostile_source_name_stays_inert_in_the_frame_and_home():
     assert not at.exception, at.exception
     badge = at.sidebar.markdown[0].value
     assert "\\*\\*x\\*\\* \\[a\\]" in badge and "\\<b\\>" in badge     # every mark escaped: shown as typed
-    assert at.subheader[0].value.startswith("Now analysing: \\*\\*x\\*\\*")
+    assert at.subheader[0].value.startswith("Summary: \\*\\*x\\*\\*")
+    assert at.subheader[1].value.startswith("Now analysing: \\*\\*x\\*\\*")
     assert all(isinstance(t, Table) for t in tables(display(overview(pred))).values())

@@ -51,15 +51,19 @@ FRAMED = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, EXPLANATIONS, REWE
 # the beneficial outcome changes what these show: OFI/DI and MATCH/CPS count the benefit, and Home's audit report
 # holds both. Elsewhere it would be a switch that changes nothing on the page.
 WITH_BENEFIT = (HOME, PARITY, SIGNIFICANCE)
+# the pages that compare groups: the reference group (each group vs it) is theirs
+WITH_REFERENCE = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE)
 
 ATTRIBUTE_HELP = ("Which column defines the groups compared on every page; 'a × b' compares the intersections of two "
                   "columns (small intersections make metrics jumpy: read them with the Sample-size significance page).")
+REFERENCE_HELP = ("Each group is compared with this one (Aequitas' convention): the Summary's findings and the "
+                  "pages' default comparisons. It starts on the sample's own reference or the largest group.")
 BENEFIT_HELP = ("OFI and DI need to know which prediction helps a person (hired, granted, released). For COMPAS a high "
                 "risk score is a harm, so the benefit is the negative prediction ('low risk'); flipping swaps TP↔TN "
                 "and FN↔FP.")
 
 
-def draw_frame(benefit: bool) -> None:
+def draw_frame(benefit: bool, reference: bool) -> None:
     """The shared choices. Each keeps its value with ``persist_state="session"`` (Streamlit's own way) while a page
     that does not show it is open; values are set through session state (``_ui.settle_frame``), never as defaults."""
     pred = _ui.current()
@@ -75,10 +79,17 @@ def draw_frame(benefit: bool) -> None:
         if benefit:
             st.radio("Beneficial outcome", list(_ui.BENEFIT_LABELS), format_func=_ui.BENEFIT_LABELS.get,
                      key=_ui.BENEFIT, persist_state="session", help=BENEFIT_HELP)
+        if reference:
+            st.selectbox("Reference group", _ui.reference_choices(pred, st.session_state[_ui.ATTRIBUTE]),
+                         key=_ui.REFERENCE, help=REFERENCE_HELP)
+        link = _ui.keep_view_in_address(_ui.context())
+        with st.expander("Link to this view"):
+            st.code(link, language=None, wrap_lines=True)
+            st.caption("Opens this page with these choices. An uploaded file is never part of a link.")
 
 
 pg = st.navigation(PAGES, expanded=True)      # every page listed: a collapsed menu hides pages in a demo
 if any(pg is framed for framed in FRAMED):
-    draw_frame(benefit=any(pg is shown for shown in WITH_BENEFIT))
+    draw_frame(benefit=any(pg is shown for shown in WITH_BENEFIT), reference=any(pg is shown for shown in WITH_REFERENCE))
 pg.run()
 _ui.warm_up()                                 # once per process, after the first page is drawn

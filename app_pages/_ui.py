@@ -20,6 +20,7 @@ from fairviz.core.markup import md
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
+from fairviz.findings import FindingsParams
 from fairviz.report.findings import sample_settings
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 
@@ -27,7 +28,9 @@ PRED = "predictions"          # session-state keys
 ATTRIBUTE = "attribute"        # the frame's widgets (drawn once, in app.py)
 THRESHOLD = "threshold"
 BENEFIT = "benefit"
-NEW_DATA = "_new_data"         # set by use_predictions: the frame resets its widgets for the new data
+REFERENCE = "reference"        # the group every other group is compared with (the Summary, comparisons)
+NEW_DATA = "_new_data"
+FROM_LINK = "_from_link"       # the view a new session read from its address, applied once to the frame         # set by use_predictions: the frame resets its widgets for the new data
 PAGE_JSON = "page_json"        # section name → the JSON of what that page shows
 RESTARTED = "restarted_on_sample"   # set when a refresh lost the visitor's upload
 CACHE_TTL = "2h"               # every st.cache_data / st.cache_resource has max_entries and this lifetime
@@ -65,6 +68,7 @@ class Context:
     attribute: str
     threshold: float
     benefit: str = "positive"      # which prediction helps a person: "positive" (score ≥ τ) or "negative"
+    reference: str | None = None   # the group others are compared with (None: the largest)
 
 
 @st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=CACHE_TTL)
@@ -85,12 +89,14 @@ def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
 def current() -> Predictions:
     """The session's predictions; a page opened directly starts on the default sample at once."""
     if PRED not in st.session_state:
-        restarted = _query_param() == "upload"      # this browser tab had an upload before a refresh or restart
-        st.session_state["sample_key"] = DEFAULT_SAMPLE
-        use_predictions(bundled(DEFAULT_SAMPLE), samples()[DEFAULT_SAMPLE].threshold)
+        view = _view_in_link()
+        restarted = _query_param() == "upload"      # a refresh, or a link, of a view of an uploaded file
+        key = view.pop("sample", None) if view.get("sample") in samples() else DEFAULT_SAMPLE
+        st.session_state["sample_key"] = key
+        use_predictions(bundled(key), samples()[key].threshold)
+        st.session_state[FROM_LINK] = view
         if restarted:
             st.session_state[RESTARTED] = True
-    _mark_source()
     return st.session_state[PRED]
 
 
@@ -117,6 +123,82 @@ def settle_frame(pred: Predictions) -> None:
         state[THRESHOLD] = DEFAULT_THRESHOLD
     if state.get(BENEFIT) not in BENEFIT_LABELS:
         state[BENEFIT] = default_benefit()
+    _apply_link(state, pred)
+    groups = reference_choices(pred, state[ATTRIBUTE])
+    if state.get(REFERENCE) not in groups:
+        state[REFERENCE] = default_reference(pred, state[ATTRIBUTE])
+
+
+def reference_choices(pred: Predictions, attribute: str) -> list[str]:
+    """The groups of ``attribute``, largest first."""
+    view = pred.groups(attribute)
+    return [view.names[g] for g in sorted(range(len(view.names)), key=lambda g: -view.sizes[g])]
+
+
+def default_reference(pred: Predictions, attribute: str) -> str:
+    """The sample's own reference group (COMPAS: Caucasian), else the largest group (Aequitas' convention)."""
+    sample = current_sample()
+    own = sample.reference_groups.get(attribute) if sample is not None else None
+    groups = reference_choices(pred, attribute)
+    return own if own in groups else groups[0]
+
+
+# ------------------------------------------------------------------------------------------------ views as links
+
+def _view_in_link() -> dict:
+    try:
+        return {k: st.query_params.get(k) for k in ("sample", "attribute", "tau", "benefit", "reference")
+                if st.query_params.get(k) is not None}
+    except Exception:  # noqa: BLE001 - no browser (bare script run)
+        return {}
+
+
+def _apply_link(state, pred: Predictions) -> None:
+    """A new session opened from a link takes the link's choices where they fit this data; the rest keep their
+    defaults (a link never carries data, only which bundled sample and which choices)."""
+    view = state.pop(FROM_LINK, None)
+    if not view:
+        return
+    if view.get("attribute") in pred.choices():
+        state[ATTRIBUTE] = view["attribute"]
+    try:
+        tau = round(float(view.get("tau", "")), 2)
+        if 0 <= tau <= 1:
+            state[THRESHOLD] = tau
+    except ValueError:
+        pass
+    if view.get("benefit") in BENEFIT_LABELS:
+        state[BENEFIT] = view["benefit"]
+    if view.get("reference") in reference_choices(pred, state[ATTRIBUTE]):
+        state[REFERENCE] = view["reference"]
+
+
+def view_params(ctx: "Context") -> dict[str, str]:
+    """The view as address parameters: the bundled sample (an upload is never in a link: ``data=upload`` only says
+    that the view was of one) and the frame's choices."""
+    key = st.session_state.get("sample_key")
+    params = {"sample": key} if key else {UPLOAD_PARAM: "upload"}
+    params |= {"attribute": ctx.attribute, "tau": f"{ctx.threshold:.2f}", "benefit": ctx.benefit}
+    if ctx.reference is not None:
+        params["reference"] = ctx.reference
+    return params
+
+
+def keep_view_in_address(ctx: "Context") -> str:
+    """Write the view into the address bar (a refresh restores it) and return the link to it."""
+    params = view_params(ctx)
+    try:
+        for name in ("sample", UPLOAD_PARAM, "attribute", "tau", "benefit", "reference"):
+            if name not in params and name in st.query_params:
+                del st.query_params[name]
+        for name, value in params.items():
+            if st.query_params.get(name) != value:
+                st.query_params[name] = value
+        base = (st.context.url or "").split("?")[0]
+    except Exception:  # noqa: BLE001 - no browser (bare script run)
+        base = ""
+    from urllib.parse import urlencode
+    return f"{base}?{urlencode(params)}"
 
 
 def _query_param() -> str | None:
@@ -126,25 +208,14 @@ def _query_param() -> str | None:
         return None
 
 
-def _mark_source() -> None:
-    """Keep ?data=upload in the address bar while an upload is in use, so a refresh can say what it lost."""
-    uploaded = st.session_state.get("sample_key") is None
-    try:
-        if uploaded and st.query_params.get(UPLOAD_PARAM) != "upload":
-            st.query_params[UPLOAD_PARAM] = "upload"
-        elif not uploaded and UPLOAD_PARAM in st.query_params:
-            del st.query_params[UPLOAD_PARAM]
-    except Exception:  # noqa: BLE001
-        pass
-
-
 def restart_notice() -> None:
-    """After a refresh the session starts afresh: say plainly that the upload is gone and the sample is shown."""
+    """A refresh, or a link shared from a view of an uploaded file, starts a session without that file: say so
+    plainly (an upload is never reachable through a link, so another visitor cannot see it)."""
     if st.session_state.get(RESTARTED):
         pred = st.session_state[PRED]
-        st.warning(f"**This session restarted** (a browser refresh or a server restart), and uploaded files are not "
-                   f"kept: the pages now show the bundled sample *{md(pred.source)}*, not your file. Upload it again "
-                   "on the Home page.", icon=":material/restart_alt:")
+        st.warning(f"**This view was of an uploaded file**, and uploads are never kept in a link or across a refresh "
+                   f"(no other visitor can reach them): the pages show the bundled sample *{md(pred.source)}*. "
+                   "Upload the file again on the Home page to see it.", icon=":material/restart_alt:")
 
 
 def context() -> Context:
@@ -153,7 +224,7 @@ def context() -> Context:
     pred = current()
     settle_frame(pred)                # a no-op after the frame drew its widgets
     state = st.session_state
-    return Context(pred, state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT])
+    return Context(pred, state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT], state.get(REFERENCE))
 
 
 def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],
@@ -274,7 +345,7 @@ def current_sample():
 def audit(ctx: Context):
     """The whole audit for the frame's choices, as ``fairviz audit`` runs it: computed once per server in the
     analysis pool (slots, a progress bar), and shared by the Summary and the report downloads."""
-    findings, words = sample_settings(current_sample(), ctx.attribute)
+    findings, words = sample_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
     key = _audit_key(ctx)
 
     def compute(progress):
@@ -285,8 +356,8 @@ def audit(ctx: Context):
 
 
 def _audit_key(ctx: Context) -> tuple:
-    return (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit, *sample_settings(current_sample(),
-                                                                                            ctx.attribute))
+    return (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit,
+            *sample_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference)))
 
 
 def report_downloads(ctx: Context, result) -> None:

@@ -36,8 +36,7 @@ from fairviz.core.ece import ece, ece_regime
 from fairviz.probing import AUGMENT_STRATEGIES
 from fairviz.probing.lexicon import demographic_swap, identity_removal
 from fairviz.probing.probe import entropy, score_texts
-from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, percentile_ranks
-from fairviz.residuals.knees import KneeParams
+from fairviz.residuals import KneeParams, RDFParams, ResidualAudit, analyse, percentile_ranks
 
 Progress = Callable[[float, str], None]
 DELTA_METRICS = ("f_pattern", "f_v", "f_dist")

@@ -32,8 +32,7 @@ from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.core.ece import ece, ece_regime
 from fairviz.probing import PROBES
 from fairviz.probing.lexicon import EDITS
-from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse
-from fairviz.residuals.knees import KneeParams
+from fairviz.residuals import KneeParams, RDFParams, ResidualAudit, analyse
 
 Scorer = Callable[[list], np.ndarray]
 Progress = Callable[[float, str], None]

@@ -10,7 +10,7 @@ from fairviz.explain.data import geco_like
 from fairviz.probing.augment import (AugmentParams, SIGN_CONVENTION, Split, augment, counterfactual,
                                      diagnostic_set, fairness, select)
 from fairviz.probing.textmodel import splits
-from fairviz.residuals.analysis import RDFParams, analyse
+from fairviz.residuals import RDFParams, analyse
 from tests.probing.stand_ins import BagOfWords
 
 

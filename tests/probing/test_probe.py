@@ -8,7 +8,7 @@ import pytest
 from fairviz.explain.data import neutral_control
 from fairviz.probing.lexicon import demographic_swap, identity_removal
 from fairviz.probing.probe import ProbeParams, entropy, matched_samples, pool_audit, probe, strategy_samples
-from fairviz.residuals.analysis import RDFParams, analyse
+from fairviz.residuals import RDFParams, analyse
 from tests.probing.stand_ins import blind_scorer, gender_keyed_scorer
 
 SETTINGS = ProbeParams(resamples=300)

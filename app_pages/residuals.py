@@ -43,7 +43,8 @@ def cached_hover(fingerprint: str, _pred) -> tuple[np.ndarray, np.ndarray | None
 
 
 TABS = ["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration", "Diagnostic set D*"]
-TAB_GROUPS = ["pairs", "groups", "threshold", "concentration"]          # the display list's group of each tab
+# the display list's groups each tab draws
+TAB_GROUPS = [("pairs", "pairs_detail"), ("groups",), ("threshold",), ("concentration",)]
 
 
 def settings() -> tuple[RDFParams, bool, int]:
@@ -95,10 +96,11 @@ def page() -> None:
     # only the open tab runs (a click on another reruns the page from the caches): the threshold figure, the
     # concentration figure and D* (rows of the table's expansion) cost nothing until they are looked at
     tabs = _ui.lazy_tabs(TABS, key="rdf_tab")
-    for tab, name in zip(tabs, TAB_GROUPS):
+    for tab, names in zip(tabs, TAB_GROUPS):
         if tab.open:
             with tab:
-                _tab(group(items, name), audit)
+                for name in names:
+                    _tab(group(items, name), audit)
     if tabs[-1].open:
         with tabs[-1]:
             _diagnostic_tab(audit, pred, shuffle)
@@ -127,7 +129,11 @@ def _curves(audit: ResidualAudit, pred, params: RDFParams, ctx: _ui.Context, ite
 
 
 def _tab(part: Group, audit: ResidualAudit) -> None:
-    """One group of the display list; the knee-concentration verdict in the colour of its outcome."""
+    """One group of the display list (a detail group in an expander); the knee-concentration verdict in the colour of
+    its outcome."""
+    if part.collapsed:
+        _render.render([part], figure_cache=_ui.figure)
+        return
     for item in part.items:
         if isinstance(item, Text) and item.level == "finding" and part.key == "concentration":
             _ui.verdict_box("good" if audit.concentration.verdict == "supported" else "warn", _render.markdown(item))

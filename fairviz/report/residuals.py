@@ -88,7 +88,8 @@ def display(pred: Predictions, rdf: ResidualAudit, params: AuditParams) -> list[
     if rdf.at_threshold is None or rdf.at_threshold.threshold != params.threshold:
         raise ValueError("display reads the rates at the audit's threshold: attach them with at_threshold")
     return [*[readings.warning(w) for w in rdf.warnings],
-            curves_group(pred, rdf), pairs_group(rdf), groups_group(rdf), threshold_group(pred, rdf),
+            curves_group(pred, rdf), pairs_group(rdf), pairs_detail_group(rdf), groups_group(rdf),
+            threshold_group(pred, rdf),
             concentration_group(pred, rdf)]
 
 
@@ -105,12 +106,16 @@ def curves_group(pred: Predictions, rdf: ResidualAudit) -> Group:
 
 
 def pairs_group(rdf: ResidualAudit) -> Group:
-    frame = rdf.pair_table()
-    items: list[Item] = [_table(frame, PAIR_TABLE, "pairs"), readings.pairs_note(rdf.params)]
+    items: list[Item] = [_table(rdf.pair_table(), PAIR_TABLE, "pairs"), readings.pairs_note(rdf.params)]
     items += [readings.pair_warning(p.group_i, p.group_j, w) for p in rdf.pairs for w in p.warnings]
-    items.append(Group("By outcome, and knee gaps unnormalised", (_table(frame, PAIR_DETAIL_TABLE, "pairs_detail"),),
-                       key="pairs_detail", collapsed=True))
     return Group("Residual distribution metrics per pair", tuple(items), key="pairs")
+
+
+def pairs_detail_group(rdf: ResidualAudit) -> Group:
+    """Detail (the page's pair tab, the report's closed block; not the terminal): the metrics by outcome and the
+    knee gaps unnormalised."""
+    return Group("By outcome, and knee gaps unnormalised", (_table(rdf.pair_table(), PAIR_DETAIL_TABLE, "pairs_detail"),),
+                 key="pairs_detail", collapsed=True)
 
 
 def groups_group(rdf: ResidualAudit) -> Group:

@@ -10,7 +10,7 @@ import weakref
 
 import numpy as np
 
-from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, Text, text
+from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, Text, join, text
 from fairviz.data import Predictions
 from fairviz.report.options import AuditParams, Section
 from fairviz.residuals import (
@@ -187,8 +187,7 @@ SECTION = Section("residuals", _run, lambda pred, result, options: rdf_to_dict(r
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
 
-INVARIANCE_TABLE = {"pair": ("pair", "text"), **{m: (f"{METRIC_NAMES[m]} CV%", "num2")
-                                                  for m in RDF_METRICS + GAP_METRICS}}
+INVARIANCE_TABLE = {"pair": ("pair", "text"), **{m: (METRIC_NAMES[m], "text") for m in RDF_METRICS + GAP_METRICS}}
 
 
 def invariance_to_dict(result: ThresholdInvarianceResult) -> dict:
@@ -199,9 +198,18 @@ def invariance_display(pred: Predictions, result: ThresholdInvarianceResult, par
     """[1] App. D.1, Table 5: the metrics across τ for the first pair (the page picks the pair), the CV of every
     metric per pair, and what they show."""
     return [Group("Metrics across thresholds", (Figure(lambda: figs.invariance_figure(result)),), key="invariance_figure"),
-            _table(result.cv_table(RDF_METRICS + GAP_METRICS), INVARIANCE_TABLE, "invariance_cv"),
-            readings.invariance_reading(result, GAP_METRICS, METRIC_NAMES),
-            readings.INVARIANCE_NOTE]
+            _table(_cv_cells(result.cv_table(RDF_METRICS + GAP_METRICS)), INVARIANCE_TABLE, "invariance_cv"),
+            join(readings.invariance_reading(result, GAP_METRICS, METRIC_NAMES), " ", readings.INVARIANCE_NOTE,
+                 level="note")]
+
+
+def _cv_cells(frame):
+    """CV% as the table reads it ("12.34%", "undefined"): the display's formats have no percent that is already
+    scaled, so the cells are text (the JSON keeps the numbers, ``ThresholdInvarianceResult.to_dict``)."""
+    out = frame.copy()
+    for m in RDF_METRICS + GAP_METRICS:
+        out[m] = [readings.cv_percent(v) for v in frame[m]]
+    return out
 
 
 THRESHOLD_SECTION = Section("threshold_invariance", _run_invariance,

@@ -172,6 +172,11 @@ def invariance_reading(result, gap_metrics, metric_names) -> Text:
                 cv=worst[0], metric=metric_names[worst[1]], i=worst[2].group_i, j=worst[2].group_j)
 
 
+def cv_percent(cv: float | None) -> str:
+    """A CV% cell as the table reads it: two decimals, "undefined" where the CV is undefined."""
+    return "undefined" if cv is None or cv != cv else f"{cv:.2f}%"
+
+
 INVARIANCE_NOTE = text("CV% = 100 · std (population) / |mean| over the nine thresholds; gaps are absolute (|i − j|) "
                        "and ratios min/max. A CV is 'undefined' where a rate is undefined at some τ or the mean is 0.",
                        "note")

@@ -40,7 +40,7 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                 fig.add_trace(go.Scatter(
                     x=[100 * knee.percentile], y=[knee.residual], mode="markers",
                     marker=dict(symbol="diamond", size=14, color=KNEE_COLOUR, line=dict(color="white", width=1.5)),
-                    name=f"{plot_text(name)}: {knee.side} knee", legendgroup=name, showlegend=False,
+                    name=f"{plot_text(name)}: {knee.side} knee", legendgroup=plot_text(name), showlegend=False,
                     hovertemplate=(f"<b>{plot_text(name)}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
     ece_text = ", ".join(f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
@@ -70,7 +70,7 @@ def _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts) -> N
     fig.add_trace(_line_trace(curve.percentile.size)(
         x=100 * curve.percentile, y=curve.residual, mode="lines",
         name=f"{plot_text(name)} (n = {audit.group(name).n:,})",
-        legendgroup=name, line=dict(color=style["color"], dash=style["dash"], width=3), customdata=custom,
+        legendgroup=plot_text(name), line=dict(color=style["color"], dash=style["dash"], width=3), customdata=custom,
         hovertemplate=(f"<b>{plot_text(name)}</b><br>percentile %{{x:.1f}}%<br>residual %{{y:.3f}}<br>"
                        "%{customdata[0]}<br>%{customdata[1]}<extra></extra>")))
 
@@ -113,7 +113,7 @@ def outcome_panels(audit: ResidualAudit, groups: list[str] | None = None,
             labels = _labels(hover_labels, curve.row)
             fig.add_trace(_line_trace(curve.percentile.size)(
                                        x=100 * curve.percentile, y=curve.residual, mode="lines", name=plot_text(name),
-                                       legendgroup=name, showlegend=col == 1, customdata=labels,
+                                       legendgroup=plot_text(name), showlegend=col == 1, customdata=labels,
                                        line=dict(color=style["color"], dash=style["dash"], width=3),
                                        hovertemplate=f"<b>{plot_text(name)}</b> %{{x:.1f}}%: %{{y:.3f}}<br>%{{customdata}}"
                                                      "<extra></extra>"), row=1, col=col)

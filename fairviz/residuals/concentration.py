@@ -11,7 +11,7 @@ from fairviz.residuals.results import KneeConcentrationResult, RDFParams
 
 
 def concentration_verdict(ece_value: float, ratio: float) -> tuple[str, bool]:
-    """Residual Distribution Fairness §8.2: with ECE < 0.15 knees should concentrate error (the ratio *exceeds*
+    """[1] §8.2: with ECE < 0.15 knees should concentrate error (the ratio *exceeds*
     1.5); with ECE ≥ 0.15 errors should be spread (0.8 ≤ ratio ≤ 1.2). The verdict reads the unrounded ratio.
     Returns (verdict, borderline): borderline is an extra word when the ratio rounds (one decimal, as the paper
     printed it) to a boundary of the rule in play, where the paper's rounded table could read it either way."""

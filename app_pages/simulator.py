@@ -14,7 +14,7 @@ from fairviz.conditions import simulate
 from fairviz.conditions.distributions import DEFAULT_ALPHAS
 from fairviz.conditions.methods import (DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, PAPER_RANGES, DebiasTrainParams,
                                         config_label)
-from fairviz.data import DataError
+from fairviz.data import DataError, guess_training_roles
 from fairviz.core.markup import csv_bytes
 from fairviz.core.serialize import clean
 from fairviz.core.wording import fmt
@@ -84,12 +84,13 @@ def source() -> cdata.Dataset | None:
     columns = list(map(str, frame.columns))
     _upload.preview(frame, upload.name)
     none = "(none)"
+    guess = guess_training_roles(columns)
     with st.form("sim_mapping"):
         c1, c2, c3 = st.columns(3)
-        label = c1.selectbox("Label column", columns, index=_guess(columns, ("label", "y", "target", "class")))
-        group = c2.selectbox("Group column", columns, index=_guess(columns, ("group", "sex", "gender", "race", "z")))
+        label = c1.selectbox("Label column", columns, index=_position(columns, guess["label"]))
+        group = c2.selectbox("Group column", columns, index=_position(columns, guess["group"]))
         split = c3.selectbox("Split column (optional)", [none] + columns,
-                             index=1 + _guess(columns, ("split",), -1) if "split" in columns else 0)
+                             index=1 + columns.index(guess["split"]) if guess["split"] else 0)
         text = st.selectbox("Text column (optional: embed it instead of using features)", [none] + columns, index=0)
         others = [c for c in columns if c not in (label, group, split)]
         features = st.multiselect("Feature columns (empty: every other column)", others, default=[])
@@ -108,12 +109,9 @@ def source() -> cdata.Dataset | None:
         return None
 
 
-def _guess(columns: list[str], names: tuple[str, ...], default: int = 0) -> int:
-    lower = [c.lower() for c in columns]
-    for n in names:
-        if n in lower:
-            return lower.index(n)
-    return default
+def _position(columns: list[str], column: str | None) -> int:
+    """The guessed column's place in the choices (the first column when nothing was guessed)."""
+    return columns.index(column) if column else 0
 
 
 def controls(dataset: cdata.Dataset) -> simulate.SimulationParams | None:

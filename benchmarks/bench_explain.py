@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from fairviz.explain import METHOD_NAMES, METHODS, RANDOM  # noqa: E402
 from fairviz.explain import data, models  # noqa: E402
-from fairviz.explain import run as pipeline  # noqa: E402
+from fairviz.explain import pipeline  # noqa: E402
 from fairviz.core import runtime  # noqa: E402
 from fairviz.explain.attribute import AttributionParams, explain  # noqa: E402
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from fairviz.probing.augment import AugmentParams, Split, augment  # noqa: E402
 from fairviz.probing.probe import ProbeParams, probe, score_texts  # noqa: E402
-from fairviz.probing.run import RunProtocol  # noqa: E402
+from fairviz.probing.analysis import RunProtocol  # noqa: E402
 from fairviz.probing.textmodel import TextModel, load_dataset, model_spec, splits, train_model  # noqa: E402
 
 

@@ -3,4 +3,4 @@ from fairviz.data import ColumnMapping, DataError, Predictions, build_prediction
 
 __all__ = ["ColumnMapping", "DataError", "Predictions", "build_predictions", "guess_mapping", "load_predictions",
            "read_table"]
-__version__ = "0.1.0"
+__version__ = "0.1.0"            # the one place the version is written (pyproject.toml reads it)

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fairviz.explain import data, models  # noqa: E402
-from fairviz.explain import run as pipeline  # noqa: E402
+from fairviz.explain import pipeline  # noqa: E402
 from fairviz.explain.results import SHIPPED  # noqa: E402
 
 # key → (generated pairs, tiny-model epochs (= models.TINY_EPOCHS), explained test pairs (COMPAS: sentences), runs)

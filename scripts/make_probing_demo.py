@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fairviz.core.serialize import clean  # noqa: E402
 from fairviz.probing.augment import AugmentParams  # noqa: E402
 from fairviz.probing.probe import ProbeParams  # noqa: E402
-from fairviz.probing.run import RunProtocol, run_augment, run_probe  # noqa: E402
+from fairviz.probing.analysis import RunProtocol, run_augment, run_probe  # noqa: E402
 from fairviz.probing.shipped import ASSETS, shipped_path  # noqa: E402
 from fairviz.probing.textmodel import DEFAULT_DATA, DEFAULT_GENERATE, load_dataset, model_spec  # noqa: E402
 

@@ -1,6 +1,22 @@
-"""Predictive bias and calibration by group: reliability, calibration tests, smooth ECE, recalibration,
-feature residuals and performance (the lecture on predictive bias and calibration)."""
-from fairviz.calibration.analysis import analyse
-from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationParams
+"""Predictive bias and calibration by group ([2] Predictive Bias and Calibration lecture): reliability diagrams,
+calibration tests, calibration errors (ECE, smooth ECE), subgroup performance, recalibration and residuals over
+features.
 
-__all__ = ["OVERALL", "CalibrationAudit", "CalibrationParams", "analyse"]
+The public face: ``analyse`` gives a ``CalibrationAudit`` (which offers its tables once), ``readings`` says it in
+words, ``figures`` draws it; ``recalibrate`` and ``residuals_by_feature``/``residual_model`` are the page's
+techniques beyond the audit. Callers import from here."""
+from fairviz.calibration import figures, readings
+from fairviz.calibration.analysis import analyse
+from fairviz.calibration.feature_residuals import FeatureResiduals, ResidualModel, residual_model, residuals_by_feature
+from fairviz.calibration.recalibration import (
+    METHODS,
+    RecalibrationResult,
+    RecalParams,
+    recalibrate,
+    recalibrated_frame,
+)
+from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationParams, GroupCalibration
+
+__all__ = ["METHODS", "OVERALL", "CalibrationAudit", "CalibrationParams", "FeatureResiduals", "GroupCalibration",
+           "RecalParams", "RecalibrationResult", "ResidualModel", "analyse", "figures", "readings", "recalibrate",
+           "recalibrated_frame", "residual_model", "residuals_by_feature"]

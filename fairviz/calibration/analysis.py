@@ -1,4 +1,4 @@
-"""Predictive bias and calibration (seed 001): reliability diagrams, calibration errors, calibration tests,
+"""Predictive bias and calibration ([2]): reliability diagrams, calibration errors, calibration tests,
 subgroup performance with uncertainty, per group and overall.
 
 ``analyse(predictions, attribute, params)`` is the one entry point of the page and the CLI. It returns a
@@ -104,7 +104,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
     ece_boot = {}
 
     def result(g: int | None):
-        """Group g's calibration, or all rows' (g None): all rows resample together (App. B resamples rows, not
+        """Group g's calibration, or all rows' (g None): all rows resample together ([1] App. B resamples rows, not
         groups), with the seed the residual audit's ECE uses."""
         if g is None:
             return _group_result(OVERALL, score, y, ranks, distinct.size, lc, None, tables, n_clipped, params,

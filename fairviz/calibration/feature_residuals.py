@@ -1,8 +1,8 @@
-"""Predictive residual analysis over features (seed 001 §3): bias conditional on X rather than on p̂.
+"""Predictive residual analysis over features ([2] §3): bias conditional on X rather than on p̂.
 
 - Graphical (§3.2): Pearson residuals r = (y − p̂)/sqrt(p̂(1 − p̂)) against a feature, as binned means with
   confidence intervals, per group and overall. E[r | x] ≠ 0 in a region means the model is biased there.
-  Note the sign: r > 0 means more positives than predicted (under-prediction), the opposite of seed 000's
+  Note the sign: r > 0 means more positives than predicted (under-prediction), the opposite of [1]'s
   residual D = p̂ − y.
 - Model-based (§3.3): fit r on the features (numeric features as restricted cubic splines, categorical ones as
   indicators; the group attribute can be one of them). Wald tests with heteroskedasticity-robust (HC1)
@@ -68,6 +68,10 @@ class ResidualModel:
     cv_r2_boosting_sd: float
     sampled: bool
     notes: tuple[str, ...] = ()
+
+    def rows(self) -> list[dict]:
+        """Each term's robust Wald test, then all terms at once."""
+        return [{"term": t.term, "df": t.df, "statistic": t.statistic, "p": t.p} for t in [*self.terms, self.overall]]
 
 
 def feature_kind(series: pd.Series) -> str:

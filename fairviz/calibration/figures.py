@@ -1,5 +1,9 @@
 """Figures of the calibration page (and the home page's score distributions). They take results from
-``fairviz.calibration``, ``fairviz.recalibration`` and ``fairviz.feature_residuals``, or per-group counts, never rows."""
+``fairviz.calibration``, ``fairviz.recalibration`` and ``fairviz.feature_residuals``, or per-group counts, never rows.
+
+Names from the data (groups, the attribute, features and their values) are escaped where they enter a figure
+(``plot_text``: legend names, hover text, category and tick labels, titles), so the markup written here (``<b>``,
+``<br>``) survives and a name such as ``<b>x</b>`` shows as typed. Renderers do not escape these figures again."""
 from __future__ import annotations
 
 import math
@@ -11,6 +15,7 @@ from plotly.subplots import make_subplots
 from fairviz.calibration.feature_residuals import FeatureResiduals
 from fairviz.calibration.recalibration import RecalibrationResult
 from fairviz.calibration.results import OVERALL, CalibrationAudit, GroupCalibration, ReliabilityTable
+from fairviz.core.markup import plot_text
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE, group_style
 from fairviz.core.wording import fmt, fmt_p
 
@@ -43,6 +48,7 @@ def _axis_max(tables: list[ReliabilityTable], curves: list, zoom: bool) -> float
 
 
 def _bin_hover(name: str, t: ReliabilityTable) -> list[str]:
+    name = plot_text(name)
     out = []
     for i in range(t.n.size):
         if t.n[i] == 0:
@@ -59,21 +65,22 @@ def _add_group(fig, g: GroupCalibration, style: dict, strategy: str, row: int, c
                show_bins: bool, legend: bool, count_scale: str) -> None:
     t = g.reliability[strategy]
     ok = t.nonempty
-    label = f"{g.name} (n = {g.n:,})"
+    name = plot_text(g.name)
+    label = f"{name} (n = {g.n:,})"
     if show_curve and g.curve.p.size:
         c = g.curve
         fig.add_trace(go.Scatter(x=np.concatenate([c.p, c.p[::-1]]), y=np.concatenate([c.high, c.low[::-1]]),
                                  fill="toself", fillcolor=_fill(style["color"]), line=dict(width=0),
-                                 hoverinfo="skip", showlegend=False, legendgroup=g.name), row=row, col=col)
-        fig.add_trace(go.Scatter(x=c.p, y=c.fitted, mode="lines", name=f"{g.name} smoothed", legendgroup=g.name,
+                                 hoverinfo="skip", showlegend=False, legendgroup=name), row=row, col=col)
+        fig.add_trace(go.Scatter(x=c.p, y=c.fitted, mode="lines", name=f"{name} smoothed", legendgroup=name,
                                  line=dict(color=style["color"], dash=style["dash"], width=2.5),
                                  showlegend=legend and not show_bins,
-                                 hovertemplate=f"<b>{g.name}</b> smoothed: predicted %{{x:.3f}} → observed "
+                                 hovertemplate=f"<b>{name}</b> smoothed: predicted %{{x:.3f}} → observed "
                                                "%{y:.3f}<extra></extra>"), row=row, col=col)
     if show_bins and ok.any():
         fig.add_trace(go.Scatter(
             x=t.mean_pred[ok], y=t.observed[ok], mode="markers+lines" if not show_curve else "markers",
-            name=label, legendgroup=g.name, showlegend=legend,
+            name=label, legendgroup=name, showlegend=legend,
             marker=dict(color=style["color"], size=10, symbol="circle", line=dict(color="white", width=1)),
             line=dict(color=style["color"], dash=style["dash"], width=1.5),
             error_y=dict(type="data", symmetric=False, array=(t.ci_high - t.observed)[ok],
@@ -82,10 +89,24 @@ def _add_group(fig, g: GroupCalibration, style: dict, strategy: str, row: int, c
     share = t.n / max(t.n.sum(), 1)
     fig.add_trace(go.Bar(x=(t.lower + t.upper) / 2, y=share if count_scale == "share" else t.n,
                          width=(t.upper - t.lower) * 0.92, marker_color=style["color"], opacity=0.55,
-                         name=f"{g.name} rows per bin", legendgroup=g.name, showlegend=False,
+                         name=f"{name} rows per bin", legendgroup=name, showlegend=False,
                          customdata=np.column_stack([t.n, share]),
-                         hovertemplate=f"<b>{g.name}</b> [%{{x:.2f}}]: %{{customdata[0]:,}} rows "
+                         hovertemplate=f"<b>{name}</b> [%{{x:.2f}}]: %{{customdata[0]:,}} rows "
                                        "(%{customdata[1]:.1%})<extra></extra>"), row=row + 1, col=col)
+
+
+def default_groups(audit: CalibrationAudit) -> list[str]:
+    """The groups a reliability diagram shows first: up to four large enough to test, and all rows (tiny groups'
+    wide intervals swamp a shared plot)."""
+    testable = [g.name for g in audit.groups if g.linear.ok] or [g.name for g in audit.groups]
+    return testable[:4] + [OVERALL]
+
+
+def low_scores(audit: CalibrationAudit) -> bool:
+    """Whether every score sits low enough (≤ 0.6) that the diagram reads better with its axes fitted to them."""
+    table = audit.overall.reliability["uniform"]
+    top = table.upper[table.nonempty].max() if table.nonempty.any() else 1.0
+    return bool(top <= 0.6)
 
 
 def reliability_figure(audit: CalibrationAudit, groups: list[str] | None = None, strategy: str = "uniform",
@@ -97,7 +118,7 @@ def reliability_figure(audit: CalibrationAudit, groups: list[str] | None = None,
     shown = [audit.group(n) for n in (groups or [*names, OVERALL])]
     panels = [[g] for g in shown] if layout == "facet" else [shown]
     cols = len(panels)
-    titles = [p[0].name for p in panels] if layout == "facet" else None
+    titles = [plot_text(p[0].name) for p in panels] if layout == "facet" else None
     fig = make_subplots(rows=2, cols=cols, shared_xaxes=True, row_heights=[0.8, 0.2], vertical_spacing=0.04,
                         horizontal_spacing=0.04 if cols > 1 else 0.02, subplot_titles=titles)
     top = _axis_max([g.reliability[strategy] for g in shown], [g.curve for g in shown], zoom)
@@ -115,7 +136,7 @@ def reliability_figure(audit: CalibrationAudit, groups: list[str] | None = None,
     fig.update_yaxes(title_text="Rows", row=2, col=1)
     bins = f"{audit.params.n_bins} {'equal-width' if strategy == 'uniform' else 'equal-count'} bins"
     fig.update_layout(template=TEMPLATE, height=height, barmode="overlay",
-                      title=f"Reliability by {audit.attribute} — {bins}, 95% Beta intervals"
+                      title=f"Reliability by {plot_text(audit.attribute)} — {bins}, 95% Beta intervals"
                             + (", smoothed curve with 95% band" if show_curve else ""),
                       legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0, title_text=""),
                       margin=dict(t=70, b=150))
@@ -128,23 +149,23 @@ def coefficient_figure(audit: CalibrationAudit) -> go.Figure:
                         subplot_titles=["Intercept β₀ (log-odds at p̂ = 0.5)", "Slope β₁ (0 = calibrated; > 0 under-, < 0 over-confident)"])
     names = [g.name for g in audit.groups]
     rows = [*audit.groups, audit.overall]
-    labels = [g.name for g in rows]
+    labels = [plot_text(g.name) for g in rows]
     for col, attr in ((1, "intercept"), (2, "slope")):
         for i, g in enumerate(rows):
             style = _style(names, g.name)
             coef = getattr(g.linear, attr)
             if coef is None:
-                fig.add_trace(go.Scatter(x=[0], y=[g.name], mode="text", text=["not enough data"],
+                fig.add_trace(go.Scatter(x=[0], y=[labels[i]], mode="text", text=["not enough data"],
                                          textfont=dict(color=NEUTRAL, size=13), showlegend=False,
-                                         hovertext=g.linear.status, hoverinfo="text"), row=1, col=col)
+                                         hovertext=plot_text(g.linear.status), hoverinfo="text"), row=1, col=col)
                 continue
             ci = coef.interval(audit.params.level)
             fig.add_trace(go.Scatter(
-                x=[coef.estimate], y=[g.name], mode="markers", showlegend=False,
+                x=[coef.estimate], y=[labels[i]], mode="markers", showlegend=False,
                 marker=dict(color=style["color"], size=13, symbol="diamond" if g.name == OVERALL else "circle"),
                 error_x=dict(type="data", symmetric=False, array=[ci.high - coef.estimate],
                              arrayminus=[coef.estimate - ci.low], color=style["color"], thickness=2, width=6),
-                hovertemplate=(f"<b>{g.name}</b> {attr}: {coef.estimate:+.3f} (SE {coef.se:.3f})<br>95% CI "
+                hovertemplate=(f"<b>{labels[i]}</b> {attr}: {coef.estimate:+.3f} (SE {coef.se:.3f})<br>95% CI "
                                f"{ci.low:+.3f} to {ci.high:+.3f}<br>z = {coef.z:.2f}, p = {fmt_p(coef.p)}<extra></extra>")),
                 row=1, col=col)
         fig.add_vline(x=0, line=dict(color=NEUTRAL, width=1.5, dash="dot"), row=1, col=col)
@@ -163,7 +184,7 @@ def errors_figure(audit: CalibrationAudit) -> go.Figure:
         values = [getattr(g, metric) for g in rows]
         cis = [getattr(g, f"{metric}_ci") for g in rows]
         fig.add_trace(go.Bar(
-            x=[g.name for g in rows], y=values, name=label,
+            x=[plot_text(g.name) for g in rows], y=values, name=label,
             marker=dict(color=[_style(names, g.name)["color"] for g in rows],
                         pattern_shape="" if metric == "ece" else "/", line=dict(color="white", width=1)),
             error_y=dict(type="data", symmetric=False, array=[_gap(c.high, v) for c, v in zip(cis, values)],
@@ -189,19 +210,19 @@ def performance_figure(audit: CalibrationAudit, metric: str = "auroc") -> go.Fig
         perf = g.performance
         value, ci = getattr(perf, metric), getattr(perf, f"{metric}_ci")
         style = _style(names, g.name)
-        label = f"{g.name} (n = {g.n:,})"
+        label = f"{plot_text(g.name)} (n = {g.n:,})"
         fig.add_trace(go.Scatter(
             x=[value], y=[label], mode="markers", showlegend=False,
             marker=dict(color=style["color"], size=13, symbol="diamond" if g.name == OVERALL else "circle"),
             error_x=dict(type="data", symmetric=False, array=[_gap(ci.high, value)], arrayminus=[_gap(value, ci.low)],
                          color=style["color"], thickness=2, width=6),
-            hovertemplate=(f"<b>{g.name}</b> {titles[metric]} {fmt(value)}<br>95% CI {fmt(ci.low)}–{fmt(ci.high)}<br>"
-                           f"n = {g.n:,}, positives {g.n_pos:,}{'<br>' + perf.status if perf.status else ''}<extra></extra>")))
+            hovertemplate=(f"<b>{plot_text(g.name)}</b> {titles[metric]} {fmt(value)}<br>95% CI {fmt(ci.low)}–{fmt(ci.high)}<br>"
+                           f"n = {g.n:,}, positives {g.n_pos:,}{'<br>' + plot_text(perf.status) if perf.status else ''}<extra></extra>")))
     if metric == "auroc":
         fig.add_vline(x=0.5, line=dict(color=NEUTRAL, dash="dot", width=1), annotation_text="chance")
-    fig.update_yaxes(categoryorder="array", categoryarray=[f"{g.name} (n = {g.n:,})" for g in rows][::-1])
+    fig.update_yaxes(categoryorder="array", categoryarray=[f"{plot_text(g.name)} (n = {g.n:,})" for g in rows][::-1])
     fig.update_layout(template=TEMPLATE, height=max(280, 60 * len(rows) + 120), xaxis_title=titles[metric],
-                      title=f"{titles[metric]} by {audit.attribute} with 95% bootstrap intervals")
+                      title=f"{titles[metric]} by {plot_text(audit.attribute)} with 95% bootstrap intervals")
     return fig
 
 
@@ -220,8 +241,8 @@ def recalibration_figure(result: RecalibrationResult, method: str, groups: list[
             style = _style(names, name)
             m = res.metrics[name]
             fig.add_trace(go.Scatter(
-                x=t.mean_pred[ok], y=t.observed[ok], mode="markers+lines", legendgroup=name, showlegend=col == 1,
-                name=name, line=dict(color=style["color"], dash=style["dash"], width=2),
+                x=t.mean_pred[ok], y=t.observed[ok], mode="markers+lines", legendgroup=plot_text(name), showlegend=col == 1,
+                name=plot_text(name), line=dict(color=style["color"], dash=style["dash"], width=2),
                 marker=dict(size=9, color=style["color"]),
                 error_y=dict(type="data", symmetric=False, array=(t.ci_high - t.observed)[ok],
                              arrayminus=(t.observed - t.ci_low)[ok], color=style["color"], thickness=1.2, width=3),
@@ -240,7 +261,8 @@ def recalibration_metric_figure(result: RecalibrationResult, metric: str = "ece"
     fig = go.Figure()
     for i, res in enumerate(result.all):
         groups = list(res.metrics)
-        fig.add_trace(go.Bar(x=groups, y=[getattr(res.metrics[g], metric) for g in groups], name=res.label,
+        fig.add_trace(go.Bar(x=[plot_text(g) for g in groups], y=[getattr(res.metrics[g], metric) for g in groups],
+                             name=res.label,
                              marker_color=NEUTRAL if i == 0 else PALETTE[(i - 1) % len(PALETTE)],
                              hovertemplate=f"<b>%{{x}}</b> {res.label}: %{{y:.4f}}<extra></extra>"))
     fig.update_layout(template=TEMPLATE, barmode="group", height=400, yaxis_title=titles[metric],
@@ -254,27 +276,28 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
     fig = go.Figure()
     names = [n for n in fr.groups if n != OVERALL]
     offsets = np.linspace(-0.15, 0.15, max(len(groups), 1)) if fr.kind == "categorical" else np.zeros(len(groups))
+    feature = plot_text(fr.feature)
     for off, name in zip(offsets, groups):
         b = fr.groups[name]
         ok = b.n > 0
         style = _style(names, name)
         fig.add_trace(go.Scatter(
             x=(b.x + off)[ok], y=b.mean[ok], mode="markers+lines" if fr.kind == "numeric" else "markers",
-            name=name, line=dict(color=style["color"], dash=style["dash"], width=2),
+            name=plot_text(name), line=dict(color=style["color"], dash=style["dash"], width=2),
             marker=dict(size=10, color=style["color"]),
             error_y=dict(type="data", symmetric=False, array=np.nan_to_num(b.high - b.mean)[ok],
                          arrayminus=np.nan_to_num(b.mean - b.low)[ok], color=style["color"], thickness=1.5, width=4),
-            customdata=np.column_stack([b.label[ok], b.n[ok]]),
-            hovertemplate=f"<b>{name}</b> {fr.feature} %{{customdata[0]}}<br>mean Pearson residual %{{y:.3f}}"
+            customdata=np.column_stack([[plot_text(v) for v in b.label[ok]], b.n[ok]]),
+            hovertemplate=f"<b>{plot_text(name)}</b> {feature} %{{customdata[0]}}<br>mean Pearson residual %{{y:.3f}}"
                           "<br>n = %{customdata[1]}<extra></extra>"))
     fig.add_hline(y=0, line=dict(color=NEUTRAL, width=1.5, dash="dot"))
-    xaxis = dict(title=fr.feature)
+    xaxis = dict(title=feature)
     if fr.kind == "categorical":
         first = fr.groups[OVERALL]
-        xaxis.update(tickmode="array", tickvals=first.x.tolist(), ticktext=first.label.tolist())
+        xaxis.update(tickmode="array", tickvals=first.x.tolist(), ticktext=[plot_text(v) for v in first.label])
     fig.update_layout(template=TEMPLATE, height=height, xaxis=xaxis,
                       yaxis_title="Mean Pearson residual (y − p̂)/√(p̂(1−p̂))",
-                      title=f"Residuals against {fr.feature}: above 0 the model under-predicts, below it over-predicts",
+                      title=f"Residuals against {feature}: above 0 the model under-predicts, below it over-predicts",
                       legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, title_text=""), margin=dict(b=130))
     return fig
 
@@ -282,7 +305,9 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
 def score_distribution_figure(attribute: str, names: list[str], edges: np.ndarray, shares: list[np.ndarray],
                               height: int = 340) -> go.Figure:
     """Each group's share of rows per score bin (``shares[k][b]``: group k, bin [edges[b], edges[b+1])): where the
-    model puts each group's scores, the first thing to look at before any calibration or parity reading."""
+    model puts each group's scores, the first thing to look at before any calibration or parity reading.
+    Unlike the others, its names are not escaped here: the home page draws it through ``_ui.figure``, which still
+    escapes the whole figure; escape them here (``plot_text``) when that path stops doing so."""
     centres = (edges[:-1] + edges[1:]) / 2
     fig = go.Figure()
     for k, (name, share) in enumerate(zip(names, shares)):

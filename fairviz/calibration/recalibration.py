@@ -1,9 +1,9 @@
-"""Corrective recalibration (seed 001 §5): fit a monotone map b̃(p̂) on a calibration split, judge it on the rest.
+"""Corrective recalibration ([2] §5): fit a monotone map b̃(p̂) on a calibration split, judge it on the rest.
 
 Methods (all non-decreasing in p̂, as §5.1 asks):
 - ``platt``: p̃ = expit(a + b·logit p̂), the lecture's "stacking with one predictor"; (a, b) = (β₀, 1 + β₁) of the
   linear calibration test fitted on the same rows.
-- ``temperature``: p̃ = expit(logit p̂ / T), one parameter (seed 000 App. E.5).
+- ``temperature``: p̃ = expit(logit p̂ / T), one parameter ([1] App. E.5).
 - ``isotonic``: the pool-adjacent-violators step function (scikit-learn's IsotonicRegression, clipped).
 - ``spline``: a smooth monotone spline of logit p̂ on the logit scale (the lecture's mgcv ``bs = "mpi"``): cubic
   B-splines with non-decreasing coefficients (θ = cumulative sums of non-negative steps), fitted by penalised
@@ -219,6 +219,12 @@ class RecalibrationResult:
 
     def method(self, name: str) -> MethodResult:
         return next(m for m in self.all if m.method == name)
+
+    def rows(self) -> list[dict]:
+        """Each method's metrics per group on the evaluation rows (the original scores first)."""
+        return [{"method": res.label, "group": name, "n": m.n, "ece": m.ece, "smooth_ece": m.smooth_ece,
+                 "log_loss": m.log_loss, "brier": m.brier}
+                for res in self.all for name, m in res.metrics.items()]
 
 
 def split_rows(pred: Predictions, params: RecalParams) -> tuple[np.ndarray, str]:

@@ -1,4 +1,8 @@
-"""The calibration concept's settings and result types: small frozen dataclasses, no figures, no computation."""
+"""The calibration concept's settings and result types: small frozen dataclasses, no figures, no computation.
+
+``CalibrationAudit`` offers its tables once (``group_rows``, ``bin_rows``, ``pair_rows``, ``difference_rows``): the
+JSON (``fairviz.report.calibration.calibration_to_dict``) and every displayed table (page, HTML report, terminal)
+are built from these records, so they cannot disagree."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,7 +14,7 @@ from scipy import stats as sps
 from fairviz.core import stats
 from fairviz.core.ece import SCORE_CELLS, ece_regime
 
-EPS = 1e-6                 # p̂ is clipped to [EPS, 1 − EPS] before logit (spec D-12)
+EPS = 1e-6                 # p̂ is clipped to [EPS, 1 − EPS] before logit: logit(0) and logit(1) are infinite ([2] §4.5)
 GLM_SUPPORT = 4096         # distinct logit values fitted exactly; above this, a uniform grid of this many points
 CELLS = SCORE_CELLS        # equal cells on [0, 1] for the smooth ECE and every bootstrap resample
 CURVE_POINTS = 120         # points of a drawn smooth curve
@@ -222,6 +226,67 @@ class CalibrationAudit:
     @property
     def all_groups(self) -> list[GroupCalibration]:
         return [*self.groups, self.overall]
+
+    def key(self, g: GroupCalibration) -> str:
+        """A group's name in the JSON and the tables: a group literally named "overall" reads "overall (group)"."""
+        return g.name if g.name != OVERALL or g is self.overall else f"{g.name} (group)"
+
+    def group_rows(self) -> list[dict]:
+        """One record per group and one for all rows (last), keyed as in the JSON: every per-group number the
+        section shows. Undefined values are None or NaN, never 0."""
+        return [_group_row(self.key(g), g, g is self.overall) for g in self.all_groups]
+
+    def bin_rows(self, strategy: str | None = None) -> list[dict]:
+        """The reliability bins of every group and of all rows (``strategy``: the params' one by default)."""
+        strategy = strategy or self.params.strategy
+        return [{"group": self.key(g), "bin": k + 1, **row}
+                for g in self.all_groups for k, row in enumerate(g.reliability[strategy].rows())]
+
+    def pair_rows(self) -> list[dict]:
+        """Calibration error gaps of each ordered pair (i minus j) with their percentile intervals."""
+        return [{"group_i": p.group_i, "group_j": p.group_j, "ece_diff": p.ece_diff,
+                 "ece_diff_ci": _pair(p.ece_diff_ci), "smooth_ece_diff": p.smooth_ece_diff,
+                 "smooth_ece_diff_ci": _pair(p.smooth_ece_diff_ci)} for p in self.pairs]
+
+    def difference_rows(self) -> list[dict]:
+        """Each tested group's intercept and slope minus the reference group's, from the model with group terms."""
+        diff = self.difference
+        return [{"group_i": name, "group_j": diff.reference,
+                 "intercept_diff": d["intercept"].estimate, "intercept_diff_p": d["intercept"].p,
+                 "slope_diff": d["slope"].estimate, "slope_diff_p": d["slope"].p}
+                for name, d in diff.differences.items()]
+
+
+def _group_row(key: str, g: GroupCalibration, overall: bool) -> dict:
+    linear, spline, perf = g.linear, g.spline, g.performance
+    intercept, slope, joint, large = linear.intercept, linear.slope, linear.joint, linear.in_the_large
+    return {
+        "group": key, "n": g.n, "n_pos": g.n_pos, "mean_score": g.mean_score, "observed_rate": g.observed_rate,
+        "n_clipped": g.n_clipped, "status": linear.status or None,
+        "ece": g.ece, "ece_ci": _pair(g.ece_ci), "ece_regime": g.ece_regime,
+        "smooth_ece": g.smooth_ece, "smooth_ece_ci": _pair(g.smooth_ece_ci), "smooth_ece_bandwidth": g.smooth_sigma,
+        "intercept": intercept.estimate if intercept else None, "intercept_se": intercept.se if intercept else None,
+        "intercept_p": intercept.p if intercept else None,
+        "slope": slope.estimate if slope else None, "slope_se": slope.se if slope else None,
+        "slope_p": slope.p if slope else None,
+        "calibration_slope": linear.calibration_slope if slope else None,
+        "lr_statistic": joint.statistic if joint else None, "lr_p_value": joint.p if joint else None,
+        "calibration_in_the_large": large.estimate if large else None,
+        "calibration_in_the_large_p": large.p if large else None,
+        "lr_p_value_bh": None if overall else g.joint_p_adjusted,
+        "nonlinear_p_value": spline.vs_linear.p if spline.vs_linear else None,
+        "nonlinear_p_value_bh": None if overall else g.nonlinear_p_adjusted,
+        "spline_vs_calibrated_p_value": spline.vs_calibrated.p if spline.vs_calibrated else None,
+        "spline_status": spline.status or None,
+        "auroc": perf.auroc, "auroc_ci": _pair(perf.auroc_ci), "log_loss": perf.log_loss,
+        "log_loss_ci": _pair(perf.log_loss_ci), "brier": perf.brier, "brier_ci": _pair(perf.brier_ci),
+        "performance_status": perf.status or None,
+    }
+
+
+def _pair(interval: stats.Interval) -> tuple[float, float]:
+    """An interval as (low, high): JSON writes it as [low, high] (NaN as null), tables as "[low, high]"."""
+    return float(interval.low), float(interval.high)
 
 
 def _scalar(value):

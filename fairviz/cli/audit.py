@@ -11,7 +11,7 @@ from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapp
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine, resolve
 from fairviz.core.markup import csv_bytes
 from fairviz.data.samples import match_sample
-from fairviz.explain.run import ExplainParams
+from fairviz.explain import ExplainParams
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.explain import ExplainAuditParams
 from fairviz.report.summary import summary

@@ -13,17 +13,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from fairviz.data import DataError
-from fairviz.explain import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.cli.common import emit
 from fairviz.core.wording import fmt, fmt_p
+from fairviz.data import DataError
+from fairviz.explain import (METHOD_NAMES, METHODS, METRICS, RANDOM, AttributionParams, ExplainParams, ModelParams,
+                             SensitivityParams, compare, default_epochs, disparity_json, model_warnings, run)
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
-from fairviz.explain.attribute import AttributionParams
-from fairviz.explain.disparity import compare, disparity_json, model_warnings
-from fairviz.explain.metrics import SensitivityParams
-from fairviz.explain.models import ModelParams, default_epochs
-from fairviz.explain.run import ExplainParams, run
 
 
 def add_parser(commands) -> None:
@@ -147,7 +143,7 @@ def summary(result, report, warnings: list[str]) -> str:
     lines += [f"  warning: {w}" for w in warnings]
     for cell in report.cells:
         flag = "**" if cell.considerable else ("* " if cell.significant else "  ")
-        lines.append(f"  {flag}{METHOD_NAMES[cell.method]:<6} {METRICS[cell.metric]:<24} median {fmt(cell.median_i)} vs "
+        lines.append(f"  {flag}{METHOD_NAMES[cell.method]:<6} {METRICS[cell.metric].label:<24} median {fmt(cell.median_i)} vs "
                      f"{fmt(cell.median_j)}  p {fmt_p(cell.p_value):>7}  d {fmt(cell.cohens_d, 2):>6}")
     lines.append("  (* p ≤ alpha, ** and |d| ≥ 0.2)")
     return "\n".join(lines)

@@ -1,5 +1,5 @@
 """``fairviz probe`` and ``fairviz augment``: counterfactual probing of knee regions and RDF-guided augmentation
-(Residual Distribution Fairness §7–8, App. D, E, O) on the explanation page's text models.
+([1] Residual Distribution Fairness §7–8, App. D, E, O) on the explanation page's text models.
 
     fairviz probe --data neutral-biased --model tiny --n 150 --json probe.json
     fairviz probe --data reviews.csv --text-column review --label-column stars --group-column gender --json -
@@ -15,14 +15,11 @@ import sys
 from pathlib import Path
 
 from fairviz.cli.common import emit
-from fairviz.data import DataError
 from fairviz.core.serialize import clean
-from fairviz.core.wording import fmt_p
-from fairviz.probing import AUGMENT_STRATEGIES, PROBES, STRATEGY_NAMES
-from fairviz.probing.augment import SEEDS, AugmentParams
-from fairviz.probing.probe import ProbeParams
-from fairviz.probing.shipped import load_shipped
-from fairviz.probing.textmodel import DATA_SETS, DEFAULT_DATA, DEFAULT_GENERATE, load_dataset, model_spec
+from fairviz.data import DataError
+from fairviz.probing import (AUGMENT_STRATEGIES, DATA_SETS, DEFAULT_DATA, DEFAULT_GENERATE, SEEDS, AugmentParams,
+                             ProbeParams, RunProtocol, augment_summary, load_dataset, load_shipped, model_spec,
+                             probe_summary, run_augment, run_probe)
 
 
 def add_parser(commands) -> None:
@@ -103,7 +100,6 @@ def _check_eps(eps: float) -> None:
 
 
 def run_probe_command(args) -> int:
-    from fairviz.probing.run import RunProtocol, run_probe
     if args.shipped:
         payload = load_shipped("probe")
     else:
@@ -125,7 +121,6 @@ def run_probe_command(args) -> int:
 
 
 def run_augment_command(args) -> int:
-    from fairviz.probing.run import RunProtocol, run_augment
     if args.shipped:
         payload = load_shipped("augment")
     else:
@@ -155,40 +150,3 @@ def run_augment_command(args) -> int:
         payload = clean(result.to_dict())
     emit(augment_summary(payload), payload, args.json)
     return 0
-
-
-def _f(value, digits: int = 4) -> str:
-    return "undefined" if value is None else f"{value:.{digits}f}"
-
-
-def probe_summary(data: dict) -> str:
-    meta = data.get("meta", {})
-    lines = [f"{meta.get('data', {}).get('title', 'data')} · {meta.get('model', {}).get('description', 'model')} · "
-             f"pool {data['pool']['n']:,} rows, ECE {_f(data['pool']['ece'], 3)} ({data['pool']['regime']})"]
-    for key, probe in data["probes"].items():
-        ci = probe["ci"]
-        lines.append(f"  {PROBES[key]:<22} knee {_f(probe['knee_mean'])}  non-knee {_f(probe['nonknee_mean'])}  "
-                     f"ratio {_f(probe['ratio'], 2)} [{_f(ci[0], 2)}, {_f(ci[1], 2)}]  p {fmt_p(probe['p_value'])}")
-        if probe["note"]:
-            lines.append(f"    {probe['note']}")
-    lines.append(f"  average ratio over probes (Table 11): {_f(data['ratio_average'], 2)}")
-    for key, s in data["strategies"].items():
-        lines.append(f"  {STRATEGY_NAMES[key]:<22} demographic sensitivity {_f(s['demographic_sensitivity'])}  "
-                     f"identity dependence {_f(s['identity_dependence'])}  clear {_f(s['clear_pattern_share'], 2)}")
-    return "\n".join(lines)
-
-
-def augment_summary(data: dict) -> str:
-    before = data["before"]
-    lines = [f"before: F_pattern {_f(before['f_pattern'])}, F_v {_f(before['f_v'])}, F_dist {_f(before['f_dist'])}; "
-             f"D* {data['dstar_size']} of {data['pool_n']} validation rows",
-             "  " + data["sign_convention"]]
-    for r in data["records"]:
-        d = r["delta"]
-        test = (r["t_test_vs_random"] or {}).get("f_pattern") or {}
-        lines.append(f"  {AUGMENT_STRATEGIES[r['strategy']]:<24} k={r['k']:<4} ΔF_pattern {_f(d['f_pattern']['mean'])} ± "
-                     f"{_f(d['f_pattern']['std'])}  ΔF_v {_f(d['f_v']['mean'])}  ΔF_dist {_f(d['f_dist']['mean'])}  "
-                     f"efficiency {_f(r['efficiency']['f_pattern'], 6)}"
-                     + (f"  Welch p vs random {fmt_p(test.get('p_value'))}" if r["strategy"] != "random" else ""))
-    lines.append("  " + data["calibration"]["reading"])
-    return "\n".join(lines)

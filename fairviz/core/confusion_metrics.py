@@ -1,9 +1,9 @@
-"""Confusion-matrix metrics of seed 002 (Tables 2.2–2.4, with the seed's typos corrected), vectorised.
+"""Confusion-matrix metrics of [3] (Tables 2.2–2.4, with the thesis's typos corrected), vectorised.
 
 Every function takes ``Cells``: four arrays named ``tp, fn, fp, tn`` (any common shape), so a million Monte
 Carlo draws, every confusion matrix of size n, or the groups of a data set are scored in one call. Counts may
 be real-valued (smoothed counts from CPS). A metric whose denominator is zero is NaN ("undefined", a *hole*
-in the seed's words), never 0.
+in the thesis's words), never 0.
 
 The three families decide how MATCH computes a metric's distribution exactly:
 - binomial ``(c_i + c_j)/n``: ACC, PREV, PPR;

@@ -1,4 +1,4 @@
-"""Binned calibration error shared by every page: ECE with 15 equal-width bins and its regime (seed 000 §7)."""
+"""Binned calibration error shared by every page: ECE with 15 equal-width bins and its regime ([1] §7)."""
 from __future__ import annotations
 
 import threading

@@ -180,6 +180,17 @@ def percentile_interval(samples: np.ndarray, level: float = 0.95) -> Interval:
     return Interval(float(low), float(high), level, samples.size)
 
 
+def basic_interval(samples: np.ndarray, observed: float, level: float = 0.95) -> Interval:
+    """The basic (reverse percentile) bootstrap interval [2θ̂ − q_hi, 2θ̂ − q_lo]. Unlike the percentile interval it
+    corrects the bias the bootstrap sees: for a difference of two ECEs (biased upwards, differently for each model)
+    the percentile interval covered the true difference in 68% of simulated data sets and this one in 95%
+    (``tests/compare``)."""
+    pct = percentile_interval(samples, level)
+    if not np.isfinite(observed):
+        return Interval(np.nan, np.nan, level, pct.resamples)
+    return Interval(2 * observed - pct.high, 2 * observed - pct.low, level, pct.resamples)
+
+
 def bootstrap_rows(statistic, arrays: tuple[np.ndarray, ...], resamples: int = DEFAULT_RESAMPLES,
                    seed: int = 0, level: float = 0.95, strata: np.ndarray | None = None) -> Interval:
     """Percentile CI of ``statistic(*arrays)`` by resampling whole rows (for small samples or complex stats).

@@ -29,7 +29,7 @@ TEMPLATE = "fairviz_white"
 
 
 def group_style(index: int) -> dict:
-    """Colour and dash of the index-th group: the dash keeps overlapping curves apart (seed 000 Fig. 1)."""
+    """Colour and dash of the index-th group: the dash keeps overlapping curves apart ([1] Fig. 1)."""
     return {"color": PALETTE[index % len(PALETTE)], "dash": DASHES[index % len(DASHES)]}
 
 

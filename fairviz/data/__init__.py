@@ -1,40 +1,51 @@
-"""Ingest: the data model (``Predictions``, ``ColumnMapping``), reading, role guessing and validation.
+"""Ingest: the data model, reading, role guessing and validation — the public face of ``fairviz.data``.
 
-Callers import from here; the engine (``fairviz.data.engine``), samples, limits and group views are modules of
-this package.
+Callers import from here. Inside: ``model`` (``Predictions``, ``ColumnMapping``, ``GroupView``, ``Sample``,
+``DataError``), ``reading`` (CSV and Parquet within documented limits), ``roles`` (which column plays which role, for
+every form that maps columns), ``validation`` (a frame under a mapping → ``Predictions``); and, imported by module,
+``engine`` (the reduction to counts on DuckDB or Spark), ``samples``, ``limits`` and ``groups``.
 """
 from fairviz.data.model import (
-    MAX_ROWS,
-    MIN_GROUP_SIZE,
     INTERSECTION_SEP,
-    DataError,
     ColumnMapping,
+    DataError,
     GroupView,
     Predictions,
-    MAX_CELLS,
-    MAX_BYTES,
-    PREVIEW_ROWS,
-    TableInfo,
-    read_table,
-    read_preview,
-    inspect_table,
-    guess_mapping,
-    label_values,
-    guess_positive_label,
-    build_predictions,
-    load_predictions,
     Sample,
     intersection_view,
 )
+from fairviz.data.reading import (
+    MAX_BYTES,
+    MAX_CELLS,
+    MAX_ROWS,
+    PREVIEW_ROWS,
+    TableInfo,
+    inspect_table,
+    read_preview,
+    read_table,
+)
+from fairviz.data.roles import (
+    guess_forecast_roles,
+    guess_mapping,
+    guess_positive_label,
+    guess_text_roles,
+    guess_training_roles,
+    label_values,
+    quantile_level,
+)
+from fairviz.data.validation import MIN_GROUP_SIZE, build_predictions, load_predictions
 
 __all__ = [
-    "MAX_ROWS",
-    "MIN_GROUP_SIZE",
-    "INTERSECTION_SEP",
+    # the data model
     "DataError",
     "ColumnMapping",
     "GroupView",
     "Predictions",
+    "Sample",
+    "INTERSECTION_SEP",
+    "intersection_view",
+    # reading
+    "MAX_ROWS",
     "MAX_CELLS",
     "MAX_BYTES",
     "PREVIEW_ROWS",
@@ -42,11 +53,16 @@ __all__ = [
     "read_table",
     "read_preview",
     "inspect_table",
+    # role guessing
     "guess_mapping",
+    "guess_text_roles",
+    "guess_training_roles",
+    "guess_forecast_roles",
+    "quantile_level",
     "label_values",
     "guess_positive_label",
+    # validation
+    "MIN_GROUP_SIZE",
     "build_predictions",
     "load_predictions",
-    "Sample",
-    "intersection_view",
 ]

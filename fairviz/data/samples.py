@@ -1,4 +1,5 @@
-"""The bundled sample datasets in assets/ (listed in assets/samples.json), loadable without network.
+"""The bundled sample datasets in assets/ (listed in assets/samples.json), loadable without network, from a checkout
+or an installed package.
 
 A sample's settings (decision threshold, which prediction is the benefit) belong to its definition and apply
 wherever that file is audited: the app when the sample is picked, and ``fairviz audit`` when the path is a
@@ -11,9 +12,20 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from fairviz.data.model import ColumnMapping, Predictions, Sample, build_predictions, read_table
+from fairviz.data.model import ColumnMapping, Predictions, Sample
+from fairviz.data.reading import read_table
+from fairviz.data.validation import build_predictions
 
-ASSETS = Path(__file__).resolve().parents[2] / "assets"
+
+def _assets() -> Path:
+    """The bundled files: ``assets/`` at the root of a checkout, ``fairviz/assets`` inside an installed package
+    (setup.py puts the samples there)."""
+    package = Path(__file__).resolve().parents[1]
+    installed = package / "assets"
+    return installed if installed.is_dir() else package.parent / "assets"
+
+
+ASSETS = _assets()
 DEFAULT_SAMPLE = "compas"
 BENEFITS = ("positive", "negative")
 

@@ -1,6 +1,6 @@
 """Token attributions for the gold label with the paper's six methods (captum, lime, shap) and a random baseline.
 
-Conventions (spec §1, ferret's defaults, so the numbers mean what the paper's mean):
+Conventions ([4] §3.2, ferret's defaults, so the numbers mean what the paper's mean):
 
 - granularity: the model's own sub-word tokens, [CLS]/[SEP] included; one score per token (length n);
 - gradient methods work on the **word embeddings** E (position/type embeddings are added inside the model) and
@@ -13,13 +13,13 @@ Conventions (spec §1, ferret's defaults, so the numbers mean what the paper's m
 - every stochastic step takes a seed; twins get the same seed (keyed by pair id), so a model that cannot tell
   them apart gives them identical explanations.
 
-Finding (not in the spec): summed over the hidden dimension, IG without ×input is exactly zero for BERT-style
+Finding (not in [4]): summed over the hidden dimension, IG without ×input is exactly zero for BERT-style
 encoders, because the word embeddings feed a LayerNorm, which is invariant to adding a constant to every hidden
 dimension, so every gradient w.r.t. them sums to 0 over that dimension. What remains is float32 rounding (|Σ_d| /
 Σ_d|·| ≈ 1e-8), which L1 normalisation blows up into arbitrary rankings. Such attributions are flagged
 (``numerically_zero``) and their metrics are undefined, with the reason shown, instead of scoring noise.
 
-Decision (spec §1.2 offers both): SHAP's Text masker runs with ``output_type="token_ids"``, i.e. masked inputs
+Decision ([4] leaves it open): SHAP's Text masker runs with ``output_type="token_ids"``, i.e. masked inputs
 reach the model as id rows of the original length n instead of strings that are re-tokenized. With a mask token
 and ``collapse_mask_token=False`` this is what the string mode computes, minus the decode/re-tokenize round trip,
 and it guarantees that every model call keeps length n (which the sensitivity perturbation relies on).

@@ -1,4 +1,4 @@
-"""Text data sets for the explanation-disparity analysis (seed 003): gendered twin sentences, COMPAS as text, uploads.
+"""Text data sets for the explanation-disparity analysis ([4]): gendered twin sentences, COMPAS as text, uploads.
 
 Every data set is a ``TextDataset``: one row per sentence with its text, binary label, group (``male``/``female``
 for the built-in sets) and ``pair_id``. Twins (the male and the female version of one sentence) share a
@@ -135,7 +135,7 @@ STEREOTYPE_FRAMES = ("as a {S:man} {job} , {S:he} {action} .",
 OCCUPATIONS = ("cfo", "doctor", "teacher", "pilot", "lawyer", "manager", "chef", "scientist", "banker", "writer",
                "engineer", "nurse", "officer", "designer", "accountant")
 
-# Gender-neutral control (spec D4): the label is sentiment and identical across the twins.
+# Gender-neutral control (a negative control beyond [4]): the label is sentiment and identical across the twins.
 SENTIMENT_VERBS = {1: ("loved", "enjoyed", "admired", "praised", "adored", "liked"),
                    0: ("hated", "disliked", "despised", "criticised", "feared", "resented")}
 NEUTRAL_TEMPLATES = (
@@ -247,7 +247,7 @@ def stereotypes(n_pairs: int = 400, seed: int = 0) -> TextDataset:
 
 
 def neutral_control(n_pairs: int = 400, seed: int = 0) -> TextDataset:
-    """Gender-neutral control (spec D4): sentiment twins whose label does not depend on gender at all."""
+    """Gender-neutral control (beyond [4]): sentiment twins whose label does not depend on gender at all."""
     def extra(rng):
         sentiment = int(rng.random() < 0.5)
         verbs = SENTIMENT_VERBS[sentiment]
@@ -407,6 +407,15 @@ def from_frame(frame: pd.DataFrame, text: str, label: str, group: str, positive_
                                    f"groups '{chosen[0]}' vs '{chosen[1]}' of '{group}'.",
                        meta={"columns": {"text": text, "label": label, "group": group, "pair": pair},
                              "positive_label": str(positive), "notes": notes})
+
+
+def from_predictions(pred, attribute: str, key: str) -> TextDataset:
+    """The texts of audited predictions, their labels and the groups of ``attribute`` (the audit's section and the
+    page's "loaded data" source; the two largest groups are compared)."""
+    view = pred.groups(attribute)
+    frame = pd.DataFrame({"text": pred.texts(), "label": pred.y.astype(int),
+                          "group": np.asarray(view.names, dtype=object)[view.codes]})
+    return from_frame(frame, "text", "label", "group", positive_label=1, title=pred.source, key=key)
 
 
 def from_file(path_or_bytes, name: str, text: str, label: str, group: str, **kwargs) -> TextDataset:

@@ -1,4 +1,6 @@
-"""Figures of the explanation-disparity page. They take results (``ExplainResult``, ``DisparityReport``), never models.
+"""Figures of the explanation-disparity analysis. They take results (``ExplainResult``, ``DisparityAudit``), never
+models. Names from the data (groups, tokens, label names) are escaped where they enter a figure (``plot_text``), so
+the ``<br>`` we write in hover text and titles survives.
 
 - ``metric_boxplots``: one panel per metric, methods on x, the two groups side by side (paper Figs. 2–7), a star
   over every method whose difference is significant with |d| ≥ 0.2;
@@ -16,10 +18,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fairviz.explain import DIRECTIONS, METHOD_NAMES, METRICS
-from fairviz.explain.disparity import DisparityReport, heatmap_values
-from fairviz.explain.results import ExplainResult
+from fairviz.core.markup import plot_text
 from fairviz.core.theme import PALETTE, TEMPLATE
+from fairviz.explain.analysis import heatmap_values
+from fairviz.explain.registry import METHOD_NAMES, METRICS
+from fairviz.explain.results import DisparityAudit, ExplainResult
 from fairviz.core.wording import fmt, fmt_p
 
 MAX_POINTS = 2000
@@ -27,15 +30,14 @@ GROUP_COLOURS = (PALETTE[0], PALETTE[1])          # blue for the first group, or
 SIGNED = [[0.0, "#b35806"], [0.5, "#f7f7f7"], [1.0, "#542788"]]
 
 
-def metric_boxplots(result: ExplainResult, report: DisparityReport | None = None, metrics: list[str] | None = None,
+def metric_boxplots(result: ExplainResult, report: DisparityAudit | None = None, metrics: list[str] | None = None,
                     methods: list[str] | None = None, columns: int = 2, panel_height: int = 300) -> go.Figure:
     metrics = metrics or result.metrics
     methods = methods or result.methods
     gi, gj = result.groups
     rows = math.ceil(len(metrics) / columns)
-    arrow = {1: "↑ better", -1: "↓ better"}
     fig = make_subplots(rows=rows, cols=columns, vertical_spacing=0.32 / max(rows, 1), horizontal_spacing=0.08,
-                        subplot_titles=[f"{METRICS[m]} ({arrow[DIRECTIONS[m]]})" for m in metrics])
+                        subplot_titles=[f"{METRICS[m].label} ({METRICS[m].arrow})" for m in metrics])
     scores = result.scores[result.scores["method"].isin(methods)]
     raw = scores[metrics].notna().sum().sum() <= MAX_POINTS
     labels = [METHOD_NAMES[m] for m in methods]
@@ -43,13 +45,13 @@ def metric_boxplots(result: ExplainResult, report: DisparityReport | None = None
         row, col = k // columns + 1, k % columns + 1
         for g, (group, colour) in enumerate(zip((gi, gj), GROUP_COLOURS)):
             part = scores[scores["group"] == group]
-            common = dict(name=f"{group}", legendgroup=group, showlegend=k == 0, marker_color=colour,
+            common = dict(name=plot_text(group), legendgroup=plot_text(group), showlegend=k == 0, marker_color=colour,
                           line=dict(color=colour), offsetgroup=str(g))
             if raw:
                 x = part["method"].map(METHOD_NAMES)
                 fig.add_trace(go.Box(x=x, y=part[metric], boxpoints="all", jitter=0.4, pointpos=0,
                                      marker=dict(size=4, opacity=0.55, color=colour), fillcolor=_fill(colour),
-                                     hovertemplate=f"{group}<br>%{{x}}: %{{y:.3f}}<extra></extra>", **common),
+                                     hovertemplate=f"{plot_text(group)}<br>%{{x}}: %{{y:.3f}}<extra></extra>", **common),
                               row=row, col=col)
             else:
                 stats = [_box_stats(part.loc[part["method"] == m, metric].to_numpy(float)) for m in methods]
@@ -61,7 +63,7 @@ def metric_boxplots(result: ExplainResult, report: DisparityReport | None = None
             _stars(fig, report, methods, metric, row, col)
         fig.update_xaxes(categoryorder="array", categoryarray=labels, row=row, col=col)
     fig.update_layout(template=TEMPLATE, boxmode="group", height=max(420, rows * panel_height + 120),
-                      title=f"Explanation quality per sentence, {gi} vs {gj}",
+                      title=f"Explanation quality per sentence, {plot_text(gi)} vs {plot_text(gj)}",
                       legend=dict(orientation="h", yanchor="bottom", y=1.02 + 0.02 * (rows < 3), xanchor="right",
                                   x=1.0, title_text=""),
                       margin=dict(t=110))
@@ -70,7 +72,7 @@ def metric_boxplots(result: ExplainResult, report: DisparityReport | None = None
     return fig
 
 
-def _stars(fig, report: DisparityReport, methods, metric, row, col) -> None:
+def _stars(fig, report: DisparityAudit, methods, metric, row, col) -> None:
     for method in methods:
         cell = report.cell(method, metric)
         if cell is None or not cell.significant:
@@ -97,7 +99,7 @@ def _fill(colour: str) -> str:
     return f"rgba({r},{g},{b},0.25)"
 
 
-def disparity_heatmap(report: DisparityReport, height: int | None = None) -> go.Figure:
+def disparity_heatmap(report: DisparityAudit, height: int | None = None) -> go.Figure:
     """Cohen's d (i − j) where p (or BH-adjusted p) ≤ α; blank where not significant; ★ marks |d| ≥ 0.2."""
     methods, metrics, d, counts = heatmap_values(report)
     gi, gj = report.groups
@@ -116,10 +118,10 @@ def disparity_heatmap(report: DisparityReport, height: int | None = None) -> go.
             else:
                 core = "n.s." if not c.significant else f"{c.cohens_d:+.2f}{'★' if c.considerable else ''}"
             row_text.append(core + (f"<br>{c.runs_significant}/{runs} runs" if runs > 1 else ""))
-            row_hover.append(f"{METHOD_NAMES[m]} · {METRICS[k]}<br>p {fmt_p(c.p_value)}"
+            row_hover.append(f"{METHOD_NAMES[m]} · {METRICS[k].label}<br>p {fmt_p(c.p_value)}"
                              + (f" (BH {fmt_p(c.p_adjusted)})" if report.correction == "bh" else "")
                              + f"<br>d = {fmt(c.cohens_d, 2)} [{fmt(c.ci.low, 2)}, {fmt(c.ci.high, 2)}]"
-                             + f"<br>better: {c.better or '—'}")
+                             + f"<br>better: {plot_text(c.better) if c.better else '—'}")
         text.append(row_text)
         hover.append(row_hover)
     finite = np.abs(d[np.isfinite(d)])
@@ -128,11 +130,11 @@ def disparity_heatmap(report: DisparityReport, height: int | None = None) -> go.
         z=np.where(np.isfinite(d), d, np.nan), x=metrics, y=methods, text=text, customdata=hover,
         texttemplate="%{text}", textfont=dict(size=15), hovertemplate="%{customdata}<extra></extra>",
         colorscale=SIGNED, zmin=-bound, zmax=bound, zmid=0, xgap=3, ygap=3,
-        colorbar=dict(title=dict(text=f"d ({gi} − {gj})", side="right"), thickness=16)))
+        colorbar=dict(title=dict(text=f"d ({plot_text(gi)} − {plot_text(gj)})", side="right"), thickness=16)))
     test = "BH-adjusted p" if report.correction == "bh" else "p"
     fig.update_layout(template=TEMPLATE, height=height or 120 + 62 * len(methods),
-                      title=f"Significant disparities ({test} ≤ {report.alpha}): purple = {gi} higher, "
-                            f"brown = {gj} higher",
+                      title=f"Significant disparities ({test} ≤ {report.alpha}): purple = {plot_text(gi)} higher, "
+                            f"brown = {plot_text(gj)} higher",
                       xaxis=dict(side="top", showgrid=False), yaxis=dict(autorange="reversed", showgrid=False),
                       plot_bgcolor="#fafafa", margin=dict(t=120, l=90))
     return fig
@@ -140,13 +142,15 @@ def disparity_heatmap(report: DisparityReport, height: int | None = None) -> go.
 
 def twin_tokens(first: tuple[str, list[str], np.ndarray], second: tuple[str, list[str], np.ndarray],
                 method: str) -> go.Figure:
-    """Two sentences' token attributions on one shared, zero-centred colour scale (specials not shown)."""
+    """Two sentences' token attributions on one shared, zero-centred colour scale (specials not shown). Each
+    sentence is (title, tokens, scores); titles and tokens are data and are escaped here."""
     bound = max(float(np.max(np.abs(first[2]))) if len(first[2]) else 0.0,
                 float(np.max(np.abs(second[2]))) if len(second[2]) else 0.0, 1e-9)
-    fig = make_subplots(rows=2, cols=1, subplot_titles=[first[0], second[0]], vertical_spacing=0.28)
+    fig = make_subplots(rows=2, cols=1, subplot_titles=[plot_text(first[0]), plot_text(second[0])],
+                        vertical_spacing=0.28)
     for row, (_, tokens, scores) in enumerate((first, second), start=1):
         fig.add_trace(go.Heatmap(
-            z=[scores], x=list(range(len(tokens))), text=[tokens], texttemplate="%{text}", textfont=dict(size=16),
+            z=[scores], x=list(range(len(tokens))), text=[[plot_text(t) for t in tokens]], texttemplate="%{text}", textfont=dict(size=16),
             customdata=[[f"{v:+.3f}" for v in scores]], hovertemplate="%{text}: %{customdata}<extra></extra>",
             colorscale=SIGNED, zmin=-bound, zmax=bound, zmid=0, showscale=row == 1, xgap=2,
             colorbar=dict(title=dict(text="score (L1-normalised)", side="right"), thickness=14, len=0.9)),
@@ -158,10 +162,3 @@ def twin_tokens(first: tuple[str, list[str], np.ndarray], second: tuple[str, lis
     for annotation in fig.layout.annotations:
         annotation.font.size = 15
     return fig
-
-
-def colour_note(report: DisparityReport) -> str:
-    gi, gj = report.groups
-    return (f"Colour = sign of Cohen's d ({gi} − {gj}): purple where {gi}'s explanations score higher, brown where "
-            f"{gj}'s do. Whether higher is better depends on the metric (↑/↓ in the panel titles).")
-

@@ -1,6 +1,6 @@
-"""The paper's seven explanation-quality metrics (spec §2), computed per sentence.
+"""The paper's seven explanation-quality metrics ([4] §4.2), computed per sentence.
 
-Notation (spec §2.1): x = token ids with [CLS]/[SEP]; t = x without its first and last token; s = the attribution
+Notation ([4] §4.2): x = token ids with [CLS]/[SEP]; t = x without its first and last token; s = the attribution
 restricted to t and L1-normalised (Σ|s_i| = 1, sign kept); p(·) = softmax probability of the gold class y.
 
 Faithfulness
@@ -14,13 +14,13 @@ Complexity
 Robustness
   Sensitivity             ‖s(E + δ) − s(E)‖₂ / ‖s(E)‖₂, δ from a PGD attack on the prediction         ↓, ≥ 0
 
-Decisions (spec §6; the paper leaves these open):
+Decisions (the paper leaves these open):
 - AOPC deletes tokens at the id level (no decode/re-tokenize round trip, so no token is split differently) and the
   model sees [CLS] + remaining tokens + [SEP]; rationales follow ferret: top-⌊q·n⌋ tokens for q = 0.1…1.0, only
   positive scores, repeated rationales dropped; no positive score → comprehensiveness 0, sufficiency 1.
 - Soft metrics: s̃ = min-max of s over the non-special tokens (0.5 when s is constant), [CLS]/[SEP] never
   perturbed, one seeded draw (``draws`` averages more), probabilities not logits.
-- Sensitivity attack (spec §2.7): word-embedding space, non-special positions only; L2 ball of radius
+- Sensitivity attack ([4] §4.2, robustness): word-embedding space, non-special positions only; L2 ball of radius
   r = ε‖E_t‖_F with ε = 0.05; T = 10 steps of normalised-gradient ascent on the cross-entropy of the gold label,
   step α = 2.5r/T, projection onto the ball after each step, δ₀ = 0 (deterministic). The explainer is re-run with
   the same seed at E + δ; the IG baseline is not perturbed. ‖s(E)‖ = 0 → undefined.
@@ -67,7 +67,7 @@ def gini(s: np.ndarray) -> float:
 
 
 def gini_lorenz(s: np.ndarray) -> float:
-    """The same index written as 1 − 2 Σ (a_(k)/‖a‖₁)(n − k + ½)/n (spec §2.6); a cross-check for the tests."""
+    """The same index written as 1 − 2 Σ (a_(k)/‖a‖₁)(n − k + ½)/n; a cross-check for the tests."""
     a = np.sort(np.abs(np.asarray(s, dtype=float)))
     n, total = a.size, a.sum()
     if n == 0 or total == 0:

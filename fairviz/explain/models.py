@@ -26,7 +26,7 @@ from fairviz.data import DataError
 
 TINY_CONFIG = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
                    max_position_embeddings=128)
-DEFAULT_LR = {"tiny": 1e-3, "minilm": 5e-5, "local": 5e-5}      # spec §6 #21: 1e-3 is unstable for pre-trained
+DEFAULT_LR = {"tiny": 1e-3, "minilm": 5e-5, "local": 5e-5}      # 1e-3 is unstable for pre-trained
 # Epochs that reach ~100% test accuracy with the tiny model (stereotypes: the gender × action interaction is
 # learned after ~15 epochs); pre-trained models need far fewer.
 TINY_EPOCHS = {"geco-all": 8, "geco-subj": 10, "stereotypes": 30, "neutral": 8, "compas": 5}
@@ -325,7 +325,7 @@ def train(classifier: TextClassifier, texts, labels, progress: Progress | None =
 
 
 def tie_embeddings(classifier: TextClassifier, pairs: dict[str, str]) -> int:
-    """Make the model exactly blind to the listed word pairs (a glass-box negative control, spec M3).
+    """Make the model exactly blind to the listed word pairs (a glass-box negative control).
 
     Words linked by a pair (he/she; his/her/him, since his→her and him→her share "her") get one shared embedding,
     that of the first male word of the group. Words that are not a single token are skipped. Returns the number

@@ -1,4 +1,8 @@
-"""The per-sentence result of an explanation run, on disk and in memory (no torch: the page's instant demo).
+"""The results of the explanation-disparity analysis (no torch: the page's instant demo reads them).
+
+- ``ExplainResult``: the per-sentence result of an explanation run, on disk and in memory;
+- ``Cell``: the test of one (method, metric) between the two groups; ``DisparityAudit``: the grid of cells
+  ([4] §4.4, Tables 3–5), with its JSON (``disparity_json``, written by the CLI, the audit and the page).
 
 One ``ExplainResult`` holds three tables and a metadata dict:
 
@@ -24,8 +28,9 @@ import pandas as pd
 
 from fairviz.core.markup import csv_safe
 from fairviz.core.serialize import clean
-from fairviz.explain import METHOD_NAMES, METRICS
+from fairviz.core.stats import Interval
 from fairviz.data import DataError
+from fairviz.explain.registry import METHOD_NAMES, METRICS
 
 SHIPPED = Path(__file__).resolve().parents[2] / "assets" / "explain"
 TABLES = ("scores", "instances", "attributions")
@@ -120,3 +125,109 @@ def shipped() -> dict[str, str]:
 
 def load_shipped(key: str) -> ExplainResult:
     return load(SHIPPED / key)
+
+
+# ----------------------------------------------------------------------------------------------- the tests
+
+@dataclass(frozen=True)
+class Cell:
+    method: str
+    metric: str
+    group_i: str
+    group_j: str
+    n_i: int
+    n_j: int
+    undefined_i: int                 # sentences whose metric is undefined (NaN), left out of the test
+    undefined_j: int
+    median_i: float
+    median_j: float
+    mean_i: float
+    mean_j: float
+    p_value: float                   # two-sided Mann–Whitney U
+    p_adjusted: float                # Benjamini–Hochberg over the grid (used for significance only with "bh")
+    cohens_d: float                  # i minus j
+    ci: Interval                     # bootstrap percentile CI of d
+    significant: bool                # p (or adjusted p) ≤ α
+    considerable: bool               # significant and |d| ≥ 0.2
+    runs: int
+    runs_significant: int            # runs whose own test gives p ≤ α (paper Tables 3–5)
+    p_paired: float | None = None    # Wilcoxon signed-rank on twin differences (paired data only)
+
+    @property
+    def higher(self) -> str | None:
+        if not np.isfinite(self.cohens_d) or self.cohens_d == 0:
+            return None
+        return self.group_i if self.cohens_d > 0 else self.group_j
+
+    @property
+    def better(self) -> str | None:
+        """The group whose explanations score better on this metric (the metric's direction in ``METRICS``)."""
+        higher = self.higher
+        if higher is None:
+            return None
+        return higher if METRICS[self.metric].direction > 0 else (self.group_j if higher == self.group_i else self.group_i)
+
+    def to_dict(self) -> dict:
+        return {"method": self.method, "metric": self.metric,
+                "n": {self.group_i: self.n_i, self.group_j: self.n_j},
+                "undefined": {self.group_i: self.undefined_i, self.group_j: self.undefined_j},
+                "median": {self.group_i: _finite(self.median_i), self.group_j: _finite(self.median_j)},
+                "mean": {self.group_i: _finite(self.mean_i), self.group_j: _finite(self.mean_j)},
+                "p_value": _finite(self.p_value), "p_adjusted": _finite(self.p_adjusted),
+                "cohens_d": _finite(self.cohens_d), "ci": self.ci.to_list(),
+                "significant": self.significant, "considerable": self.considerable,
+                "higher": self.higher, "better": self.better,
+                "runs": self.runs, "runs_significant": self.runs_significant,
+                "p_paired_wilcoxon": _finite(self.p_paired)}
+
+
+@dataclass(frozen=True)
+class DisparityAudit:
+    cells: tuple[Cell, ...]
+    groups: tuple[str, str]
+    alpha: float
+    correction: str                  # "none" or "bh"
+    resamples: int
+    seed: int
+
+    def cell(self, method: str, metric: str) -> Cell | None:
+        return next((c for c in self.cells if c.method == method and c.metric == metric), None)
+
+    @property
+    def methods(self) -> list[str]:
+        present = {c.method for c in self.cells}
+        return [m for m in METHOD_NAMES if m in present]
+
+    @property
+    def metrics(self) -> list[str]:
+        present = {c.metric for c in self.cells}
+        return [m for m in METRICS if m in present]
+
+    def to_dict(self) -> dict:
+        return {"groups": list(self.groups), "alpha": self.alpha, "correction": self.correction,
+                "bootstrap_resamples": self.resamples, "seed": self.seed, "sign": f"{self.groups[0]} minus {self.groups[1]}",
+                "cells": [c.to_dict() for c in self.cells]}
+
+
+def _finite(x):
+    return float(x) if x is not None and np.isfinite(x) else None
+
+
+def disparity_json(result: ExplainResult, report: DisparityAudit, warnings: list[str]) -> dict:
+    """The explanation-disparity JSON that the CLI, the audit section and the page's download all write: per
+    method × metric n per group, medians, p_value, p_adjusted, cohens_d, ci (and more), plus context."""
+    tests = {}
+    for cell in report.cells:
+        tests.setdefault(cell.method, {})[cell.metric] = cell.to_dict()
+    meta = result.meta
+    return clean({
+        "dataset": {k: meta["dataset"][k] for k in ("key", "title", "groups", "label_names", "paired", "n_explained")
+                    if k in meta["dataset"]},
+        "model": {k: meta["model"].get(k) for k in ("kind", "path", "description", "n_parameters", "device")},
+        "settings": meta.get("settings"),
+        "model_behaviour": {run: v["behaviour"] for run, v in meta.get("runs", {}).items()},
+        "warnings": warnings,
+        "groups": list(report.groups), "sign": f"{report.groups[0]} minus {report.groups[1]}",
+        "alpha": report.alpha, "correction": report.correction, "bootstrap_resamples": report.resamples,
+        "tests": tests,
+    })

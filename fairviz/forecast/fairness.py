@@ -13,7 +13,6 @@ bootstrap): a metric is the mean over the group's rows, and a resample re-weight
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -21,24 +20,11 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core import stats
-from fairviz.data import DataError, GroupView
+from fairviz.data import DataError, GroupView, guess_forecast_roles, read_table
+from fairviz.data import quantile_level as parse_level      # role guessing's reading of 'q0.05', 'p95', …
 from fairviz.forecast import crps as scores
-from fairviz.data import read_table
 
 MIN_SERIES_FOR_CI = 5
-LEVEL_PATTERNS = [
-    (re.compile(r"^(?:q|quantile|tau|level|p)?[_\s-]?(0?\.\d+)$", re.I), 1.0),
-    (re.compile(r"^(?:q|quantile|p)[_\s-]?(\d{1,2})$", re.I), 100.0),
-]
-ROLE_NAMES = {
-    "series": ("id", "series", "series_id", "unique_id", "window", "window_id", "item_id", "forecast_id"),
-    "step": ("step", "lead", "horizon", "h", "lead_time", "ds", "t"),
-    "truth": ("truth", "y", "observed", "actual", "target", "y_true", "obs", "observation"),
-    "level": ("level", "quantile", "tau", "quantile_level", "q_level"),
-    "value": ("value", "forecast", "prediction", "yhat", "quantile_value", "q_value", "pred"),
-    "model": ("model", "model_name", "forecaster"),
-    "point": ("point", "point_forecast", "deterministic", "nvar", "mean", "median_forecast"),
-}
 
 
 @dataclass(frozen=True)
@@ -88,35 +74,9 @@ class QuantileForecasts:
 
 # ----------------------------------------------------------------------------------------------- reading
 
-def parse_level(column: str) -> float | None:
-    """The quantile level a wide column name stands for, or None."""
-    name = str(column).strip()
-    for pattern, divisor in LEVEL_PATTERNS:
-        match = pattern.match(name)
-        if match:
-            value = float(match.group(1)) / divisor
-            return value if 0 < value < 1 else None
-    return None
-
-
 def guess_mapping(frame: pd.DataFrame) -> ForecastMapping:
-    """Roles from column names (the page lets the user correct them)."""
-    lower = {str(c).lower(): c for c in frame.columns}
-
-    def find(role):
-        return next((lower[n] for n in ROLE_NAMES[role] if n in lower), None)
-
-    level_cols = [c for c in frame.columns if parse_level(c) is not None]
-    level, value = (None, None) if level_cols else (find("level"), find("value"))
-    used = {find("series"), find("step"), find("truth"), find("model"), find("point"), level, value, *level_cols}
-    groups = tuple(c for c in frame.columns if c not in used and not _numeric(frame[c])
-                   and 1 < frame[c].nunique(dropna=True) <= 50)
-    return ForecastMapping(series=find("series") or "", step=find("step") or "", truth=find("truth") or "",
-                           groups=groups, model=find("model"), point=find("point"), level=level, value=value)
-
-
-def _numeric(series: pd.Series) -> bool:
-    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+    """Roles from column names (``fairviz.data.roles``; the page lets the user correct them)."""
+    return ForecastMapping(**guess_forecast_roles(frame))
 
 
 def build(frame: pd.DataFrame, mapping: ForecastMapping, default_model: str = "model") -> dict[str, QuantileForecasts]:

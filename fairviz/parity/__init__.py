@@ -1,4 +1,20 @@
-"""Group parity: the Objective Fairness Index, disparate impact and the thesis's Table 3.2 metrics by group pair."""
-from fairviz.parity.analysis import ParityAudit, ParityParams, analyse
+"""Group parity ([3] ch. 3): does each group get the benefit its labels warrant? The Objective Fairness Index,
+Disparate Impact and the Table 3.2 metrics by group pair.
 
-__all__ = ["ParityAudit", "ParityParams", "analyse"]
+Inside: ``results`` (what an audit holds), ``analysis`` (counts → audit), ``pair_metrics`` (Table 3.2 as group ×
+group matrices), ``ofi`` (OFI, its noise test and the reading grid), ``di`` (DI and the four-fifths rule),
+``scenarios`` (Tables 3.1 and 3.3), ``readings`` (the sentences), ``figures`` (heatmaps and benefit bars).
+"""
+from fairviz.parity.analysis import SMALL_GROUP, analyse, from_counts
+from fairviz.parity.di import FOUR_FIFTHS, di, four_fifths
+from fairviz.parity.ofi import OFI_TOLERANCE, OFITest, classify, marginal_benefit, ofi, ofi_test
+from fairviz.parity.pair_metrics import (PAIR_METRICS, TABLE_32, PairMetric, PairwiseMatrix, dca, dcr, dppl,
+                                         pair_value, pairwise, te)
+from fairviz.parity.readings import read_pair
+from fairviz.parity.results import GroupParity, PairReading, ParityAudit, ParityParams
+from fairviz.parity.scenarios import SCENARIOS, Scenario, ScenarioResult, scenario
+
+__all__ = ["FOUR_FIFTHS", "OFI_TOLERANCE", "PAIR_METRICS", "SCENARIOS", "SMALL_GROUP", "TABLE_32", "GroupParity",
+           "OFITest", "PairMetric", "PairReading", "PairwiseMatrix", "ParityAudit", "ParityParams", "Scenario",
+           "ScenarioResult", "analyse", "classify", "dca", "dcr", "di", "dppl", "four_fifths", "from_counts",
+           "marginal_benefit", "ofi", "ofi_test", "pair_value", "pairwise", "read_pair", "scenario", "te"]

@@ -4,6 +4,9 @@ Colour means the same thing on every heatmap: purple favours the row group i, or
 group j, white is the metric's pivot (0, or 1 for DI). Metrics where a larger score *disfavours* i (TE, DCA,
 DCR, PPV gap) are therefore coloured by the negated score, and DI by log(DI), so equal ratios either way get
 equal colour. The printed numbers are always the metric's own values. Undefined cells are grey and say so.
+
+Group names are data: they are escaped where they enter a figure (``plot_text``), so the markup we write (a bold DI
+cell outside the four-fifths band) renders and a name's markup shows as typed.
 """
 from __future__ import annotations
 
@@ -12,7 +15,10 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from fairviz.parity.analysis import FOUR_FIFTHS, PAIR_METRICS, ParityAudit, PairwiseMatrix
+from fairviz.core.markup import plot_text
+from fairviz.parity.di import FOUR_FIFTHS
+from fairviz.parity.pair_metrics import PAIR_METRICS, PairwiseMatrix
+from fairviz.parity.results import ParityAudit
 from fairviz.core.theme import DIVERGING, NEUTRAL, PALETTE, TEMPLATE, hline, vrect
 
 UNDEFINED_FILL = "#d9d9d9"
@@ -63,8 +69,9 @@ def heatmap(matrix: PairwiseMatrix, highlight: tuple[str, str] | None = None, he
         ticks, ticktext = [-span, 0, span], ["favours column j", "no bias", "favours row i"]
     text = _cell_text(matrix) if len(names) <= ANNOTATE_MAX else None
     hover = _hover(matrix)
+    labels = [plot_text(name) for name in names]
     fig = go.Figure(go.Heatmap(
-        z=z, x=names, y=names, zmin=-span if metric.kind != "magnitude" else 0, zmax=span, colorscale=colorscale,
+        z=z, x=labels, y=labels, zmin=-span if metric.kind != "magnitude" else 0, zmax=span, colorscale=colorscale,
         text=text, texttemplate="%{text}" if text is not None else None, textfont=dict(size=15),
         customdata=hover, hovertemplate="%{customdata}<extra></extra>", hoverongaps=True, xgap=2, ygap=2,
         colorbar=dict(title=dict(text=metric.label, side="right"), tickvals=ticks, ticktext=ticktext, len=0.9)))
@@ -107,12 +114,12 @@ def _hover(matrix: PairwiseMatrix) -> np.ndarray:
     metric, names = matrix.metric, matrix.groups
     out = np.empty(matrix.values.shape, dtype=object)
     for (r, c), v in np.ndenumerate(matrix.values):
-        head = f"<b>{names[r]}</b> (i) vs <b>{names[c]}</b> (j)<br>{metric.label} = "
+        head = f"<b>{plot_text(names[r])}</b> (i) vs <b>{plot_text(names[c])}</b> (j)<br>{metric.label} = "
         if not np.isfinite(v):
-            out[r, c] = head + f"undefined<br>{_wrap(matrix.reasons[r, c])}"
+            out[r, c] = head + f"undefined<br>{_wrap(plot_text(matrix.reasons[r, c]))}"   # reasons name groups
             continue
         favours = metric.favours_i(v)
-        lean = "" if favours is None else f"<br>favours {names[r] if favours else names[c]}"
+        lean = "" if favours is None else f"<br>favours {plot_text(names[r] if favours else names[c])}"
         out[r, c] = head + f"{v:.4f}{lean}"
     return out
 
@@ -136,16 +143,17 @@ def small_multiples(audit: ParityAudit, metrics: tuple[str, ...] = ("ofi", "di",
 def benefit_figure(audit: ParityAudit, highlight: tuple[str, str] | None = None) -> go.Figure:
     """What each group got (benefit rate b = P̂/n) next to what its labels warrant (E[b] = P/n); 𝓑 is the gap."""
     names = [g.name for g in audit.groups]
+    labels = [plot_text(name) for name in names]
     got = [g.benefit_rate for g in audit.groups]
     deserved = [g.expected_benefit for g in audit.groups]
     fig = go.Figure()
-    fig.add_trace(go.Bar(x=names, y=got, name="benefit received  b = P̂/n", marker_color=PALETTE[0],
+    fig.add_trace(go.Bar(x=labels, y=got, name="benefit received  b = P̂/n", marker_color=PALETTE[0],
                          hovertemplate="%{x}: b = %{y:.3f}<extra></extra>"))
-    fig.add_trace(go.Bar(x=names, y=deserved, name="benefit warranted by labels  E[b] = P/n",
+    fig.add_trace(go.Bar(x=labels, y=deserved, name="benefit warranted by labels  E[b] = P/n",
                          marker_color=PALETTE[1], marker_pattern_shape="/",
                          hovertemplate="%{x}: E[b] = %{y:.3f}<extra></extra>"))
     # annotations and shapes set once: fig.add_annotation/add_vrect/add_hline re-validate all of them on each call
-    annotations = [dict(x=g.name, y=max(g.benefit_rate, g.expected_benefit) + 0.04, showarrow=False,
+    annotations = [dict(x=plot_text(g.name), y=max(g.benefit_rate, g.expected_benefit) + 0.04, showarrow=False,
                         text=f"𝓑 = {g.marginal_benefit:+.3f}",
                         font=dict(size=14, color="#542788" if g.marginal_benefit > 0 else "#b35806"))
                    for g in audit.groups]

@@ -1,19 +1,19 @@
-"""RDF-guided counterfactual augmentation (Residual Distribution Fairness §8.3, App. E, Algorithm 1).
+"""RDF-guided counterfactual augmentation ([1] §8.3, App. E, Algorithm 1).
 
 Algorithm 1, on a pluggable model (anything with ``score(texts)`` and ``fine_tune(texts, labels, seed, progress)``
 returning a new model; ``fairviz.probing.textmodel`` wraps the explanation page's text models):
 
 1. score the validation set V, compute d = f(x) − y, detect each group's knees;
 2. D* = the diagnostic set of the Residual page for V (Algorithm 1's residual band |d − r| < ε by default), and
-   select k examples: **rdf** uniformly from D* (when |D*| < k: all of D*, then the rows nearest a knee, spec
-   D-13), **uncertainty** the k highest-entropy rows, **random** k uniform rows — all from the same pool V;
+   select k examples: **rdf** uniformly from D* (when |D*| < k: all of D*, then the rows nearest a knee, our
+   choice: [1] does not say), **uncertainty** the k highest-entropy rows, **random** k uniform rows — all from the same pool V;
 3. add a counterfactual copy (x′, y) of each selected example, x′ = demographic swap (identity-term removal when
    the text has no gendered word);
 4. f′ = FineTune(f, T ∪ A) and the change of F_pattern, F_v and F_dist on the held-out test set.
 
 Repeated for each k and seed (the paper: k ∈ {100, 500}, seeds 42, 123, 456); mean ± std (ddof = 1) over seeds,
 efficiency ΔF/k, and a two-sided Welch t-test of each strategy against random. A control fine-tunes on T alone
-with the same seed (spec D-12), so the effect of the extra epoch is visible apart from the augmentation.
+with the same seed ([1] §8.3), so the effect of the extra epoch is visible apart from the augmentation.
 
 Sign convention (stated on every output): ΔF = F(after) − F(before). F_pattern is 1 when the groups' median
 residuals are equal, so a positive ΔF_pattern means fairer; F_v and F_dist are 0 when fair, so negative means
@@ -31,22 +31,15 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.core.ece import ece, ece_regime
-from fairviz.probing import AUGMENT_STRATEGIES
+from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.probing.lexicon import demographic_swap, identity_removal
 from fairviz.probing.probe import entropy, score_texts
-from fairviz.residuals import KneeParams, RDFParams, ResidualAudit, analyse, percentile_ranks
+from fairviz.probing.readings import calibration_reading
+from fairviz.probing.results import AUGMENT_STRATEGIES, DELTA_METRICS, SEEDS, AugmentRecord, AugmentResult
+from fairviz.residuals import KneeParams, RDFParams, ResidualAudit, analyse
 
 Progress = Callable[[float, str], None]
-DELTA_METRICS = ("f_pattern", "f_v", "f_dist")
-SEEDS = (42, 123, 456)
-ECE_THRESHOLD = 0.15
-SIGN_CONVENTION = (
-    "ΔF = F(after fine-tuning) − F(before). F_pattern = 1 means equal median residuals, so ΔF_pattern > 0 is fairer; "
-    "F_v and F_dist are 0 when fair, so ΔF_v < 0 and ΔF_dist < 0 are fairer. The paper's Tables 3 and 9 read "
-    "'negative = improvement' for ΔF_pattern: their numbers are on the median-gap scale |m1 − m0|/2 = 1 − F_pattern, "
-    "given here as 'gap' (= −ΔF_pattern). Efficiency = ΔF/k; for F_pattern higher is better.")
 
 
 class Trainable(Protocol):
@@ -110,11 +103,20 @@ def diagnostic_set(p, y, groups, settings: AugmentParams) -> tuple[np.ndarray, n
     distance = np.full(d.size, np.inf)
     for summary in audit.groups:
         rows = np.flatnonzero(groups == summary.name)
-        coords = percentile_ranks(d[rows]) if settings.region_mode == "percentile" else d[rows]
+        coords = _percentile_ranks(d[rows]) if settings.region_mode == "percentile" else d[rows]
         for knee in summary.knees:
             at = knee.percentile if settings.region_mode == "percentile" else knee.residual
             distance[rows] = np.minimum(distance[rows], np.abs(coords - at))
     return audit.in_knee_region.copy(), distance
+
+
+def _percentile_ranks(d: np.ndarray) -> np.ndarray:
+    """Mid-rank percentile (rank − ½)/n within the sample, stable for ties: the Residual page's knee coordinate
+    ([1] §7.1)."""
+    order = np.argsort(d, kind="stable")
+    ranks = np.empty(d.size)
+    ranks[order] = np.arange(1, d.size + 1)
+    return (ranks - 0.5) / max(d.size, 1)
 
 
 def select(strategy: str, k: int, p: np.ndarray, dstar: np.ndarray, distance: np.ndarray,
@@ -152,81 +154,8 @@ def fairness(model: Trainable, test: Split, params: RDFParams, progress=None, st
             "pair": [pair.group_i, pair.group_j]}
 
 
-@dataclass(frozen=True)
-class AugmentRecord:
-    strategy: str
-    k: int
-    deltas: dict                 # metric → per-seed Δ (after − before), NaN where a metric is undefined
-    shortfall: int = 0           # rdf: rows filled from outside D* (max over seeds)
-    unchanged: int = 0           # counterfactual copies identical to their original (nothing to edit)
-    t_tests: dict | None = None  # metric → {"t", "p_value"} against random
-
-    def summary(self, metric: str) -> dict:
-        values = np.asarray(self.deltas[metric], dtype=float)
-        finite = values[np.isfinite(values)]
-        return {"mean": float(finite.mean()) if finite.size else None,
-                "std": float(finite.std(ddof=1)) if finite.size > 1 else None,
-                "values": [None if not np.isfinite(v) else float(v) for v in values]}
-
-    def to_dict(self) -> dict:
-        delta = {m: self.summary(m) for m in DELTA_METRICS}
-        gap = self.summary("f_pattern")
-        delta["gap"] = {"mean": None if gap["mean"] is None else -gap["mean"], "std": gap["std"],
-                        "values": [None if v is None else -v for v in gap["values"]]}
-        efficiency = {m: (None if delta[m]["mean"] is None or self.k == 0 else delta[m]["mean"] / self.k)
-                      for m in DELTA_METRICS}
-        return {"strategy": self.strategy, "k": self.k, "delta": delta, "efficiency": efficiency,
-                "t_test_vs_random": self.t_tests, "shortfall_from_dstar": self.shortfall,
-                "unchanged_counterfactuals": self.unchanged}
-
-
-@dataclass(frozen=True)
-class AugmentResult:
-    settings: AugmentParams
-    meta: dict
-    before: dict
-    records: list
-    control: AugmentRecord | None
-    ece: float
-    regime: str
-    dstar_size: int
-    pool_n: int
-    warnings: tuple[str, ...] = ()
-
-    def record(self, strategy: str, k: int) -> AugmentRecord:
-        return next(r for r in self.records if (r.strategy, r.k) == (strategy, k))
-
-    def calibration_reading(self) -> str:
-        """App. E: the calibration-conditioned expectation, next to what this run found."""
-        if self.ece < ECE_THRESHOLD:
-            expected = (f"ECE {self.ece:.3f} < {ECE_THRESHOLD}: the paper's calibration-conditioned hypothesis expects "
-                        "RDF-guided selection to beat random here.")
-        else:
-            expected = (f"ECE {self.ece:.3f} ≥ {ECE_THRESHOLD}: the paper expects no advantage of RDF-guided selection "
-                        "over random here (knees mark behaviour changes, not error concentration).")
-        found = []
-        for r in self.records:
-            if r.strategy == "rdf" and r.t_tests and r.t_tests.get("f_pattern"):
-                rand = self.record("random", r.k).summary("f_pattern")["mean"]
-                mine = r.summary("f_pattern")["mean"]
-                test = r.t_tests["f_pattern"]
-                if mine is not None and rand is not None:
-                    p = "undefined" if test["p_value"] is None else f"{test['p_value']:.3g}"
-                    found.append(f"k = {r.k}: ΔF_pattern {mine:+.4f} (RDF) vs {rand:+.4f} (random), Welch p = {p}")
-        return expected + (" This run: " + "; ".join(found) + "." if found else "")
-
-    def to_dict(self) -> dict:
-        return {"meta": self.meta, "settings": self.settings.to_dict(), "before": self.before,
-                "records": [r.to_dict() for r in self.records],
-                "control": None if self.control is None else self.control.to_dict(),
-                "calibration": {"ece": self.ece, "regime": self.regime, "threshold": ECE_THRESHOLD,
-                                "reading": self.calibration_reading()},
-                "dstar_size": self.dstar_size, "pool_n": self.pool_n, "sign_convention": SIGN_CONVENTION,
-                "warnings": list(self.warnings)}
-
-
 def _welch(a, b) -> dict | None:
-    """Welch's two-sided t-test of a strategy's per-seed Δ against random's (spec: unequal variances), and the
+    """Welch's two-sided t-test of a strategy's per-seed Δ against random's ([1] App. E: unequal variances), and the
     paired-by-seed variant next to it (both runs of a seed share its fine-tuning seed)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     both = np.isfinite(a) & np.isfinite(b) if a.size == b.size else None
@@ -315,5 +244,5 @@ def augment(model: Trainable, train: Split, validation: Split, test: Split,
                         "nearest a knee (outside D*).")
     value = ece(p_val, validation.label)
     report(1.0, "Done")
-    return AugmentResult(settings, dict(meta or {}), before, records, control, value, ece_regime(value),
-                         int(dstar.sum()), len(validation), tuple(notes))
+    return AugmentResult(settings.to_dict(), dict(meta or {}), before, records, control, value, ece_regime(value),
+                         int(dstar.sum()), len(validation), tuple(notes), calibration_reading(value, records))

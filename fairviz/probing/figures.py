@@ -1,11 +1,13 @@
 """Figures of the probing and augmentation results, built from their JSON dicts (``to_dict()`` after ``clean``), so
-the shipped results, a fresh computation and the CLI's JSON all draw the same way."""
+the shipped results, a fresh computation and the CLI's JSON all draw the same way. The probed texts are data and
+are escaped where they enter a figure (``plot_text``)."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
-from fairviz.probing import AUGMENT_STRATEGIES, PROBES, STRATEGY_NAMES
+from fairviz.probing.results import AUGMENT_STRATEGIES, PROBES, STRATEGY_NAMES
 
 REGION_COLOURS = {"knee": "#d62728", "non-knee": "#7f7f7f"}
 STRATEGY_COLOURS = {"random": "#7f7f7f", "uncertainty": "#1f77b4", "rdf": "#d62728"}
@@ -18,7 +20,7 @@ def _err(value, interval):
 
 
 def region_figure(data: dict) -> go.Figure:
-    """Mean Δd per probe in the knee and non-knee samples, with their bootstrap intervals (App. O, Table 11)."""
+    """Mean Δd per probe in the knee and non-knee samples, with their bootstrap intervals ([1] App. O, Table 11)."""
     fig = go.Figure()
     for region, key in (("knee", "knee_mean"), ("non-knee", "nonknee_mean")):
         values, minus, plus = [], [], []
@@ -59,7 +61,7 @@ def scatter_figure(data: dict) -> go.Figure:
         fig.add_trace(go.Scatter(x=[abs(e["residual"]) for e in rows], y=[e["delta_swap"] for e in rows],
                                  mode="markers", name=f"{region} sample", marker={"color": REGION_COLOURS[region],
                                                                                   "size": 6, "opacity": 0.6},
-                                 text=[e["text"] for e in rows], hovertemplate="%{text}<br>|d| %{x:.3f}, Δd %{y:.3f}"))
+                                 text=[plot_text(e["text"]) for e in rows], hovertemplate="%{text}<br>|d| %{x:.3f}, Δd %{y:.3f}"))
     c = data["error_vs_sensitivity"]
     rho = "undefined" if c["spearman"] is None else f"{c['spearman']:.2f}"
     fig.update_layout(title=f"Error vs. sensitivity (Spearman ρ = {rho})", height=360, xaxis_title="|residual| = |f(x) − y|",

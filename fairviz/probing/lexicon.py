@@ -27,7 +27,7 @@ IDENTITY_TERMS = ("gay", "lesbian", "bisexual", "transgender", "trans", "queer",
 @lru_cache(maxsize=1)
 def swap_map() -> dict[str, str]:
     """Lower-case word → its counterpart, both directions; the female → male direction of a many-to-one pair
-    keeps the first male word listed ("her" → "him" is overridden to "his", spec decision)."""
+    keeps the first male word listed ("her" → "him" is overridden to "his", our choice)."""
     pairs = {**GENDER_PAIRS, **EXTRA_PAIRS}
     out: dict[str, str] = {}
     for male, female in pairs.items():

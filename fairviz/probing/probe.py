@@ -1,4 +1,4 @@
-"""Counterfactual probing of knee regions (Residual Distribution Fairness §7, §8.2, App. D.2, App. J.4, App. O).
+"""Counterfactual probing of knee regions ([1] §7, §8.2, App. D.2, App. J.4, App. O).
 
 For an example x with residual d(x) = f(x) − y and an edit x′ (demographic swap, identity-term removal), the label
 is unchanged, so the sensitivity is Δd = |f(x′) − f(x)|. ``probe`` scores a pool of labelled texts with any model
@@ -28,10 +28,10 @@ import pandas as pd
 from scipy import stats as sps
 
 from fairviz.core import stats
-from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.core.ece import ece, ece_regime
-from fairviz.probing import PROBES
+from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.probing.lexicon import EDITS
+from fairviz.probing.results import PROBES, ProbeResult, ProbeSummary, StrategySummary
 from fairviz.residuals import KneeParams, RDFParams, ResidualAudit, analyse
 
 Scorer = Callable[[list], np.ndarray]
@@ -57,93 +57,6 @@ class ProbeParams:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class ProbeSummary:
-    """One probe: mean Δd in the knee and non-knee samples, their ratio, its CI and a test."""
-    probe: str
-    knee_mean: float
-    nonknee_mean: float
-    ratio: float | None
-    ci: stats.Interval
-    knee_mean_ci: stats.Interval
-    nonknee_mean_ci: stats.Interval
-    p_value: float | None          # Mann–Whitney, two-sided, Δd knee vs non-knee
-    p_greater: float | None
-    n_knee: int
-    n_nonknee: int
-    changed_knee: float            # share of sampled texts the edit changed at all
-    changed_nonknee: float
-    note: str
-
-    def to_dict(self) -> dict:
-        return {"knee_mean": self.knee_mean, "nonknee_mean": self.nonknee_mean, "ratio": self.ratio,
-                "ci": self.ci.to_list(), "knee_mean_ci": self.knee_mean_ci.to_list(),
-                "nonknee_mean_ci": self.nonknee_mean_ci.to_list(), "p_value": self.p_value,
-                "p_value_greater": self.p_greater, "test": "Mann-Whitney U, two-sided (greater: knee > non-knee)",
-                "n_knee": self.n_knee, "n_nonknee": self.n_nonknee, "changed_share_knee": self.changed_knee,
-                "changed_share_nonknee": self.changed_nonknee, "note": self.note}
-
-
-@dataclass(frozen=True)
-class StrategySummary:
-    strategy: str
-    n: int
-    demographic_sensitivity: float     # mean Δd_swap ("demographic sensitivity gap", spec D-31)
-    identity_dependence: float         # mean Δd_removal
-    clear_pattern_share: float         # share with max Δd ≥ threshold
-    mean_abs_residual: float
-
-    def to_dict(self) -> dict:
-        return {"n": self.n, "demographic_sensitivity": self.demographic_sensitivity,
-                "identity_dependence": self.identity_dependence, "clear_pattern_share": self.clear_pattern_share,
-                "mean_abs_residual": self.mean_abs_residual}
-
-
-@dataclass(frozen=True)
-class ProbeResult:
-    settings: ProbeParams
-    meta: dict                         # data set, model, pool description
-    groups: tuple[str, ...]
-    pool_n: int
-    pool_knee_share: float
-    ece: float
-    regime: str
-    knees: dict                        # group → [knee dicts]
-    probes: dict                       # probe → ProbeSummary
-    ratio_average: float | None        # Table 11: average over probe types of knee/non-knee
-    strategies: dict                   # strategy → StrategySummary
-    error_vs_sensitivity: dict
-    examples: pd.DataFrame             # the knee and non-knee samples with their edits and scores
-    warnings: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict:
-        return {"meta": self.meta, "settings": self.settings.to_dict(), "groups": list(self.groups),
-                "pool": {"n": self.pool_n, "knee_share": self.pool_knee_share, "ece": self.ece, "regime": self.regime,
-                         "knees": self.knees, "region": {"mode": self.settings.region_mode,
-                                                         "eps": self.settings.region_eps}},
-                "probes": {k: v.to_dict() for k, v in self.probes.items()}, "ratio_average": self.ratio_average,
-                "strategies": {k: v.to_dict() for k, v in self.strategies.items()},
-                "error_vs_sensitivity": self.error_vs_sensitivity,
-                "examples": self.examples.to_dict(orient="records"), "warnings": list(self.warnings)}
-
-    def reading(self) -> str:
-        swap = self.probes.get("demographic_swap")
-        if swap is None:
-            return ""
-        if swap.ratio is None:
-            return f"Demographic swap: {swap.note}"
-        where = "more" if swap.ratio > 1 else "less"
-        return (f"A demographic swap moves the score by {swap.knee_mean:.4f} on average in the knee regions and by "
-                f"{swap.nonknee_mean:.4f} elsewhere: the model is {swap.ratio:.2f}× {where} sensitive where its "
-                f"residual curves bend (Mann–Whitney p = {_p(swap.p_value)}). Calibration here is {self.regime} "
-                f"(ECE {self.ece:.3f}); under poor calibration the paper reads knees as where behaviour changes "
-                "rather than where errors concentrate (§8.2).")
-
-
-def _p(p) -> str:
-    return "undefined" if p is None else (f"{p:.3g}" if p >= 0.001 else "< 0.001")
 
 
 # ----------------------------------------------------------------------------------------------- scoring
@@ -187,7 +100,7 @@ def entropy(p: np.ndarray) -> np.ndarray:
 
 def matched_samples(in_region: np.ndarray, groups: np.ndarray, y: np.ndarray, n: int,
                     rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """n uniform knee-region rows, and n non-knee rows with the knee sample's group × label counts (spec D-28);
+    """n uniform knee-region rows, and n non-knee rows with the knee sample's group × label counts ([1] App. O);
     cells short of non-knee rows are filled uniformly from the rest. Returns (knee rows, non-knee rows, notes)."""
     notes = []
     knee_pool, rest_pool = np.flatnonzero(in_region), np.flatnonzero(~in_region)
@@ -290,7 +203,7 @@ def probe(texts, y, groups, scorer: Scorer, settings: ProbeParams = ProbeParams(
     value = ece(p, y)
     knees = {g.name: [k.to_dict() for k in g.knees] for g in audit.groups}
     report(1.0, "Done")
-    return ProbeResult(settings, dict(meta or {}), tuple(g.name for g in audit.groups), len(texts),
+    return ProbeResult(settings.to_dict(), dict(meta or {}), tuple(g.name for g in audit.groups), len(texts),
                        float(in_region.mean()), value, ece_regime(value), knees, summaries, ratio_average, strategies,
                        scatter, examples, tuple(notes) + tuple(audit.warnings))
 

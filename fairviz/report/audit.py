@@ -14,7 +14,8 @@ from fairviz import __version__
 from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
-from fairviz.report import calibration, explain, parity, residuals, sample_size
+from fairviz.findings import FindingsAudit, summarise
+from fairviz.report import calibration, explain, findings as summary_section, parity, residuals, sample_size
 from fairviz.report.html import render_html
 from fairviz.report.options import AuditParams, Section
 from fairviz.report.render import to_html, to_terminal
@@ -29,6 +30,10 @@ class Audit:
     results: dict = field(default_factory=dict)  # section name → result object (for figures)
     pred: Predictions | None = None
     params: AuditParams = field(default_factory=AuditParams)
+    findings: FindingsAudit | None = None         # the Summary (None when it could not be computed)
+
+    def summary_display(self) -> list:
+        return summary_section.display(self.findings) if self.findings is not None else []
 
     def sections(self) -> list[tuple[Section, object]]:
         return [(s, self.results[s.name]) for s in SECTIONS if s.name in self.results]
@@ -42,7 +47,7 @@ class Audit:
         return section.display(section.given(self.pred), result, self.params) if section.display else []
 
     def to_html(self) -> str:
-        parts = []
+        parts = [("Summary", to_html(self.summary_display()))] if self.findings is not None else []
         for section in SECTIONS:
             failed = any(e["section"] == section.name for e in self.data.get("errors", []))
             if section.display is not None or failed:
@@ -55,6 +60,9 @@ class Audit:
     def to_terminal(self) -> str:
         """What the terminal prints: each section's display list, detail groups (collapsed) left out."""
         blocks = []
+        if self.findings is not None:
+            summary = [i for i in self.summary_display() if not (isinstance(i, Group) and i.collapsed)]
+            blocks.append("Summary\n" + to_terminal(summary, indent="  "))
         for section in SECTIONS:
             if section.display is None or (section.name not in self.results and not self._failed(section)):
                 continue
@@ -93,9 +101,24 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
             continue
         results[section.name] = result
         merge_section(data, part)
+    findings = _findings(data, options, errors)
     if errors:
         data["errors"] = errors
-    return Audit(clean(data), results, pred, options)
+    return Audit(clean(data), results, pred, options, findings)
+
+
+def _findings(data: dict, options: AuditParams, errors: list) -> FindingsAudit | None:
+    """The Summary across sections, from the records they wrote (``findings`` in the JSON)."""
+    if "groups" not in data:
+        return None
+    try:
+        findings = summarise(clean(data), options.findings, options.words)
+    except (ValueError, ArithmeticError, LookupError, TypeError) as err:
+        log.exception("findings failed")
+        errors.append({"section": "findings", "error": _describe(err)})
+        return None
+    data["findings"] = summary_section.findings_to_dict(findings)
+    return findings
 
 
 def _describe(err: BaseException) -> str:

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from fairviz.calibration import CalibrationParams
 from fairviz.data import Predictions
+from fairviz.findings import FindingsParams, OutcomeWords
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.analysis import MatchParams
 
@@ -20,6 +21,8 @@ class AuditParams:
     benefit: str = "positive"            # which prediction is the benefit for parity/MATCH ("negative": COMPAS-style)
     match: MatchParams = field(default_factory=MatchParams)
     cps_lambda: float = 5.0
+    findings: FindingsParams = field(default_factory=FindingsParams)   # the Summary's policy (reference group too)
+    words: OutcomeWords | None = None    # how label and decision read for people (None: from the mapping)
     explain: Any = None          # fairviz.report.explain.ExplainAuditParams: adds the explanation-disparity section
 
 

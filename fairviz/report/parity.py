@@ -1,4 +1,5 @@
-"""The parity and significance sections of the headless audit (JSON and HTML), registered in ``audit.SECTIONS``.
+"""The group-parity section of the audit: JSON keys and the display list that the page, the HTML report and the
+terminal render. Registered in ``audit.SECTIONS``.
 
 JSON added to the audit:
 - every ``pairs`` entry (group_i, group_j) gains ``ofi``, ``di``, ``dppl`` and the Table 3.2 metrics (``accd``,
@@ -6,29 +7,41 @@ JSON added to the audit:
   undefined (``parity_undefined`` says why), with the OFI test (``ofi_p_value``, ``ofi_ci``), the four-fifths
   verdict and the reading (``parity_reading``: algorithmic, possible, small, systemic or none);
 - every ``groups`` entry gains ``parity``: its counts in the benefit orientation and b, E[b], 𝓑;
-- ``match.<group>.<metric>``: score, cdf, p_value, p_adjusted, undefined_probability, method (and more);
-- ``cps.<group>``: the CPS-smoothed counts (λ = 5 unless set);
 - ``parity_settings``: the benefit orientation, threshold, MATCH reference and λ used.
 """
 from __future__ import annotations
 
-import html
+import pandas as pd
 
+from fairviz.core.counts import ConfusionCounts
+from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
+from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
-from fairviz.report.options import AuditParams, Section
+from fairviz.parity import FOUR_FIFTHS, PAIR_METRICS, TABLE_32, ParityAudit, ParityParams, analyse
 from fairviz.parity import figures as figs
-from fairviz.parity.analysis import ParityAudit, ParityParams, analyse as parity_analyse
-from fairviz.report.html import figure_div, table
+from fairviz.parity import readings
+from fairviz.report.options import AuditParams, Section
+
+MAX_PAIR_ROWS = 2000            # rows of the pair table shown; more groups than ~63 give more pairs than this
+READING_COLUMNS = ("group_i", "group_j", "ofi", "ofi_p_value", "di", "four_fifths", "parity_reading")
+PAIR_COLUMNS = ("group_i", "group_j", "ofi", "di", "dppl", "ofi_p_value", "four_fifths", "parity_reading",
+                *(k for k in TABLE_32 if k not in ("ofi", "di", "dppl")), "ppv_diff")
+PAIR_LABELS = {"group_i": "i", "group_j": "j", **{k: m.label for k, m in PAIR_METRICS.items()},
+               "ofi_p_value": "p (OFI)", "four_fifths": "four-fifths", "parity_reading": "reading",
+               "ppv_diff": "PPV gap"}
+GROUP_LABELS = {"group": "group", "n": "n", "tp": "TP", "fn": "FN", "fp": "FP", "tn": "TN",
+                "benefit_rate": "benefit b = P̂/n", "expected_benefit": "warranted E[b] = P/n",
+                "marginal_benefit": "marginal benefit 𝓑", "tpr": "TPR", "fpr": "FPR", "ppv": "PPV",
+                "accuracy": "accuracy"}
+PANELS = ("ofi", "di", "te", "pp")          # [3] Figure 3.2
 
 
-def _params(options: AuditParams) -> ParityParams:
+def params_of(options: AuditParams) -> ParityParams:
     return ParityParams(threshold=options.threshold, benefit=options.benefit, alpha=options.match.alpha)
 
 
-# ----------------------------------------------------------------------------------------------- parity
-
 def parity_run(pred: Predictions, options: AuditParams) -> ParityAudit:
-    return parity_analyse(pred, options.attribute, _params(options))
+    return analyse(pred, options.attribute, params_of(options))
 
 
 def parity_to_dict(pred: Predictions, audit: ParityAudit, options: AuditParams) -> dict:
@@ -44,29 +57,124 @@ def parity_to_dict(pred: Predictions, audit: ParityAudit, options: AuditParams) 
                                 "seed": options.match.seed, "cps_lambda": options.cps_lambda}}
 
 
-def parity_html(pred, audit: ParityAudit, data: dict) -> list[tuple[str, str]]:
-    rows = []
-    for p in data["pairs"]:
-        rows.append({"pair": f"{p['group_i']} vs {p['group_j']}", "ofi": p.get("ofi"), "p_ofi": p.get("ofi_p_value"),
-                     "di": p.get("di"), "four_fifths": p.get("four_fifths"), "dppl": p.get("dppl"),
-                     "te": p.get("te"), "dca": p.get("dca"), "reading": p.get("parity_reading")})
+# ----------------------------------------------------------------------------------------------- tables
+
+def pair_frame(audit: ParityAudit) -> tuple[pd.DataFrame, int]:
+    """Every pair's metrics as the JSON ``pairs`` rows hold them (at most MAX_PAIR_ROWS, largest |OFI| first
+    when there are more), and how many pairs there are in all."""
+    size = len(audit.groups) if audit.pair_groups is None else min(len(audit.groups), audit.pair_groups)
+    total = size * (size - 1) // 2
+    records = audit.pair_table(limit=MAX_PAIR_ROWS if total > MAX_PAIR_ROWS else None)
+    return pd.DataFrame(records, columns=list(PAIR_COLUMNS)), total
+
+
+def pairs_table(audit: ParityAudit) -> Table:
+    frame, total = pair_frame(audit)
+    formats = {c: "num4" for c in PAIR_COLUMNS}
+    formats.update(group_i="text", group_j="text", ofi_p_value="p", four_fifths="text", parity_reading="text")
+    caption = readings.PAIRS_NOTE if total <= MAX_PAIR_ROWS else (
+        f"{total:,} pairs: showing the {MAX_PAIR_ROWS:,} with the largest |OFI|. " + readings.PAIRS_NOTE)
+    return Table(frame, "pairs", formats, PAIR_LABELS, caption=text("{note}", "note", note=caption))
+
+
+def pair_readings_table(audit: ParityAudit) -> Table:
+    """OFI with its p-value, DI with its four-fifths verdict and the reading, one row per pair."""
+    frame, _ = pair_frame(audit)
+    formats = {"group_i": "text", "group_j": "text", "ofi": "num", "ofi_p_value": "p", "di": "num",
+               "four_fifths": "text", "parity_reading": "text"}
+    return Table(frame[list(READING_COLUMNS)], "pair_readings", formats, PAIR_LABELS)
+
+
+def groups_table(audit: ParityAudit) -> Table:
+    """Each group's counts in the benefit orientation, b, E[b] and 𝓑, and its TPR, FPR, PPV and accuracy."""
+    rows = [{"group": g.name, "n": g.counts.n, **g.counts.to_dict(), "benefit_rate": g.benefit_rate,
+             "expected_benefit": g.expected_benefit, "marginal_benefit": g.marginal_benefit, "tpr": g.counts.tpr(),
+             "fpr": g.counts.fpr(), "ppv": g.counts.ppv(), "accuracy": g.counts.accuracy()} for g in audit.groups]
+    frame = pd.DataFrame(rows)[list(GROUP_LABELS)]
+    formats = {c: "num" for c in GROUP_LABELS}
+    formats.update(group="text", n="int", tp="int", fn="int", fp="int", tn="int")
+    return Table(frame, "groups", formats, GROUP_LABELS, caption=text("{note}", "note", note=readings.GROUPS_NOTE))
+
+
+def matrix_table(name: str, counts: ConfusionCounts, key: str) -> Table:
+    """A group's confusion matrix: rows actual, columns predicted; the benefit is the chosen outcome."""
+    frame = pd.DataFrame({"actual": ["deserved (actual +)", "not deserved (actual −)"],
+                          "predicted benefit": [counts.tp, counts.fp], "predicted no benefit": [counts.fn, counts.tn]})
+    return Table(frame, key, {"actual": "text", "predicted benefit": "int", "predicted no benefit": "int"},
+                 title=readings.matrix_title(name, counts))
+
+
+# ----------------------------------------------------------------------------------------------- display
+
+def figure_key(pred: Predictions, audit: ParityAudit) -> tuple:
+    """What the figures of this audit draw: the data and every parameter."""
+    return ("parity", pred.fingerprint, audit.attribute, audit.params, audit.pair_groups)
+
+
+def pair_display(audit: ParityAudit, metric: str, i: str, j: str, key: tuple | None = None) -> list[Item]:
+    """One metric's heatmap with the pair (i, j) framed, the pair's reading, numbers and confusion matrices, and
+    the benefit bars."""
+    matrix = audit.matrices[metric]
+    items: list[Item] = [
+        Figure(lambda: figs.heatmap(matrix, highlight=(i, j)), _key(key, "heatmap", metric, i, j)),
+        readings.metric_about(metric)]
+    if i == j:
+        items.append(text("Pick two different groups to read a pair.", "finding"))
+    else:
+        reading = audit.reading(i, j)
+        items += [readings.reading_text(reading), _pair_numbers(reading, metric)]
+        if metric not in ("ofi", "di") and reading.values[metric] is None:
+            items.append(readings.undefined_words(metric, reading.reasons.get(metric, "")))
+        items += [readings.ofi_test_words(reading),
+                  text("**Their confusion matrices** (rows: actual, columns: predicted; *benefit* = the chosen "
+                       "outcome)", "plain"),
+                  matrix_table(i, reading.counts_i, "matrix_i"), matrix_table(j, reading.counts_j, "matrix_j")]
+    items.append(Figure(lambda: figs.benefit_figure(audit, (i, j)), _key(key, "benefit", i, j)))
+    return items
+
+
+def panels(audit: ParityAudit, key: tuple | None = None) -> Group:
+    """[3] Figure 3.2's panels, consistently coloured."""
+    height = min(560, 150 + 45 * len(audit.groups))
+    return Group("The thesis's Figure 3.2 panels: OFI, DI, TE and PP side by side", tuple(
+        Figure(lambda m=m: figs.heatmap(audit.matrices[m], height=height, title=PAIR_METRICS[m].label),
+               _key(key, "panel", m)) for m in PANELS), key="panels", collapsed=True)
+
+
+def _pair_numbers(reading, metric: str) -> Metrics:
+    low, high = reading.test.ci
+    third = (Metric(text("{label}", label=PAIR_METRICS[metric].label), fmt(reading.values[metric]))
+             if metric not in ("ofi", "di") else Metric(text("DPPL (i − j)"), fmt(reading.values["dppl"])))
+    return Metrics((
+        Metric(text("OFI (i − j)"), fmt(reading.values["ofi"]),
+               help=f"95% CI [{low:+.3f}, {high:+.3f}], p {fmt_p(reading.test.p_value)}"),
+        Metric(text("DI (i ÷ j)"), fmt(reading.values["di"]),
+               help=f"Four-fifths band [{FOUR_FIFTHS[0]}, {FOUR_FIFTHS[1]}]: {reading.di_rule}"),
+        third))
+
+
+def display(pred: Predictions, audit: ParityAudit, options: AuditParams) -> list[Item]:
+    """The benefit, the OFI and DI heatmaps with the most disparate pair read, every pair's reading; the Table 3.2
+    metrics per pair and the groups' counts as detail."""
+    key = figure_key(pred, audit)
     i, j = audit.most_disparate()
-    reading = audit.reading(i, j)
-    benefit = "the negative prediction (score < τ)" if audit.params.benefit == "negative" else \
-        "the positive prediction (score ≥ τ)"
     return [
-        ("Group parity: OFI and DI", f"<p class='note'>The benefit is {html.escape(benefit)}.</p>"
-         + figure_div(figs.heatmap(audit.matrices["ofi"], highlight=(i, j)))
-         + figure_div(figs.heatmap(audit.matrices["di"]))
-         + figure_div(figs.benefit_figure(audit))
-         + f"<p><b>{html.escape(reading.headline)}.</b> {html.escape(reading.text)}</p>"),
-        ("Parity metrics per pair", table(rows, [
-            ("pair", "Pair (i vs j)"), ("ofi", "OFI"), ("p_ofi", "p (OFI)"), ("di", "DI"),
-            ("four_fifths", "Four-fifths"), ("dppl", "DPPL"), ("te", "TE"), ("dca", "DCA"), ("reading", "Reading")])),
+        readings.benefit_statement(audit.params.benefit, audit.params.threshold, pred.mapping.label),
+        *(text("{warning}", "caveat", warning=w) for w in audit.warnings),
+        Group("Group parity: OFI and DI", (
+            Figure(lambda: figs.heatmap(audit.matrices["ofi"], highlight=(i, j)), _key(key, "heatmap", "ofi", i, j)),
+            Figure(lambda: figs.heatmap(audit.matrices["di"]), _key(key, "heatmap", "di")),
+            Figure(lambda: figs.benefit_figure(audit), _key(key, "benefit")),
+            readings.reading_text(audit.reading(i, j))), key="heatmaps"),
+        Group("Parity per pair: OFI, DI and the reading", (pair_readings_table(audit),), key="pair_readings"),
+        Group("All Table 3.2 metrics per pair", (pairs_table(audit),), key="pairs", collapsed=True),
+        Group("Groups and confusion matrices", (groups_table(audit),), key="groups", collapsed=True),
     ]
 
 
-# ----------------------------------------------------------------------------------------------- significance
+def _key(key: tuple | None, *what) -> tuple | None:
+    return None if key is None else (*key, *what)
 
 
-SECTION = Section("parity", parity_run, parity_to_dict, parity_html, weighted=True)
+SECTION = Section("parity", parity_run, parity_to_dict, to_html=None, title="Group parity", weighted=True,
+                  display=display)

@@ -1,57 +1,154 @@
-"""The sample-size significance section of the audit: MATCH per group and metric, CPS smoothing (JSON and HTML)."""
+"""The sample-size significance section of the audit: MATCH per group and metric and CPS smoothing — JSON keys and
+the display list that the page, the HTML report and the terminal render. Registered in ``audit.SECTIONS``.
+
+JSON added to the audit:
+- ``match.<group>.<metric>``: score, cdf, p_value, p_adjusted, undefined_probability, method (and more);
+- ``cps.<group>``: the CPS-smoothed counts (λ = 5 unless set).
+"""
 from __future__ import annotations
 
-import html
-from dataclasses import dataclass
+import pandas as pd
 
+from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, probabilities
+from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
+from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
-from fairviz.data.groups import group_counts
-from fairviz.report.html import figure_div, table
-from fairviz.report.options import AuditParams, Section
+from fairviz.parity.readings import benefit_statement      # the counts are oriented by the same benefit
+from fairviz.sample_size import (METRIC_LABELS, ErrorCurves, Jaggedness, MatchAudit, NullPlot,
+                                 SignificanceAudit, SignificanceParams, analyse, configuration_count, hole_counts,
+                                 own_value, population_counts, printed_hole_count, undefined_probability)
 from fairviz.sample_size import figures as figs
-from fairviz.sample_size.analysis import CPSRow, MatchAudit, cps_groups, match_groups, verdict
+from fairviz.sample_size import readings
+from fairviz.report.options import AuditParams, Section
+
+CPS_METRICS = ("tpr", "mcc")    # the raw and smoothed metrics the CPS table shows
+MATCH_COLUMNS = {"group": "group", "n": "n", "metric": "metric", "score": "score", "reference_score": "reference",
+                 "cdf": "percentile", "p_value": "p", "p_adjusted": "adjusted p",
+                 "undefined_probability": "P(undefined)", "method": "method", "note": "note"}
 
 
-@dataclass(frozen=True)
-class SignificanceResult:
-    match: MatchAudit
-    cps: list[CPSRow]
-    cps_lambda: float
+def params_of(options: AuditParams) -> SignificanceParams:
+    return SignificanceParams(options.threshold, options.benefit, options.match, options.cps_lambda)
 
 
-def significance_run(pred: Predictions, options: AuditParams) -> SignificanceResult:
-    view = pred.groups(options.attribute)
-    counts = group_counts(pred, view, options.threshold, options.benefit)
-    matched = match_groups(view.attribute, view.names, counts, options.match)
-    smoothed = cps_groups(view.names, counts, options.cps_lambda, options.match.reference)
-    return SignificanceResult(matched, smoothed, options.cps_lambda)
+def significance_run(pred: Predictions, options: AuditParams) -> SignificanceAudit:
+    return analyse(pred, options.attribute, params_of(options))
 
 
-def significance_to_dict(pred: Predictions, result: SignificanceResult, options: AuditParams) -> dict:
+def significance_to_dict(pred: Predictions, result: SignificanceAudit, options: AuditParams) -> dict:
     match = {name: {r.metric: r.to_dict() for r in result.match.results if r.group == name}
              for name in result.match.names}
     cps = {row.group: {**row.smoothed.to_dict(), "lambda": result.cps_lambda, "n": row.n} for row in result.cps}
     return {"match": match, "cps": cps}
 
 
-def significance_html(pred, result: SignificanceResult, data: dict) -> list[tuple[str, str]]:
+# ----------------------------------------------------------------------------------------------- tables
+
+def match_table(audit: MatchAudit) -> Table:
+    """Every group × metric MATCH result, as ``match.<group>.<metric>`` holds it (the metric by its label)."""
+    frame = pd.DataFrame([{**r.to_dict(), "group": r.group, "metric": METRIC_LABELS[r.metric], "note": r.note}
+                          for r in audit.results], columns=list(MATCH_COLUMNS))
+    formats = {"group": "text", "n": "int", "metric": "text", "score": "num4", "reference_score": "num4",
+               "cdf": "num4", "p_value": "p", "p_adjusted": "p", "undefined_probability": "num4", "method": "text",
+               "note": "text"}
+    return Table(frame, "match", formats, MATCH_COLUMNS)
+
+
+def cps_table(result: SignificanceAudit) -> Table:
+    """Each group's CPS-smoothed counts (as ``cps.<group>`` holds them) and TPR and MCC raw and smoothed."""
+    rows = [{"group": r.group, "n": r.n, **r.smoothed.to_dict(),
+             **{f"{m}_raw": r.raw_metrics[m] for m in CPS_METRICS},
+             **{f"{m}_cps": r.smoothed_metrics[m] for m in CPS_METRICS}} for r in result.cps]
+    labels = {"group": "group", "n": "n", **{c: f"{c.upper()} (CPS)" for c in CELL_ORDER},
+              **{f"{m}_raw": f"{METRIC_LABELS[m]} raw" for m in CPS_METRICS},
+              **{f"{m}_cps": f"{METRIC_LABELS[m]} smoothed" for m in CPS_METRICS}}
+    formats = {c: "num" for c in labels}
+    formats.update(group="text", n="int")
+    return Table(pd.DataFrame(rows, columns=list(labels)), "cps", formats, labels,
+                 caption=readings.cps_note(result.match.reference_label))
+
+
+def holes_table(audit: MatchAudit, group: str, n: int) -> Table:
+    """How often each metric is undefined among the matrices of n rows ([3] Theorem 4.3, enumerated), and how likely
+    a group of this one's size drawn from its reference is to leave it undefined."""
+    counts = audit.counts[group]
+    holes = hole_counts(n)
+    reference = audit.references[group]
+    probs = probabilities(reference) if reference is not None else probabilities(counts)
+    size = int(counts.n)
+    rows = [{"metric": METRIC_LABELS[key], "formula": spec.formula, "family": spec.family, "holes": holes[key],
+             "printed": printed_hole_count(key, n), "p_undefined": undefined_probability(key, size, probs),
+             "undefined_when": spec.undefined_when or "never"} for key, spec in CM_METRICS.items()]
+    labels = {"metric": "metric", "formula": "formula", "family": "family",
+              "holes": f"holes among the {configuration_count(n):,} matrices of n = {n}",
+              "printed": "Theorem 4.3 (as printed)", "p_undefined": f"P(undefined) for '{group}' (n = {size:,})",
+              "undefined_when": "undefined when"}
+    formats = {"metric": "text", "formula": "text", "family": "text", "holes": "int", "printed": "text",
+               "p_undefined": "num4", "undefined_when": "text"}
+    return Table(pd.DataFrame(rows, columns=list(labels)), "holes", formats, labels,
+                 title=text("Holes: how often is each metric undefined?"),
+                 caption=text("{note}", "note", note=readings.HOLES_NOTE))
+
+
+# ----------------------------------------------------------------------------------------------- display
+
+def figure_key(pred: Predictions, result: SignificanceAudit) -> tuple:
+    return ("significance", pred.fingerprint, result.match.attribute, result.match.params, result.cps_lambda)
+
+
+def display(pred: Predictions, result: SignificanceAudit, options: AuditParams) -> list[Item]:
+    """The MATCH map with how many scores it flags and which; the full MATCH table as detail; CPS per group."""
     audit = result.match
-    flagged = sorted(audit.significant(), key=lambda r: r.p_adjusted)
-    words = "".join(f"<li>{html.escape(r.group)}: {html.escape(verdict(r, audit.params.alpha, audit.reference_label))}"
-                    "</li>" for r in flagged[:20])
-    summary = (f"<p>{len(flagged)} of {sum(r.p_value is not None for r in audit.results)} tested group × metric "
-               f"results differ from {html.escape(audit.reference_label)} beyond sampling noise (Benjamini–Hochberg "
-               f"adjusted p &lt; {audit.params.alpha:g}).</p>" + (f"<ul>{words}</ul>" if words else ""))
-    cps_rows = [{"group": r.group, "n": r.n, "tp": r.smoothed.tp, "fn": r.smoothed.fn, "fp": r.smoothed.fp,
-                 "tn": r.smoothed.tn, "tpr_raw": r.raw_metrics["tpr"], "tpr_cps": r.smoothed_metrics["tpr"],
-                 "mcc_raw": r.raw_metrics["mcc"], "mcc_cps": r.smoothed_metrics["mcc"]} for r in result.cps]
+    key = figure_key(pred, result)
+    flagged = readings.flagged_bullets(audit)
     return [
-        ("Sample-size significance (MATCH)", figure_div(figs.match_map(audit)) + summary),
-        (f"Cross-Prior Smoothing (λ = {result.cps_lambda:g})", table(cps_rows, [
-            ("group", "Group"), ("n", "n"), ("tp", "TP"), ("fn", "FN"), ("fp", "FP"), ("tn", "TN"),
-            ("tpr_raw", "TPR raw"), ("tpr_cps", "TPR smoothed"), ("mcc_raw", "MCC raw"),
-            ("mcc_cps", "MCC smoothed")])),
+        benefit_statement(options.benefit, options.threshold, pred.mapping.label),
+        text("MATCH compares each group with same-size groups drawn from {reference}.", "note",
+             reference=audit.reference_label),
+        Group("Sample-size significance (MATCH)", (
+            Figure(lambda: figs.match_map(audit), (*key, "map")),
+            readings.match_summary(audit), *((flagged,) if flagged else ())), key="match"),
+        Group("The full MATCH table", (match_table(audit), text("{note}", "note", note=readings.METHODS_NOTE)),
+              key="match_table", collapsed=True),
+        Group(f"Cross-Prior Smoothing (λ = {result.cps_lambda:g})", (cps_table(result),), key="cps"),
     ]
 
 
-SECTION = Section("significance", significance_run, significance_to_dict, significance_html, weighted=True)
+def focus_display(audit: MatchAudit, group: str, metric: str, plot: NullPlot | None,
+                  key: tuple | None = None) -> list[Item]:
+    """One group × metric: its verdict and numbers, and where its score falls in the null of same-size groups."""
+    result = audit.get(group, metric)
+    items: list[Item] = [readings.verdict_text(result, audit), Metrics((
+        Metric(text("Observed"), fmt(result.score)),
+        Metric(text("Percentile"), "—" if result.cdf is None else f"{100 * result.cdf:.1f}%"),
+        Metric(text("p (two-sided)"), fmt_p(result.p_value)),
+        Metric(text("BH-adjusted p"), fmt_p(result.p_adjusted)))), readings.result_details(result)]
+    if plot is None:
+        items.append(readings.is_reference(group))
+    else:
+        items.append(Figure(lambda: figs.null_figure(plot, result, audit.reference_label),
+                            None if key is None else (*key, "null", group, metric)))
+        if metric == "ofi":
+            items.append(text("{note}", "note", note=readings.OFI_NULL_NOTE))
+    return items
+
+
+def jaggedness_display(j: Jaggedness, group: str, key: tuple | None = None) -> list[Item]:
+    return [Figure(lambda: figs.jaggedness_figure(j, group), None if key is None else (*key, "jaggedness", group)),
+            readings.jaggedness_reading(j, group)]
+
+
+def cps_figure(result: SignificanceAudit, metric: str, key: tuple | None = None) -> Figure:
+    """Raw against smoothed ``metric`` per group, the whole population's value marked."""
+    overall = own_value(population_counts(result.match), metric)
+    return Figure(lambda: figs.cps_figure(result.cps, metric, overall),
+                  None if key is None else (*key, "cps", metric))
+
+
+def curves_display(curves: ErrorCurves, group: str, lam: float) -> list[Item]:
+    return [Figure(lambda: figs.error_curves_figure(curves, group)),
+            readings.error_curves_reading(curves, group, lam)]
+
+
+SECTION = Section("significance", significance_run, significance_to_dict, to_html=None,
+                  title="Sample-size significance", weighted=True, display=display)

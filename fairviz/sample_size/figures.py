@@ -1,4 +1,6 @@
-"""Figures of the Sample-size significance page (MATCH, jaggedness, CPS). They take results, never rows."""
+"""Figures of the Sample-size significance page (MATCH, jaggedness, CPS). They take results, never rows.
+
+Group names are data: they are escaped where they enter a figure (``plot_text``); the markup we write stays."""
 from __future__ import annotations
 
 import math
@@ -6,7 +8,9 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 
-from fairviz.sample_size.analysis import METRIC_LABELS, CPSRow, ErrorCurves, Jaggedness, MatchAudit, MatchResult, NullPlot
+from fairviz.core.markup import plot_text
+from fairviz.sample_size.results import (METRIC_LABELS, CPSRow, ErrorCurves, Jaggedness, MatchAudit, MatchResult,
+                                         NullPlot)
 from fairviz.core.theme import DASHES, DIVERGING, KNEE_COLOUR, NEUTRAL, PALETTE, TEMPLATE, vline
 from fairviz.core.wording import fmt, fmt_p
 
@@ -45,7 +49,8 @@ def null_figure(plot: NullPlot, result: MatchResult, reference: str, height: int
         f", BH-adjusted {fmt_p(result.p_adjusted)}" if result.p_adjusted is not None else "")
     fig.update_layout(
         template=TEMPLATE, height=height, showlegend=False, bargap=0,
-        title=dict(text=f"{label} of '{result.group}' (n = {result.n:,}) vs same-size groups from {reference}"
+        title=dict(text=f"{label} of '{plot_text(result.group)}' (n = {result.n:,}) vs same-size groups from "
+                        f"{plot_text(reference)}"
                         f"<br><sup>{result.method} · {p_text}</sup>"),
         xaxis_title=f"{label}{' (binned)' if plot.binned else ''}", yaxis_title="probability",
         margin=dict(t=90), **({"shapes": shapes, "annotations": annotations} if shapes else {}))
@@ -67,24 +72,26 @@ def match_map(audit: MatchAudit, metrics: list[str] | None = None, height: int |
             if res is None or res.p_adjusted is None:
                 why = "undefined" if res is None or res.score is None else "not tested"
                 text[r, c] = "—" if res is not None and res.note == "it is the reference" else why
-                hover[r, c] = f"<b>{name}</b> · {label}: {text[r, c]}<br>{res.note if res else ''}"
+                note = plot_text(res.note) if res else ""
+                hover[r, c] = f"<b>{plot_text(name)}</b> · {label}: {text[r, c]}<br>{note}"
                 continue
             strength = min(-math.log10(max(res.p_adjusted, 1e-12)), 4.0)
             higher = res.p_upper is not None and res.p_upper < res.p_lower
             z[r, c] = strength if higher else -strength
             star = "*" if res.p_adjusted < audit.params.alpha else ""
             text[r, c] = f"{res.score:.2f}{star}"
-            hover[r, c] = (f"<b>{name}</b> (n = {res.n:,}) · {label} = {res.score:.4f}<br>"
+            hover[r, c] = (f"<b>{plot_text(name)}</b> (n = {res.n:,}) · {label} = {res.score:.4f}<br>"
                            f"reference {fmt(res.reference_score)} · percentile {100 * res.cdf:.1f}%<br>"
                            f"p {fmt_p(res.p_value)} · BH-adjusted {fmt_p(res.p_adjusted)}<br>{res.method}")
     fig = go.Figure(go.Heatmap(
-        z=z, x=[METRIC_LABELS.get(m, m) for m in metrics], y=[f"{n} (n = {audit.counts[n].n:,})" for n in names],
+        z=z, x=[METRIC_LABELS.get(m, m) for m in metrics],
+        y=[f"{plot_text(n)} (n = {audit.counts[n].n:,})" for n in names],
         zmin=-4, zmax=4, colorscale=DIVERGING, text=text, texttemplate="%{text}", textfont=dict(size=13),
         customdata=hover, hovertemplate="%{customdata}<extra></extra>", hoverongaps=True, xgap=2, ygap=2,
         colorbar=dict(title="BH-adjusted p", tickvals=[-4, -2, -1.3, 0, 1.3, 2, 4],
                       ticktext=["lower, 1e-4", "0.01", "0.05", "noise", "0.05", "0.01", "higher, 1e-4"])))
     fig.update_layout(template=TEMPLATE, height=height or min(900, 200 + 42 * len(names)), plot_bgcolor="#d9d9d9",
-                      title=f"MATCH: each group vs same-size groups drawn from {audit.reference_label} "
+                      title=f"MATCH: each group vs same-size groups drawn from {plot_text(audit.reference_label)} "
                             f"(* = adjusted p < {audit.params.alpha:g})",
                       xaxis=dict(showgrid=False, tickangle=-35), yaxis=dict(showgrid=False, autorange="reversed"),
                       margin=dict(l=200, b=170))
@@ -115,7 +122,7 @@ def jaggedness_figure(j: Jaggedness, group: str, height: int = 460) -> go.Figure
                                  hovertemplate="n = %{x}: %{y:.1%} undefined<extra></extra>"))
     fig.update_layout(
         template=TEMPLATE, height=height,
-        title=f"{label} of random subsamples of '{group}' ({j.draws:,} draws per size, seed {j.seed})",
+        title=f"{label} of random subsamples of '{plot_text(group)}' ({j.draws:,} draws per size, seed {j.seed})",
         xaxis_title="subsample size n", yaxis_title=label,
         yaxis2=dict(title="share undefined", overlaying="y", side="right", range=[0, 1], showgrid=False,
                     tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75, 1.0], visible=bool(np.any(j.undefined_share > 0))),
@@ -136,7 +143,8 @@ def error_curves_figure(curves: ErrorCurves, group: str, height: int = 430) -> g
             hovertemplate=f"{name}, n = %{{x}}: MSE %{{y:.5f}} (defined with probability %{{customdata:.3f}})"
                           "<extra></extra>"))
     fig.update_layout(template=TEMPLATE, height=height, yaxis_type="log",
-                      title=f"Expected squared error of {label} for samples of '{group}' (exact, all matrices)",
+                      title=f"Expected squared error of {label} for samples of '{plot_text(group)}' "
+                            "(exact, all matrices)",
                       xaxis_title="sample size n", yaxis_title="mean squared error (log scale)",
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
     return fig
@@ -146,7 +154,7 @@ def cps_figure(rows: list[CPSRow], metric: str, reference_value: float | None = 
                height: int | None = None) -> go.Figure:
     """Raw (circle) vs CPS-smoothed (diamond) metric per group; small groups move most."""
     label = METRIC_LABELS.get(metric, metric)
-    names = [f"{r.group} (n = {r.n:,})" for r in rows]
+    names = [f"{plot_text(r.group)} (n = {r.n:,})" for r in rows]
     raw = [np.nan if r.raw_metrics[metric] is None else r.raw_metrics[metric] for r in rows]
     smooth = [np.nan if r.smoothed_metrics[metric] is None else r.smoothed_metrics[metric] for r in rows]
     fig = go.Figure()

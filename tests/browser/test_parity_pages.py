@@ -1,6 +1,8 @@
 """The Group parity and Sample-size significance pages in a real browser, on the COMPAS sample."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .conftest import no_traceback, wait_for_app
@@ -44,4 +46,21 @@ def test_sample_size_significance_page(page, app_url):
     page.get_by_text("CPS with λ = 5 gives").wait_for()
     page.get_by_role("tab", name="Jaggedness and holes").click()
     page.get_by_text("Holes: how often is each metric undefined?").wait_for()
+    no_traceback(page)
+
+
+def test_di_heatmap_cells_are_bold_not_tags(page, app_url):
+    """The DI panel bolds the cells outside the four-fifths band: Plotly draws our <b> as bold text, not as tags."""
+    _open(page, app_url, "Group parity", "Group parity: Objective Fairness Index")
+    bold = page.locator(".js-plotly-plot tspan[style*='bold']")
+
+    def bold_ratios() -> list[str]:
+        return [t for t in bold.all_text_contents() if re.fullmatch(r"\d+\.\d\d", (t or "").strip())]
+
+    assert not bold_ratios()                                             # OFI's heatmap bolds no cell
+    page.get_by_text("The thesis's Figure 3.2 panels").click()
+    wait_for_app(page)
+    page.locator(".js-plotly-plot").nth(5).wait_for()                   # heatmap, bars and the four panels
+    assert "2.37" in bold_ratios()                                       # DI(Other, Native American), bold
+    assert page.locator(".js-plotly-plot").filter(has_text="<b>").count() == 0
     no_traceback(page)

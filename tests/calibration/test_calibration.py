@@ -1,4 +1,4 @@
-"""fairviz.calibration against the lecture's worked numbers (seed 001), statsmodels, scikit-learn and relplot,
+"""fairviz.calibration against the lecture's worked numbers ([2]), statsmodels, scikit-learn and relplot,
 and on simulations with known (mis)calibration."""
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ def test_lecture_glm_printout_on_data_simulated_to_match():
     assert big.intercept.estimate == pytest.approx(0.927, abs=0.08)
     assert big.slope.estimate == pytest.approx(0.586, abs=0.04)
     assert big.calibration_slope == pytest.approx(1.586, abs=0.04)
-    assert "under-confident" in readings.slope_words(big)
+    assert "under-confident" in readings.slope_words(big).plain()          # a display Text
 
 
 def test_null_deviance_of_the_lecture_is_532():

@@ -1,4 +1,4 @@
-"""fairviz.calibration.feature_residuals: Pearson residuals over features, graphical and model-based (seed 001 §3)."""
+"""fairviz.calibration.feature_residuals: Pearson residuals over features, graphical and model-based ([2] §3)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""fairviz.calibration.recalibration: monotone maps fitted on a calibration split and judged on the rest (seed 001 §5)."""
+"""fairviz.calibration.recalibration: monotone maps fitted on a calibration split and judged on the rest ([2] §5)."""
 from __future__ import annotations
 
 import numpy as np

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fairviz.data import model as data
+from fairviz.data import reading
 from fairviz.data import DataError, inspect_table, read_preview, read_table
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def test_csv_row_estimate_and_cell_limit(monkeypatch):
     raw = ("y,score,group,extra\n" + "1,0.25,a,x\n0,0.75,b,y\n" * 5000).encode()
     info = inspect_table(raw, "t.csv")
     assert info.format == "csv" and info.columns == ("y", "score", "group", "extra") and info.rows == 10_000
-    monkeypatch.setattr(data, "MAX_CELLS", 35_000)
+    monkeypatch.setattr(reading, "MAX_CELLS", 35_000)
     with pytest.raises(DataError, match=r"10,000 rows × 4 columns \(40,000 cells\).*limit is 35,000"):
         read_table(raw, "t.csv")
     frame, _ = read_table(raw, "t.csv", columns=["y", "score", "group"])       # 30,000 cells: allowed

@@ -80,7 +80,8 @@ def test_catalogue_shape(catalogue):
     keys = [s["key"] for s in catalogue]
     assert len(set(keys)) == len(keys) and {"compas", "adult", "default", "synthetic"} <= set(keys)
     for sample in catalogue:
-        assert set(sample) == {"key", "title", "file", "mapping", "threshold", "benefit", "description", "provenance"}
+        required = {"key", "title", "file", "mapping", "threshold", "benefit", "description", "provenance"}
+        assert required <= set(sample) <= required | {"words", "reference_groups"}
         assert sample["benefit"] in ("positive", "negative")
         assert set(sample["mapping"]) == {"label", "score", "groups", "positive_label", "text", "features",
                                           "row_id", "intersect"}

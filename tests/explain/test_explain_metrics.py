@@ -12,7 +12,7 @@ import pytest
 from scipy import stats as sps
 
 from fairviz.explain import METRICS
-from fairviz.explain.disparity import cohens_d, cohens_d_interval, compare, heatmap_values, mann_whitney_p, paired_wilcoxon_p
+from fairviz.explain import cohens_d, cohens_d_interval, compare, heatmap_values, mann_whitney_p, paired_wilcoxon_p
 from fairviz.explain.metrics import aopc, aopc_many, aopc_rationales, gini, gini_lorenz, normalise, soft_keep_probabilities, sparsity, sensitivity
 from fairviz.explain.results import ExplainResult
 
@@ -225,7 +225,7 @@ def test_boxplots_send_raw_points_only_for_small_results():
 
 
 def test_model_warnings_name_the_removal_that_creates_a_fallback_class():
-    from fairviz.explain.disparity import model_warnings
+    from fairviz.explain import model_warnings
     result = _fake_result([0.1, 0.2], [0.3, 0.4], runs=2)
     inst = pd.DataFrame({"run": [0, 0, 1, 1], "group": ["male", "female"] * 2,
                          "p_gold_empty": [0.99, 0.01, 0.02, 0.98],          # deletion: male, then female

@@ -15,9 +15,9 @@ torch = pytest.importorskip("torch")
 
 from fairviz.explain import METHODS, METRICS, RANDOM  # noqa: E402
 from fairviz.explain import data, models  # noqa: E402
-from fairviz.explain import run as pipeline  # noqa: E402
+from fairviz.explain import pipeline  # noqa: E402
 from fairviz.explain.attribute import AttributionParams, derive_seed, explain  # noqa: E402
-from fairviz.explain.disparity import compare, heatmap_values  # noqa: E402
+from fairviz.explain import compare, heatmap_values  # noqa: E402
 from fairviz.explain.metrics import SensitivityParams, gini, normalise, pgd_deltas, sensitivity, soft_many
 from fairviz.explain.results import ExplainResult  # noqa: E402
 from tests.devices import devices, tolerance  # noqa: E402

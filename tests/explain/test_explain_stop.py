@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 from fairviz.core import runtime  # noqa: E402
 from fairviz.explain import data, models  # noqa: E402
-from fairviz.explain import run as pipeline  # noqa: E402
+from fairviz.explain import pipeline  # noqa: E402
 from fairviz.explain.attribute import AttributionParams, explain  # noqa: E402
 from fairviz.explain.metrics import pgd_deltas, soft_many  # noqa: E402
 from tests.devices import devices  # noqa: E402

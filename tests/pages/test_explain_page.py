@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairviz.explain import METRICS
 from fairviz.explain import results as xresults
-from fairviz.explain.disparity import compare
+from fairviz.explain import compare
 from fairviz.core.wording import fmt_p
 
 from tests.conftest import ROOT
@@ -55,7 +55,7 @@ def test_shipped_results_render_every_panel_and_the_real_test_values(shipped_key
     result = xresults.load_shipped(key)
     panels = _boxplot_panels(figures[0])
     assert len(panels) == len(result.metrics) == 7
-    assert all(any(METRICS[m] in p for p in panels) for m in result.metrics)
+    assert all(any(METRICS[m].label in p for p in panels) for m in result.metrics)
     heat = next(f for f in figures if f["data"][0]["type"] == "heatmap" and len(f["data"]) == 1
                 and len(f["data"][0]["y"]) == len(result.methods))
     assert heat["data"][0]["x"][0] == "AOPC-C" and len(heat["data"][0]["x"]) == 7
@@ -138,8 +138,8 @@ def test_upload_source_waits_for_a_file():
 
 
 def test_page_modules_do_not_import_model_libraries():
-    code = ("import sys; import fairviz.explain.disparity, fairviz.explain.results, fairviz.explain.data, "
-            "fairviz.explain.run, fairviz.cli.explain, fairviz.explain.figures, fairviz.report.audit; "
+    code = ("import sys; import fairviz.explain.disparity, fairviz.explain.analysis, fairviz.explain.results, "
+            "fairviz.explain.data, fairviz.explain.pipeline, fairviz.explain.readings, fairviz.cli.explain, fairviz.explain.figures, fairviz.report.audit; "
             "heavy = [m for m in ('torch', 'transformers', 'captum', 'shap', 'lime') if m in sys.modules]; "
             "print(heavy); sys.exit(1 if heavy else 0)")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

@@ -42,14 +42,15 @@ def test_parity_page_reproduces_compas_and_reads_the_pair():
     at.selectbox(key="parity_i").set_value("African-American").run()
     at.selectbox(key="parity_j").set_value("Caucasian").run()
     m = _metrics(at)
-    assert (m["OFI (i − j)"], m["DI (i ÷ j)"]) == ("-0.120", "0.632")             # spec 002 §1.7.2 / §1.7.3
+    assert (m["OFI (i − j)"], m["DI (i ÷ j)"]) == ("-0.120", "0.632")             # [3] §3.4, Fig. 3.2
     text = _text(at)
     assert "Algorithmic bias in favour of Caucasian" in text
     assert "below 4/5, so the four-fifths rule flags bias for Caucasian" in text
     # the confusion matrices of the pair, in the flipped orientation: African-American (990, 805, 532, 1369)
     frames = [d.value for d in at.dataframe]
-    aa = next(f for f in frames if list(f.columns) == ["predicted benefit", "predicted no benefit"])
-    assert aa.to_numpy().tolist() == [[990, 805], [532, 1369]]
+    aa = next(f for f in frames if list(f.columns) == ["actual", "predicted benefit", "predicted no benefit"])
+    assert aa["actual"].tolist() == ["deserved (actual +)", "not deserved (actual −)"]
+    assert aa[["predicted benefit", "predicted no benefit"]].to_numpy().tolist() == [[990, 805], [532, 1369]]
 
     _radio(at, "Beneficial outcome").set_value("positive").run()     # the raw orientation negates OFI
     assert _metrics(at)["OFI (i − j)"] == "0.120"

@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.cli.main import main
+from fairviz.core.markup import md
 from fairviz.probing.shipped import load_shipped
 from tests.conftest import ROOT
 
@@ -53,7 +54,7 @@ def test_shipped_results_render_the_shipped_json():
     mean, std = rdf["delta"]["f_pattern"]["mean"], rdf["delta"]["f_pattern"]["std"]
     assert row["ΔF_pattern"] == f"{mean:+.4f} ± {std:.4f}"
     assert any("Sign convention" in i.value for i in at.info)
-    assert any("App. E" in i.value and augment["calibration"]["reading"] in i.value for i in at.info)
+    assert any("App. E" in i.value and md(augment["calibration"]["reading"]) in i.value for i in at.info)
 
 
 @pytest.mark.slow

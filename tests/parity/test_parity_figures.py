@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairviz.parity import analysis as P
-from fairviz.sample_size import analysis as S
+import fairviz.parity as P
+import fairviz.sample_size as S
 from fairviz.core.counts import ConfusionCounts as CM
 from fairviz.parity import figures as FP
 from fairviz.sample_size import figures as FS

@@ -7,8 +7,9 @@ import pytest
 
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.explain.data import geco_like
-from fairviz.probing.augment import (AugmentParams, SIGN_CONVENTION, Split, augment, counterfactual,
-                                     diagnostic_set, fairness, select)
+from fairviz.probing import SIGN_CONVENTION
+from fairviz.probing.augment import (AugmentParams, Split, augment, counterfactual, diagnostic_set, fairness,
+                                     select)
 from fairviz.probing.textmodel import splits
 from fairviz.residuals import RDFParams, analyse
 from tests.probing.stand_ins import BagOfWords

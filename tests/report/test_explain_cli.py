@@ -9,7 +9,7 @@ import pytest
 
 from fairviz.cli.main import main
 from fairviz.explain import results as xresults
-from fairviz.explain.disparity import compare
+from fairviz.explain import compare
 
 
 def _shipped_key() -> str:

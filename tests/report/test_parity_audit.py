@@ -9,7 +9,7 @@ from fairviz.report.audit import AuditParams, merge_section, run_audit
 from fairviz.cli.main import main
 from fairviz.residuals import RDFParams
 from fairviz.data.samples import load_sample, sample_path
-from fairviz.sample_size.analysis import MATCH_METRICS, MatchParams
+from fairviz.sample_size import MATCH_METRICS, MatchParams
 
 TABLE_32 = ("ofi", "di", "dppl", "accd", "mccd", "pp", "te", "eo_fpr_gap", "eo_max_gap", "aaod", "dca", "dcr")
 FAST_RDF = RDFParams(resamples=50, knee_resamples=0)

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from fairviz.sample_size import analysis as S
+import fairviz.sample_size as S
 
 P_GRID = (0.01, 0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import special, stats as sps
 
-from fairviz.sample_size import analysis as S
+import fairviz.sample_size as S
 from fairviz.core.confusion_metrics import METRICS, Cells, probabilities
 from fairviz.core.counts import ConfusionCounts as CM
 from fairviz.data.samples import load_sample
@@ -62,7 +62,7 @@ def test_hole_counts_n_1_to_12():
         assert holes["pt"] >= 4 * n                     # every MCC hole is a PT hole
     assert pt == [4, 8, 12, 17, 20, 28, 28, 37, 40, 48, 44, 65]
     # Theorem 4.3's PT upper bound fails from n = 4 on (17 > 10.3): shown, not asserted as true
-    assert "10.3" in S.seed_hole_count("pt", 4)
+    assert "10.3" in S.printed_hole_count("pt", 4)
 
 
 def test_te_pair_holes_by_brute_force():
@@ -147,7 +147,7 @@ def test_benefit_exact_pmf_moments_and_cdf():
     null50 = S.BenefitNull(50, 0.2, 0.1)
     assert float(null50.cdf(0.0)[0]) == pytest.approx(0.117700, abs=1e-6)
     assert float(null50.normal_cdf(0.0)[0]) == pytest.approx(0.118651, abs=1e-6)     # corrected Eq. 4.29
-    # the seed's Eq. 4.29 as printed (a count minus a per-row mean, no n) gives 0.426: documented, not used
+    # [3] Eq. 4.29 as printed (a count minus a per-row mean, no n) gives 0.426: documented, not used
     printed = sps.norm.cdf((0 - 0.1) / math.sqrt(0.3 - 0.01))
     assert printed == pytest.approx(0.426342, abs=1e-6)
 
@@ -187,7 +187,7 @@ def test_tpr_example_conditioned_literal_and_undefined():
     tpr = METRICS["tpr"](draws)
     ok = np.isfinite(tpr)
     assert np.mean(tpr[ok] <= 0.5) == pytest.approx(0.095433, abs=0.003)
-    # the seed's Eq. 4.44 evaluates the observed group's own posterior at its own estimate: ≈ 0.5 by construction
+    # [3] Eq. 4.44 evaluates the observed group's own posterior at its own estimate: ≈ 0.5 by construction
     assert special.betainc(4 + 1, 8 - 4 + 1, 0.5) == pytest.approx(0.5, abs=1e-12)
 
 
@@ -280,7 +280,7 @@ def test_undefined_observed_scores_are_reported_not_zero():
 
 
 def test_match_on_the_compas_sample_is_fast_enough_and_complete():
-    audit = S.analyse(load_sample("compas"), "race", 0.4, "negative")
+    audit = S.analyse_match(load_sample("compas"), "race", 0.4, "negative")
     assert set(audit.names) == {"African-American", "Caucasian", "Hispanic", "Other", "Asian", "Native American"}
     nat = audit.get("Native American", "mcc")
     assert nat.n == 18 and nat.method == "exact enumeration"
@@ -315,7 +315,7 @@ def test_cps_fills_holes():
     assert r.raw_metrics["tpr"] is None and r.smoothed_metrics["tpr"] is not None
 
 
-EXACT_MSE = {   # spec 002 §2: n → metric → (raw, raw defined mass, CPS λ=5, CPS λ=20)
+EXACT_MSE = {   # [3] ch. 4, CPS for small samples: n → metric → (raw, raw defined mass, CPS λ=5, CPS λ=20)
     5: {"acc": (0.034845, 1.0, 0.012183, 0.010281), "tpr": (0.212187, 0.3792, 0.062808, 0.044391),
         "benefit": (0.042489, 1.0, 0.014697, 0.012130), "mcc": (0.307533, 0.2788, 0.028352, 0.006743)},
     10: {"acc": (0.017422, 1.0, 0.009286, 0.008107), "tpr": (0.186618, 0.6146, 0.069446, 0.042416),

@@ -1,4 +1,5 @@
-"""The probing and augmentation pipelines on the explanation page's text models: split → train → probe / augment.
+"""The probing and augmentation pipelines ([1] §7–8) on the explanation page's text models: split → train →
+probe / augment.
 
 One function per command, shared by the CLI (``fairviz probe``, ``fairviz augment``), the page's "Compute now" and
 ``scripts/make_probing_demo.py``, so all three produce the same result for the same settings.
@@ -8,10 +9,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from fairviz.explain.data import TextDataset
-from fairviz.explain.models import ModelParams
-from fairviz.probing.augment import AugmentResult, AugmentParams, Split, augment
-from fairviz.probing.probe import ProbeResult, ProbeParams, probe
+from fairviz.explain import ModelParams, TextDataset
+from fairviz.probing.augment import AugmentParams, Split, augment
+from fairviz.probing.probe import ProbeParams, probe
+from fairviz.probing.results import AugmentResult, ProbeResult
 from fairviz.probing.textmodel import TextModel, splits, train_model
 
 Progress = Callable[[float, str], None]
@@ -23,7 +24,7 @@ class RunProtocol:
     pool_share: float = 0.5            # probing: share of pairs held out and probed (the rest trains the model)
     test_share: float = 0.3            # augmentation: held-out test set
     validation_share: float = 0.3      # augmentation: the selection pool V
-    fine_tune_epochs: int = 1          # §8.3: one epoch
+    fine_tune_epochs: int = 1          # [1] §8.3: one epoch
     fine_tune_lr: float | None = None  # None → the model's own learning rate (the paper's 2e-5 is for RoBERTa)
     split_seed: int = 0
 

@@ -1,4 +1,4 @@
-"""The pipeline of paper Algorithm 1 for one data set and one model family: split by pair → train → explain the
+"""The pipeline of [4] Algorithm 1 for one data set and one model family: split by pair → train → explain the
 gold label of every sampled test sentence with every method → score every explanation → one per-sentence table.
 
 ``prepare`` (split + train + the model's own behaviour per group) and ``explain_dataset`` are separate so the page
@@ -17,13 +17,12 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core import runtime
-from fairviz.explain import METHODS, METRICS, RANDOM
 from fairviz.explain import models as model_lib
 from fairviz.explain.attribute import Attribution, AttributionParams, derive_seed, explain
 from fairviz.explain.data import TextDataset, counterfactual_compas, split_by_pair
-from fairviz.explain.metrics import SensitivityParams, aopc_many, gini, normalise, pgd_deltas, sensitivity, soft_many, sparsity
+from fairviz.explain.metrics import SensitivityParams, aopc_many, normalise, pgd_deltas, sensitivity, soft_many
+from fairviz.explain.registry import METHOD_NAMES, METHODS, METRICS, RANDOM
 from fairviz.explain.results import ExplainResult
-from fairviz.explain import METHOD_NAMES
 from importlib.metadata import PackageNotFoundError, version
 
 Progress = Callable[[float, str], None]
@@ -70,7 +69,7 @@ def prepare(dataset: TextDataset, spec: model_lib.ModelParams, test_share: float
 
 
 def model_behaviour(classifier: model_lib.TextClassifier, test: TextDataset) -> dict:
-    """What the model itself does by group (paper Table 7 and spec §6 #24): accuracy, TPR/TNR over the task labels,
+    """What the model itself does by group ([4] Table 7): accuracy, TPR/TNR over the task labels,
     and whether its prediction changes when only the gender words change (twins, or COMPAS's flipped sex word)."""
     frame = test.frame
     proba = classifier.predict_proba(frame["text"])[:, 1]
@@ -220,9 +219,10 @@ def _score(clf, rows, targets, pairs, method, attributions: list[Attribution] | 
                  for r, s, y, p in zip(rows, s_all, targets, pairs)]
         for k, (comp, suff) in enumerate(soft_many(clf, items, settings.soft_draws, settings.attribution.batch_size)):
             values[k].update({m: v for m, v in (("soft_comp", comp), ("soft_suff", suff)) if m in metrics})
+    from_scores = [key for key, metric in METRICS.items() if metric.needs == "scores"]
     for k, s in enumerate(s_all):
-        values[k]["gini"] = gini(s) if "gini" in metrics else np.nan
-        values[k]["sparsity"] = sparsity(s) if "sparsity" in metrics else np.nan
+        for key in from_scores:
+            values[k][key] = METRICS[key].function(s) if key in metrics else np.nan
     t_metrics = time.perf_counter() - start
     t_sens = 0.0
     if "sensitivity" in metrics and deltas is not None:
@@ -250,7 +250,7 @@ def _score(clf, rows, targets, pairs, method, attributions: list[Attribution] | 
 
 def _instances(clf, data: TextDataset, frame: pd.DataFrame, rows, targets, run: int) -> pd.DataFrame:
     """Per sentence: prediction, p(gold), p(gold) of the counterpart, and p(gold) once all evidence is removed in
-    each of the four ways the explainers and metrics remove it (spec §5.5; see ``disparity.NO_EVIDENCE``)."""
+    each of the four ways the explainers and metrics remove it (see ``readings.NO_EVIDENCE``)."""
     proba = clf.proba_ids(rows)
     y = np.asarray(targets)
     idx = np.arange(len(rows))

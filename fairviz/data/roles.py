@@ -1,0 +1,170 @@
+"""Role guessing: which column of an uploaded file plays which role, for the user to confirm.
+
+One vocabulary of column names (``ROLE_NAMES``) and one set of content tests serve every form that maps columns:
+the predictions upload (``guess_mapping``), text datasets for explanations (``guess_text_roles``), training data for
+the conditions simulator (``guess_training_roles``) and quantile forecasts (``guess_forecast_roles``). A guess only
+preselects a choice: the forms and the CLI let the user overrule it, and validation checks what was chosen.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairviz.data.model import ColumnMapping
+
+# Column names per role, lower case, most telling first (where a form takes the first named column, the order
+# decides; where it takes every named column, the file's order does).
+ROLE_NAMES = {
+    "label": ("label", "labels", "y", "y_true", "target", "truth", "ground_truth", "actual", "outcome", "class", "gold",
+              "two_year_recid", "default"),
+    "score": ("score", "scores", "p", "p_hat", "phat", "prob", "proba", "probability", "y_prob", "y_score", "pred_prob",
+              "prediction", "pred", "predicted_probability", "risk"),
+    "group": ("group", "groups", "sex", "gender", "race", "ethnicity", "age_group", "age_cat", "student", "a",
+              "sensitive", "protected", "attribute", "region", "nationality", "religion"),
+    "text": ("text", "sentence", "comment", "review", "document", "content", "description", "narrative"),
+    "row_id": ("id", "row_id", "uid", "index", "example_id"),
+    "pair": ("pair", "pair_id", "twin", "twin_id"),          # counterfactual twins share a pair id
+    "split": ("split",),
+    # quantile forecasts: one row per (series, step) and model
+    "series": ("id", "series", "series_id", "unique_id", "window", "window_id", "item_id", "forecast_id"),
+    "step": ("step", "lead", "horizon", "h", "lead_time", "ds", "t"),
+    "truth": ("truth", "y", "observed", "actual", "target", "y_true", "obs", "observation"),
+    "level": ("level", "quantile", "tau", "quantile_level", "q_level"),
+    "value": ("value", "forecast", "prediction", "yhat", "quantile_value", "q_value", "pred"),
+    "model": ("model", "model_name", "forecaster"),
+    "point": ("point", "point_forecast", "deterministic", "nvar", "mean", "median_forecast"),
+}
+# The conditions simulator's group column is often called z, the sensitive attribute's letter in its papers; a
+# predictions file's z is more often a feature, so only that form looks for it.
+TRAINING_GROUP_NAMES = ROLE_NAMES["group"] + ("z",)
+TRUE_WORDS = {"1", "true", "yes", "y", "t", "pos", "positive"}     # label values that read as the positive class
+MAX_GUESSED_GROUPS = 50        # a column with more distinct values is not guessed to be a group column
+
+# Wide quantile columns: 'q0.05', 'q_0.9', 'quantile_0.5', '0.95' (levels) or 'q05', 'p95' (percent).
+LEVEL_PATTERNS = [
+    (re.compile(r"^(?:q|quantile|tau|level|p)?[_\s-]?(0?\.\d+)$", re.I), 1.0),
+    (re.compile(r"^(?:q|quantile|p)[_\s-]?(\d{1,2})$", re.I), 100.0),
+]
+
+
+# ----------------------------------------------------------------------------------------------- shared tests
+
+def named(columns: Iterable, role: str | tuple[str, ...]) -> list:
+    """The columns called by one of the role's names (case and surrounding spaces aside), in the file's order."""
+    names = ROLE_NAMES[role] if isinstance(role, str) else role
+    return [c for c in columns if str(c).strip().lower() in names]
+
+
+def first_named(columns: Iterable, role: str | tuple[str, ...]) -> Any:
+    """The column called by the most telling of the role's names that the file has, or None."""
+    names = ROLE_NAMES[role] if isinstance(role, str) else role
+    by_name = {str(c).strip().lower(): c for c in columns}
+    return next((by_name[n] for n in names if n in by_name), None)
+
+
+def is_numeric(series: pd.Series) -> bool:
+    """Numbers, not true/false."""
+    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def has_few_values(series: pd.Series) -> bool:
+    """Between 2 and ``MAX_GUESSED_GROUPS`` distinct non-missing values: a column that could name groups."""
+    return 2 <= series.nunique() <= MAX_GUESSED_GROUPS
+
+
+def looks_like_groups(series: pd.Series) -> bool:
+    """Categories (not numbers) with few distinct values."""
+    return not is_numeric(series) and has_few_values(series)
+
+
+def looks_like_probability(series: pd.Series) -> bool:
+    if not is_numeric(series):
+        return False
+    values = series.dropna()
+    return len(values) > 0 and values.min() >= 0 and values.max() <= 1 and values.nunique() > 2
+
+
+def quantile_level(column: Any) -> float | None:
+    """The quantile level that a wide forecast column's name stands for ('q0.05' → 0.05, 'p95' → 0.95), or None."""
+    name = str(column).strip()
+    for pattern, divisor in LEVEL_PATTERNS:
+        match = pattern.match(name)
+        if match:
+            value = float(match.group(1)) / divisor
+            return value if 0 < value < 1 else None
+    return None
+
+
+# ----------------------------------------------------------------------------------------------- the four forms
+
+def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
+    """A predictions file: each column's role from its name and content (the user confirms on the home page)."""
+    columns = list(frame.columns)
+    label = next(iter(named(columns, "label")), None) or next(
+        (c for c in columns if frame[c].dropna().nunique() == 2), columns[0])
+    score = next((c for c in named(columns, "score") if c != label), None) or next(
+        (c for c in columns if c != label and looks_like_probability(frame[c])), columns[min(1, len(columns) - 1)])
+    groups = tuple(c for c in named(columns, "group") if c not in (label, score))
+    if not groups:
+        groups = tuple(c for c in columns if c not in (label, score) and looks_like_groups(frame[c]))[:1]
+    text = next((c for c in named(columns, "text") if c not in (label, score, *groups)), None)
+    row_id = next((c for c in named(columns, "row_id") if c not in (label, score, *groups)), None)
+    taken = {label, score, text, row_id, *groups}
+    features = tuple(c for c in columns if c not in taken and is_numeric(frame[c]))
+    return ColumnMapping(label=label, score=score, groups=groups, positive_label=None, text=text,
+                         features=features, row_id=row_id)
+
+
+def guess_text_roles(frame: pd.DataFrame) -> dict:
+    """A text dataset (explanations): the text, label and group columns and an optional pair id of twin sentences.
+    The text is the column named like one, else the wordiest column; label and group as for predictions."""
+    mapping = guess_mapping(frame)
+    columns = list(frame.columns)
+    words = {c: frame[c].astype(str).str.count(" ").mean() for c in columns
+             if not pd.api.types.is_numeric_dtype(frame[c])}
+    text = next(iter(named(columns, "text")), None) or (max(words, key=words.get) if words else columns[0])
+    group = next((g for g in mapping.groups if g != text), None) or next(
+        (c for c in columns if c not in (text, mapping.label) and has_few_values(frame[c])), columns[0])
+    return {"text": text, "label": mapping.label, "group": group, "pair": next(iter(named(columns, "pair")), None)}
+
+
+def guess_training_roles(columns: list[str]) -> dict:
+    """Training data (the conditions simulator), from the names alone: label, group and split columns (None when
+    no column is named like one)."""
+    return {"label": first_named(columns, "label"), "group": first_named(columns, TRAINING_GROUP_NAMES),
+            "split": first_named(columns, "split")}
+
+
+def guess_forecast_roles(frame: pd.DataFrame) -> dict:
+    """Quantile forecasts: series, step, truth, groups, model, point, and — for the long format only, when no column
+    is named like a quantile level — the level and value columns. A role no column is named for is '' (required
+    roles) or None (optional ones); the page lets the user correct them."""
+    columns = list(frame.columns)
+    level_columns = [c for c in columns if quantile_level(c) is not None]
+    level, value = (None, None) if level_columns else (first_named(columns, "level"), first_named(columns, "value"))
+    roles = {role: first_named(columns, role) for role in ("series", "step", "truth", "model", "point")}
+    used = {*roles.values(), level, value, *level_columns}
+    groups = tuple(c for c in columns if c not in used and looks_like_groups(frame[c]))
+    return {"series": roles["series"] or "", "step": roles["step"] or "", "truth": roles["truth"] or "",
+            "groups": groups, "model": roles["model"], "point": roles["point"], "level": level, "value": value}
+
+
+# ----------------------------------------------------------------------------------------------- label values
+
+def label_values(series: pd.Series) -> list:
+    """The distinct non-missing values of a label column, in a stable order."""
+    return sorted(series.dropna().unique().tolist(), key=lambda v: (str(type(v)), str(v)))
+
+
+def guess_positive_label(values: list) -> Any:
+    """For two label values, the one that most plausibly means 'positive' (1, True, 'yes', …; else the larger)."""
+    for value in values:
+        if isinstance(value, (bool, np.bool_)) and value:
+            return value
+        if str(value).strip().lower() in TRUE_WORDS:
+            return value
+    return max(values, key=lambda v: (isinstance(v, (int, float, np.number)), v if not isinstance(v, str) else 0, str(v)))

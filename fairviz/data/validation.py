@@ -1,0 +1,261 @@
+"""Validation: a frame under a column mapping → ``Predictions``, or a ``DataError`` with one sentence per problem.
+
+Rows with a missing label, score or group value are dropped and counted, never lost silently; groups too small to
+compare are dropped and named.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fairviz.data.limits import DEFAULT_LIMITS, GroupLimits
+from fairviz.data.model import (
+    INTERSECTION_SEP,
+    ColumnMapping,
+    DataError,
+    GroupView,
+    Predictions,
+    plain_value,
+    weighted_bincount,
+)
+from fairviz.data.reading import read_table
+from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values
+
+MIN_GROUP_SIZE = 2
+
+
+def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
+                      file_fingerprint: str = "", weights: np.ndarray | None = None,
+                      limits: GroupLimits | None = None) -> Predictions:
+    """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
+
+    With ``weights`` (rows per entry: the counts of fairviz.data.engine's table) every message counts rows, and the
+    result is weighted data (``Predictions.weight``). ``limits`` caps the groups per attribute
+    (``fairviz.data.limits``; the defaults unless given)."""
+    limits = limits or DEFAULT_LIMITS
+    check_columns(frame, mapping)
+    problems: list[str] = []
+    notes: list[str] = []
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
+    total = len(frame) if w is None else int(w.sum())
+
+    score = _numeric_scores(frame[mapping.score], mapping.score, problems, w)
+    y_raw = frame[mapping.label]
+    factorized = {c: _factorize(frame[c]) for c in mapping.groups}     # one hash pass per group column
+
+    missing = score.isna() | y_raw.isna()
+    for codes, _ in factorized.values():
+        missing |= codes < 0
+    keep = ~missing.to_numpy()
+    n_missing = _count(~keep, w)
+    if n_missing:
+        notes.append(f"{n_missing:,} of {total:,} rows dropped for a missing label, score or group value.")
+    if not keep.any():
+        problems.append("Every row has a missing label, score or group value: nothing is left to analyse.")
+        raise DataError(problems)
+
+    score_values = score.to_numpy(dtype=float)[keep]
+    w = None if w is None else w[keep]
+    _check_score_range(score_values, mapping.score, problems, w)
+    y = _binary_labels(y_raw[keep], mapping, problems)
+    if problems:                       # group checks on rows that are about to change would only add noise
+        raise DataError(problems)
+    attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
+                             problems, notes, w)
+    if problems:
+        raise DataError(problems)
+
+    # Drop rows in groups too small to compare (after validation, so counts are reported).
+    small = np.zeros(keep.sum(), dtype=bool)
+    for view in attributes.values():
+        small |= np.isin(view.codes, np.flatnonzero(view.sizes < MIN_GROUP_SIZE))
+    if small.any():
+        w = None if w is None else w[~small]
+        attributes = {k: _recode(v, ~small, w) for k, v in attributes.items()}
+        y, score_values = y[~small], score_values[~small]
+        kept_frame = frame.loc[keep].loc[~small]
+        for view in attributes.values():
+            if len(view.names) < 2:
+                raise DataError(f"Group column '{view.attribute}' has fewer than two groups with at least "
+                                f"{MIN_GROUP_SIZE} rows: fairness compares groups, so at least two are needed.")
+    else:
+        kept_frame = frame.loc[keep]
+    too_many = [p for view in attributes.values() if (p := limits.too_many_groups(view.attribute, len(view.names)))]
+    if too_many:
+        raise DataError(too_many)
+
+    fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
+    return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
+                       source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w, limits=limits)
+
+
+def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **mapping_kwargs) -> Predictions:
+    """Read and validate a file in one call (the CLI's and the tests' entry point)."""
+    frame, digest = read_table(path)
+    if mapping is None:
+        mapping = guess_mapping(frame)
+        if mapping_kwargs:
+            mapping = ColumnMapping(**{**mapping.__dict__, **mapping_kwargs})
+    return build_predictions(frame, mapping, source=Path(path).name, file_fingerprint=digest)
+
+
+def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
+    """Every mapped column is in ``frame`` and the roles do not overlap (the engine checks a schema with it too)."""
+    needed = {"label": [mapping.label], "score": [mapping.score], "group": list(mapping.groups)}
+    if mapping.text:
+        needed["text"] = [mapping.text]
+    needed["feature"] = list(mapping.features)
+    if mapping.row_id:
+        needed["id"] = [mapping.row_id]
+    problems = [f"The {role} column '{col}' is not in the file (columns: {_column_list(frame)})."
+                for role, cols in needed.items() for col in cols if col not in frame.columns]
+    if not mapping.groups:
+        problems.append("No group column was chosen: pick at least one column that says which group a row is in.")
+    if mapping.label == mapping.score:
+        problems.append(f"The label and the score are the same column ('{mapping.label}'); choose two columns.")
+    if mapping.label in mapping.groups or mapping.score in mapping.groups:
+        problems.append("A group column is also the label or the score column; choose different columns.")
+    if problems:
+        raise DataError(problems)
+
+
+def _column_list(frame: pd.DataFrame, limit: int = 12) -> str:
+    cols = [str(c) for c in frame.columns]
+    return ", ".join(cols[:limit]) + (f", … ({len(cols)} in all)" if len(cols) > limit else "")
+
+
+def _count(mask: np.ndarray, weights: np.ndarray | None) -> int:
+    """Rows where ``mask`` holds (weighted data: the sum of their weights)."""
+    mask = np.asarray(mask, dtype=bool)
+    return int(mask.sum()) if weights is None else int(weights[mask].sum())
+
+
+def _numeric_scores(series: pd.Series, name: str, problems: list[str], weights=None) -> pd.Series:
+    if pd.api.types.is_bool_dtype(series):
+        problems.append(f"The score column '{name}' holds true/false values; it needs probabilities in [0, 1].")
+        return series.astype(float)
+    if pd.api.types.is_numeric_dtype(series):
+        return series.astype(float)
+    numeric = pd.to_numeric(series, errors="coerce")
+    text_mask = numeric.isna() & series.notna() & (series.astype(str).str.strip() != "")
+    if text_mask.any():
+        examples = ", ".join(repr(v) for v in series[text_mask].astype(str).unique()[:3])
+        problems.append(f"The score column '{name}' has {_count(text_mask.to_numpy(), weights):,} non-numeric values "
+                        f"(e.g. {examples}); scores must be numbers in [0, 1].")
+    return numeric
+
+
+def _check_score_range(score: np.ndarray, name: str, problems: list[str], weights=None) -> None:
+    infinite = np.isinf(score)
+    if infinite.any():
+        problems.append(f"The score column '{name}' has {_count(infinite, weights):,} infinite values; "
+                        "scores must be in [0, 1].")
+    finite = score[~infinite]
+    outside = (finite < 0) | (finite > 1)
+    if outside.any():
+        outside_rows = _count(outside, None if weights is None else weights[~infinite])
+        hint = " They look like logits or raw scores: convert them to probabilities first." \
+            if finite.min() < 0 or finite.max() > 1.5 else ""
+        problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1] "
+                        f"(range {finite.min():.3g} to {finite.max():.3g}).{hint}")
+
+
+def _binary_labels(series: pd.Series, mapping: ColumnMapping, problems: list[str]) -> np.ndarray:
+    values = label_values(series)
+    if len(values) > 2:
+        shown = ", ".join(repr(plain_value(v)) for v in values[:5])
+        problems.append(f"The label column '{mapping.label}' has {len(values)} distinct values ({shown}"
+                        f"{', …' if len(values) > 5 else ''}); it must be binary (two values, e.g. 0/1).")
+        return np.zeros(len(series), dtype=np.int8)
+    positive = mapping.positive_label
+    plain = {plain_value(v) for v in values}
+    if positive is None:
+        if plain <= {0, 1} or plain <= {True, False}:
+            positive = 1
+        elif all(isinstance(v, str) for v in values) and any(str(v).strip().lower() in TRUE_WORDS for v in values):
+            positive = guess_positive_label(values)
+        else:
+            shown = ", ".join(repr(v) for v in sorted(plain, key=str))
+            problems.append(f"The label column '{mapping.label}' has values {shown}, not 0/1: say which value is "
+                            "the positive class (the positive-label choice, or --positive-label).")
+            return np.zeros(len(series), dtype=np.int8)
+    elif not any(_same(positive, v) for v in values):
+        problems.append(f"The positive label {positive!r} does not occur in '{mapping.label}' "
+                        f"(values: {', '.join(repr(plain_value(v)) for v in values)}).")
+        return np.zeros(len(series), dtype=np.int8)
+    if pd.api.types.is_bool_dtype(series) or pd.api.types.is_numeric_dtype(series):
+        return (series.to_numpy() == _coerce_like(positive, series)).astype(np.int8)
+    text = series.astype(str).str.strip().str.lower().to_numpy()
+    return (text == str(plain_value(positive)).strip().lower()).astype(np.int8)
+
+
+def _factorize(series: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Codes and names of a group column; missing and blank values get code −1. Values that print alike
+    (1 and '1', ' a' and 'a') are one group."""
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    names = [str(u).strip() for u in uniques]
+    distinct = {name: k for k, name in enumerate(dict.fromkeys(n for n in names if n))}
+    remap = np.array([distinct.get(name, -1) for name in names] + [-1], dtype=np.int64)
+    return remap[codes], list(distinct)          # codes of −1 index the appended −1
+
+
+def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: ColumnMapping, problems: list[str],
+                notes: list[str], weights: np.ndarray | None = None) -> dict[str, GroupView]:
+    attributes = {}
+    for col, (codes, names) in groups.items():
+        view = _ordered_view(col, codes, names, weights)
+        if len(view.names) < 2:
+            problems.append(f"The group column '{col}' has a single value ('{view.names[0]}'): fairness compares "
+                            "groups, so it needs at least two.")
+        attributes[col] = view
+    if mapping.intersect and len(mapping.groups) >= 2:
+        a, b = mapping.groups[:2]
+        (codes_a, names_a), (codes_b, names_b) = groups[a], groups[b]
+        joint, pairs = pd.factorize(codes_a * len(names_b) + codes_b)
+        joint_names = [f"{names_a[p // len(names_b)]}{INTERSECTION_SEP}{names_b[p % len(names_b)]}" for p in pairs]
+        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names,
+                                                                weights)
+    for view in attributes.values():
+        tiny = [f"'{name}' (n = {size})" for name, size in zip(view.names, view.sizes) if size < MIN_GROUP_SIZE]
+        listed = ", ".join(tiny[:10]) + (f", … ({len(tiny):,} in all)" if len(tiny) > 10 else "")
+        if tiny and len(view.names) - len(tiny) >= 2:
+            notes.append(f"Group{'s' if len(tiny) > 1 else ''} {listed} of '{view.attribute}' "
+                         f"dropped: fewer than {MIN_GROUP_SIZE} rows cannot be compared.")
+        elif tiny and len(view.names) >= 2:
+            problems.append(f"The group column '{view.attribute}' has fewer than two groups with at least "
+                            f"{MIN_GROUP_SIZE} rows ({listed}).")
+    return attributes
+
+
+def _ordered_view(attribute: str, codes: np.ndarray, names: list[str], weights: np.ndarray | None = None) -> GroupView:
+    """A GroupView whose groups are ordered largest first (ties by name); groups with no rows are left out."""
+    sizes = weighted_bincount(codes, weights, len(names))
+    present = np.flatnonzero(sizes)
+    order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
+    remap = np.full(len(names), -1, dtype=np.int64)
+    remap[order] = np.arange(order.size)
+    return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order), weights)
+
+
+def _recode(view: GroupView, keep: np.ndarray, weights: np.ndarray | None = None) -> GroupView:
+    return _ordered_view(view.attribute, view.codes[keep], list(view.names), weights)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return plain_value(a) == plain_value(b) or str(plain_value(a)).strip().lower() == str(plain_value(b)).strip().lower()
+
+
+def _coerce_like(value: Any, series: pd.Series) -> Any:
+    """A positive label typed in a text box ('1') compared with a numeric or boolean column."""
+    if pd.api.types.is_bool_dtype(series):
+        return str(value).strip().lower() in TRUE_WORDS if isinstance(value, str) else bool(value)
+    if pd.api.types.is_numeric_dtype(series) and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value

@@ -1,0 +1,150 @@
+"""Candidate statements from every audit section, each group compared with the reference group.
+
+The candidates read the audit's JSON records (``groups``, ``pairs``, ``calibration``, ``match``): the one interface
+every section already writes, so the findings are computed from the very numbers the pages and the report show.
+Rate gaps get their interval and test here, from the groups' confusion counts at τ.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from scipy.stats import norm
+from statsmodels.stats.proportion import confint_proportions_2indep, test_proportions_2indep
+
+from fairviz.findings.results import Candidate, FindingsParams, SmallGroup
+
+Z95 = norm.ppf(0.975)
+
+
+def reference_group(data: dict, params: FindingsParams) -> str:
+    groups = data["groups"]
+    if params.reference is not None:
+        if params.reference not in groups:
+            raise ValueError(f"the reference group '{params.reference}' is not among the groups of "
+                             f"'{data['attribute']}' ({', '.join(map(str, groups))})")
+        return params.reference
+    return max(groups, key=lambda g: (groups[g]["n"], -list(groups).index(g)))
+
+
+def candidates(data: dict, params: FindingsParams) -> tuple[str, list[Candidate], list[SmallGroup]]:
+    reference = reference_group(data, params)
+    groups = data["groups"]
+    out: list[Candidate] = []
+    for group in groups:
+        if group == reference:
+            continue
+        out += _rate_gaps(data, group, reference)
+        out += _pair_candidates(data, group, reference)
+        out += _calibration_gap(data, group, reference)
+    small = [_small_group(data, g) for g in groups if groups[g]["n"] < params.min_group_size]
+    return reference, out, small
+
+
+# ------------------------------------------------------------------------------------------------ rate gaps
+
+_RATES = {  # kind → (numerator cells, denominator cells) of the label-oriented confusion counts at τ
+    "fpr": (("fp",), ("fp", "tn")),
+    "fnr": (("fn",), ("fn", "tp")),
+    "selection_rate": (("tp", "fp"), ("tp", "fp", "tn", "fn")),
+}
+
+
+def _rate_gaps(data: dict, group: str, reference: str) -> list[Candidate]:
+    g, r = data["groups"][group], data["groups"][reference]
+    out = []
+    for kind, (num, den) in _RATES.items():
+        k1, n1 = sum(g[c] for c in num), sum(g[c] for c in den)
+        k2, n2 = sum(r[c] for c in num), sum(r[c] for c in den)
+        if n1 == 0 or n2 == 0:
+            continue                                   # undefined rate: nothing to compare
+        p1, p2 = k1 / n1, k2 / n2
+        out.append(Candidate(kind, data["attribute"], group, reference, p1 - p2, _newcombe(k1, n1, k2, n2),
+                             _score_test(k1, n1, k2, n2), int(g["n"]), int(r["n"]), p1, p2,
+                             test="two-proportion score test; Newcombe interval",
+                             view=(("page", "parity"), ("pair", f"{group}\u241f{reference}"), ("metric", kind))))
+    return out
+
+
+def _newcombe(k1, n1, k2, n2) -> tuple[float, float] | None:
+    with np.errstate(divide="ignore", invalid="ignore"):   # statsmodels also forms an odds ratio we do not read
+        low, high = confint_proportions_2indep(k1, n1, k2, n2, method="newcomb", compare="diff")
+    return (float(low), float(high)) if math.isfinite(low) and math.isfinite(high) else None
+
+
+def _score_test(k1, n1, k2, n2) -> float | None:
+    if k1 + k2 == 0 or k1 + k2 == n1 + n2:
+        return 1.0                                     # both rates 0 (or 1): no evidence of a gap
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = float(test_proportions_2indep(k1, n1, k2, n2, method="score", compare="diff").pvalue)
+    return p if math.isfinite(p) else None
+
+
+# ------------------------------------------------------------------------------------------------ pair records
+
+def _pair(data: dict, group: str, reference: str) -> tuple[dict | None, float]:
+    """The pair record of (group, reference) and the sign that turns its "i minus j" into "group minus reference"."""
+    for pair in data.get("pairs", []):
+        if (pair["group_i"], pair["group_j"]) == (group, reference):
+            return pair, 1.0
+        if (pair["group_i"], pair["group_j"]) == (reference, group):
+            return pair, -1.0
+    return None, 1.0
+
+
+def _oriented(ci, sign: float) -> tuple[float, float] | None:
+    if not ci or any(v is None or not math.isfinite(v) for v in ci):
+        return None
+    low, high = sign * ci[0], sign * ci[1]
+    return (min(low, high), max(low, high))
+
+
+def _pair_candidates(data: dict, group: str, reference: str) -> list[Candidate]:
+    pair, sign = _pair(data, group, reference)
+    if pair is None:
+        return []                                      # the pair cap left it out
+    n_g, n_r = int(data["groups"][group]["n"]), int(data["groups"][reference]["n"])
+    view = (("pair", f"{group}\u241f{reference}"),)
+    out = []
+    if pair.get("ofi") is not None:
+        out.append(Candidate("ofi", data["attribute"], group, reference, sign * pair["ofi"],
+                             _oriented(pair.get("ofi_ci"), sign), pair.get("ofi_p_value"), n_g, n_r,
+                             test="OFI: exact test of the marginal benefits [3] ch. 3",
+                             view=(("page", "parity"), *view, ("metric", "ofi"))))
+    if pair.get("f_dist") is not None:
+        ci = (pair.get("ci") or {}).get("f_dist")
+        out.append(Candidate("residual_distance", data["attribute"], group, reference, pair["f_dist"],
+                             tuple(ci) if ci else None, pair.get("p_value_dist"), n_g, n_r,
+                             test="permutation test of F_dist (Wasserstein-1) [1] §5",
+                             view=(("page", "residuals"), *view, ("metric", "f_dist"))))
+    return out
+
+
+def _calibration_gap(data: dict, group: str, reference: str) -> list[Candidate]:
+    """ECE gap with its bootstrap interval; its p-value is the normal approximation to that interval (the bootstrap
+    gives no test of its own), named so in ``test``."""
+    calibration = data.get("calibration", {})
+    pairs = data.get("calibration_details", {}).get("pairs", [])
+    record = next((p for p in pairs if {p["group_i"], p["group_j"]} == {group, reference}), None)
+    if record is None or record.get("ece_diff") is None or group not in calibration or reference not in calibration:
+        return []
+    sign = 1.0 if record["group_i"] == group else -1.0
+    ci = _oriented(record.get("ece_diff_ci"), sign)
+    effect = sign * record["ece_diff"]
+    p = None
+    if ci is not None and ci[1] > ci[0]:
+        se = (ci[1] - ci[0]) / (2 * Z95)
+        p = float(2 * norm.sf(abs(effect) / se))
+    return [Candidate("calibration", data["attribute"], group, reference, effect, ci, p,
+                      int(data["groups"][group]["n"]), int(data["groups"][reference]["n"]),
+                      calibration[group]["ece"], calibration[reference]["ece"],
+                      test="bootstrap interval of the ECE gap; p from its normal approximation",
+                      view=(("page", "calibration"), ("pair", f"{group}\u241f{reference}"), ("metric", "ece")))]
+
+
+def _small_group(data: dict, group: str) -> SmallGroup:
+    record = data["groups"][group]
+    match = data.get("match", {}).get(group, {}).get("ppr", {})
+    return SmallGroup(data["attribute"], group, int(record["n"]), (record.get("parity") or {}).get("benefit_rate"),
+                      match.get("p_adjusted"))

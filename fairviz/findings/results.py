@@ -1,0 +1,120 @@
+"""What the findings layer produces: candidate statements, the ones that pass, and the Summary."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# A candidate's kind: which comparison it reads. Materiality thresholds are per kind (same units as the effect).
+KINDS = ("fpr", "fnr", "selection_rate", "ofi", "residual_distance", "calibration")
+KIND_TITLES = {
+    "fpr": "false positive rate gap",
+    "fnr": "false negative rate gap",
+    "selection_rate": "selection rate gap",
+    "ofi": "Objective Fairness Index",
+    "residual_distance": "residual distribution distance (F_dist)",
+    "calibration": "calibration error gap (ECE)",
+}
+
+
+@dataclass(frozen=True)
+class FindingsParams:
+    """The policy that makes a candidate a finding: significant after Benjamini–Hochberg over every candidate at
+    ``alpha``, at least ``materiality[kind]`` in size, and about groups of at least ``min_group_size`` rows."""
+    alpha: float = 0.05
+    min_group_size: int = 100
+    max_findings: int = 5
+    reference: str | None = None          # None: the largest group
+    materiality: tuple[tuple[str, float], ...] = (
+        ("fpr", 0.05), ("fnr", 0.05), ("selection_rate", 0.05), ("ofi", 0.05),
+        ("residual_distance", 0.05), ("calibration", 0.05))
+
+    def threshold(self, kind: str) -> float:
+        return dict(self.materiality)[kind]
+
+    def with_materiality(self, **thresholds: float) -> "FindingsParams":
+        unknown = set(thresholds) - set(KINDS)
+        if unknown:
+            raise ValueError(f"unknown finding kind(s): {', '.join(sorted(unknown))} (known: {', '.join(KINDS)})")
+        merged = dict(self.materiality) | {k: float(v) for k, v in thresholds.items()}
+        return FindingsParams(self.alpha, self.min_group_size, self.max_findings, self.reference,
+                              tuple((k, merged[k]) for k in KINDS))
+
+
+@dataclass(frozen=True)
+class OutcomeWords:
+    """How the label and the decision read for people, so a sentence names real values, not "Y = 1"."""
+    unit: str = "rows"                        # "defendants", "applicants"
+    label_positive: str = "with label = 1"    # a relative clause after the unit
+    label_negative: str = "with label = 0"
+    predicted_positive: str = "predicted positive"
+    predicted_negative: str = "predicted negative"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One comparison of ``group`` with ``reference``: effect = group minus reference (rates, OFI, ECE) or a
+    distance (F_dist, ≥ 0). ``group_value``/``reference_value`` are the two rates when the effect is a gap."""
+    kind: str
+    attribute: str
+    group: str
+    reference: str
+    effect: float
+    ci: tuple[float, float] | None
+    p_value: float | None
+    n_group: int
+    n_reference: int
+    group_value: float | None = None
+    reference_value: float | None = None
+    test: str = ""
+    view: tuple[tuple[str, str], ...] = ()    # the page view that shows it (page, pair, metric, …)
+
+
+@dataclass(frozen=True)
+class Finding:
+    candidate: Candidate
+    p_adjusted: float | None
+    significant: bool
+    material: bool
+    large_enough: bool
+    strength: float                           # |effect| / materiality threshold: the ranking key
+
+    @property
+    def headline(self) -> bool:
+        return self.significant and self.material and self.large_enough
+
+
+@dataclass(frozen=True)
+class SmallGroup:
+    """A group under the size floor: never headlined; MATCH says whether its benefit rate is distinguishable from
+    the rest at its size."""
+    attribute: str
+    group: str
+    n: int
+    benefit_rate: float | None
+    match_p_adjusted: float | None
+
+
+@dataclass(frozen=True)
+class FindingsAudit:
+    attribute: str
+    reference: str
+    threshold: float
+    benefit: str
+    params: FindingsParams
+    words: OutcomeWords
+    findings: tuple[Finding, ...]             # every candidate, ranked: headline ones first by strength
+    small_groups: tuple[SmallGroup, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def top(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.headline)[: self.params.max_findings]
+
+    @property
+    def material_count(self) -> int:
+        return sum(f.headline for f in self.findings)
+
+    def unremarkable_kinds(self) -> tuple[str, ...]:
+        """Kinds that were tested on large groups and gave no headline finding."""
+        tested = {f.candidate.kind for f in self.findings if f.large_enough}
+        flagged = {f.candidate.kind for f in self.findings if f.headline}
+        return tuple(k for k in KINDS if k in tested and k not in flagged)

@@ -1,0 +1,57 @@
+"""The Summary: the audit's top findings first — on Home, atop the HTML report, first in the terminal, and as
+``findings`` in the JSON. Rows and sentences come from one ``FindingsAudit``."""
+from __future__ import annotations
+
+from fairviz.core.display import Bullets, Group, Item
+from fairviz.findings import (FindingsAudit, finding_text, headline_text, policy_text, small_group_text,
+                              unremarkable_text)
+
+
+def findings_to_dict(audit: FindingsAudit) -> dict:
+    def row(f):
+        c = f.candidate
+        return {"kind": c.kind, "attribute": c.attribute, "group": c.group, "reference": c.reference,
+                "effect": c.effect, "ci": list(c.ci) if c.ci else None, "p_value": c.p_value,
+                "p_adjusted": f.p_adjusted, "n_group": c.n_group, "n_reference": c.n_reference,
+                "group_value": c.group_value, "reference_value": c.reference_value, "significant": f.significant,
+                "material": f.material, "large_enough": f.large_enough, "headline": f.headline,
+                "strength": f.strength, "test": c.test, "view": dict(c.view),
+                "sentence": finding_text(f, audit).plain()}
+
+    return {
+        "attribute": audit.attribute,
+        "reference": audit.reference,
+        "threshold": audit.threshold,
+        "benefit": audit.benefit,
+        "policy": {"alpha": audit.params.alpha, "correction": "benjamini-hochberg",
+                   "min_group_size": audit.params.min_group_size, "materiality": dict(audit.params.materiality)},
+        "top": [row(f) for f in audit.top],
+        "material_count": audit.material_count,
+        "unremarkable": list(audit.unremarkable_kinds()),
+        "too_small": [{"group": s.group, "n": s.n, "benefit_rate": s.benefit_rate,
+                       "match_p_adjusted": s.match_p_adjusted,
+                       "sentence": small_group_text(s, audit.params.min_group_size).plain()}
+                      for s in audit.small_groups],
+        "candidates": [row(f) for f in audit.findings],
+    }
+
+
+def display(audit: FindingsAudit) -> list[Item]:
+    """Headline, the top findings, what was checked and found unremarkable, the groups too small to tell, and the
+    policy; every candidate as detail."""
+    items: list[Item] = [headline_text(audit)]
+    if audit.top:
+        items.append(Bullets(tuple(finding_text(f, audit, "plain") for f in audit.top), "finding"))
+    quiet = unremarkable_text(audit)
+    if quiet is not None:
+        items.append(quiet)
+    if audit.small_groups:
+        items.append(Bullets(tuple(small_group_text(s, audit.params.min_group_size) for s in audit.small_groups),
+                             "note"))
+    items.append(policy_text(audit))
+    others = [f for f in audit.findings if f not in audit.top]
+    if others:
+        items.append(Group("Every comparison tested", tuple(
+            finding_text(f, audit, "note") for f in others), key="findings.all", collapsed=True))
+    return items
+

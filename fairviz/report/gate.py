@@ -1,0 +1,74 @@
+"""The audit as a release gate: a materiality policy from the command line or a small file, an exit code, and the
+findings as JUnit XML (one test case per comparison; a headline finding fails, a group too small to tell is
+skipped), so a CI job can refuse a model whose audit holds a material, significant disparity."""
+from __future__ import annotations
+
+import json
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from fairviz.findings import KINDS, FindingsAudit, FindingsParams, finding_text, small_group_text
+
+FAIL_ON = ("never", "material")
+POLICY_KEYS = {"alpha", "min_group_size", "max_findings", "reference", "materiality"}
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be used; the message names the file and the key."""
+
+
+def load_policy(path: Path, base: FindingsParams = FindingsParams()) -> FindingsParams:
+    """A policy file (TOML or JSON): ``alpha``, ``min_group_size``, ``max_findings``, ``reference`` and
+    ``materiality`` (a table of kind = threshold). Unknown keys are refused, so a typo never loosens the gate."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        raw = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, tomllib.TOMLDecodeError) as err:
+        raise PolicyError(f"the policy file '{path}' cannot be read: {err}") from err
+    return policy_from_dict(raw, base, source=f"policy file '{path}'")
+
+
+def policy_from_dict(raw: dict, base: FindingsParams = FindingsParams(), source: str = "policy") -> FindingsParams:
+    if not isinstance(raw, dict):
+        raise PolicyError(f"the {source} must be a table of settings")
+    unknown = set(raw) - POLICY_KEYS
+    if unknown:
+        raise PolicyError(f"the {source} has unknown keys: {', '.join(sorted(unknown))} "
+                          f"(known: {', '.join(sorted(POLICY_KEYS))})")
+    materiality = raw.get("materiality", {})
+    if not isinstance(materiality, dict) or set(materiality) - set(KINDS):
+        raise PolicyError(f"the {source}'s materiality must map finding kinds ({', '.join(KINDS)}) to thresholds")
+    try:
+        params = FindingsParams(alpha=float(raw.get("alpha", base.alpha)),
+                                min_group_size=int(raw.get("min_group_size", base.min_group_size)),
+                                max_findings=int(raw.get("max_findings", base.max_findings)),
+                                reference=raw.get("reference", base.reference), materiality=base.materiality)
+        params = params.with_materiality(**{k: float(v) for k, v in materiality.items()})
+    except (TypeError, ValueError) as err:
+        raise PolicyError(f"the {source} has a value of the wrong type: {err}") from err
+    if not 0 < params.alpha < 1 or params.min_group_size < 1 or any(v < 0 for _, v in params.materiality):
+        raise PolicyError(f"the {source} is out of range (0 < alpha < 1, min_group_size ≥ 1, thresholds ≥ 0)")
+    return params
+
+
+def exit_code(findings: FindingsAudit | None, fail_on: str) -> int:
+    """1 when the gate is on and the Summary holds a material, significant finding; 0 otherwise."""
+    return int(fail_on == "material" and findings is not None and findings.material_count > 0)
+
+
+def junit_xml(findings: FindingsAudit) -> str:
+    suite = ET.Element("testsuite", name=f"fairviz audit: {findings.attribute}",
+                       tests=str(len(findings.findings) + len(findings.small_groups)),
+                       failures=str(findings.material_count), skipped=str(len(findings.small_groups)))
+    for f in findings.findings:
+        c = f.candidate
+        case = ET.SubElement(suite, "testcase", classname=f"fairviz.{c.kind}", name=f"{c.group} vs {c.reference}")
+        if f.headline:
+            failure = ET.SubElement(case, "failure", message=finding_text(f, findings).plain(), type=c.kind)
+            failure.text = f"{c.test}; materiality {findings.params.threshold(c.kind):g}"
+    for s in findings.small_groups:
+        case = ET.SubElement(suite, "testcase", classname="fairviz.size", name=f"{s.group}")
+        ET.SubElement(case, "skipped", message=small_group_text(s, findings.params.min_group_size).plain())
+    ET.indent(suite)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)

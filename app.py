@@ -1,196 +1,84 @@
-"""fairviz — the app's entry point and home page: pick a sample or upload predictions, map the columns once."""
+"""fairviz — the app's entry point and frame: the navigation, then the choices every audit page shares (data badge,
+group attribute, decision threshold τ, beneficial outcome), then the page.
+
+The frame's widgets are drawn here, once per run, before ``pg.run()``: Streamlit ties a widget drawn in the
+entrypoint to the app rather than to a page, so its value survives page switches and reruns without copying it
+back. Pages read the choices with ``_ui.context()``.
+"""
 from __future__ import annotations
 
-import numpy as np
-import pandas as pd
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
-from fairviz.calibration.figures import score_distribution_figure
 from fairviz.core.markup import md
-from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
-from fairviz.data.samples import DEFAULT_SAMPLE, samples
-from app_pages import _ui, _upload
-
-ROW_ROLES_NOTE = ("Without text, id or feature columns the file is reduced once (DuckDB) to counts per group, label "
-                  "and score, and every audit page reads that small table. Text, id and feature columns need the "
-                  "rows themselves, so mapping one keeps every row in memory (slower for large files).")
+from app_pages import _ui
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
 st.logo("assets/logo.svg")
 
 
-def home() -> None:
-    ctx = _ui.context()
-    st.title("fairviz — visual fairness exploration")
-    st.markdown("Upload a CSV of model predictions (a label, a score, one or more group columns) or start from a "
-                "bundled sample, then walk through the audit pages on the left.")
-    source = st.radio("Data", ["Bundled sample", "Upload a file"], horizontal=True, key="home_source")
-    if source == "Bundled sample":
-        _sample_picker()
-    else:
-        _upload_section()
-    if "flash" in st.session_state:
-        st.success(st.session_state.pop("flash"))
-    _summary(_ui.current())
-    _ui.report_downloads(ctx)
+def _page(name: str, title: str, icon: str, **kwargs) -> StreamlitPage:
+    return st.Page(f"app_pages/{name}.py", title=title, icon=f":material/{icon}:", **kwargs)
 
 
-def _sample_picker() -> None:
-    options = samples()
-    keys = list(options)
-    current_key = st.session_state.get("sample_key") or DEFAULT_SAMPLE
-    key = st.selectbox("Sample", keys, index=keys.index(current_key), format_func=lambda k: options[k].title,
-                       key="sample_choice", on_change=_load_chosen_sample)
-    sample = options[key]
-    st.caption(f"{sample.description}  \n*Source:* {sample.provenance}")
-    if st.session_state.get("sample_key") != key:
-        st.button("Load this sample", on_click=_load_chosen_sample, type="primary")
-
-
-def _load_chosen_sample() -> None:
-    """Runs before the script (a widget callback), so the sidebar widgets can still be reset."""
-    key = st.session_state["sample_choice"]
-    st.session_state["sample_key"] = key
-    _ui.use_predictions(_ui.bundled(key), samples()[key].threshold)
-
-
-def _upload_section() -> None:
-    st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label, "
-               "a score in [0, 1] (probability of the positive class) and one or more group columns; optional "
-               "text, id and feature columns.")
-    upload = _upload.read_upload("Predictions file", key="upload", preview_only=True,
-                                 empty="No file uploaded yet: the pages keep showing the current data.")
-    if upload is None:
-        if _upload.failed("upload"):
-            st.caption("The previous data stays loaded.")
-        return
-    _mapping_form(upload)
-
-
-def _mapping_form(upload: _upload.Uploaded) -> None:
-    frame, name = upload.frame, upload.name          # the first rows: enough to guess and check the roles
-    guess = guess_mapping(frame)
-    columns = list(frame.columns)
-    _upload.preview(frame, name, "Check the column roles:", rows=upload.rows)
-    with st.form("mapping"):
-        c1, c2, c3 = st.columns(3)
-        label = _upload.pick(c1, "Label column (binary)", columns, guess.label)
-        score = _upload.pick(c2, "Score column (probability in [0, 1])", columns, guess.score)
-        groups = c3.multiselect("Group column(s)", columns, default=list(guess.groups))
-        values = label_values(frame[label]) if label in frame else []
-        c4, c5, c6 = st.columns(3)
-        positive = c4.selectbox("Positive label value", values or ["—"],
-                                index=values.index(guess_positive_label(values)) if len(values) == 2 else 0,
-                                help="Which label value means Y = 1.")
-        text = _upload.pick(c5, "Text column (optional)", columns, guess.text, optional=True)
-        row_id = _upload.pick(c6, "Id column (optional)", columns, guess.row_id, optional=True)
-        features = st.multiselect("Feature columns (optional, numeric)", columns, default=list(guess.features)[:10])
-        intersect = st.checkbox("Also compare intersections of the first two group columns", value=False)
-        submitted = st.form_submit_button("Use these columns", type="primary")
-        st.caption(ROW_ROLES_NOTE)
-    if not submitted:
-        return
-    mapping = ColumnMapping(label=label, score=score, groups=tuple(groups),
-                            positive_label=positive if len(values) == 2 else None,
-                            text=text, features=tuple(features), row_id=row_id, intersect=intersect)
-    row_level = bool(mapping.text or mapping.row_id or mapping.features)
-    try:
-        if row_level:                                 # texts, ids and features need the rows themselves
-            chosen = (mapping.label, mapping.score, *mapping.groups, *mapping.features,
-                      *(c for c in (mapping.text, mapping.row_id) if c))
-            full, digest = upload.columns(chosen)     # only the mapped columns are decoded
-            pred = build_predictions(full, mapping, source=name, file_fingerprint=digest)
-        else:                                         # the engine's reduction: counts per (group, label, score)
-            pred = _upload.reduce_upload(upload.digest, name, repr(mapping), upload.raw, mapping).predictions()
-            _upload.remember_reduced(upload, mapping, pred.fingerprint)   # D* can fetch the file's rows again
-    except DataError as err:
-        _ui.show_data_error(err)
-        st.caption("Nothing was replaced: the pages keep showing the previous data until these are fixed.")
-        return
-    _ui.use_predictions(pred)
-    st.session_state["sample_key"] = None
-    how = ("row by row, because text, id or feature columns are mapped" if row_level else
-           f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
-    st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{name}' ({how}). Every page now uses this file."
-    st.rerun()
-
-
-def _summary(pred) -> None:
-    st.subheader(f"Now analysing: {md(pred.source)}")
-    for note in pred.notes:
-        st.warning(md(note))
-    cols = st.columns(4)
-    cols[0].metric("Rows", f"{pred.n:,}")
-    w = pred.weight                                   # weighted data: rows per entry (None: one row each)
-    cols[1].metric("Positive rate (label)", f"{np.average(pred.y, weights=w):.3f}")
-    cols[2].metric("Mean score", f"{np.average(pred.score, weights=w):.3f}")
-    cols[3].metric("Group attributes", len(pred.attribute_names))
-    for attribute in pred.attribute_names:
-        view = pred.groups(attribute)
-        rows, sizes = [], view.sizes
-        for g, name in enumerate(view.names):
-            mask = view.codes == g
-            wg = None if w is None else w[mask]
-            rows.append({"group": name, "n": int(sizes[g]), "share": sizes[g] / pred.n,
-                         "base rate": np.average(pred.y[mask], weights=wg),
-                         "mean score": np.average(pred.score[mask], weights=wg)})
-        st.markdown(f"**{md(attribute)}**")
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                     column_config={"share": st.column_config.NumberColumn(format="%.3f"),
-                                    "base rate": st.column_config.NumberColumn(format="%.3f"),
-                                    "mean score": st.column_config.NumberColumn(format="%.3f")})
-    _score_distribution(pred)
-    st.markdown("**Next:**")
-    st.page_link("app_pages/residuals.py", label="Residual distribution fairness", icon=":material/stacked_line_chart:")
-    st.page_link("app_pages/calibration.py", label="Calibration by group", icon=":material/target:")
-    st.page_link("app_pages/parity.py", label="Group parity: OFI and Disparate Impact", icon=":material/balance:")
-    st.page_link("app_pages/significance.py", label="Sample-size significance: MATCH and CPS", icon=":material/casino:")
-    st.page_link("app_pages/explanations.py", label="Explanation disparity (text models)", icon=":material/manage_search:")
-    st.page_link("app_pages/forecast_fairness.py", label="Forecast fairness (quantile forecasts by group)",
-                 icon=":material/ssid_chart:")
-    st.page_link("app_pages/synthetic_data.py", label="Synthetic data with diversity quotas (Conditional HydraGAN)",
-                 icon=":material/dataset:")
-
-
-SCORE_BINS = np.linspace(0.0, 1.0, 21)
-SHOWN_GROUPS = 8
-
-
-def _score_distribution(pred) -> None:
-    """Where the model puts each group's scores (the first attribute's largest groups), in 20 bins. Drawn here, the
-    chart also loads the browser's Plotly library while the visitor is on this page: without it, the first audit
-    page opened pays that (≈ 1.5 s in Chromium) on top of its own drawing."""
-    attribute = pred.attribute_names[0]
-    view = pred.groups(attribute)
-    order = np.argsort(-view.sizes, kind="stable")[:SHOWN_GROUPS]
-
-    def build():
-        w = pred.weight
-        shares = []
-        for g in order:
-            mask = view.codes == g
-            counts = np.histogram(pred.score[mask], SCORE_BINS, weights=None if w is None else w[mask])[0]
-            shares.append(counts / max(int(view.sizes[g]), 1))
-        return score_distribution_figure(attribute, [view.names[g] for g in order], SCORE_BINS, shares)
-
-    _ui.chart(_ui.figure(("home.scores", pred.fingerprint, attribute), build), width="stretch")
-
+HOME = _page("home", "Home", "home", default=True)
+RESIDUALS = _page("residuals", "Residual distribution", "stacked_line_chart")
+CALIBRATION = _page("calibration", "Calibration", "target")
+PARITY = _page("parity", "Group parity", "balance")
+SIGNIFICANCE = _page("significance", "Sample-size significance", "casino")
+KNEE_PROBING = _page("knee_probing", "Knee probing & augmentation", "science")
+REWEIGHTING = _page("reweighting", "Evaluation reweighting", "scale")
+SIMULATOR = _page("simulator", "Retraining simulator", "model_training")
+SYNTHETIC_DATA = _page("synthetic_data", "Synthetic data (HydraGAN)", "dataset")
+EXPLANATIONS = _page("explanations", "Explanation disparity", "manage_search")
+FORECAST_FAIRNESS = _page("forecast_fairness", "Forecast fairness", "ssid_chart")
+LORENZ = _page("lorenz", "Lorenz & PTN", "cyclone")
+CONDITIONS_REFERENCE = _page("conditions_reference", "Paper reference: conditions", "menu_book")
 
 PAGES = {
-    "": [st.Page(home, title="Home", icon=":material/home:", default=True)],
-    "Audit": [st.Page("app_pages/residuals.py", title="Residual distribution", icon=":material/stacked_line_chart:"),
-              st.Page("app_pages/knee_probing.py", title="Knee probing & augmentation", icon=":material/science:"),
-              st.Page("app_pages/calibration.py", title="Calibration", icon=":material/target:"),
-              st.Page("app_pages/parity.py", title="Group parity", icon=":material/balance:"),
-              st.Page("app_pages/significance.py", title="Sample-size significance", icon=":material/casino:")],
-    "Explanations": [st.Page("app_pages/explanations.py", title="Explanation disparity", icon=":material/manage_search:")],
-    "Forecasts": [st.Page("app_pages/lorenz.py", title="Lorenz & PTN", icon=":material/cyclone:"),
-                  st.Page("app_pages/forecast_fairness.py", title="Forecast fairness", icon=":material/ssid_chart:")],
-    "Synthetic data": [st.Page("app_pages/synthetic_data.py", title="Synthetic data (HydraGAN)", icon=":material/dataset:")],
-    "Data conditions": [st.Page("app_pages/reweighting.py", title="Evaluation reweighting", icon=":material/scale:"),
-                        st.Page("app_pages/simulator.py", title="Retraining simulator", icon=":material/model_training:"),
-                        st.Page("app_pages/conditions_reference.py", title="Paper reference: conditions",
-                                icon=":material/menu_book:")],
+    "": [HOME],
+    "Audit": [RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE],
+    # what a team can do about a finding: probe and augment the knees, reweight the evaluation, simulate retraining
+    # under other data conditions, generate data with diversity quotas
+    "What to do": [KNEE_PROBING, REWEIGHTING, SIMULATOR, SYNTHETIC_DATA],
+    "Explanations & forecasts": [EXPLANATIONS, FORECAST_FAIRNESS],
+    "Research & reference": [LORENZ, CONDITIONS_REFERENCE],
 }
 
-st.navigation(PAGES, expanded=True).run()      # every page listed: a collapsed menu hides pages in a demo
+# the pages that read the loaded data through _ui.context(): they show the frame. The other pages bring their own
+# data (a forecast file, a training set, the Lorenz system, the paper's tables), so the frame would only distract.
+FRAMED = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, EXPLANATIONS, REWEIGHTING)
+# the beneficial outcome changes what these show: OFI/DI and MATCH/CPS count the benefit, and Home's audit report
+# holds both. Elsewhere it would be a switch that changes nothing on the page.
+WITH_BENEFIT = (HOME, PARITY, SIGNIFICANCE)
+
+ATTRIBUTE_HELP = ("Which column defines the groups compared on every page; 'a × b' compares the intersections of two "
+                  "columns (small intersections make metrics jumpy: read them with the Sample-size significance page).")
+BENEFIT_HELP = ("OFI and DI need to know which prediction helps a person (hired, granted, released). For COMPAS a high "
+                "risk score is a harm, so the benefit is the negative prediction ('low risk'); flipping swaps TP↔TN "
+                "and FN↔FP.")
+
+
+def draw_frame(benefit: bool) -> None:
+    """The shared choices. Each keeps its value with ``persist_state="session"`` (Streamlit's own way) while a page
+    that does not show it is open; values are set through session state (``_ui.settle_frame``), never as defaults."""
+    pred = _ui.current()
+    _ui.settle_frame(pred)
+    _ui.restart_notice()
+    with st.sidebar:
+        st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · score *{md(pred.mapping.score)}* · "
+                    f"label *{md(pred.mapping.label)}*")
+        st.selectbox("Group attribute", pred.choices(), key=_ui.ATTRIBUTE, persist_state="session",
+                     help=ATTRIBUTE_HELP)
+        st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=_ui.THRESHOLD, persist_state="session",
+                  help="A row is predicted positive when its score ≥ τ.")
+        if benefit:
+            st.radio("Beneficial outcome", list(_ui.BENEFIT_LABELS), format_func=_ui.BENEFIT_LABELS.get,
+                     key=_ui.BENEFIT, persist_state="session", help=BENEFIT_HELP)
+
+
+pg = st.navigation(PAGES, expanded=True)      # every page listed: a collapsed menu hides pages in a demo
+if any(pg is framed for framed in FRAMED):
+    draw_frame(benefit=any(pg is shown for shown in WITH_BENEFIT))
+pg.run()
+_ui.warm_up()                                 # once per process, after the first page is drawn

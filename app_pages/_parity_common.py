@@ -1,38 +1,25 @@
-"""Streamlit glue shared by the Group parity and Sample-size significance pages: the beneficial-outcome switch
-remembered per data set, figures kept as built (never escaped again), downloads of a display list's tables."""
+"""Streamlit glue shared by the Group parity and Sample-size significance pages: the beneficial outcome (the frame's
+choice), pickers that stay valid when the groups change, figures kept as built, downloads of a display list's
+tables."""
 from __future__ import annotations
 
 from typing import Callable, Iterable
 
 import streamlit as st
 
-from app_pages import _render
+from app_pages import _render, _ui
 from app_pages._ui import CACHE_TTL
 from fairviz.core.display import Item, Table
 from fairviz.core.markup import csv_bytes
 from fairviz.data import Predictions
-from fairviz.data.samples import negative_benefit_samples
 
-BENEFIT_STATE = "parity_benefit"          # {data fingerprint: "positive" | "negative"}, kept across pages
-BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}
-NEGATIVE_BY_DEFAULT = negative_benefit_samples()   # samples whose positive prediction is a harm (assets/samples.json)
+NEGATIVE_BY_DEFAULT = _ui.NEGATIVE_BY_DEFAULT   # samples whose positive prediction is a harm (assets/samples.json)
 
 
 def benefit_choice(pred: Predictions) -> str:
-    """Which prediction is the benefit. Remembered per data set; COMPAS starts flipped, as the thesis does."""
-    choices = st.session_state.setdefault(BENEFIT_STATE, {})
-    if pred.fingerprint not in choices:
-        choices[pred.fingerprint] = "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT \
-            else "positive"
-    options = list(BENEFIT_LABELS)
-    value = st.sidebar.radio(
-        "Beneficial outcome", options, index=options.index(choices[pred.fingerprint]),
-        format_func=BENEFIT_LABELS.get,
-        help="OFI and DI need to know which prediction helps a person (hired, granted, released). For COMPAS a "
-             "high risk score is a harm, so the benefit is the negative prediction ('low risk'); flipping swaps "
-             "TP↔TN and FN↔FP.")
-    choices[pred.fingerprint] = value
-    return value
+    """Which prediction is the benefit: the frame's choice (drawn by app.py in the sidebar), which starts on the
+    data set's own default when data is loaded (COMPAS flipped, as the thesis does)."""
+    return _ui.context().benefit
 
 
 def keep_choice(key: str, options: list, default) -> None:

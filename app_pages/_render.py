@@ -67,7 +67,12 @@ def render(items: Iterable[Item], where=None, figure_cache=None) -> None:
                 where.markdown(body)
         elif isinstance(item, Bullets):
             body = "\n".join(f"- {markdown(t)}" for t in item.items)
-            where.caption(body) if item.level == "note" else where.markdown(body)
+            if item.level == "note":
+                where.caption(body)
+            elif item.level == "finding":              # findings stand out in a neutral box (red is for errors)
+                where.container(border=True).markdown(body)
+            else:
+                where.markdown(body)
         elif isinstance(item, Metrics):
             columns = where.columns(len(item.items))
             for column, metric in zip(columns, item.items):

@@ -1,13 +1,14 @@
-"""Streamlit glue shared by every page: the one data model in session state, the sidebar, progress, errors.
+"""Streamlit glue shared by every page: the one data model in session state, the frame's choices, progress, errors.
 
-Pages stay thin: read ``context()``, call a cached fairviz function, draw its figures.
+The frame (data badge, group attribute, τ, beneficial outcome) is drawn once per run by ``app.py`` before the page
+runs, so its widgets keep their values across pages and reruns. Pages stay thin: read ``context()``, call a cached
+fairviz function, render its display list.
 """
 from __future__ import annotations
 
 import importlib
 import json
 import logging
-import threading
 import uuid
 from dataclasses import dataclass
 from typing import Callable
@@ -16,29 +17,38 @@ import streamlit as st
 
 from fairviz.data import DataError, Predictions
 from fairviz.core.markup import escape_figure, md
-from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, samples
+from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
+from fairviz.report.findings import sample_settings
+from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 
 PRED = "predictions"          # session-state keys
-ATTRIBUTE = "attribute"
+ATTRIBUTE = "attribute"        # the frame's widgets (drawn once, in app.py)
 THRESHOLD = "threshold"
+BENEFIT = "benefit"
+NEW_DATA = "_new_data"         # set by use_predictions: the frame resets its widgets for the new data
 PAGE_JSON = "page_json"        # section name → the JSON of what that page shows
 RESTARTED = "restarted_on_sample"   # set when a refresh lost the visitor's upload
 CACHE_TTL = "2h"               # every st.cache_data / st.cache_resource has max_entries and this lifetime
 UPLOAD_PARAM = "data"          # ?data=upload in the address bar survives a refresh; session state does not
+DEFAULT_THRESHOLD = 0.5
+BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}
+NEGATIVE_BY_DEFAULT = negative_benefit_samples()   # samples whose positive prediction is a harm (assets/samples.json)
 log = logging.getLogger("fairviz.app")
 
 # what the audit pages import (scipy.stats, statsmodels-like fits, Plotly's trace validators: ~1.5 s of imports on a
-# fresh server). Imported once per process in the background when the app first starts, so the first page a visitor
-# opens after an upload does not pay for them. Pages import them as usual; an import still running just waits.
+# fresh server), so the first audit page a visitor opens after the Home page does not pay for them.
 _WARM_MODULES = ("fairviz.residuals.analysis", "fairviz.residuals.figures", "fairviz.residuals.threshold_invariance",
                  "fairviz.calibration.analysis", "fairviz.calibration.figures", "fairviz.calibration.recalibration",
                  "fairviz.parity.analysis", "fairviz.parity.figures", "fairviz.sample_size.analysis",
                  "fairviz.sample_size.figures")
 
 
-def _warm_imports() -> None:
+@st.cache_resource(show_spinner=False, max_entries=1)     # once per process, on purpose without a lifetime
+def warm_up() -> None:
+    """Import what the audit pages need once per process. The app calls it after the page has been drawn, so the
+    visitor already sees the first page while it runs."""
     try:
         for name in _WARM_MODULES:
             importlib.import_module(name)
@@ -49,14 +59,12 @@ def _warm_imports() -> None:
         log.debug("warm-up import failed", exc_info=True)
 
 
-threading.Thread(target=_warm_imports, name="fairviz-warm-imports", daemon=True).start()
-
-
 @dataclass(frozen=True)
 class Context:
     pred: Predictions
     attribute: str
     threshold: float
+    benefit: str = "positive"      # which prediction helps a person: "positive" (score ≥ τ) or "negative"
 
 
 @st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=CACHE_TTL)
@@ -66,12 +74,12 @@ def bundled(key: str) -> Predictions:
 
 
 def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
-    """Make ``pred`` the data of every page (called by the home page after validation)."""
+    """Make ``pred`` the data of every page (called by the home page after validation). The frame's widgets start
+    again on the new data (its first attribute, ``threshold`` when given, its beneficial outcome) when the frame is
+    next drawn: in this run when called from a widget callback, else in the next run (follow with ``st.rerun()``)."""
     st.session_state[PRED] = pred
     st.session_state.pop(RESTARTED, None)
-    st.session_state[_canonical(ATTRIBUTE)] = pred.attribute_names[0]
-    if threshold is not None:
-        st.session_state[_canonical(THRESHOLD)] = threshold
+    st.session_state[NEW_DATA] = threshold
 
 
 def current() -> Predictions:
@@ -84,6 +92,31 @@ def current() -> Predictions:
             st.session_state[RESTARTED] = True
     _mark_source()
     return st.session_state[PRED]
+
+
+def default_benefit() -> str:
+    """COMPAS-like samples start with the negative prediction as the benefit (a high risk score is a harm), as the
+    thesis does; every other data set with the positive one."""
+    return "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT else "positive"
+
+
+def settle_frame(pred: Predictions) -> None:
+    """Give the frame's widgets their values for ``pred`` before they are drawn: after new data, its defaults;
+    otherwise only a value that no longer fits (an attribute the data lacks) is replaced. Widget values are set
+    through session state only, never as widget defaults, so the two never disagree."""
+    state = st.session_state
+    if NEW_DATA in state:
+        threshold = state.pop(NEW_DATA)
+        state[ATTRIBUTE] = pred.choices()[0]
+        state[BENEFIT] = default_benefit()
+        if threshold is not None:
+            state[THRESHOLD] = threshold
+    if state.get(ATTRIBUTE) not in pred.choices():
+        state[ATTRIBUTE] = pred.choices()[0]
+    if THRESHOLD not in state:
+        state[THRESHOLD] = DEFAULT_THRESHOLD
+    if state.get(BENEFIT) not in BENEFIT_LABELS:
+        state[BENEFIT] = default_benefit()
 
 
 def _query_param() -> str | None:
@@ -114,38 +147,13 @@ def restart_notice() -> None:
                    "on the Home page.", icon=":material/restart_alt:")
 
 
-def _canonical(key: str) -> str:
-    return f"_{key}"
-
-
-def _restore(key: str, default) -> None:
-    """Streamlit forgets a widget's value when the page changes; keep it under a plain key and copy it back."""
-    st.session_state[key] = st.session_state.get(_canonical(key), default)
-
-
-def _remember(key: str) -> None:
-    st.session_state[_canonical(key)] = st.session_state[key]
-
-
 def context() -> Context:
-    """Draw the shared sidebar (data badge, attribute, threshold) and return the choices."""
+    """The data and the frame's choices (attribute, τ, beneficial outcome), drawn by the app before this page ran.
+    A page script run on its own (a test) has no frame: it reads the same choices' defaults."""
     pred = current()
-    restart_notice()
-    with st.sidebar:
-        st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · score *{md(pred.mapping.score)}* · "
-                    f"label *{md(pred.mapping.label)}*")
-        names = pred.choices()
-        if st.session_state.get(_canonical(ATTRIBUTE)) not in names:
-            st.session_state[_canonical(ATTRIBUTE)] = names[0]
-        _restore(ATTRIBUTE, names[0])
-        attribute = st.selectbox("Group attribute", names, key=ATTRIBUTE, on_change=_remember, args=(ATTRIBUTE,),
-                                 help="Which column defines the groups compared on every page; 'a × b' compares "
-                                      "the intersections of two columns (small intersections make metrics jumpy: "
-                                      "read them with the Sample-size significance page).")
-        _restore(THRESHOLD, 0.5)
-        threshold = st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD, on_change=_remember,
-                              args=(THRESHOLD,), help="A row is predicted positive when its score ≥ τ.")
-    return Context(pred, attribute, float(threshold))
+    settle_frame(pred)                # a no-op after the frame drew its widgets
+    state = st.session_state
+    return Context(pred, state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT])
 
 
 def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],
@@ -257,33 +265,52 @@ def verdict_box(kind: str, text: str) -> None:
     {"good": st.success, "warn": st.warning, "bad": st.error}.get(kind, st.info)(text)
 
 
-@st.cache_data(show_spinner=False, max_entries=8, ttl=CACHE_TTL)
-def _audit_files(fingerprint: str, attribute: str, threshold: float, benefit: str,
-                 _pred: Predictions) -> tuple[bytes, bytes]:
-    audit = run_audit(_pred, AuditParams(attribute=attribute, threshold=threshold, benefit=benefit))
-    return json.dumps(audit.data, indent=2).encode(), audit.to_html().encode()
+def current_sample():
+    """The bundled sample in use (None for an upload): its settings shape the Summary (reference group, words)."""
+    key = st.session_state.get("sample_key")
+    return samples().get(key) if key else None
 
 
-def report_downloads(ctx: Context) -> None:
-    """The whole audit as the CLI writes it (JSON and a self-contained HTML report) for the current choices."""
-    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
-    from app_pages._parity_common import BENEFIT_STATE, NEGATIVE_BY_DEFAULT
-    # the beneficial outcome chosen on the parity pages (COMPAS starts flipped there)
-    benefit = st.session_state.get(BENEFIT_STATE, {}).get(
-        ctx.pred.fingerprint, "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT else "positive")
-    key = (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, benefit)
-    if st.session_state.get("report_key") != key:
-        if st.button("Prepare the report", help="Runs every analysis with its default settings."):
-            with st.spinner("Running the full audit…"):
-                st.session_state["report_files"] = _audit_files(*key, ctx.pred)
-            st.session_state["report_key"] = key
-            st.rerun()
-        return
-    data, html = st.session_state["report_files"]
+def audit(ctx: Context):
+    """The whole audit for the frame's choices, as ``fairviz audit`` runs it: computed once per server in the
+    analysis pool (slots, a progress bar), and shared by the Summary and the report downloads."""
+    findings, words = sample_settings(current_sample(), ctx.attribute)
+    key = _audit_key(ctx)
+
+    def compute(progress):
+        return run_audit(ctx.pred, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
+                                               findings=findings, words=words, progress=progress))
+
+    return cached_with_progress("audit", key, compute, "Running the audit", max_entries=8)
+
+
+def _audit_key(ctx: Context) -> tuple:
+    return (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit, *sample_settings(current_sample(),
+                                                                                            ctx.attribute))
+
+
+def report_downloads(ctx: Context, result) -> None:
+    """The audit as the CLI writes it: JSON, the self-contained HTML report and, on request, its PDF."""
     stem = safe_stem(ctx.pred.source)
-    c1, c2 = st.columns(2)
-    c1.download_button("Download JSON", data, f"{stem}_audit.json", "application/json")
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Download JSON", json.dumps(result.data, indent=2).encode(), f"{stem}_audit.json",
+                       "application/json")
+    from app_pages import _jobs
+    html = _jobs.run("report_html", _audit_key(ctx), "Writing the report", lambda progress: result.to_html().encode(),
+                     pool="analysis", keep=4)
     c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")
+    pdf_key = ("pdf", ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit)
+    if st.session_state.get("pdf_key") == pdf_key:
+        c3.download_button("Download PDF", st.session_state["pdf"], f"{stem}_audit.pdf", "application/pdf")
+    elif c3.button("Prepare the PDF", help="Headless Chromium prints the HTML report (Summary first)."):
+        try:
+            st.session_state["pdf"] = _jobs.run("pdf", pdf_key, "Printing the report",
+                                                lambda progress: html_to_pdf(html.decode()), pool="heavy", keep=4)
+        except PdfUnavailable as err:
+            st.warning(md(str(err)))
+            return
+        st.session_state["pdf_key"] = pdf_key
+        st.rerun()
 
 
 def section_json(section: str, pred: Predictions, result, options: AuditParams) -> dict:

@@ -8,17 +8,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from fairviz.conditions import (DEFAULT_ALPHAS, DEFAULT_METHODS, METHOD_NAMES, METHODS, DebiasTrainParams, RetrainingAudit,
+                                RetrainingParams, simulate)
 from fairviz.conditions import data as cdata
-from fairviz.conditions import figures as figs
-from fairviz.conditions import simulate
-from fairviz.conditions.distributions import DEFAULT_ALPHAS
-from fairviz.conditions.methods import (DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, PAPER_RANGES, DebiasTrainParams,
-                                        config_label)
-from fairviz.data import DataError, guess_training_roles
 from fairviz.core.markup import csv_bytes
 from fairviz.core.serialize import clean
-from fairviz.core.wording import fmt
+from fairviz.data import DataError, guess_training_roles
+from fairviz.report import conditions as report
 from app_pages import _jobs, _ui, _upload
+from app_pages._render import render
 
 JOB = "conditions_sim"
 SECTION = "conditions"
@@ -63,7 +61,7 @@ def page() -> None:
                     compute=lambda progress: simulate.run(dataset, run_settings, progress=progress))
     if min_fairness is not None:
         sim = simulate.reselect(sim, min_fairness)
-    show(sim)
+    show(sim, (dataset.fingerprint, run_settings, min_fairness))
 
 
 def source() -> cdata.Dataset | None:
@@ -114,7 +112,7 @@ def _position(columns: list[str], column: str | None) -> int:
     return columns.index(column) if column else 0
 
 
-def controls(dataset: cdata.Dataset) -> simulate.SimulationParams | None:
+def controls(dataset: cdata.Dataset) -> RetrainingParams | None:
     binary = (dataset.n_classes, dataset.n_groups) == (2, 2)
     c1, c2 = st.columns([1, 2])
     kinds = ["cb", "jb"] + (["grid"] if binary else [])
@@ -134,7 +132,7 @@ def controls(dataset: cdata.Dataset) -> simulate.SimulationParams | None:
     else:
         alphas = tuple(sorted(c2.multiselect("α values", DEFAULT_ALPHAS, default=list(DEFAULT_ALPHAS),
                                              key="sim_alphas")))
-        grid = simulate.SimulationParams().grid
+        grid = RetrainingParams().grid
         if not alphas:
             st.warning("Choose at least one α.")
             return None
@@ -155,10 +153,8 @@ def controls(dataset: cdata.Dataset) -> simulate.SimulationParams | None:
         size = b4.radio("grid", ["small", "wide"], key="sim_size", horizontal=True)
         leak = st.checkbox("Also measure leakage: a linear probe predicting the group from each model's last hidden "
                            "layer (fit on dev, balanced accuracy on test)", value=False, key="sim_leakage")
-        rows = [{"method": METHOD_NAMES[k], "settings tried here": "; ".join(config_label(k, c) for c in v),
-                 "the paper's search": PAPER_RANGES.get(k, "—")} for k, v in GRIDS[size].items() if k in methods]
-        if rows:
-            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        if methods:
+            render([report.method_settings(methods, size)])
         st.caption("Backbone: fixed features → tanh layers → class logits, Adam (lr 3e-3), batch 1,024 (the paper's; smaller on small sets so that an epoch has at least 16 steps). The paper "
                    "tunes each method over 40–60 settings (Appendices C–D); here the grids are scaled down for a "
                    "shared CPU and the table says exactly what is tried. Vanilla, DS and RW have no "
@@ -166,13 +162,11 @@ def controls(dataset: cdata.Dataset) -> simulate.SimulationParams | None:
     if not methods:
         st.warning("Choose at least one method.")
         return None
-    settings = simulate.SimulationParams(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
+    settings = RetrainingParams(condition=kind, alphas=alphas, grid=grid, methods=methods, seeds=int(seeds),
                                     m=int(m), grid_size=size, leakage=bool(leak),
                                     train=DebiasTrainParams(hidden=int(hidden), layers=int(layers), epochs=int(epochs)))
-    n_conditions = len(grid) ** 2 if kind == "grid" else len(alphas)
-    n_models = n_conditions * seeds * sum(len(GRIDS[size].get(k, [{}])) for k in methods)
-    st.caption(f"{n_conditions} condition(s) × {seeds} seed(s) × {len(methods)} method(s) = {n_models} models "
-               f"of up to {epochs} epochs on {int(m):,} rows each.")
+    st.caption(f"{settings.n_conditions} condition(s) × {seeds} seed(s) × {len(methods)} method(s) = "
+               f"{settings.n_models} models of up to {epochs} epochs on {int(m):,} rows each.")
     return settings
 
 
@@ -185,13 +179,8 @@ def selection_rule() -> float | None:
     return float(st.slider("τ: minimum dev Fairness", 0.5, 1.0, 0.9, 0.01, key="sim_tau"))
 
 
-def show(sim: simulate.Simulation) -> None:
-    for warning in sim.warnings:
-        st.warning(warning)
-    st.markdown("**Reading.** " + " ".join(sim.readings()))
-    st.caption(f"{len(sim.runs) // 2} models trained in {sim.seconds:.1f} s on {sim.device}; m = {sim.m:,}; "
-               f"selection: {sim.selected[0].rule if sim.selected else '—'}. Only the training split is resampled; "
-               "dev and test stay as they are.")
+def show(sim: RetrainingAudit, key: tuple) -> None:
+    render(report.simulation_head(sim))
     grid = sim.settings.condition == "grid"
     names = ["Accuracy, Fairness, DTO", "Training cells", *(["Grid"] if grid else []), "Results table"]
     tabs = st.tabs(names)
@@ -201,61 +190,30 @@ def show(sim: simulate.Simulation) -> None:
             values = sorted({s.aggregate.p_y for s in sim.selected})
             p_y = st.select_slider("p_y (class ratio) for the lines", values, value=values[len(values) // 2],
                                    key="sim_line_py")
-        _ui.chart(figs.sweep_figure(sim, p_y), width="stretch")
-        st.caption("Lines: the test mean over seeds of the hyperparameter setting selected on dev; bands: ± one "
-                   "standard deviation over seeds. DTO is computed from the means, as in the paper's tables. The "
-                   "dotted line marks the balanced training distribution.")
+        render(report.sweep(sim, p_y, key), figure_cache=_ui.figure)
     with tabs[1]:
         labels = [c.condition.label for c in sim.train_cells]
         chosen = st.select_slider("Condition", labels, value=labels[-1], key="sim_cells_at")
-        cells = sim.train_cells[labels.index(chosen)]
-        _ui.chart(figs.cells_figure(cells, sim.classes, sim.groups), width="stretch")
-        st.caption("Rows drawn per (class, group) cell for seed 0: round(m · P′). A cell asked for more rows than "
-                   "the training split holds is topped up with replacement; ✕ marks cells clipped to 0.")
+        render(report.cells(sim, labels.index(chosen), key), figure_cache=_ui.figure)
     if grid:
         with tabs[2]:
             metric = st.radio("Metric", ["dto", "fairness", "performance"], horizontal=True, key="sim_grid_metric",
                               format_func={"dto": "DTO", "fairness": "Fairness", "performance": "Accuracy"}.get)
-            _ui.chart(figs.grid_figure(sim, metric), width="stretch")
-            _ui.chart(figs.best_method_figure(sim), width="stretch")
-            st.caption("The paper's conclusion (§5.5, §8): there is no single best method; which one wins depends "
-                       "on the class ratio and the degree of stereotyping.")
+            render(report.grid(sim, metric, key), figure_cache=_ui.figure)
     with tabs[-1]:
-        results_tab(sim)
+        render(report.selected(sim))
+        if sim.selected:
+            c1, c2 = st.columns(2)
+            c1.download_button("Download this table (CSV)", csv_bytes(simulate.selected_frame(sim)),
+                               "conditions_selected.csv", "text/csv", key="sim_csv_selected")
+            c2.download_button("Download every run (CSV)", csv_bytes(simulate.runs_frame(sim)),
+                               "conditions_runs.csv", "text/csv", key="sim_csv_runs",
+                               help="The same file as `fairviz conditions run --csv`.")
     data = clean(sim.to_dict())
     st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
     st.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), "conditions.json",
                        "application/json", key="sim_json",
                        help="The same keys and values as `fairviz conditions run --json` with these settings.")
-
-
-def results_tab(sim: simulate.Simulation) -> None:
-    table = simulate.selected_frame(sim)
-    if table.empty:
-        st.info("No model could be trained.")
-        return
-    key = "s" if sim.settings.condition == "grid" else "alpha"
-    cols = (["p_y"] if key == "s" else []) + [key, "method_name", "config", "performance_mean", "performance_std",
-                                              "fairness_mean", "fairness_std", "dto", "dev_dto", "candidates"]
-    if sim.settings.leakage:
-        cols.append("leakage_mean")
-    view = table[cols].rename(columns={"method_name": "method", "performance_mean": "accuracy",
-                                       "performance_std": "± acc", "fairness_mean": "Fairness",
-                                       "fairness_std": "± fair", "dto": "DTO (test)", "dev_dto": "DTO (dev)",
-                                       "config": "selected setting", "alpha": "α",
-                                       "leakage_mean": "leakage (test, balanced acc.)"})
-    st.dataframe(view, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                for c in ("accuracy", "± acc", "Fairness", "± fair", "DTO (test)", "DTO (dev)")})
-    st.caption("The paper's Table 3 layout: test mean ± std over seeds of the setting chosen on dev, and DTO from "
-               "the test means.")
-    c1, c2 = st.columns(2)
-    c1.download_button("Download this table (CSV)", csv_bytes(table), "conditions_selected.csv",
-                       "text/csv", key="sim_csv_selected")
-    c2.download_button("Download every run (CSV)", csv_bytes(simulate.runs_frame(sim)),
-                       "conditions_runs.csv", "text/csv", key="sim_csv_runs",
-                       help="The same file as `fairviz conditions run --csv`.")
-    st.markdown(f"Best test DTO overall: **{fmt(float(table['dto'].min()))}**.")
 
 
 _ui.guarded(page)

@@ -1,4 +1,7 @@
-"""Synthetic data (HydraGAN): a Conditional HydraGAN with diversity quotas, judged as the thesis judges it."""
+"""Synthetic data (HydraGAN): a Conditional HydraGAN with diversity quotas, judged as the thesis judges it.
+
+Controls (the table, the quotas, the run settings) → one run (a job: Run/Stop, shared by identical requests) → its
+display list (``fairviz.report.synth.display``), one tab per group; the downloads are the page's own."""
 from __future__ import annotations
 
 import json
@@ -6,14 +9,13 @@ import json
 import pandas as pd
 import streamlit as st
 
-from fairviz.data import DataError, label_values
-from fairviz.synth import data as synth_data
-from fairviz.synth import figures as figs
-from fairviz.synth import thesis
+from fairviz.core.display import Group, group
 from fairviz.core.markup import csv_bytes
-from fairviz.synth.results import REALISM_FAIR, SynthResult
-from fairviz.synth.run import SynthParams, run
+from fairviz.data import DataError, label_values
+from fairviz.report import synth as report
+from fairviz.synth import PRESETS, SynthParams, SynthAudit, SynthTable, load, prepare, quotas, run
 from app_pages import _jobs, _ui, _upload
+from app_pages._render import render
 
 JOB = "synth"
 UPLOAD = "synth_upload"          # session state: (file name, bytes) of the uploaded table
@@ -27,22 +29,22 @@ SOURCES = {"adult": "UCI Adult", "compas": "ProPublica COMPAS", "upload": "Uploa
 # ----------------------------------------------------------------------------------------------- cached work
 
 @st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=_ui.CACHE_TTL)
-def preset_table(key: str, groups: tuple[str, ...]) -> synth_data.SynthTable:
-    return synth_data.load(key, groups=list(groups) or None)
+def preset_table(key: str, groups: tuple[str, ...]) -> SynthTable:
+    return load(key, groups=list(groups) or None)
 
 
 @st.cache_resource(show_spinner=False, max_entries=8, ttl=_ui.CACHE_TTL)
 def upload_table(digest: str, name: str, label: str, groups: tuple[str, ...], positive: str,
-                 _frame: pd.DataFrame) -> synth_data.SynthTable:
-    return synth_data.prepare(_frame, label, groups, positive, source=name, file_fingerprint=digest)
+                 _frame: pd.DataFrame) -> SynthTable:
+    return prepare(_frame, label, groups, positive, source=name, file_fingerprint=digest)
 
 
 # ----------------------------------------------------------------------------------------------- data choice
 
-def choose_table() -> synth_data.SynthTable | None:
+def choose_table() -> SynthTable | None:
     source = st.radio("Data", list(SOURCES), format_func=SOURCES.get, horizontal=True, key="synth_source")
     if source != "upload":
-        preset = synth_data.PRESETS[source]
+        preset = PRESETS[source]
         columns = ["race", "sex"] if source == "compas" else ["sex", "race"]
         groups = st.multiselect("Group column(s) for the condition (two: their intersection)", columns,
                                 default=list(preset.groups), max_selections=2, key=f"synth_groups_{source}")
@@ -87,15 +89,14 @@ def quota_input(what: str, levels: list, real: pd.Series, key: str) -> str:
                     key=f"{key}_mode", help="Uniform is the thesis's target (Table 3.5).")
     if mode == "Uniform":
         return "uniform"
-    shares = real.astype(str).value_counts(normalize=True)
-    current = ",".join(f"{v}={shares.get(str(v), 0.0):.3f}" for v in levels)
+    current = quotas.shares_text(levels, real)
     if mode == "As in the real data":
         return current
     return st.text_input(f"{what.capitalize()} shares (NAME=SHARE, …; normalised to 1)", value=current,
                          key=f"{key}_custom")
 
 
-def settings_form(table: synth_data.SynthTable) -> SynthParams:
+def settings_form(table: SynthTable) -> SynthParams:
     conditions = sorted(set(table.condition), key=str)
     labels = sorted(table.features[table.label].unique().tolist(), key=str)
     c1, c2 = st.columns(2)
@@ -118,11 +119,16 @@ def settings_form(table: synth_data.SynthTable) -> SynthParams:
 
 # ----------------------------------------------------------------------------------------------- results
 
-def show_result(result: SynthResult) -> None:
+TABS = {"Distributions (Table 3.5)": "distributions", "Fairness (Table 3.4)": "fairness",
+        "Boxplots (Fig. 3.4)": "boxplots", "Realism & privacy": "realism", "Training": "training",
+        "The thesis's results": "thesis"}
+
+
+def show_result(result: SynthAudit, key: tuple) -> None:
     data = result.to_dict()
     st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
-    for reading in result.readings():
-        st.markdown(f"- {reading}")
+    items = report.display(result, key)
+    render([i for i in items if not isinstance(i, Group)], figure_cache=_ui.figure)
     stem = result.source.rsplit(".", 1)[0]
     c1, c2 = st.columns(2)
     c1.download_button("Download the synthetic CSV",
@@ -132,68 +138,9 @@ def show_result(result: SynthResult) -> None:
     c2.download_button("This page's numbers (JSON)", json.dumps(data, indent=2).encode(), f"{stem}_synth.json",
                        "application/json", key="synth_json", help="The same keys and values as `fairviz synth train "
                                                                    "--json` with these settings.")
-    tabs = st.tabs(["Distributions (Table 3.5)", "Fairness (Table 3.4)", "Boxplots (Fig. 3.4)", "Realism & privacy",
-                    "Training", "The thesis's results"])
-    with tabs[0]:
-        st.dataframe(result.table_35(), hide_index=True, width="stretch")
-        st.caption("Distances of the real and the synthetic label and group shares to the target: KS = largest gap "
-                   "of cumulative shares, KL = Σ p·ln(p/q) (undefined when the data has a value the target excludes), "
-                   "JS distance = √(Jensen–Shannon divergence). Improvement = (real − synthetic)/real.")
-        _ui.chart(figs.distribution_figure(result), width="stretch")
-    with tabs[1]:
-        st.dataframe(result.table_34(), hide_index=True, width="stretch")
-        st.caption(f"An MLP classifier trained on the real training rows and one trained on the synthetic rows, both "
-                   f"tested on the same real hold-out ({result.n_holdout:,} rows); means over {result.settings.trials} "
-                   "trials. Each group is compared with the rest of the hold-out. OFI = 𝓑_g − 𝓑_rest with 𝓑 = "
-                   "(FP − FN)/n; DPPL and DI compare benefit rates P̂/n; DCA = P/P̂ gap. Improves = |real − ideal| − "
-                   "|synthetic − ideal| (ideal 0, 1 for DI): > 0 means the synthetic data made the classifier fairer. "
-                   "Blank cells are undefined (for example DI when a classifier gives the rest no benefit).")
-        st.markdown(f"Accuracy on the real hold-out: **{result.accuracy['real']:.3f}** trained on real data, "
-                    f"**{result.accuracy['synthetic']:.3f}** trained on synthetic data.")
-    with tabs[2]:
-        _ui.chart(figs.boxplot_figure(result), width="stretch")
-        st.caption("Each trial draws a new synthetic table from the trained generator and retrains both classifiers "
-                   "with a new seed (the thesis reports “negligible standard deviation” over many trials).")
-    with tabs[3]:
-        auc = result.realism_auc
-        c1, c2, c3 = st.columns(3)
-        c1.metric("Real-vs-synthetic AUC", f"{auc:.3f}",
-                  help="Cross-validated gradient boosting; 0.5: it cannot tell them apart. Real rows are drawn to the "
-                       "synthetic group × label shares first, so the quotas themselves do not give the game away.")
-        p = result.privacy
-        c2.metric("Median distance to nearest real row", f"{p['synthetic_median']:.3f}",
-                  help=f"Unseen real hold-out rows: {p['holdout_median']:.3f} (standardised numbers, one-hot "
-                       "categories).")
-        c3.metric("Exact copies of training rows", f"{p['exact_copies']:,} of {p['checked_rows']:,}",
-                  help=f"Unseen real rows that equal a training row: {p['holdout_exact_matches']:,} of "
-                       f"{p['holdout_checked_rows']:,} (the rate a fresh real sample would show).")
-        _ui.verdict_box("good" if auc < REALISM_FAIR else "warn",
-                        "Synthetic rows are hard to tell from real ones." if auc < REALISM_FAIR else
-                        "A classifier separates synthetic from real rows easily: train longer, or read the fairness "
-                        "results with care.")
-        st.dataframe(pd.DataFrame(result.marginals), hide_index=True, width="stretch")
-        st.caption("Per column: the KS statistic (continuous) or the total variation distance (categories) between "
-                   "the real training rows and the synthetic rows; 0 = the same distribution. The label and group "
-                   "columns differ by design when their targets differ from the real shares.")
-    with tabs[4]:
-        _ui.chart(figs.loss_figure(result), width="stretch")
-        st.caption(f"Heads: {', '.join(f'{n} (weight {w:g})' for n, w in result.heads)}; the critic uses the "
-                   f"WGAN-GP loss with gradient-penalty weight 10. {result.seconds:.1f} s on {result.device} "
-                   f"({result.seconds / max(1, result.settings.epochs):.2f} s per epoch).")
-        st.dataframe(result.synthetic.head(20), hide_index=True, width="stretch")
-    with tabs[5]:
-        thesis_reference()
-
-
-def thesis_reference() -> None:
-    st.markdown("**Table 3.4 (the thesis, CASAS smart-home data):** synthetic vs real training data per protected "
-                "class, tested on real data. The “recomputed” row applies |real − ideal| − |synthetic − ideal| to the "
-                "printed values (four cells differ by 0.001: rounding).")
-    st.dataframe(pd.DataFrame(thesis.table_34_rows()), hide_index=True, width="stretch")
-    st.markdown("**Table 3.5 (the thesis):** activity and individual shares vs the uniform target.")
-    st.dataframe(pd.DataFrame(thesis.table_35_rows()), hide_index=True, width="stretch")
-    st.caption("The thesis's data (geriatric smart-home activity records) is not public, so its numbers are shown as "
-               "printed; the thesis gives no network sizes, learning rates or epochs.")
+    for tab, name in zip(st.tabs(list(TABS)), TABS.values()):
+        with tab:
+            render(group(items, name).items, figure_cache=_ui.figure)
 
 
 def page() -> None:
@@ -213,7 +160,7 @@ def page() -> None:
         return
     result = _jobs.run(JOB, key=(table.fingerprint, chosen), label="Training the Conditional HydraGAN",
                        compute=lambda progress: run(table, chosen, progress))
-    show_result(result)
+    show_result(result, (table.fingerprint, chosen))
 
 
 _ui.guarded(page)

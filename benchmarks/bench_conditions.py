@@ -23,6 +23,8 @@ import numpy as np  # noqa: E402
 from fairviz.conditions import data as cdata  # noqa: E402
 from fairviz.conditions import methods as M  # noqa: E402
 from fairviz.conditions import simulate  # noqa: E402
+from fairviz.report.conditions import simulation_summary  # noqa: E402
+from fairviz.report.render import to_terminal  # noqa: E402
 
 
 def default_run(dataset) -> float:
@@ -36,14 +38,14 @@ def default_run(dataset) -> float:
             print(f"  {100 * fraction:3.0f}% after {time.perf_counter() - start:6.1f} s wall, "
                   f"{time.process_time() - cpu:6.1f} s CPU", flush=True)
 
-    sim = simulate.run(dataset, simulate.SimulationParams(), progress=progress)
+    sim = simulate.run(dataset, simulate.RetrainingParams(), progress=progress)
     seconds = time.perf_counter() - start
     cpu = time.process_time() - cpu
     epochs = [r.epochs for r in sim.runs if r.split == "test"]
     print(f"default run: {len(sim.runs) // 2} models, {sum(epochs)} epochs (mean {np.mean(epochs):.1f} per model) "
           f"in {seconds:.1f} s wall on {sim.device} (target ≤ 60 s), {cpu:.1f} s CPU time (wall on an idle "
           f"machine ≈ CPU time / cores used; load average now {os.getloadavg()[0]:.1f})")
-    for line in simulate.summary_text(sim).splitlines()[1:4]:
+    for line in to_terminal(simulation_summary(sim)).splitlines()[1:4]:
         print("  " + line)
     return seconds
 

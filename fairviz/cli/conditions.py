@@ -1,4 +1,4 @@
-"""``fairviz conditions run``: the retraining sweep of *Systematic Evaluation of Predictive Fairness* (Han et
+"""``fairviz conditions run``: the retraining sweep of [5] *Systematic Evaluation of Predictive Fairness* (Han et
 al., AACL 2022) — train debiasing methods under changed training distributions and report test figures."""
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 
 from fairviz.cli.common import Parser, emit
+from fairviz.conditions import METHOD_NAMES, METHODS, DebiasTrainParams, RetrainingParams, simulate
 from fairviz.conditions import data as cdata
-from fairviz.conditions import simulate
-from fairviz.conditions.methods import METHOD_NAMES, METHODS, DebiasTrainParams
-from fairviz.data import DataError, read_table
 from fairviz.core.serialize import clean
+from fairviz.data import DataError, read_table
+from fairviz.report.conditions import simulation_summary
+from fairviz.report.render import to_terminal
 
 
 def add_parser(commands) -> None:
@@ -86,11 +87,11 @@ def load(args) -> cdata.Dataset:
                             name=path.name, embed=embed)
 
 
-def settings_from(args) -> simulate.SimulationParams:
-    defaults = simulate.SimulationParams()
+def settings_from(args) -> RetrainingParams:
+    defaults = RetrainingParams()
     if args.hidden < 1 or args.epochs < 1:
         raise DataError("--hidden and --epochs must be at least 1.")
-    return simulate.SimulationParams(
+    return RetrainingParams(
         condition=args.condition, alphas=_floats(args.alphas, "alphas") or defaults.alphas,
         grid=_floats(args.grid, "grid") or defaults.grid, methods=_methods(args.methods) or defaults.methods,
         seeds=args.seeds, m=args.m, grid_size=args.grid_size,
@@ -112,5 +113,5 @@ def run(args) -> int:
     sim = simulate.run(dataset, settings, progress=progress)
     if args.csv:
         simulate.runs_frame(sim).to_csv(args.csv, index=False)
-    emit(simulate.summary_text(sim), clean(sim.to_dict()), args.json)
+    emit(to_terminal(simulation_summary(sim)), clean(sim.to_dict()), args.json)
     return 0

@@ -9,9 +9,9 @@ from pathlib import Path
 from fairviz.cli.common import Parser, emit
 from fairviz.data import DataError, read_table
 from fairviz.core.serialize import clean
-from fairviz.forecast import fairness as ev
-from fairviz.forecast import pipeline
-from fairviz.report.summary import forecast_summary
+from fairviz.forecast import EvalParams, ForecastMapping, analyse, build, guess_mapping, pipeline, readings
+from fairviz.report import forecast as report
+from fairviz.report.render import to_terminal
 
 
 def add_parser(commands) -> None:
@@ -54,13 +54,13 @@ def run_evaluate(args) -> int:
     if bad:
         raise DataError(f"--bands must lie strictly between 0 and 1; got {', '.join(map(str, bad))}.")
     frame, _ = read_table(args.path)
-    guess = ev.guess_mapping(frame)
-    mapping = ev.ForecastMapping(
+    guess = guess_mapping(frame)
+    mapping = ForecastMapping(
         series=args.series or guess.series, step=args.step or guess.step, truth=args.truth or guess.truth,
         groups=tuple(args.group) if args.group else guess.groups, model=args.model_column or guess.model,
         point=args.point or guess.point, level=args.level or (None if args.value else guess.level),
         value=args.value or (None if args.level else guess.value))
-    models = ev.build(frame, mapping, default_model=Path(args.path).stem)
+    models = build(frame, mapping, default_model=Path(args.path).stem)
     name = args.model or next(iter(models))
     if name not in models:
         raise DataError(f"No model '{name}' in the file; it has: {', '.join(models)}.")
@@ -70,11 +70,12 @@ def run_evaluate(args) -> int:
             compare = models[args.compare]
         else:
             other, _ = read_table(args.compare)
-            compare = next(iter(ev.build(other, mapping, default_model=Path(args.compare).stem).values()))
-    params = ev.EvalParams(tuple(sorted(set(args.bands))), args.resamples, 0.95, args.seed)
-    result = ev.analyse(models[name], None, params, compare)
-    data = clean({"source": Path(args.path).name, "n_rows": models[name].n, **result.to_dict()})
-    emit(forecast_summary(data), data, args.json)
+            compare = next(iter(build(other, mapping, default_model=Path(args.compare).stem).values()))
+    params = EvalParams(tuple(sorted(set(args.bands))), args.resamples, 0.95, args.seed)
+    result = analyse(models[name], None, params, compare)
+    source = Path(args.path).name
+    data = clean({"source": source, "n_rows": models[name].n, **result.to_dict()})
+    emit(to_terminal(report.summary(result, source, models[name].n)), data, args.json)
     return 0
 
 
@@ -108,9 +109,7 @@ def run_ptn_train(args) -> int:
                           "arch_weights": bundle.trained.arch_weights, "fusion": bundle.trained.fusion,
                           "history": bundle.trained.history})
     (args.out / "summary.json").write_text(json.dumps(summary_data, indent=2))
-    s = bundle.evaluation.skill
     print(f"PTN trained in {bundle.trained.seconds:.1f} s on {bundle.trained.device} "
-          f"({bundle.trained.seconds_per_epoch:.2f} s/epoch); skill vs Gaussian-NVAR at the CRPS quartiles "
-          f"{', '.join(f'{v:.3f}' for v in s.quartiles)}; {100 * s.outperformed:.1f}% of {s.n:,} test forecasts "
-          f"outperformed. Wrote {args.out / 'lorenz_ptn.npz'} and {args.out / 'summary.json'}.")
+          f"({bundle.trained.seconds_per_epoch:.2f} s/epoch). {readings.trained_skill(bundle.evaluation.skill)} "
+          f"Wrote {args.out / 'lorenz_ptn.npz'} and {args.out / 'summary.json'}.")
     return 0

@@ -1,4 +1,4 @@
-"""``fairviz synth train``: a Conditional HydraGAN with diversity quotas (J. Briscoe, "The Art of Fairness", §3.5)."""
+"""``fairviz synth train``: a Conditional HydraGAN with diversity quotas ([3] §3.5)."""
 from __future__ import annotations
 
 import sys
@@ -6,9 +6,10 @@ from pathlib import Path
 
 from fairviz.cli.common import Parser, emit
 from fairviz.data import DataError
-from fairviz.synth import data as synth_data
 from fairviz.core.markup import csv_bytes
-from fairviz.synth.run import SynthParams, run
+from fairviz.report import synth as report
+from fairviz.report.render import to_terminal
+from fairviz.synth import SynthParams, load, run
 
 
 def add_parser(commands) -> None:
@@ -47,7 +48,7 @@ def run_train(args) -> int:
         import torch  # noqa: F401
     except ImportError:
         raise DataError("'fairviz synth train' needs torch (pip install torch==2.13.0).") from None
-    table = synth_data.load(args.source, args.label, args.group, args.positive)
+    table = load(args.source, args.label, args.group, args.positive)
     last = [-1]
 
     def progress(fraction: float, message: str) -> None:
@@ -57,8 +58,6 @@ def run_train(args) -> int:
 
     result = run(table, settings, progress)
     args.out.write_bytes(csv_bytes(result.synthetic, lineterminator="\n", float_format="%.6f"))
-    summary = "\n".join([f"Conditional HydraGAN on {table.source}: {result.n_train:,} training rows, "
-                         f"{len(result.synthetic):,} synthetic rows written to {args.out} "
-                         f"({result.seconds:.1f} s on {result.device}).", *result.readings()])
+    summary = to_terminal(report.summary(result, table.source, args.out))
     emit(summary, result.to_dict(), args.json)
     return 0

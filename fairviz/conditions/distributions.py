@@ -118,7 +118,7 @@ def compose(y_dist, g_cond_y) -> np.ndarray:
 
 def moji_joint(p_y: float, s: float) -> np.ndarray:
     """Two classes × two groups from p_y = P'(first class) and s = P'(first group | first class) =
-    P'(second group | second class): [[p_y s, p_y (1 − s)], [(1 − p_y)(1 − s), (1 − p_y) s]] (the paper's §5)."""
+    P'(second group | second class): [[p_y s, p_y (1 − s)], [(1 − p_y)(1 − s), (1 − p_y) s]] ([5] §5)."""
     for name, v in (("p_y", p_y), ("s", s)):
         if not 0 <= v <= 1:
             raise DataError(f"{name} must lie in [0, 1], got {v}.")
@@ -150,7 +150,7 @@ def _check_alpha(alpha: float) -> None:
 
 @dataclass(frozen=True)
 class ProxyBins:
-    """Equal-frequency bins of a continuous target on the training split (the paper's §3.3 and Appendix E)."""
+    """Equal-frequency bins of a continuous target on the training split ([5] §3.3 and Appendix E)."""
 
     edges: np.ndarray
 

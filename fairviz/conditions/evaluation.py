@@ -1,7 +1,7 @@
 """Evaluation reweighting: what a fixed model's figures would be on a test set whose (class, group) cells
 followed another distribution P' — without retraining.
 
-Every metric comes from the confusion tensor T[y, z, ŷ]. Reweighting the test cells keeps each cell's row
+Every metric comes from the confusion tensor T[y, z, ŷ]. ReweightingAudit the test cells keeps each cell's row
 (the conditional P(ŷ | y, z)) and rescales its mass: T'[c, g, ·] = n·P'(c, g)·T[c, g, ·] / n_{c,g}. Hence
 accuracy becomes Σ P'(c, g)·TPR_{c,g}, while TPR_{c,g} itself — and so GAP(TPR) with two groups, and the paper's
 Fairness — cannot change: it conditions on the cells. With more groups the paper's GAP compares each group with the
@@ -11,45 +11,12 @@ experiments change the *training* distribution and retrain (the Retraining simul
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from fairviz.conditions.distributions import Condition, conditions, joint_from_counts
-from fairviz.conditions.metrics import Scores, confusion, gap_of, scores_of
+from fairviz.conditions.distributions import conditions, joint_from_counts
+from fairviz.conditions.metrics import confusion, gap_of, rate_cells, scores_of
+from fairviz.conditions.results import ReweightRow, ReweightingAudit
 from fairviz.data import DataError
-
-
-@dataclass(frozen=True)
-class ReweightRow:
-    condition: Condition
-    scores: Scores
-    weighted_accuracy: float        # importance-weighted accuracy, the check of Σ P'(c, g) TPR_{c,g}
-    gap_tpr_pairwise: float         # RMS over classes of the largest pairwise TPR difference (= gap_tpr for 2 groups)
-
-    def to_dict(self) -> dict:
-        return {**self.condition.to_dict(), **self.scores.to_dict(), "weighted_accuracy": self.weighted_accuracy,
-                "gap_tpr_pairwise": self.gap_tpr_pairwise}
-
-
-@dataclass(frozen=True)
-class Reweighting:
-    kind: str
-    classes: tuple[str, ...]
-    groups: tuple[str, ...]
-    original: Scores
-    observed_joint: np.ndarray
-    rows: tuple[ReweightRow, ...]
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind, "classes": list(self.classes), "groups": list(self.groups),
-                "original": self.original.to_dict(), "observed_joint": self.observed_joint.tolist(),
-                "rows": [r.to_dict() for r in self.rows]}
-
-    @property
-    def tpr_gap_range(self) -> float:
-        values = [r.scores.gap_tpr for r in self.rows]
-        return float(np.nanmax(values) - np.nanmin(values))
 
 
 def reweighted_tensor(T: np.ndarray, joint: np.ndarray) -> np.ndarray:
@@ -60,7 +27,7 @@ def reweighted_tensor(T: np.ndarray, joint: np.ndarray) -> np.ndarray:
     return T * scale[:, :, None]
 
 
-def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -> Reweighting:
+def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -> ReweightingAudit:
     """Scores under each condition of a sweep (cb/jb: ``values`` are α; grid: (p_y, s) pairs)."""
     y, y_pred, z = (np.asarray(a, dtype=int) for a in (y, y_pred, z))
     n_classes, n_groups = len(classes), int(z.max()) + 1
@@ -81,4 +48,17 @@ def reweight(y, y_pred, z, kind: str, values, classes=("0", "1"), groups=None) -
         w = np.divide(cond.joint.ravel() * y.size, n_cell, out=np.zeros(n_cell.size), where=n_cell > 0)[cell]
         rows.append(ReweightRow(cond, scores_of(Tw), float(np.sum(w * (y == y_pred)) / np.sum(w)),
                                 gap_of(Tw, "tpr", "max_pairwise").value))
-    return Reweighting(kind, tuple(map(str, classes)), groups, scores_of(T), observed, tuple(rows))
+    return ReweightingAudit(kind, tuple(map(str, classes)), groups, scores_of(T), observed, tuple(rows))
+
+
+def cell_shares(res: ReweightingAudit, y, y_pred, z, index: int):
+    """Each (class, group) cell now and under condition ``index``: its rows, its share of the rows, its share
+    under the condition and its TPR (which reweighting cannot change)."""
+    import pandas as pd
+    T = confusion(y, y_pred, z, len(res.classes), len(res.groups))
+    tpr = rate_cells(T, "tpr")[0]
+    n = T.sum(2)
+    joint = res.rows[index].condition.joint
+    return pd.DataFrame([{"class": c, "group": name, "rows": int(n[c, g]), "share_now": n[c, g] / n.sum(),
+                          "share_then": joint[c, g], "tpr": tpr[c, g]}
+                         for c in range(len(res.classes)) for g, name in enumerate(res.groups)])

@@ -1,4 +1,4 @@
-"""Figures of the data-conditions pages. They take results (a Simulation, TrainCells, a Reweighting), never rows.
+"""Figures of the data-conditions pages. They take results (a RetrainingAudit, TrainCells, a ReweightingAudit), never rows.
 
 - ``sweep_figure``: accuracy, Fairness and DTO against α (or s), one line per method, mean ± std band over
   seeds, a dotted line at the balanced condition (α = 1, s = 0.5);
@@ -14,10 +14,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fairviz.conditions.distributions import TrainCells
-from fairviz.conditions.evaluation import Reweighting
+from fairviz.conditions.results import ReweightingAudit, RetrainingAudit
 from fairviz.conditions.methods import METHOD_NAMES, METHODS
 from fairviz.conditions.reference import table2
-from fairviz.conditions.simulate import Simulation
+from fairviz.core.markup import plot_text
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE
 
 METRICS = (("performance", "Accuracy ↑"), ("fairness", "Fairness ↑"), ("dto", "DTO ↓"))
@@ -33,7 +33,7 @@ def _colour(method: str) -> str:
     return METHOD_COLOURS.get(method, NEUTRAL)
 
 
-def sweep_table(sim: Simulation, p_y: float | None = None) -> dict:
+def sweep_table(sim: RetrainingAudit, p_y: float | None = None) -> dict:
     """method → {x: [values], mean_*: [...], std_*: [...]} over the test runs of each selected setting."""
     chosen = {(s.aggregate.value, s.aggregate.p_y, s.aggregate.method): s.aggregate.config for s in sim.selected}
     out: dict[str, dict] = {}
@@ -54,7 +54,7 @@ def sweep_table(sim: Simulation, p_y: float | None = None) -> dict:
     return out
 
 
-def sweep_figure(sim: Simulation, p_y: float | None = None) -> go.Figure:
+def sweep_figure(sim: RetrainingAudit, p_y: float | None = None) -> go.Figure:
     grid = sim.settings.condition == "grid"
     x_title = "s = P′(first group | first class)" if grid else "α (0 = data as is, 1 = balanced, 2 = inverted)"
     table = sweep_table(sim, p_y)
@@ -94,7 +94,8 @@ def cells_figure(cells: TrainCells, classes, groups) -> go.Figure:
     dropped = cells.dropped if cells.dropped.size else np.zeros_like(clipped)
     text = [[f"{counts[c, g]:,}" + (" ✕ clipped" if clipped[c, g] else "") + (" ⚠ no rows" if dropped[c, g] else "")
              for g in range(counts.shape[1])] for c in range(counts.shape[0])]
-    fig = go.Figure(go.Heatmap(z=counts, x=list(groups), y=list(classes), colorscale=SEQUENTIAL, text=text,
+    fig = go.Figure(go.Heatmap(z=counts, x=[plot_text(g) for g in groups], y=[plot_text(c) for c in classes],
+                               colorscale=SEQUENTIAL, text=text,
                                texttemplate="%{text}", colorbar=dict(title="rows"),
                                customdata=cells.available,
                                hovertemplate="%{y} × %{x}: %{z:,} rows drawn from %{customdata:,} available"
@@ -109,7 +110,7 @@ def cells_figure(cells: TrainCells, classes, groups) -> go.Figure:
     return fig
 
 
-def _grid_values(sim: Simulation, method: str, metric: str):
+def _grid_values(sim: RetrainingAudit, method: str, metric: str):
     ps = sorted({s.aggregate.p_y for s in sim.selected})
     ss = sorted({s.aggregate.value for s in sim.selected})
     z = np.full((len(ps), len(ss)), np.nan)
@@ -121,7 +122,7 @@ def _grid_values(sim: Simulation, method: str, metric: str):
     return ps, ss, z
 
 
-def grid_figure(sim: Simulation, metric: str = "dto") -> go.Figure:
+def grid_figure(sim: RetrainingAudit, metric: str = "dto") -> go.Figure:
     methods = [m for m in sim.settings.methods if any(s.aggregate.method == m for s in sim.selected)]
     cols = min(3, max(1, len(methods)))
     rows = int(np.ceil(len(methods) / cols)) or 1
@@ -144,7 +145,7 @@ def grid_figure(sim: Simulation, metric: str = "dto") -> go.Figure:
     return fig
 
 
-def best_method_figure(sim: Simulation) -> go.Figure:
+def best_method_figure(sim: RetrainingAudit) -> go.Figure:
     methods = [m for m in sim.settings.methods if any(s.aggregate.method == m for s in sim.selected)]
     ps = sorted({s.aggregate.p_y for s in sim.selected})
     ss = sorted({s.aggregate.value for s in sim.selected})
@@ -170,7 +171,7 @@ def best_method_figure(sim: Simulation) -> go.Figure:
     return fig
 
 
-def reweight_figure(res: Reweighting) -> go.Figure:
+def reweight_figure(res: ReweightingAudit) -> go.Figure:
     grid = res.kind == "grid"
     x = [r.condition.s if grid else r.condition.alpha for r in res.rows]
     fig = go.Figure()

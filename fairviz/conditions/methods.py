@@ -1,4 +1,4 @@
-"""The nine debiasing methods compared in *Systematic Evaluation of Predictive Fairness* (§4.1, Appendices C–D),
+"""The nine debiasing methods compared in [5] (§4.1, Appendices C–D),
 over the paper's backbone at a CPU-affordable size: fixed features → 2 tanh layers → class logits, Adam, early
 stopping on dev (the epoch with the smallest dev DTO is kept).
 

@@ -1,4 +1,4 @@
-"""Drawing a training set of m rows whose (class, group) cells follow a condition P' (the paper's §3.2).
+"""Drawing a training set of m rows whose (class, group) cells follow a condition P' ([5] §3.2).
 
 Target counts are k = round(m·P'). Each cell is drawn from the training pool's rows of that cell: a seeded
 random permutation without replacement while k ≤ available, topped up with replacement beyond (the "hybrid"

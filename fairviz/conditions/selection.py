@@ -1,4 +1,4 @@
-"""Model selection as in *Systematic Evaluation of Predictive Fairness* (§4.4): per method and hyperparameter
+"""Model selection as in [5] §4.4: per method and hyperparameter
 setting, mean ± std over seeds; keep the settings that are Pareto-efficient on **dev**; pick the one with the
 smallest dev DTO (distance of the dev means to the utopia (1, 1)) — or, with a constraint, the best dev
 performance among settings whose dev fairness reaches τ. Test figures are reported for the selected setting

@@ -174,6 +174,8 @@ class Sample:
     provenance: str = ""
     extra: dict = field(default_factory=dict)
     benefit: str = "positive"           # which prediction helps a person: "negative" for COMPAS (low risk)
+    words: dict = field(default_factory=dict)            # how the label and the decision read for people
+    reference_groups: dict = field(default_factory=dict)  # attribute → the group others are compared with
 
 
 def intersection_view(a: GroupView, b: GroupView, weights: np.ndarray | None = None) -> GroupView:

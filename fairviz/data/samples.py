@@ -44,7 +44,8 @@ def samples() -> dict[str, Sample]:
         out[entry["key"]] = Sample(key=entry["key"], title=entry["title"], file=entry["file"],
                                    mapping=ColumnMapping(**mapping), threshold=float(entry.get("threshold", 0.5)),
                                    description=entry.get("description", ""), provenance=entry.get("provenance", ""),
-                                   benefit=benefit)
+                                   benefit=benefit, words=dict(entry.get("words") or {}),
+                                   reference_groups=dict(entry.get("reference_groups") or {}))
     return out
 
 

@@ -1,8 +1,8 @@
-"""Scores of quantile forecasts: CRPS (seed 002 Eq. 5.5–5.7), the ordering penalty (Eq. 5.8), pinball loss,
+"""Scores of quantile forecasts: CRPS ([3] Eq. 5.5–5.7), the ordering penalty (Eq. 5.8), pinball loss,
 central-interval coverage and width, PIT, and the skill scores of Table 5.2.
 
 Shapes: a forecast holds ``c`` quantile values per step, ``q`` of shape (..., c), against a scalar truth ``y``
-of shape (...). The PTN's ``c = 111`` outputs are sorted and labelled with the levels τ_j = (j − ½)/c (spec A16).
+of shape (...). The PTN's ``c = 111`` outputs are sorted and labelled with the levels τ_j = (j − ½)/c ([3] ch. 5).
 
 Two CRPS forms, identical for an equally weighted ensemble:
 - energy form (the thesis): mean|q_j − y| − ½·mean_{j,k}|q_j − q_k|; its double sum is O(c log c) after sorting,

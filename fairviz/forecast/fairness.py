@@ -1,5 +1,5 @@
-"""Forecast fairness by group on uploaded quantile forecasts: CRPS, pinball loss, interval coverage and width per
-group with cluster-bootstrap intervals, coverage gaps, and a per-group skill comparison of two models.
+"""Quantile forecasts read for forecast fairness ([3] ch. 5): column roles, wide or long quantiles, validation, one
+``QuantileForecasts`` per model (``fairviz.forecast.analysis`` scores them by group).
 
 Input (CSV or Parquet, read with ``fairviz.data.read_table``): one row per (series, step) and model with
 - a series id, a step (lead time) and the observed truth;
@@ -7,24 +7,19 @@ Input (CSV or Parquet, read with ``fairviz.data.read_table``): one row per (seri
   ``0.95``, ``q05``/``p95`` for percent) or *long* (a level column in (0, 1) and a value column, several rows per
   (series, step));
 - one or more group columns; optionally a ``model`` column (several models in one file) and a point forecast.
-
-Steps of one series are correlated, so every interval resamples whole series within each group (a cluster
-bootstrap): a metric is the mean over the group's rows, and a resample re-weights the series.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from itertools import combinations
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from fairviz.core import stats
 from fairviz.data import DataError, GroupView, guess_forecast_roles, read_table
 from fairviz.data import quantile_level as parse_level      # role guessing's reading of 'q0.05', 'p95', …
 from fairviz.forecast import crps as scores
 
-MIN_SERIES_FOR_CI = 5
 
 
 @dataclass(frozen=True)
@@ -206,244 +201,16 @@ def read(source, mapping: ForecastMapping | None = None, name: str | None = None
     return build(frame, mapping or guess_mapping(frame))
 
 
-# ----------------------------------------------------------------------------------------------- analysis
-
-@dataclass(frozen=True)
-class EvalParams:
-    bands: tuple[float, ...] = scores.BANDS
-    resamples: int = 1000
-    level: float = 0.95
-    seed: int = 0
 
 
-@dataclass(frozen=True)
-class GroupScores:
-    name: str
-    n_series: int
-    n_rows: int
-    crps: float
-    pinball: float
-    coverage: dict                        # band → share inside (None: band not described by the levels)
-    width: dict                           # band → mean width
-    ci: dict                              # metric key ("crps", "pinball", "coverage_0.9", "width_0.9") → Interval
-    pit_hist: np.ndarray
-    crps_by_step: dict                    # step → mean CRPS
-
-    def to_dict(self) -> dict:
-        return {"n_series": self.n_series, "n_rows": self.n_rows, "crps": self.crps, "pinball": self.pinball,
-                "coverage": {_band_key(b): v for b, v in self.coverage.items()},
-                "width": {_band_key(b): v for b, v in self.width.items()},
-                "ci": {k: v.to_list() for k, v in self.ci.items()}, "pit_histogram": self.pit_hist.tolist()}
-
-
-@dataclass(frozen=True)
-class CoverageGap:
-    """Coverage of group i minus group j for one band (i − j), with a bootstrap interval."""
-    band: float
-    group_i: str
-    group_j: str
-    gap: float
-    ci: stats.Interval
-
-
-@dataclass(frozen=True)
-class GroupSkill:
-    """Model A against model B on the same (series, step) rows of one group: skill = 1 − CRPS_A / CRPS_B."""
-    name: str
-    n_series: int
-    crps_a: float
-    crps_b: float
-    skill: float
-    ci: stats.Interval
-    share_series_better: float            # share of series where A's mean CRPS < B's
-
-
-@dataclass(frozen=True)
-class ForecastFairness:
-    attribute: str
-    model: str
-    params: EvalParams
-    levels: np.ndarray
-    bands: tuple[float, ...]              # the bands the levels describe
-    undefined_bands: tuple[float, ...]    # asked for, but outside the levels given
-    overall: GroupScores
-    groups: list[GroupScores]
-    gaps: list[CoverageGap]               # every pair, every band
-    compare_model: str | None = None
-    skills: list[GroupSkill] = field(default_factory=list)
-    skill_overall: GroupSkill | None = None
-    warnings: tuple[str, ...] = ()
-
-    def group(self, name: str) -> GroupScores:
-        return next(g for g in self.groups if g.name == name)
-
-    def largest_gap(self, band: float) -> CoverageGap | None:
-        gaps = [g for g in self.gaps if g.band == band and np.isfinite(g.gap)]
-        return max(gaps, key=lambda g: abs(g.gap)) if gaps else None
-
-    def to_dict(self) -> dict:
-        out = {"attribute": self.attribute, "model": self.model, "levels": self.levels.tolist(),
-               "bands": [_band_key(b) for b in self.bands],
-               "undefined_bands": [_band_key(b) for b in self.undefined_bands],
-               "resamples": self.params.resamples, "seed": self.params.seed, "ci_level": self.params.level,
-               "overall": self.overall.to_dict(), "groups": {g.name: g.to_dict() for g in self.groups},
-               "coverage_gaps": [{"band": _band_key(g.band), "group_i": g.group_i, "group_j": g.group_j,
-                                  "gap": g.gap, "ci": g.ci.to_list()} for g in self.gaps],
-               "warnings": list(self.warnings)}
-        if self.compare_model:
-            out["comparison"] = {
-                "model_a": self.model, "model_b": self.compare_model,
-                "overall": _skill_dict(self.skill_overall) if self.skill_overall else None,
-                "groups": {s.name: _skill_dict(s) for s in self.skills}}
-        return out
-
-
-def _skill_dict(s: GroupSkill) -> dict:
-    return {"n_series": s.n_series, "crps_a": s.crps_a, "crps_b": s.crps_b, "skill": s.skill,
-            "ci": s.ci.to_list(), "share_series_better": s.share_series_better}
-
-
-def _band_key(band: float) -> str:
-    return f"{band:g}"
-
-
-@dataclass(frozen=True)
-class _RowScores:
-    crps: np.ndarray
-    pinball: np.ndarray
-    inside: dict
-    width: dict
-    pit: np.ndarray
-
-
-def row_scores(fc: QuantileForecasts, bands) -> _RowScores:
-    tau = fc.levels
-    return _RowScores(scores.crps_quantiles(fc.q, fc.truth, tau), scores.pinball(fc.q, fc.truth, tau).mean(axis=1),
-                      {b: scores.inside(fc.q, fc.truth, tau, b) for b in bands},
-                      {b: scores.width(fc.q, tau, b) for b in bands}, scores.pit(fc.q, fc.truth, tau))
-
-
-def analyse(fc: QuantileForecasts, attribute: str | None = None, params: EvalParams = EvalParams(),
-            compare: QuantileForecasts | None = None, progress=None) -> ForecastFairness:
-    attribute = attribute or fc.attribute_names[0]
-    if attribute not in fc.attributes:
-        raise DataError(f"'{attribute}' is not a group column of these forecasts.")
-    bands = tuple(b for b in params.bands if scores.band_supported(fc.levels, b))
-    undefined = tuple(b for b in params.bands if b not in bands)
-    warnings = []
-    if undefined:
-        warnings.append(f"The levels given ({fc.levels.min():g} … {fc.levels.max():g}) do not describe the "
-                        f"{', '.join(f'{100 * b:g}%' for b in undefined)} band(s): their coverage is undefined.")
-    rows = row_scores(fc, bands)
-    view = fc.attributes[attribute]
-    series_codes, series_index = np.unique(fc.series, return_inverse=True)
-    rng = np.random.default_rng(params.seed)
-    groups, boots = [], {}
-    for g, name in enumerate(view.names):
-        mask = view.codes == g
-        scores_g, boot = _group_scores(name, mask, rows, series_index, fc, bands, params, rng)
-        groups.append(scores_g)
-        boots[name] = boot
-        if scores_g.n_series < MIN_SERIES_FOR_CI:
-            warnings.append(f"Group '{name}' has {scores_g.n_series} series: fewer than {MIN_SERIES_FOR_CI}, so "
-                            "its intervals are undefined.")
-        if progress:
-            progress((g + 1) / (len(view.names) + 1), f"group {name}")
-    overall, _ = _group_scores("all", np.ones(fc.n, bool), rows, series_index, fc, bands, params, rng)
-    gaps = []
-    for a, b in combinations(view.names, 2):
-        for band in bands:
-            key = f"coverage_{_band_key(band)}"
-            diff = boots[a].get(key, np.full(1, np.nan)) - boots[b].get(key, np.full(1, np.nan))
-            gaps.append(CoverageGap(band, a, b, _minus(groups[view.names.index(a)].coverage[band],
-                                                       groups[view.names.index(b)].coverage[band]),
-                                    stats.percentile_interval(diff, params.level)))
-    skills, overall_skill = [], None
-    if compare is not None:
-        skills, overall_skill, more = _compare(fc, compare, view, params)
-        warnings += more
-    if progress:
-        progress(1.0, "done")
-    return ForecastFairness(attribute, fc.model, params, fc.levels, bands, undefined, overall, groups, gaps,
-                            compare.model if compare is not None else None, skills, overall_skill,
-                            tuple(list(fc.notes) + warnings))
-
-
-def _minus(a, b):
-    return float("nan") if a is None or b is None else a - b
-
-
-def _group_scores(name, mask, rows: _RowScores, series_index, fc, bands, params: EvalParams, rng):
-    """Means over the group's rows, and a cluster bootstrap over its series (mean of a resample = Σ w·sums/Σ w·n)."""
-    codes = series_index[mask]
-    present, local = np.unique(codes, return_inverse=True)
-    k = present.size
-    counts = np.bincount(local, minlength=k).astype(float)
-    metrics = {"crps": rows.crps[mask], "pinball": rows.pinball[mask]}
-    for b in bands:
-        metrics[f"coverage_{_band_key(b)}"] = rows.inside[b][mask]
-        metrics[f"width_{_band_key(b)}"] = rows.width[b][mask]
-    sums = {key: np.bincount(local, weights=values, minlength=k) for key, values in metrics.items()}
-    point = {key: float(values.mean()) if values.size else float("nan") for key, values in metrics.items()}
-    boot, ci = {}, {}
-    if k >= MIN_SERIES_FOR_CI and params.resamples > 0:
-        weights = stats.bootstrap_counts(np.ones(k, dtype=np.int64), params.resamples, rng).astype(float)
-        rows_b = weights @ counts
-        for key in metrics:
-            boot[key] = (weights @ sums[key]) / rows_b
-            ci[key] = stats.percentile_interval(boot[key], params.level)
-    else:
-        ci = {key: stats.Interval(float("nan"), float("nan"), params.level, 0) for key in metrics}
-    steps = {}
-    for step in np.unique(fc.step[mask]):
-        at = fc.step[mask] == step
-        steps[float(step)] = float(rows.crps[mask][at].mean())
-    result = GroupScores(name, int(k), int(mask.sum()), point["crps"], point["pinball"],
-                         {b: point[f"coverage_{_band_key(b)}"] for b in bands},
-                         {b: point[f"width_{_band_key(b)}"] for b in bands}, ci,
-                         scores.pit_histogram(rows.pit[mask]), steps)
-    return result, boot
-
-
-def _compare(a: QuantileForecasts, b: QuantileForecasts, view: GroupView, params: EvalParams):
-    """Per-group skill of A over B on the rows both models forecast (matched on series and step)."""
-    warnings = []
-    key_a = pd.MultiIndex.from_arrays([a.series, a.step])
-    key_b = pd.MultiIndex.from_arrays([b.series, b.step])
-    pos_b = key_b.get_indexer(key_a)
-    matched = pos_b >= 0
-    if not matched.any():
-        raise DataError(f"Models '{a.model}' and '{b.model}' share no (series, step) rows, so they cannot be compared.")
-    if not matched.all():
-        warnings.append(f"{int((~matched).sum()):,} rows of '{a.model}' have no match in '{b.model}' and are left out "
-                        "of the comparison.")
-    if not np.allclose(a.truth[matched], b.truth[pos_b[matched]], equal_nan=False, rtol=1e-6, atol=1e-9):
-        warnings.append(f"The truth differs between '{a.model}' and '{b.model}' on some matched rows; each model is "
-                        "scored against its own truth column.")
-    crps_a = scores.crps_quantiles(a.q, a.truth, a.levels)[matched]
-    crps_b = scores.crps_quantiles(b.q, b.truth, b.levels)[pos_b[matched]]
-    codes = view.codes[matched]
-    series = a.series[matched]
-    rng = np.random.default_rng(params.seed + 1)
-    out = [_skill(name, codes == g, series, crps_a, crps_b, params, rng) for g, name in enumerate(view.names)]
-    return out, _skill("all", np.ones(codes.size, bool), series, crps_a, crps_b, params, rng), warnings
-
-
-def _skill(name, mask, series, crps_a, crps_b, params: EvalParams, rng) -> GroupSkill:
-    if not mask.any():
-        nan = float("nan")
-        return GroupSkill(name, 0, nan, nan, nan, stats.Interval(nan, nan, params.level, 0), nan)
-    present, local = np.unique(series[mask], return_inverse=True)
-    k = present.size
-    sum_a = np.bincount(local, weights=crps_a[mask], minlength=k)
-    sum_b = np.bincount(local, weights=crps_b[mask], minlength=k)
-    mean_a, mean_b = float(crps_a[mask].mean()), float(crps_b[mask].mean())
-    skill_value = 1 - mean_a / mean_b if mean_b > 0 else float("nan")
-    if k >= MIN_SERIES_FOR_CI and params.resamples > 0:
-        weights = stats.bootstrap_counts(np.ones(k, dtype=np.int64), params.resamples, rng).astype(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            boot = 1 - (weights @ sum_a) / (weights @ sum_b)
-        ci = stats.percentile_interval(boot, params.level)
-    else:
-        ci = stats.Interval(float("nan"), float("nan"), params.level, 0)
-    return GroupSkill(name, int(k), mean_a, mean_b, skill_value, ci, float((sum_a < sum_b).mean()))
+def stack_models(a: pd.DataFrame, b: pd.DataFrame, name_a: str, name_b: str) -> pd.DataFrame:
+    """Two single-model files → one file with a model column (named after the files), so they can be compared."""
+    if set(a.columns) != set(b.columns):
+        missing = sorted(set(a.columns) ^ set(b.columns))[:6]
+        raise DataError(f"The two files need the same columns; these are in only one of them: {', '.join(map(str, missing))}.")
+    if "model" in a.columns:
+        raise DataError("The first file already has a 'model' column: put both models in it instead of a second file.")
+    label_a, label_b = Path(name_a).stem, Path(name_b).stem
+    if label_a == label_b:
+        label_a, label_b = f"{label_a} (A)", f"{label_b} (B)"
+    return pd.concat([a.assign(model=label_a), b[a.columns].assign(model=label_b)], ignore_index=True)

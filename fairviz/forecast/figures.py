@@ -8,6 +8,7 @@ from plotly.subplots import make_subplots
 
 from fairviz.forecast import crps as scores
 from fairviz.forecast.density import density_map, mode_count
+from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE, group_style
 from fairviz.core.wording import fmt
@@ -191,9 +192,9 @@ def pit_figure(hists: dict, height: int = 360) -> go.Figure:
     for k, (name, hist) in enumerate(hists.items()):
         bins = len(hist)
         centres = (np.arange(bins) + 0.5) / bins
-        fig.add_trace(go.Bar(x=centres, y=hist, name=name, marker_color=PALETTE[[0, 5, 2, 3][k % 4]],
+        fig.add_trace(go.Bar(x=centres, y=hist, name=plot_text(name), marker_color=PALETTE[[0, 5, 2, 3][k % 4]],
                              width=0.9 / bins / max(len(hists), 1), offsetgroup=k,
-                             hovertemplate=f"{name}: PIT %{{x:.2f}} share %{{y:.3f}}<extra></extra>"))
+                             hovertemplate=f"{plot_text(name)}: PIT %{{x:.2f}} share %{{y:.3f}}<extra></extra>"))
         fig.add_hline(y=1 / bins, line=dict(color=NEUTRAL, dash="dot"))
     fig.update_layout(template=TEMPLATE, height=height, barmode="group", title="PIT histogram (flat = calibrated)",
                       xaxis=dict(title="PIT = forecast CDF at the truth", range=[0, 1]), yaxis_title="share",
@@ -206,7 +207,7 @@ def coverage_figure(nominal: list[float], observed: dict, height: int = 360) -> 
     fig = go.Figure()
     labels = [f"{100 * b:g}%" for b in nominal]
     for k, (name, values) in enumerate(observed.items()):
-        fig.add_trace(go.Bar(x=labels, y=[values.get(b, np.nan) for b in nominal], name=name,
+        fig.add_trace(go.Bar(x=labels, y=[values.get(b, np.nan) for b in nominal], name=plot_text(name),
                              marker_color=PALETTE[[0, 5, 2, 3][k % 4]],
                              text=[fmt(values.get(b)) for b in nominal], textposition="outside"))
     fig.add_trace(go.Scatter(x=labels, y=nominal, mode="markers", name="nominal",
@@ -227,17 +228,17 @@ def group_metric_figure(result, metric: str, title: str, height: int = 380) -> g
         low = None if ci is None else ci.low
         high = None if ci is None else ci.high
         fig.add_trace(go.Scatter(
-            x=[g.name], y=[value], mode="markers", name=f"{g.name} ({g.n_series} series)",
+            x=[plot_text(g.name)], y=[value], mode="markers", name=f"{plot_text(g.name)} ({g.n_series} series)",
             marker=dict(size=16, color=group_style(k)["color"]),
             error_y=dict(type="data", symmetric=False, array=[nan_if_none(high) - value], arrayminus=[value - nan_if_none(low)],
                          thickness=2.5, width=10),
-            hovertemplate=f"<b>{g.name}</b><br>{metric}: %{{y:.4f}}<br>95% CI [{fmt(low, 4)}, {fmt(high, 4)}]<extra></extra>"))
+            hovertemplate=f"<b>{plot_text(g.name)}</b><br>{metric}: %{{y:.4f}}<br>95% CI [{fmt(low, 4)}, {fmt(high, 4)}]<extra></extra>"))
     overall = _value(result.overall, metric)
     if np.isfinite(overall):
         fig.add_hline(y=overall, line=dict(color=NEUTRAL, dash="dot"), annotation_text=f"all: {overall:.3f}",
                       annotation_position="top left")
     fig.update_layout(template=TEMPLATE, height=height, title=title, showlegend=False,
-                      xaxis_title=result.attribute, yaxis_title=metric)
+                      xaxis_title=plot_text(result.attribute), yaxis_title=metric)
     return fig
 
 
@@ -246,7 +247,7 @@ def coverage_gap_figure(result, height: int = 420) -> go.Figure:
     fig = go.Figure()
     for k, band in enumerate(result.bands):
         key = f"coverage_{band:g}"
-        x = [g.name for g in result.groups]
+        x = [plot_text(g.name) for g in result.groups]
         y = [nan_if_none(g.coverage[band]) - band for g in result.groups]
         hi = [nan_if_none(g.ci[key].high) - band - v for g, v in zip(result.groups, y)]
         lo = [v - (nan_if_none(g.ci[key].low) - band) for g, v in zip(result.groups, y)]
@@ -257,7 +258,7 @@ def coverage_gap_figure(result, height: int = 420) -> go.Figure:
                                  hovertemplate=f"%{{x}}: coverage − {100 * band:g}% = %{{y:+.3f}}<extra></extra>"))
     fig.add_hline(y=0, line=dict(color=TRUTH, width=1.5))
     fig.update_layout(template=TEMPLATE, height=height, title="Coverage gap by group (observed − nominal)",
-                      xaxis_title=result.attribute, yaxis_title="coverage − nominal",
+                      xaxis_title=plot_text(result.attribute), yaxis_title="coverage − nominal",
                       legend=dict(orientation="h", y=1.12, x=0), scattermode="group")
     return fig
 
@@ -267,17 +268,17 @@ def skill_figure(result, height: int = 380) -> go.Figure:
     fig = go.Figure()
     for k, s in enumerate(result.skills + ([result.skill_overall] if result.skill_overall else [])):
         colour = NEUTRAL if s.name == "all" else group_style(k)["color"]
-        fig.add_trace(go.Bar(x=[s.name], y=[s.skill], marker_color=colour, name=s.name,
+        fig.add_trace(go.Bar(x=[plot_text(s.name)], y=[s.skill], marker_color=colour, name=plot_text(s.name),
                              error_y=dict(type="data", symmetric=False, array=[nan_if_none(s.ci.high) - s.skill],
                                           arrayminus=[s.skill - nan_if_none(s.ci.low)], thickness=2.5),
                              text=[f"{s.skill:+.3f}" if np.isfinite(s.skill) else "undefined"], textposition="outside",
-                             hovertemplate=f"<b>{s.name}</b>: skill %{{y:+.3f}}<br>CRPS A {s.crps_a:.3f} vs B "
+                             hovertemplate=f"<b>{plot_text(s.name)}</b>: skill %{{y:+.3f}}<br>CRPS A {s.crps_a:.3f} vs B "
                                            f"{s.crps_b:.3f}<br>{100 * s.share_series_better:.0f}% of series better"
                                            "<extra></extra>"))
     fig.add_hline(y=0, line=dict(color=TRUTH, width=1.5))
     fig.update_layout(template=TEMPLATE, height=height, showlegend=False,
-                      title=f"Skill of '{result.model}' over '{result.compare_model}' by group",
-                      yaxis_title="1 − CRPS_A / CRPS_B", xaxis_title=result.attribute)
+                      title=f"Skill of '{plot_text(result.model)}' over '{plot_text(result.compare_model)}' by group",
+                      yaxis_title="1 − CRPS_A / CRPS_B", xaxis_title=plot_text(result.attribute))
     return fig
 
 
@@ -288,3 +289,23 @@ def _value(g, metric: str) -> float:
         return nan_if_none(g.width.get(float(metric.split("_")[1])))
     return nan_if_none(getattr(g, metric))
 
+
+
+def series_fan_figure(fc, series_id: str, attribute: str, group: str, bands) -> go.Figure:
+    """One series' quantile fan from uploaded forecasts (``QuantileForecasts``), titled with its names."""
+    one = fc.one_series(series_id)
+    title = f"{plot_text(fc.model)}: series {plot_text(series_id)} ({plot_text(attribute)} = {plot_text(group)})"
+    return fan_figure(one.step, one.q, one.levels, one.truth, one.point, bands=bands, title=title,
+                      point_name="point forecast", y_title="value")
+
+
+def window_figures(fans, i: int, title: str) -> tuple[go.Figure, go.Figure]:
+    """One window of ``pipeline.Fans``: its quantile fan around the NVAR forecast (with the history) and its
+    density per step ([3] Figs. 5.5–5.6)."""
+    tau = scores.levels(fans.quantiles.shape[-1])
+    steps = np.arange(1, fans.truth.shape[1] + 1)
+    history = (np.arange(-fans.history_x.shape[1] + 1, 1), fans.history_x[i])
+    q = fans.quantiles[i]
+    return (fan_figure(steps, q, tau, fans.truth[i], fans.nvar[i], history, title=title, point_name="NVAR forecast",
+                       x_title=f"step (Δt = {fans.dt:.3f})"),
+            density_figure(steps, q, fans.truth[i], fans.nvar[i]))

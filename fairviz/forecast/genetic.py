@@ -1,4 +1,4 @@
-"""The genetic hyperparameter search of seed 002 Algorithm 2, at demo size (spec A18).
+"""The genetic hyperparameter search of [3] Algorithm 2, at demo size.
 
 The search itself is generic: ``search(evaluate, space, ...)`` calls ``evaluate(genes) → (f, f_v)`` (fitness and
 validation fitness, lower is better: CRPS) for every new agent. ``ptn_search`` plugs in PTN training with DARTS.
@@ -156,7 +156,7 @@ def mutate(genes: dict, space, rng) -> tuple[dict, tuple]:
 
 
 def mutation_probabilities(expected: list[float]) -> np.ndarray:
-    """Linear in the rank of the expected fitness: best child 0.05, worst 0.6 (spec A18)."""
+    """Linear in the rank of the expected fitness: best child 0.05, worst 0.6 (our demo-size choice)."""
     low, high = MUTATION_RANGE
     n = len(expected)
     if n == 1:
@@ -235,7 +235,7 @@ def search(evaluate: Callable[[dict], tuple[float, float]], space=PTN_SPACE, pop
 
 
 def split_for_search(windows, seed: int = 0):
-    """Spec §5.4's five-way split, carved from the architecture partition by trajectory (so no trajectory feeds
+    """[3] ch. 5's five-way split, carved from the architecture partition by trajectory (so no trajectory feeds
     two roles): α training, genetic-train (f) and genetic-validation (f_v), a third each."""
     trajectories = np.unique(windows.trajectory)
     rng = np.random.default_rng(seed)

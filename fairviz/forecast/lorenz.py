@@ -1,4 +1,4 @@
-"""The Lorenz-63 system (seed 002 §5.3.2): vectorised RK4 on the thesis's grid and its sampling ranges.
+"""The Lorenz-63 system ([3] §5.3.2): vectorised RK4 on the thesis's grid and its sampling ranges.
 
 dx/dt = σ(y − x), dy/dt = x(ρ − z) − y, dz/dt = xy − βz. The thesis evaluates every trajectory at 1,000 evenly
 spaced times on [0, 100] (Δt = 100/999); RK4 integrates between grid points with ``substeps`` internal steps.
@@ -114,6 +114,14 @@ class Divergence:
     threshold: float
     divergence_time: float      # first grid time with distance ≥ threshold; NaN if never within the horizon
 
+    def growth_rate(self) -> float:
+        """Slope of log distance over the stretch where it grows from 1e3·δ to 1e-2 (the Lyapunov-like regime);
+        NaN when fewer than five grid points lie there."""
+        grow = (self.distance > self.delta * 1e3) & (self.distance < 1e-2)
+        if grow.sum() < 5:
+            return float("nan")
+        return float(np.polyfit(self.time[grow], np.log(self.distance[grow]), 1)[0])
+
 
 def butterfly(initial=(10.0, 10.0, 10.0), delta: float = 1e-12, sigma=CLASSIC[0], rho=CLASSIC[1],
               beta=CLASSIC[2], threshold: float = 1.0, time: np.ndarray = TIME_GRID,
@@ -136,3 +144,9 @@ def combine(sets: list[LorenzSet]) -> LorenzSet:
     return LorenzSet(np.concatenate([s.params for s in sets]), np.concatenate([s.initial for s in sets]),
                      np.concatenate([s.system + o for s, o in zip(sets, offsets)]),
                      np.concatenate([s.states for s in sets]), sets[0].time)
+
+
+def outside_training_ranges(sigma: float, rho: float, beta: float) -> list[str]:
+    """The parameters (by symbol) outside the ranges the thesis samples its training systems from."""
+    return [name for name, v, (lo, hi) in (("σ", sigma, SIGMA_RANGE), ("ρ", rho, RHO_RANGE), ("β", beta, BETA_RANGE))
+            if not lo - 1e-9 <= v <= hi + 1e-9]

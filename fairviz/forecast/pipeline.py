@@ -1,4 +1,5 @@
-"""The Lorenz → NVAR → PTN pipeline (spec §5.9) shared by the page, ``fairviz ptn train`` and the asset script.
+"""The Lorenz → NVAR → PTN pipeline ([3] ch. 5, at demo size) shared by the page, ``fairviz ptn train`` and the
+asset script.
 
 ``prepare(ForecastDataParams)`` simulates four partitions with unseen parameter draws each (NVAR fit, PTN train, PTN
 architecture/validation, test), fits the NVAR and cuts the windows; ``evaluate(quantiles, data)`` scores a
@@ -7,6 +8,7 @@ torch: the caller passes quantiles in (``ptn.predict`` makes them).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -27,7 +29,7 @@ ASSET = Path(__file__).resolve().parents[2] / "assets" / "forecast" / "lorenz_pt
 
 @dataclass(frozen=True)
 class ForecastDataParams:
-    """Partitions as systems × initial conditions (spec §5.9 uses 20×25, 10×25, 4×25, 6×25)."""
+    """Partitions as systems × initial conditions (a larger run uses 20×25, 10×25, 4×25, 6×25)."""
     fit_systems: int = 12
     fit_initial: int = 20
     train_systems: int = 8
@@ -109,7 +111,7 @@ def prepare_from_sets(config: ForecastDataParams, fit_set, train_set, arch_set, 
 
 
 def baseline_quantiles(data: DemoData, windows: win.Windows, c: int = scores.N_QUANTILES) -> np.ndarray:
-    """Spec A17: N(NVAR forecast, per-lead MAE²) at the same levels as the PTN: (N, 16, c)."""
+    """[3] ch. 5's baseline: N(NVAR forecast, per-lead MAE²) at the same levels as the PTN: (N, 16, c)."""
     return scores.gaussian_quantiles(windows.latest_forecast, np.broadcast_to(data.baseline_sd, windows.target.shape),
                                      scores.levels(c))
 
@@ -179,6 +181,44 @@ class Fans:
     def crps_baseline(self) -> np.ndarray:
         return scores.crps_forecast(self.baseline, self.truth)
 
+    def spread(self) -> np.ndarray:
+        """Mean width per window between the 6th lowest and 6th highest quantile (about the 90% band)."""
+        return (self.quantiles[..., -6] - self.quantiles[..., 5]).mean(-1)
+
+    def modes(self) -> np.ndarray:
+        """The most separate modes of each window's density over its steps."""
+        return np.array([mode_count(self.quantiles[i]).max() for i in range(self.n)])
+
+    def most_multimodal(self) -> int:
+        """The window whose density has the most modes ([3] Fig. 5.6), the wider fan on a tie."""
+        return int(np.argmax(self.modes() + 1e-3 * self.spread()))
+
+    def most_confident(self) -> int:
+        """The narrowest fan ([3] Fig. 5.5)."""
+        return int(np.argmin(self.spread()))
+
+    def score(self, i: int) -> "FanScore":
+        """One window's fan against the truth: CRPS of the PTN and of the baseline, band coverage, modes per step."""
+        q, truth = self.quantiles[i], self.truth[i]
+        tau = scores.levels(q.shape[-1])
+        return FanScore(float(scores.crps_forecast(q[None], truth[None])[0]),
+                        float(scores.crps_forecast(self.baseline[i][None], truth[None])[0]),
+                        {b: float(np.mean(scores.inside(q, truth, tau, b))) for b in scores.BANDS},
+                        mode_count(q))
+
+
+@dataclass(frozen=True)
+class FanScore:
+    crps: float
+    crps_baseline: float
+    inside: dict                           # band → share of the steps whose truth is inside
+    modes: np.ndarray                      # (steps,) modes of the density per step
+
+    @property
+    def multimodal_steps(self) -> np.ndarray:
+        """Steps (1-based) where the density has two or more modes."""
+        return np.flatnonzero(self.modes >= 2) + 1
+
 
 def make_fans(data: DemoData, quantiles: np.ndarray, index: np.ndarray, windows: win.Windows | None = None) -> Fans:
     windows = windows or data.test
@@ -234,6 +274,14 @@ class PipelineParams:
     ptn: dict = field(default_factory=dict)          # PTNParams fields (kept as a dict: no torch needed here)
     train: dict = field(default_factory=dict)        # PTNTrainParams fields
     fans: int = 24
+
+    def label(self) -> str:
+        """A short name for a model trained with these settings (the page's model picker), ending in a digest of
+        every setting so that two configurations never share a name."""
+        digest = hashlib.blake2b(json.dumps(asdict(self), sort_keys=True, default=str).encode(),
+                                 digest_size=4).hexdigest()
+        return (f"d={self.ptn['d']}, {self.train['epochs']} epochs, lr {self.ptn['lr']:g}"
+                f"{'' if self.ptn['use_static'] else ', no static'}, seed {self.train['seed']} [{digest}]")
 
     @staticmethod
     def from_dict(values: dict) -> "PipelineParams":

@@ -1,10 +1,10 @@
-"""The Probabilistic Parallel Time Network (seed 002 §5.4, spec §5.2–5.5) and its first-order DARTS training.
+"""The Probabilistic Parallel Time Network ([3] §5.4) and its first-order DARTS training.
 
 This is the only module of fairviz that imports torch, and it does so inside functions: importing it is free.
 
-Architecture (spec §5.2) at a CPU-affordable size: every input is embedded into an ``tokens × d`` space (the
+Architecture ([3] §5.4) at a CPU-affordable size: every input is embedded into an ``tokens × d`` space (the
 thesis uses d × d; with d ≥ 72 that makes attention and the GRU run over 72+ tokens, which 2 CPU cores cannot
-afford, spec §5.9):
+afford):
 
 - static (σ, ρ, β): Gaussian noise (training only) → Dense → BatchNorm → LReLU → repeat over tokens →
   Dropout (first-layer rate) → Dense → LReLU;

@@ -1,4 +1,4 @@
-"""PTN inputs cut from Lorenz trajectories (seed 002 §5.3.2, spec A15): one window per forecast origin t.
+"""PTN inputs cut from Lorenz trajectories ([3] §5.3.2): one window per forecast origin t.
 
 - static: (σ, ρ, β) scaled to [0, 1] by fixed bounds (the thesis's sampling ranges unless told otherwise);
 - history: (x, y, z) at t−15 … t, normalised by the NVAR's per-channel bounds;
@@ -89,5 +89,5 @@ def concat(parts: list[Windows]) -> Windows:
 
 
 def baseline_sd(model: nv.NVAR, windows: Windows) -> np.ndarray:
-    """Spec A17: the Gaussian baseline's sd per lead = the NVAR's x MAE per lead on these (validation) windows."""
+    """[3] ch. 5: the Gaussian baseline's sd per lead = the NVAR's x MAE per lead on these (validation) windows."""
     return np.abs(windows.latest_forecast - windows.target).mean(axis=0)

@@ -49,10 +49,11 @@ class Audit:
     def to_html(self) -> str:
         parts = [("Summary", to_html(self.summary_display()))] if self.findings is not None else []
         for section in SECTIONS:
-            failed = any(e["section"] == section.name for e in self.data.get("errors", []))
+            failed = self._failed(section)
             if section.display is not None or failed:
-                if section.name in self.results or failed:
-                    parts.append((section.title or section.name, to_html(self.display(section))))
+                items = self.display(section) if (section.name in self.results or failed) else []
+                if items:                       # a section with nothing to show (e.g. no --explain) has no heading
+                    parts.append((section.title or section.name, to_html(items)))
             elif section.name in self.results and section.to_html is not None:
                 parts += section.to_html(section.given(self.pred), self.results[section.name], self.data)
         return render_html(self.data, parts)

@@ -2,9 +2,23 @@
 ``findings`` in the JSON. Rows and sentences come from one ``FindingsAudit``."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fairviz.core.display import Bullets, Group, Item
-from fairviz.findings import (FindingsAudit, finding_text, headline_text, policy_text, small_group_text,
-                              unremarkable_text)
+from fairviz.data import Sample
+from fairviz.findings import (FindingsAudit, FindingsParams, OutcomeWords, finding_text, headline_text, policy_text,
+                              small_group_text, unremarkable_text)
+
+
+def sample_settings(sample: Sample | None, attribute: str, base: FindingsParams = FindingsParams()
+                    ) -> tuple[FindingsParams, OutcomeWords | None]:
+    """A bundled sample's own reference group and words (COMPAS: Caucasian, "defendants who did not reoffend"),
+    unless the user chose a reference already."""
+    if sample is None:
+        return base, None
+    reference = base.reference or sample.reference_groups.get(attribute)
+    words = OutcomeWords(**sample.words) if sample.words else None
+    return replace(base, reference=reference), words
 
 
 def findings_to_dict(audit: FindingsAudit) -> dict:

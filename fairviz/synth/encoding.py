@@ -1,4 +1,4 @@
-"""Mixed tabular encoding for the Conditional HydraGAN (thesis §3.5): what the generator emits and the critic reads.
+"""Mixed tabular encoding for the Conditional HydraGAN ([3] §3.5): what the generator emits and the critic reads.
 
 - A **continuous** column gets *mode-specific normalisation*, as CTGAN does (Xu et al., NeurIPS 2019): a Bayesian
   Gaussian mixture (at most ``max_modes`` modes, unused ones pruned) is fitted to the column; a value x is encoded

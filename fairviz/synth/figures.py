@@ -1,25 +1,27 @@
-"""Figures of the Synthetic data (HydraGAN) page; they take a ``SynthResult``, never rows."""
+"""Figures of the Synthetic data (HydraGAN) page; they take a ``SynthAudit``, never rows."""
 from __future__ import annotations
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
 from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE
 from fairviz.synth.evaluate import FAIRNESS_METRICS
-from fairviz.synth.results import METRIC_LABELS, SynthResult
+from fairviz.synth.results import METRIC_LABELS, SynthAudit
 from fairviz.synth.thesis import IDEAL
 
 SIDES = (("real", "trained on real data", PALETTE[0]), ("synthetic", "trained on synthetic data", PALETTE[1]))
 
 
-def distribution_figure(result: SynthResult, height: int = 380) -> go.Figure:
+def distribution_figure(result: SynthAudit, height: int = 380) -> go.Figure:
     """Target, real and synthetic shares of the labels and of the groups (what Table 3.5 measures)."""
-    fig = make_subplots(1, 2, subplot_titles=(f"Label '{result.label}'", f"Groups: {result.condition_name}"),
+    fig = make_subplots(1, 2, subplot_titles=(f"Label '{plot_text(result.label)}'",
+                                                  f"Groups: {plot_text(result.condition_name)}"),
                         column_widths=[0.3, 0.7])
     for col, key in enumerate(("label", "group"), start=1):
         d = result.distribution[key]
-        x = [str(v) for v in d.levels]
+        x = [plot_text(v) for v in d.levels]
         for name, values, colour in (("target", d.target, NEUTRAL), ("real", d.real, PALETTE[0]),
                                      ("synthetic", d.synthetic, PALETTE[1])):
             fig.add_bar(x=x, y=list(values), name=name, marker_color=colour, legendgroup=name, showlegend=col == 1,
@@ -29,7 +31,7 @@ def distribution_figure(result: SynthResult, height: int = 380) -> go.Figure:
     return fig
 
 
-def boxplot_figure(result: SynthResult, height: int = 520) -> go.Figure:
+def boxplot_figure(result: SynthAudit, height: int = 520) -> go.Figure:
     """Fig. 3.4's form: each fairness metric per protected group over the trials, real- vs synthetic-trained."""
     fig = make_subplots(2, 2, subplot_titles=[METRIC_LABELS[m] for m in FAIRNESS_METRICS], vertical_spacing=0.14)
     for k, metric in enumerate(FAIRNESS_METRICS):
@@ -38,7 +40,7 @@ def boxplot_figure(result: SynthResult, height: int = 520) -> go.Figure:
             x, y = [], []
             for group in result.fairness:
                 values = getattr(group, side)[metric]
-                x += [group.group] * len(values)
+                x += [plot_text(group.group)] * len(values)
                 y += [nan_if_none(v) for v in values]
             fig.add_box(x=x, y=y, name=label, marker_color=colour, legendgroup=side, showlegend=k == 0,
                         boxpoints="all", jitter=0.3, pointpos=0, row=row + 1, col=col + 1)
@@ -48,7 +50,7 @@ def boxplot_figure(result: SynthResult, height: int = 520) -> go.Figure:
     return fig
 
 
-def loss_figure(result: SynthResult, height: int = 360) -> go.Figure:
+def loss_figure(result: SynthAudit, height: int = 360) -> go.Figure:
     """Per-epoch mean loss of the critic, the gradient penalty and each generator head."""
     fig = go.Figure()
     for k, (name, values) in enumerate(result.history.items()):

@@ -1,4 +1,4 @@
-"""The Conditional HydraGAN network and its training (thesis §3.5): one generator, several objectives ("heads").
+"""The Conditional HydraGAN network and its training ([3] §3.5): one generator, several objectives ("heads").
 
 - **Generator**: input = latent vector z ⊕ condition vector (one-hot of the sensitive group, or of the
   intersection of two attributes: CGAN's conditioning). Output = the encoded row (see ``encoding``): tanh for the
@@ -143,7 +143,7 @@ def gradient_penalty(critic, real, fake, cond, weight: float = GP_WEIGHT, genera
 
 
 def diversity_loss(probabilities, target):
-    """MSE between the batch's label proportions (mean softmax) and the requested proportions (thesis §3.5)."""
+    """MSE between the batch's label proportions (mean softmax) and the requested proportions ([3] §3.5)."""
     return ((probabilities.mean(dim=0) - target) ** 2).mean()
 
 

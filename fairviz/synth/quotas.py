@@ -1,4 +1,4 @@
-"""Diversity quotas (thesis §3.5): the requested distribution of groups (a hard quota: the generator is queried
+"""Diversity quotas ([3] §3.5): the requested distribution of groups (a hard quota: the generator is queried
 with each group's condition for exactly its share of rows) and of labels (a soft quota, through the diversity
 head; uniform by default, as in the thesis)."""
 from __future__ import annotations
@@ -60,3 +60,10 @@ def allocate(rows: int, shares: dict) -> dict:
 
 def format_target(shares: dict) -> str:
     return ",".join(f"{k}={v:.4g}" for k, v in shares.items())
+
+
+def shares_text(levels: Sequence, values) -> str:
+    """The shares of ``levels`` among ``values`` as a target ('A=0.300,B=0.700'): "as in the real data"."""
+    import pandas as pd
+    shares = pd.Series(values).astype(str).value_counts(normalize=True)
+    return ",".join(f"{v}={shares.get(str(v), 0.0):.3f}" for v in levels)

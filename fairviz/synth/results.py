@@ -1,4 +1,5 @@
-"""The result of one Conditional HydraGAN run: what the page, the CLI JSON and the terminal summary render."""
+"""The result of one Conditional HydraGAN run ([3] §3.5): what the page, the CLI JSON and the terminal summary
+render (``fairviz.synth.readings`` words it, ``fairviz.report.synth`` lays it out)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -67,7 +68,7 @@ class GroupFairness:
 
 
 @dataclass(frozen=True)
-class SynthResult:
+class SynthAudit:
     source: str
     label: str
     positive: Any
@@ -116,7 +117,7 @@ class SynthResult:
             for target, name in (("label", "labels"), ("group", "groups")):
                 d = self.distribution[target].distances[key]
                 row.update({f"{name}: synthetic": d["synthetic"], f"{name}: real": d["real"],
-                            f"{name}: improvement": _percent(d["improvement"])})
+                            f"{name}: improvement": percent(d["improvement"])})
             rows.append(row)
         return pd.DataFrame(rows)
 
@@ -135,38 +136,16 @@ class SynthResult:
     def mean_or_none(group: GroupFairness, side: str, metric: str) -> float | None:
         return group.mean(side, metric)
 
-    def readings(self) -> list[str]:
-        out = []
-        lab, grp = self.distribution["label"].distances, self.distribution["group"].distances
-        out.append(f"Group shares: JS distance to the target {lab_fmt(grp['js']['real'])} in the real data, "
-                   f"{lab_fmt(grp['js']['synthetic'])} in the synthetic data (the condition vector is a hard quota).")
-        gain = lab["js"]["improvement"]
-        change = ("undefined change" if gain is None else f"{_percent(gain)} closer" if gain >= 0 else
-                  f"{_percent(-gain)} further away: here the realism critic outweighed the diversity head")
-        out.append(f"Label shares: JS distance to the target {lab_fmt(lab['js']['real'])} real vs "
-                   f"{lab_fmt(lab['js']['synthetic'])} synthetic ({change}; the diversity head is a soft quota).")
+    def improved_metrics(self) -> tuple[int, int]:
+        """How many group × metric cells training on synthetic data moved closer to no bias, of how many."""
         better = sum(1 for g in self.fairness for m in ev.FAIRNESS_METRICS
                      if (v := improves(m, g.mean("real", m), g.mean("synthetic", m))) is not None and v > 0)
-        total = len(self.fairness) * len(ev.FAIRNESS_METRICS)
-        out.append(f"Fairness: training on synthetic data moved {better} of {total} group metrics closer to no bias "
-                   f"(accuracy on the real hold-out {self.accuracy['synthetic']:.3f} vs {self.accuracy['real']:.3f} "
-                   "when trained on real data).")
-        auc = self.realism_auc
-        out.append(f"Realism: a classifier tells real from synthetic rows with AUC {auc:.3f} "
-                   f"({'hard to tell apart' if auc < REALISM_FAIR else 'easy to tell apart: treat with care'}; "
-                   "0.5 = indistinguishable).")
-        p = self.privacy
-        out.append(f"Privacy: median distance to the nearest real training row {p['synthetic_median']:.3f} for "
-                   f"synthetic rows vs {p['holdout_median']:.3f} for unseen real rows; {p['exact_copies']:,} of "
-                   f"{p['checked_rows']:,} synthetic rows equal a training row exactly, against "
-                   f"{p['holdout_exact_matches']:,} of {p['holdout_checked_rows']:,} unseen real rows (a table with few "
-                   "distinct rows repeats itself).")
-        return out
+        return better, len(self.fairness) * len(ev.FAIRNESS_METRICS)
 
 
 def lab_fmt(value) -> str:
     return "undefined" if value is None else f"{value:.3f}"
 
 
-def _percent(value) -> str:
+def percent(value) -> str:
     return "undefined" if value is None else f"{100 * value:.1f}%"

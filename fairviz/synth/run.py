@@ -1,6 +1,6 @@
-"""The Conditional HydraGAN pipeline (thesis §3.5): split → encode → train → generate under the quotas → judge.
+"""The Conditional HydraGAN pipeline ([3] §3.5): split → encode → train → generate under the quotas → judge.
 
-``run(table, settings, progress)`` returns one ``SynthResult``; the page, the CLI JSON and the terminal summary all
+``run(table, settings, progress)`` returns one ``SynthAudit``; the page, the CLI JSON and the terminal summary all
 render it.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from fairviz.synth import evaluate as ev
 from fairviz.synth import model, quotas
 from fairviz.synth.data import SynthTable
 from fairviz.synth.encoding import fit_encoder
-from fairviz.synth.results import DistributionTarget, GroupFairness, SynthResult
+from fairviz.synth.results import DistributionTarget, GroupFairness, SynthAudit
 
 Progress = Callable[[float, str], None]
 TRAIN_SHARE = 0.8                  # of the progress bar; the rest is the evaluation
@@ -69,7 +69,7 @@ def split(n: int, holdout: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.sort(order[k:]), np.sort(order[:k])
 
 
-def run(table: SynthTable, settings: SynthParams = SynthParams(), progress: Progress | None = None) -> SynthResult:
+def run(table: SynthTable, settings: SynthParams = SynthParams(), progress: Progress | None = None) -> SynthAudit:
     settings = settings.check()
     report = progress or (lambda fraction, message: None)
     cond_all = table.condition
@@ -103,7 +103,7 @@ def run(table: SynthTable, settings: SynthParams = SynthParams(), progress: Prog
     result = judge(table, train, real_groups, cond_all[train_idx], holdout, table.groups.iloc[test_idx],
                    samples, conditions, group_target, label_levels, label_target, settings, report)
     report(1.0, "done")
-    return SynthResult(
+    return SynthAudit(
         source=table.source, label=table.label, positive=table.positive, group_columns=table.group_columns,
         condition_name=table.condition_name, settings=settings, counts=counts, distribution=result["distribution"],
         fairness=result["fairness"], accuracy=result["accuracy"], marginals=result["marginals"],

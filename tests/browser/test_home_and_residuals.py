@@ -1,5 +1,8 @@
-"""Upload a CSV in a real browser, map its columns, open the RDF page; a broken file gets a message."""
+"""Upload a CSV in a real browser, map its columns, open the RDF page; a broken file gets a message; the frame's
+choices (attribute, τ, benefit) hold across pages."""
 from __future__ import annotations
+
+from urllib.parse import urlparse
 
 import numpy as np
 import pandas as pd
@@ -80,4 +83,50 @@ def test_broken_file_gets_a_message(page, app_url, tmp_path):
     page.get_by_role("button", name="Use these columns").click()
     page.get_by_text("non-numeric values").wait_for()
     page.get_by_text("Now analysing: COMPAS").wait_for()            # the previous data is kept
+    no_traceback(page)
+
+
+def _nav(page, name: str, path: str) -> None:
+    """Open a page by its link and wait until its address shows and its script has run."""
+    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=name, exact=True).click()
+    page.wait_for_url(lambda url: url.split("?")[0].rstrip("/").endswith(path))
+    wait_for_app(page)
+
+
+def _frame(page) -> tuple[str, str, bool]:
+    """What the sidebar shows: the attribute, τ and whether the positive prediction is the benefit."""
+    sidebar = page.get_by_test_id("stSidebar")
+    attribute = sidebar.get_by_test_id("stSelectbox").first.locator("input").first.input_value()
+    threshold = sidebar.get_by_test_id("stSliderThumbValue").first.inner_text()
+    return attribute, threshold, sidebar.get_by_role("radio", name="Positive prediction (score ≥ τ)").is_checked()
+
+
+def test_the_frames_choices_survive_page_switches(page, app_url):
+    """Attribute, τ and benefit are drawn once by the app's frame: set on Home, they hold on the audit pages, through
+    a page without the frame (Lorenz), and back on Home."""
+    page.goto(app_url)
+    wait_for_app(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_test_id("stSelectbox").first.click()
+    page.get_by_role("option", name="sex", exact=True).click()
+    wait_for_app(page)
+    thumb = sidebar.get_by_role("slider").first
+    thumb.focus()
+    for _ in range(3):                                   # 0.40 → 0.43, one step a key press
+        thumb.press("ArrowRight")
+    wait_for_app(page)
+    sidebar.get_by_text("Positive prediction (score ≥ τ)").click()
+    wait_for_app(page)
+    chosen = _frame(page)
+    assert chosen[0] == "sex" and chosen[1] == "0.43" and chosen[2]
+    _nav(page, "Group parity", "/parity")
+    page.get_by_text("Benefit = score ≥ 0.43").wait_for()
+    assert _frame(page) == chosen
+    _nav(page, "Lorenz & PTN", "/lorenz")
+    sidebar.get_by_text("Lorenz-63 system", exact=True).wait_for()
+    assert sidebar.get_by_role("radio", name="Positive prediction (score ≥ τ)").count() == 0     # no frame here
+    _nav(page, "Sample-size significance", "/significance")
+    assert _frame(page) == chosen
+    _nav(page, "Home", urlparse(app_url).netloc)                 # Home: the bare address
+    assert _frame(page) == chosen
     no_traceback(page)

@@ -103,7 +103,7 @@ def test_moji_like_picture_vanilla_fairest_when_balanced_rw_flat():
     """Figure 1's finding on Moji-like data: Vanilla's fairness peaks near α = 1 and drops at α = 0 and 2;
     RW stays nearly flat and beats Vanilla's DTO under stereotyping."""
     data = cdata.moji_like(n_train=5000, n_dev=2000, n_test=4000, seed=0)
-    res = simulate.run(data, simulate.SimulationParams(alphas=(0, 1, 2), methods=("vanilla", "rw"), seeds=2,
+    res = simulate.run(data, simulate.RetrainingParams(alphas=(0, 1, 2), methods=("vanilla", "rw"), seeds=2,
                                                   train=FAST))
     sel = {(r["method"], r["alpha"]): r for r in res.selected_rows()}
     v = {a: sel[("vanilla", a)]["fairness_mean"] for a in (0, 1, 2)}

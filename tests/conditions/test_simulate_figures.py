@@ -14,7 +14,7 @@ QUICK = DebiasTrainParams(hidden=16, epochs=3, patience=2)
 @pytest.fixture(scope="module")
 def grid_sim():
     data = cdata.moji_like(n_train=2000, n_dev=1000, n_test=1000, seed=2)
-    return simulate.run(data, simulate.SimulationParams(condition="grid", grid=(0.3, 0.7), methods=("vanilla", "rw"),
+    return simulate.run(data, simulate.RetrainingParams(condition="grid", grid=(0.3, 0.7), methods=("vanilla", "rw"),
                                                    seeds=1, m=1000, train=QUICK))
 
 
@@ -86,6 +86,6 @@ def test_ds_effective_size_matches_downsampling_and_warns():
     z = np.repeat([0, 1, 0, 1], counts.ravel())
     assert simulate._downsampled_size(counts) == downsample(y, z, 2, 2, np.random.default_rng(0)).size
     data = cdata.moji_like(n_train=2000, n_dev=500, n_test=500, seed=3)
-    sim = simulate.run(data, simulate.SimulationParams(condition="grid", grid=(0.1,), methods=("ds",), seeds=1, m=1000,
+    sim = simulate.run(data, simulate.RetrainingParams(condition="grid", grid=(0.1,), methods=("ds",), seeds=1, m=1000,
                                                   train=QUICK))
     assert any("DS keeps only 200 of 1,000" in w for w in sim.warnings)     # 1000 × [[.01, .09], [.81, .09]]

@@ -7,7 +7,7 @@ from scipy import stats as sps
 
 from fairviz.data import DataError
 from fairviz.forecast import crps as C
-from fairviz.forecast import fairness as ev
+from fairviz import forecast as ev
 
 LEVELS = (0.005, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.995)
 

@@ -143,7 +143,7 @@ def test_the_genetic_search_stops_inside_a_candidate(tiny_data, monkeypatch):
 
 @pytest.mark.slow
 def test_short_cpu_training_beats_the_gaussian_nvar_baseline():
-    """Spec §8.12's smoke test, loose: median-CRPS skill > 0 and ≥ 60% of forecasts outperformed (seed 0)."""
+    """A smoke test, loose: median-CRPS skill > 0 and ≥ 60% of forecasts outperformed (seed 0)."""
     data = demo.prepare(demo.ForecastDataParams(fit_systems=8, fit_initial=15, train_systems=6, train_initial=15,
                                         arch_systems=2, arch_initial=15, test_systems=3, test_initial=10, seed=0))
     trained = ptn.train(data.train, data.arch, ptn.PTNParams(d=32),

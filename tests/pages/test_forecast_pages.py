@@ -4,7 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.forecast import pipeline as demo, lorenz
-from fairviz.forecast import fairness as ev
+from fairviz import forecast as ev
 
 from tests.conftest import ROOT
 

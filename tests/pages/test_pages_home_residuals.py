@@ -5,7 +5,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.residuals import RDFParams, analyse
-from fairviz.data.samples import load_sample
+from fairviz.data.samples import load_sample, samples
+from fairviz.report.audit import AuditParams, run_audit
 
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
@@ -22,7 +23,8 @@ def test_home_opens_on_the_default_sample():
     assert not at.exception
     assert at.title[0].value == "fairviz — visual fairness exploration"
     assert any(m.label == "Rows" and m.value == "7,214" for m in at.metric)
-    assert at.subheader[0].value == "Now analysing: COMPAS recidivism (ProPublica)"
+    assert at.subheader[0].value == "Summary: COMPAS recidivism (ProPublica) · race at τ = 0.40"
+    assert at.subheader[1].value == "Now analysing: COMPAS recidivism (ProPublica)"
     assert at.slider(key="threshold").value == pytest.approx(0.4)        # the sample's own threshold
     race = at.dataframe[0].value
     assert race.set_index("group").loc["African-American", "n"] == 3696
@@ -32,7 +34,7 @@ def test_choosing_another_sample_switches_every_page():
     at = _app()
     at.selectbox(key="sample_choice").set_value("default").run()
     assert not at.exception
-    assert at.subheader[0].value == "Now analysing: Credit card default (ISLR)"
+    assert at.subheader[1].value == "Now analysing: Credit card default (ISLR)"
     assert any(m.label == "Rows" and m.value == "5,000" for m in at.metric)
     at.switch_page(RDF_PAGE).run()
     assert not at.exception
@@ -75,14 +77,19 @@ def test_sidebar_choices_survive_page_switches():
     at.switch_page(RDF_PAGE).run()
     assert at.slider(key="threshold").value == pytest.approx(0.63)
     assert at.selectbox(key="attribute").value == "sex"
-    at.switch_page("Home").run()
+    at.switch_page("app_pages/home.py").run()
     assert at.slider(key="threshold").value == pytest.approx(0.63)
 
 
-def test_home_prepares_the_audit_report_for_the_current_choices():
+def test_home_opens_on_the_summary_and_offers_the_report_of_the_same_audit():
     at = _app()
     at.selectbox(key="sample_choice").set_value("synthetic").run()
-    at.button[0].click().run()
     assert not at.exception
-    labels = [b.label for b in at.get("download_button")]
-    assert labels == ["Download JSON", "Download HTML report"]
+    assert at.subheader[0].value.startswith("Summary: ")
+    assert [b.label for b in at.get("download_button")] == ["Download JSON", "Download HTML report"]
+    sample = samples()["synthetic"]
+    audit = run_audit(load_sample("synthetic"), AuditParams(attribute="group", threshold=sample.threshold,
+                                                            benefit=sample.benefit))
+    top = audit.findings.top[0]
+    shown = "\n".join(m.value for m in at.markdown).replace("\\", "").replace("*", "")
+    assert top.candidate.group in shown and f"{top.candidate.effect:+.3f}" in shown

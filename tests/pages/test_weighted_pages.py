@@ -34,8 +34,8 @@ def _open(pred, page: str | None = None) -> AppTest:
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
     at.session_state["predictions"] = pred
     at.session_state["sample_key"] = None
-    at.session_state["_attribute"] = "race"
-    at.session_state["_threshold"] = 0.4
+    at.session_state["attribute"] = "race"
+    at.session_state["threshold"] = 0.4
     at.run()
     if page:
         at.switch_page(page).run()

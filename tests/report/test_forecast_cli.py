@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fairviz.cli.main import main
-from fairviz.forecast import fairness as ev
+from fairviz import forecast as ev
 
 from tests.conftest import ROOT
 from tests.forecast.test_forecast_evaluate import _frame

@@ -1,23 +1,32 @@
-"""Residual Distribution Fairness (seed 000): where, and for whom, the model's errors sit."""
+"""Residual Distribution Fairness ([1]): where, and for whom, the model's errors sit.
+
+Controls → one cached analysis → the residual section's display list (the HTML report and the terminal render the
+same), plus what only this page has: the curves' group and outcome pickers, the lazy tabs, D* and its downloads."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from fairviz.residuals import figures as figs
-from fairviz.data.engine import Engine
-from fairviz.core.markup import csv_bytes, md
-from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
-from fairviz.residuals.knees import KneeParams
+from fairviz.core.display import Figure, Group, Text, group
+from fairviz.core.markup import csv_bytes
 from fairviz.report.options import AuditParams
 from fairviz.report.residuals import SECTION as RESIDUALS
-from fairviz.report.residuals import dstar_rows
-from fairviz.residuals.analysis import RDFParams, ResidualAudit, analyse, threshold_check
-from fairviz.residuals.threshold_invariance import GAP_METRICS, METRIC_NAMES, RDF_METRICS, invariance_figure, threshold_invariance
-from app_pages import _ui, _upload
+from fairviz.report.residuals import THRESHOLD_SECTION
+from fairviz.residuals import (
+    KneeParams,
+    RDFParams,
+    ResidualAudit,
+    analyse,
+    diagnostic_table,
+    file_dstar_rows,
+    readings,
+    threshold_check,
+    threshold_invariance,
+)
+from fairviz.residuals import figures as figs
+from app_pages import _render, _ui, _upload
 from app_pages._ui import CACHE_TTL
 
 
@@ -33,7 +42,17 @@ def cached_hover(fingerprint: str, _pred) -> tuple[np.ndarray, np.ndarray | None
     return _pred.row_labels(), _pred.texts()
 
 
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
+def _figure(key: tuple, _build):
+    """A figure built once per ``key`` (data, attribute, settings, pickers) for the whole server. The residual
+    figures escape names where they enter them, so they are kept as built (no second escape: "A & B" would read
+    "A &amp; B")."""
+    return _build()
+
+
 TABS = ["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration", "Diagnostic set D*"]
+# the display list's groups each tab draws
+TAB_GROUPS = [("pairs", "pairs_detail"), ("groups",), ("threshold",), ("concentration",)]
 
 
 def settings() -> tuple[RDFParams, bool, int]:
@@ -66,20 +85,39 @@ def page() -> None:
     data = RESIDUALS.given(ctx.pred)
     pred = data.with_shuffled_groups(seed) if shuffle else data
     st.title("Residual distribution fairness")
-    st.caption("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
-               "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
-               "where a group's errors change regime.")
+    _render.render([readings.INTRO])
     if not _ui.intervals_wanted(pred, "rdf_intervals", "about 4 s per million rows on two cores"):
         params = replace(params, resamples=0, knee_resamples=0)
     if shuffle:
-        st.info(f"Null control: group labels are randomly permuted (seed {seed}). Differences below are noise.")
+        _render.render([readings.null_control(seed)])
 
-    audit: ResidualAudit = _ui.cached_with_progress(
+    analysed: ResidualAudit = _ui.cached_with_progress(
         "residuals", (pred.fingerprint, ctx.attribute, params),
         lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")
-    if audit.warnings:
-        st.warning("\n".join(f"- {w}" for w in audit.warnings))
+    # the curves do not depend on τ: the rates at the sidebar's τ are attached to the kept analysis
+    audit = analysed.with_rates(cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred))
+    options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params)
+    items = RESIDUALS.display(pred, audit, options)
+    _render.render([i for i in items if isinstance(i, Text)])           # the analysis' warnings
 
+    _curves(audit, pred, params, ctx, items)
+    # only the open tab runs (a click on another reruns the page from the caches): the threshold figure, the
+    # concentration figure and D* (rows of the table's expansion) cost nothing until they are looked at
+    tabs = _ui.lazy_tabs(TABS, key="rdf_tab")
+    for tab, names in zip(tabs, TAB_GROUPS):
+        if tab.open:
+            with tab:
+                for name in names:
+                    _tab(group(items, name), audit)
+    if tabs[-1].open:
+        with tabs[-1]:
+            _diagnostic_tab(audit, pred, shuffle)
+    _ui.section_json("residuals", pred, audit, options)
+    _invariance_section(pred, ctx, params, analysed)
+
+
+def _curves(audit: ResidualAudit, pred, params: RDFParams, ctx: _ui.Context, items) -> None:
+    """The sorted curves of the groups picked, in the outcome picked, with the section's reading beside them."""
     names = [g.name for g in audit.groups]
     c1, c2 = st.columns([3, 1])
     shown = c2.multiselect("Groups shown", names, default=names[: min(len(names), 6)])
@@ -88,139 +126,36 @@ def page() -> None:
     # then names the row number only (no million label strings are made)
     hover, texts = cached_hover(pred.fingerprint, pred) if pred.weight is None else (None, None)
     key = (pred.fingerprint, ctx.attribute, params, tuple(shown or names))
-    with c1:
-        if view == "Both outcome panels":
-            _ui.chart(_ui.figure(("rdf.panels", *key), lambda: figs.outcome_panels(audit, shown or names, hover)),
-                      width="stretch")
+    if view == "Both outcome panels":
+        fig = _figure(("rdf.panels", *key), lambda: figs.outcome_panels(audit, shown or names, hover))
+    else:
+        outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
+        fig = _figure(("rdf.sorted", *key, outcome),
+                         lambda: figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts))
+    c1.plotly_chart(fig, width="stretch")
+    _render.render([i for i in group(items, "curves").items if not isinstance(i, Figure)], c2)
+
+
+def _tab(part: Group, audit: ResidualAudit) -> None:
+    """One group of the display list (a detail group in an expander); the knee-concentration verdict in the colour of
+    its outcome."""
+    if part.collapsed:
+        _render.render([part], figure_cache=_figure)
+        return
+    for item in part.items:
+        if isinstance(item, Text) and item.level == "finding" and part.key == "concentration":
+            _ui.verdict_box("good" if audit.concentration.verdict == "supported" else "warn", _render.markdown(item))
         else:
-            outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
-            _ui.chart(_ui.figure(("rdf.sorted", *key, outcome),
-                                 lambda: figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts)),
-                      width="stretch")
-    c2.markdown(_reading(audit))
-
-    # only the open tab runs (a click on another reruns the page from the caches): the threshold view, the
-    # concentration figure and D* (rows of the table's expansion) cost nothing until they are looked at
-    tabs = _ui.lazy_tabs(TABS, key="rdf_tab")
-    for tab, body in zip(tabs, (lambda: _pairs_tab(audit), lambda: _groups_tab(audit),
-                                lambda: _threshold_tab(pred, ctx), lambda: _concentration_tab(audit, key),
-                                lambda: _diagnostic_tab(audit, pred, shuffle))):
-        if tab.open:
-            with tab:
-                body()
-    _ui.section_json("residuals", pred, audit, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params))
-    _invariance_section(pred, ctx, params, audit)
-
-
-def _reading(audit: ResidualAudit) -> str:
-    groups = sorted(audit.groups, key=lambda g: g.median_residual)
-    low, high = groups[0], groups[-1]
-    worst = max(audit.pairs, key=lambda p: p.f_dist)
-    return (f"**Reading.** Typical error (median residual) runs from {fmt(low.median_residual)} for *{low.name}* "
-            f"to {fmt(high.median_residual)} for *{high.name}*. The most different pair is *{worst.group_i}* vs "
-            f"*{worst.group_j}*: F_dist = {fmt(worst.f_dist)} (area between their curves), "
-            f"{significance_words(worst.p_dist)}.")
-
-
-def _pairs_tab(audit: ResidualAudit) -> None:
-    rows = []
-    for p in audit.pairs:
-        rows.append({
-            "pair (i vs j)": f"{p.group_i} vs {p.group_j}",
-            "F_pattern": p.f_pattern, "F_pattern CI": fmt_interval(p.ci.get("f_pattern")),
-            "p (medians)": fmt_p(p.p_median),
-            "F_dist": p.f_dist, "F_dist CI": fmt_interval(p.ci.get("f_dist")), "p (F_dist)": fmt_p(p.p_dist),
-            "F_h": p.f_h, "F_h CI": fmt_interval(p.ci.get("f_h")), "F_v": p.f_v, "F_v CI": fmt_interval(p.ci.get("f_v")),
-            "F_pattern Y=0": p.f_pattern_y0, "F_pattern Y=1": p.f_pattern_y1,
-            "F_dist Y=0": p.f_dist_y0, "F_dist Y=1": p.f_dist_y1, "F_h_abs": p.f_h_abs, "F_v_abs": p.f_v_abs,
-        })
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in
-                                ["F_pattern", "F_dist", "F_h", "F_v", "F_pattern Y=0", "F_pattern Y=1",
-                                 "F_dist Y=0", "F_dist Y=1", "F_h_abs", "F_v_abs"]})
-    st.caption(f"F_pattern = 1 − |median_i − median_j|/2 (1 = equal typical error). F_dist = Wasserstein-1 distance "
-               f"between the residual distributions (0 = identical). F_h/F_v compare knee positions/heights, normalised "
-               f"by the pooled curve's knees (unstable when those are near 0: see F_h_abs/F_v_abs). Intervals: "
-               f"{audit.params.resamples} bootstrap resamples within each group ({audit.params.knee_resamples} for F_h/F_v, "
-               f"knees re-detected); p-values: {audit.params.resamples} permutations of group labels. "
-               "F_dist Y=0 and Y=1 both 0 ⇔ equalized odds at every threshold (Theorem A.3); equal medians alone do not "
-               "imply it.")
-    for p in audit.pairs:
-        for w in p.warnings:
-            st.caption(f"⚠ {md(p.group_i)} vs {md(p.group_j)}: {md(w)}")
-
-
-def _groups_tab(audit: ResidualAudit) -> None:
-    rows = [{"group": g.name, "n": g.n, "base rate": g.base_rate, "mean score": g.mean_score,
-             "mean residual": g.mean_residual, "median residual": g.median_residual,
-             "median residual Y=0": g.median_residual_y0, "median residual Y=1": g.median_residual_y1,
-             "ECE": g.ece, "calibration": g.ece_regime,
-             "left knee": "—" if not g.left_knee else f"{100 * g.left_knee.percentile:.1f}% / {g.left_knee.residual:.3f}",
-             "right knee": "—" if not g.right_knee else f"{100 * g.right_knee.percentile:.1f}% / {g.right_knee.residual:.3f}"}
-            for g in audit.groups]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.3f") for c in
-                                ["base rate", "mean score", "mean residual", "median residual",
-                                 "median residual Y=0", "median residual Y=1", "ECE"]})
-    st.markdown("**Mean decomposition (Theorem A.1):** the gap in mean residual equals the gap in mean score minus "
-                "the gap in base rate, exactly.")
-    st.dataframe(pd.DataFrame([{"pair": f"{p.group_i} vs {p.group_j}", **p.mean_decomposition} for p in audit.pairs]),
-                 hide_index=True, width="stretch")
-    st.caption(f"Knees (§7.1): each group's sorted residuals are smoothed by LOWESS (span {audit.params.knees.frac:g}, "
-               f"{audit.params.knees.iterations} robustness iterations) and read by Kneedle (S = "
-               f"{audit.params.knees.sensitivity:g}) over every row of the group; above "
-               f"{audit.params.knees.max_points:,} rows, over that many evenly spaced percentiles (at 40,000 rows this moved "
-               "the knees by 0.00003 in our tests).")
-    st.caption("Base rates matter: a perfectly calibrated model on groups with different base rates has equal mean "
-               "residuals, yet its residual distributions (and medians) can still differ. Read F_dist and F_pattern "
-               "next to the base rates.")
-
-
-def _threshold_tab(pred, ctx: _ui.Context) -> None:
-    check = cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred)
-    _ui.chart(_ui.figure(("rdf.threshold", pred.fingerprint, ctx.attribute, ctx.threshold),
-                         lambda: figs.threshold_figure(check)), width="stretch")
-    rows = []
-    for gap in check.gaps:
-        rows.append({"pair": f"{gap['group_i']} vs {gap['group_j']}",
-                     "DP gap counted": gap["dp_diff_direct"], "DP gap from residuals": gap["dp_diff_residual"],
-                     "TPR gap counted": gap["eo_tpr_diff_direct"], "TPR gap from residuals": gap["eo_tpr_diff_residual"],
-                     "FPR gap counted": gap["eo_fpr_diff_direct"], "FPR gap from residuals": gap["eo_fpr_diff_residual"]})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.4f") for c in rows[0] if c != "pair"})
-    st.caption("Theorem 6.1: FPR(τ) = P(D ≥ τ | Y=0), TPR(τ) = P(D ≥ τ−1 | Y=1), and the positive rate is their "
-               "base-rate-weighted mix. The residual CDFs therefore contain every threshold's DP and EO gaps; move τ "
-               "in the sidebar to see both columns agree.")
-
-
-def _concentration_tab(audit: ResidualAudit, key: tuple) -> None:
-    c = audit.concentration
-    m = st.columns(4)
-    m[0].metric("Error ratio knee / elsewhere", f"{fmt(c.ratio, 2)}×", help=f"95% CI {fmt_interval(c.ratio_ci, 2)}")
-    m[1].metric("Mann–Whitney p (two-sided)", fmt_p(c.mann_whitney.p_two_sided))
-    m[2].metric("ECE (15 bins)", fmt(c.ece), help=f"95% CI {fmt_interval(c.ece_ci)}")
-    m[3].metric("Calibration regime", c.regime)
-    kind = "good" if c.verdict == "supported" else "warn"
-    _ui.verdict_box(kind, f"**Knees {'are' if c.verdict == 'supported' else 'are not'} diagnostic here "
-                          f"({c.verdict}{', borderline' if c.borderline else ''}).** {c.explanation}")
-    _ui.chart(_ui.figure(("rdf.concentration", *key[:3]), lambda: figs.concentration_figure(audit)), width="stretch")
-    st.caption(f"Ratio CI {fmt_interval(c.ratio_ci, 2)} ({audit.params.resamples} row resamples, regions fixed). "
-               "Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 expected; ECE ≥ 0.15 → 0.8–1.2 expected. The verdict "
-               "reads the unrounded ratio; 'borderline' marks a ratio that rounds to a boundary at one decimal (the "
-               "precision of the paper's Table 2), where the printed table could read either way. Caveat: knee "
-               "regions near the ends include the tails, which hold the largest errors, so part of any ratio is "
-               "mechanical; compare with the random-groups null control in the sidebar.")
+            _render.render([item], figure_cache=_figure)
 
 
 def _diagnostic_tab(audit: ResidualAudit, analysed, shuffled: bool) -> None:
     pred = analysed.rows()                         # D* is per row (weighted data: rows of the table's expansion)
     mask = audit.in_knee_region
-    st.markdown(f"**{mask.sum():,} rows** ({mask.mean():.1%}) lie within ε = {audit.params.region_eps} "
-                f"({audit.params.region_mode} mode) of their group's knees. These are the examples to read and probe "
-                "first: where the model's behaviour changes for each group.")
-    st.dataframe(_diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
+    _render.render([readings.diagnostic_set(int(mask.sum()), float(mask.mean()), audit.params)])
+    st.dataframe(diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
     # built on click, not on every rerun: D* of a million rows is a large CSV
-    st.download_button("Download D* as CSV", lambda: csv_bytes(_diagnostic_table(audit, pred)),
+    st.download_button("Download D* as CSV", lambda: csv_bytes(diagnostic_table(audit, pred)),
                        "diagnostic_set.csv", "text/csv")
     if pred.frame.shape[1] == 0:
         _file_rows_download(audit, analysed, shuffled)
@@ -230,37 +165,13 @@ def _file_rows_download(audit: ResidualAudit, analysed, shuffled: bool) -> None:
     """D* with every column of the uploaded file for data reduced by the engine: one filtered query on the file."""
     found = None if shuffled else _upload.reduced_source(analysed.fingerprint)
     if found is None:
-        st.caption("This upload was reduced to counts per group, label and score, so D* lists those columns only"
-                   + (" while the groups are shuffled (null control)." if shuffled else
-                      "; to see each row's other columns (text, id, features), upload the file again or map them on "
-                      "the Home page (the file is then read row by row)."))
+        _render.render([readings.counts_only_dstar(shuffled)])
         return
     raw, stats = found
-
-    def file_rows() -> bytes:
-        engine = Engine("duckdb")
-        try:
-            return csv_bytes(dstar_rows(engine, raw, stats, analysed, audit))
-        finally:
-            engine.close()
-
-    st.download_button("Download D* with every column of the file", file_rows, "diagnostic_set_rows.csv", "text/csv",
-                       help="The uploaded file's own rows in D* (ids, texts, features and all), fetched by one "
-                            "query on the file: the audit reads counts, this reads only these rows.")
-
-
-def _diagnostic_table(audit: ResidualAudit, pred, limit: int | None = None) -> pd.DataFrame:
-    rows = np.flatnonzero(audit.in_knee_region)[:limit]
-    view = pred.groups(audit.attribute)
-    added = {"residual D": (pred.score - pred.y)[rows], "nearest knee": audit.nearest_knee[rows],
-             f"{audit.attribute} (analysed)": [view.names[c] for c in view.codes[rows]]}
-    if pred.frame.shape[1]:
-        columns = pred.frame.iloc[rows].reset_index(drop=True)
-    else:                   # rows of the engine's table: its mapped columns are all there is (label as Y = 0/1)
-        columns = pd.DataFrame({pred.mapping.label: pred.y[rows], pred.mapping.score: pred.score[rows],
-                                **{g: np.asarray(pred.groups(g).names, dtype=object)[pred.groups(g).codes[rows]]
-                                   for g in pred.mapping.groups}})
-    return pd.concat([pd.DataFrame(added), columns], axis=1)
+    st.download_button("Download D* with every column of the file",
+                       lambda: csv_bytes(file_dstar_rows(raw, stats, analysed, audit)), "diagnostic_set_rows.csv",
+                       "text/csv", help="The uploaded file's own rows in D* (ids, texts, features and all), fetched "
+                                        "by one query on the file: the audit reads counts, this reads only these rows.")
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
@@ -271,7 +182,7 @@ def cached_invariance(fingerprint: str, attribute: str, params: RDFParams, _pred
 
 
 def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: ResidualAudit) -> None:
-    """App. D.1 / Table 5: CV of each metric over τ = 0.1…0.9 (RDF metrics 0% by construction)."""
+    """[1] App. D.1 / Table 5: CV of each metric over τ = 0.1…0.9 (RDF metrics 0% by construction)."""
     section = st.expander("Threshold invariance across τ = 0.1…0.9 (App. D.1, Table 5)", expanded=False,
                           key="rdf_invariance", on_change="rerun")      # computed when opened
     if not section.open:
@@ -281,17 +192,12 @@ def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: Residu
         labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
         chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
         pair = result.pairs[labels.index(chosen)]
-        _ui.chart(_ui.figure(("rdf.invariance", pred.fingerprint, ctx.attribute, params, chosen),
-                             lambda: invariance_figure(result, pair)), width="stretch")
-        rows = [{"pair": f"{p.group_i} vs {p.group_j}",
-                 **{METRIC_NAMES[m]: ("undefined" if p.cv[m] is None else f"{p.cv[m]:.2f}%")
-                    for m in RDF_METRICS + GAP_METRICS}} for p in result.pairs]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-        st.caption(result.reading() + " CV% = 100 · std (population) / |mean| over the nine thresholds; gaps are "
-                   "absolute (|i − j|) and ratios min/max. A CV is 'undefined' where a rate is undefined at some τ "
-                   "or the mean is 0.")
-        _ui.section_json("threshold_invariance", pred, result, AuditParams(attribute=ctx.attribute,
-                                                                             threshold=ctx.threshold, rdf=params))
+        st.plotly_chart(_figure(("rdf.invariance", pred.fingerprint, ctx.attribute, params, chosen),
+                                   lambda: figs.invariance_figure(result, pair)), width="stretch")
+        options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params)
+        items = THRESHOLD_SECTION.display(pred, result, options)
+        _render.render([i for i in items if not (isinstance(i, Group) and i.key == "invariance_figure")])
+        _ui.section_json("threshold_invariance", pred, result, options)
 
 
 _ui.guarded(page)

@@ -50,7 +50,7 @@ def main() -> None:
     from fairviz.calibration.results import CalibrationParams
     from fairviz.core.counts import confusion_by_group, decisions
     from fairviz.data import ColumnMapping, build_predictions, read_table
-    from fairviz.residuals.analysis import RDFParams
+    from fairviz.residuals import RDFParams
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "preds.csv"

@@ -24,7 +24,7 @@ from statsmodels.nonparametric.smoothers_lowess import lowess  # noqa: E402
 
 from fairviz.data.samples import load_sample  # noqa: E402
 from fairviz.residuals import knees as K  # noqa: E402
-from fairviz.residuals.analysis import RDFParams, analyse  # noqa: E402
+from fairviz.residuals import RDFParams, analyse  # noqa: E402
 
 
 def reference(d_sorted: np.ndarray) -> tuple[float, float]:

@@ -13,10 +13,9 @@ from fairviz.core.markup import csv_bytes
 from fairviz.data.samples import match_sample
 from fairviz.explain import ExplainParams
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.report.residuals import dstar_rows
 from fairviz.report.explain import ExplainAuditParams
 from fairviz.report.summary import summary
-from fairviz.residuals import RDFParams
+from fairviz.residuals import RDFParams, dstar_rows
 from fairviz.sample_size.analysis import MatchParams
 
 

@@ -1,97 +1,151 @@
-"""The residual-distribution section of the audit: its JSON (groups, pairs, knees, knee concentration) and HTML."""
+"""The residual-distribution sections of the audit ([1]): their JSON (groups, pairs, knees, knee concentration;
+threshold invariance) and their display lists, which the page, the HTML report and the terminal render.
+
+The JSON rows and the displayed tables are read from the same tables of the result (``ResidualAudit.group_table``,
+``pair_table``, …); the sentences come from ``fairviz.residuals.readings``.
+"""
 from __future__ import annotations
 
-import html
 import weakref
 
 import numpy as np
-import pandas as pd
 
-from fairviz.core.counts import confusion_by_group, decisions, difference
+from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, Text, join, text
 from fairviz.data import Predictions
-from fairviz.data.engine import Engine, SufficientStats
-from fairviz.report.html import figure_div, table
-from fairviz.residuals import figures as figs
 from fairviz.report.options import AuditParams, Section
-from fairviz.residuals.analysis import ResidualAudit, analyse, threshold_check
-from fairviz.residuals.threshold_invariance import ThresholdInvariance, invariance_figure, threshold_invariance
+from fairviz.residuals import (
+    GAP_METRICS,
+    METRIC_NAMES,
+    RDF_METRICS,
+    ResidualAudit,
+    ThresholdInvarianceResult,
+    analyse,
+    at_threshold,
+    readings,
+    threshold_invariance,
+)
+from fairviz.residuals import figures as figs
+from fairviz.residuals.results import GROUP_COLUMNS, PAIR_COLUMNS
 
 
-def rdf_to_dict(pred: Predictions, rdf: ResidualAudit, threshold: float) -> dict:
-    view = pred.groups(rdf.attribute)
-    confusion = confusion_by_group(pred.y, decisions(pred.score, threshold), view.codes, len(view.names),
-                                   weights=pred.weight)
-    groups = {}
-    for summary, counts in zip(rdf.groups, confusion):
-        groups[summary.name] = {
-            "n": summary.n, "positives": summary.positives, "base_rate": summary.base_rate,
-            "tp": counts.tp, "fp": counts.fp, "tn": counts.tn, "fn": counts.fn,
-            "ppr": counts.ppr(), "tpr": counts.tpr(), "fpr": counts.fpr(),
-            "mean_score": summary.mean_score, "mean_residual": summary.mean_residual,
-            "median_residual": summary.median_residual, "median_residual_y0": summary.median_residual_y0,
-            "median_residual_y1": summary.median_residual_y1,
-            "ece": summary.ece, "ece_regime": summary.ece_regime, "knee_rows": summary.knee_rows,
-        }
-    rates = dict(zip(view.names, confusion))
-    pairs = []
-    for pair in rdf.pairs:
-        a, b = rates[pair.group_i], rates[pair.group_j]
-        pairs.append({
-            "group_i": pair.group_i, "group_j": pair.group_j,
-            "f_pattern": pair.f_pattern, "f_dist": pair.f_dist, "f_h": pair.f_h, "f_v": pair.f_v,
-            "f_h_abs": pair.f_h_abs, "f_v_abs": pair.f_v_abs,
-            "f_pattern_y0": pair.f_pattern_y0, "f_pattern_y1": pair.f_pattern_y1, "f_pattern_mean": pair.f_pattern_mean,
-            "f_dist_y0": pair.f_dist_y0, "f_dist_y1": pair.f_dist_y1,
-            "ci": {name: interval.to_list() for name, interval in pair.ci.items()},
-            "p_value_median": pair.p_median, "p_value_dist": pair.p_dist,
-            "dp_diff": difference(a.ppr(), b.ppr()), "eo_tpr_diff": difference(a.tpr(), b.tpr()),
-            "eo_fpr_diff": difference(a.fpr(), b.fpr()),
-            "mean_decomposition": pair.mean_decomposition, "warnings": list(pair.warnings),
-        })
-    c = rdf.concentration
+# ----------------------------------------------------------------------------------------------- JSON
+
+def rdf_to_dict(rdf: ResidualAudit) -> dict:
+    """The residual section's JSON, from the audit's tables (its rates at the audit's τ attached)."""
+    groups = {row["group"]: {k: row[k] for k in GROUP_COLUMNS} for row in rdf.group_table().to_dict("records")}
+    pairs = [{k: row[k] for k in PAIR_COLUMNS} for row in rdf.pair_table().to_dict("records")]
     return {
         "groups": groups,
         "pairs": pairs,
-        "knees": {g.name: [k.to_dict() for k in g.knees] for g in rdf.groups},
-        "knee_concentration": {
-            "ratio": c.ratio, "ratio_ci": c.ratio_ci.to_list(), "p_value": c.mann_whitney.p_two_sided,
-            "p_value_greater": c.mann_whitney.p_greater, "ece": c.ece, "ece_ci": c.ece_ci.to_list(),
-            "regime": c.regime, "verdict": c.verdict, "borderline": c.borderline,
-            "knee_mean_abs_residual": c.knee_mean, "nonknee_mean_abs_residual": c.nonknee_mean,
-            "n_knee": c.n_knee, "n_nonknee": c.n_nonknee,
-            "region": {"mode": rdf.params.region_mode, "eps": rdf.params.region_eps},
-        },
-        "rdf_settings": {"resamples": rdf.params.resamples, "knee_resamples": rdf.params.knee_resamples,
-                         "seed": rdf.params.seed, "lowess_frac": rdf.params.knees.frac,
-                         "lowess_iterations": rdf.params.knees.iterations,
-                         "kneedle_sensitivity": rdf.params.knees.sensitivity},
+        "knees": rdf.knee_table(),
+        "knee_concentration": rdf.concentration_record(),
+        "rdf_settings": rdf.settings_record(),
         "warnings": list(rdf.warnings),
     }
 
 
-def residual_sections(pred, rdf, audit: dict) -> list[tuple[str, str]]:
-    """The RDF part of the report: curves, outcome panels, the per-group and per-pair tables."""
-    hover = pred.row_labels() if pred.weight is None else _ExpandedRowLabels()
-    group_rows = [{"group": name, **values} for name, values in audit["groups"].items()]
-    pair_rows = [{**p, "pair": f"{p['group_i']} vs {p['group_j']}"} for p in audit["pairs"]]
-    c = audit["knee_concentration"]
-    check = threshold_check(pred, rdf.attribute, audit["threshold"])
-    return [
-        ("Sorted residuals", figure_div(figs.sorted_residual_plot(rdf, hover_labels=hover))
-         + figure_div(figs.outcome_panels(rdf, hover_labels=hover))),
-        ("Groups", table(group_rows, [("group", "Group"), ("n", "n"), ("base_rate", "Base rate"),
-                                       ("ppr", "Positive rate"), ("tpr", "TPR"), ("fpr", "FPR"),
-                                       ("median_residual", "Median residual"), ("ece", "ECE"),
-                                       ("ece_regime", "Regime")])),
-        ("Residual distribution metrics per pair", table(pair_rows, [
-            ("pair", "Pair (i vs j)"), ("f_pattern", "F_pattern"), ("f_dist", "F_dist (W1)"), ("f_h", "F_h"),
-            ("f_v", "F_v"), ("p_value_median", "p (medians)"), ("p_value_dist", "p (F_dist)"),
-            ("dp_diff", "DP gap (i−j)"), ("eo_tpr_diff", "TPR gap"), ("eo_fpr_diff", "FPR gap")])),
-        ("Theorem 6.1: rates from residuals", figure_div(figs.threshold_figure(check))),
-        ("Knee error concentration", figure_div(figs.concentration_figure(rdf)) + html.escape(
-            f"Verdict: {c['verdict']}{' (borderline)' if c['borderline'] else ''}; ") + html.escape(
-            rdf.concentration.explanation)),
-    ]
+# ----------------------------------------------------------------------------------------------- display
+
+GROUP_TABLE = {"group": ("group", "text"), "n": ("n", "int"), "base_rate": ("base rate", "num"),
+               "ppr": ("positive rate", "num"), "tpr": ("TPR", "num"), "fpr": ("FPR", "num"),
+               "mean_score": ("mean score", "num"), "mean_residual": ("mean residual", "num"),
+               "median_residual": ("median residual", "num"), "median_residual_y0": ("median residual Y=0", "num"),
+               "median_residual_y1": ("median residual Y=1", "num"), "ece": ("ECE", "num"),
+               "ece_regime": ("calibration", "text"), "left_knee": ("left knee", "text"),
+               "right_knee": ("right knee", "text")}
+PAIR_TABLE = {"pair": ("pair (i vs j)", "text"), "f_pattern": ("F_pattern", "num"),
+              "f_pattern_ci": ("F_pattern CI", "ci"), "p_value_median": ("p (medians)", "p"),
+              "f_dist": ("F_dist", "num"), "f_dist_ci": ("F_dist CI", "ci"), "p_value_dist": ("p (F_dist)", "p"),
+              "f_h": ("F_h", "num"), "f_h_ci": ("F_h CI", "ci"), "f_v": ("F_v", "num"), "f_v_ci": ("F_v CI", "ci"),
+              "dp_diff": ("DP gap (i−j)", "num"), "eo_tpr_diff": ("TPR gap", "num"), "eo_fpr_diff": ("FPR gap", "num")}
+PAIR_DETAIL_TABLE = {"pair": ("pair (i vs j)", "text"), "f_pattern_y0": ("F_pattern Y=0", "num"),
+                     "f_pattern_y1": ("F_pattern Y=1", "num"), "f_dist_y0": ("F_dist Y=0", "num"),
+                     "f_dist_y1": ("F_dist Y=1", "num"), "f_h_abs": ("F_h_abs", "num"), "f_v_abs": ("F_v_abs", "num")}
+DECOMPOSITION_TABLE = {"pair": ("pair", "text"), "mean_residual_gap": ("mean residual gap", "num4"),
+                       "mean_score_gap": ("mean score gap", "num4"), "base_rate_gap": ("base rate gap", "num4"),
+                       "f_pattern_mean": ("F_pattern (mean)", "num4")}
+GAP_TABLE = {"pair": ("pair", "text"), "dp_diff_direct": ("DP gap counted", "num4"),
+             "dp_diff_residual": ("DP gap from residuals", "num4"),
+             "eo_tpr_diff_direct": ("TPR gap counted", "num4"), "eo_tpr_diff_residual": ("TPR gap from residuals", "num4"),
+             "eo_fpr_diff_direct": ("FPR gap counted", "num4"), "eo_fpr_diff_residual": ("FPR gap from residuals", "num4")}
+
+
+def _table(frame, columns: dict, key: str, title: Text | None = None) -> Table:
+    """A display table of some columns of a result's table, with their headings and formats."""
+    return Table(frame[list(columns)].reset_index(drop=True), key,
+                 formats={c: kind for c, (_, kind) in columns.items()},
+                 labels={c: heading for c, (heading, _) in columns.items()}, title=title)
+
+
+def figure_key(pred: Predictions, rdf: ResidualAudit, *what) -> tuple:
+    """What a figure of this audit draws: the data, the attribute, every parameter (the app keeps figures by it)."""
+    return ("rdf", pred.fingerprint, rdf.attribute, rdf.params, *what)
+
+
+def display(pred: Predictions, rdf: ResidualAudit, params: AuditParams) -> list[Item]:
+    """The residual section in reading order: warnings, the curves and their reading, then one group per tab of
+    the page (pair metrics, groups, Theorem 6.1, knee error concentration)."""
+    if rdf.at_threshold is None or rdf.at_threshold.threshold != params.threshold:
+        raise ValueError("display reads the rates at the audit's threshold: attach them with at_threshold")
+    return [*[readings.warning(w) for w in rdf.warnings],
+            curves_group(pred, rdf), pairs_group(rdf), pairs_detail_group(rdf), groups_group(rdf),
+            threshold_group(pred, rdf),
+            concentration_group(pred, rdf)]
+
+
+def curves_group(pred: Predictions, rdf: ResidualAudit) -> Group:
+    """The sorted residual curves of every group and the outcome panels ([1] §4), with the reading. The page
+    draws its own curves (groups and outcome picked) beside this reading."""
+    def hover():                    # a label per row costs ~0.5 s a million rows: only when a figure is drawn
+        return pred.row_labels() if pred.weight is None else _ExpandedRowLabels()
+
+    return Group("Sorted residuals", (
+        Figure(lambda: figs.sorted_residual_plot(rdf, hover_labels=hover()), figure_key(pred, rdf, "sorted")),
+        Figure(lambda: figs.outcome_panels(rdf, hover_labels=hover()), figure_key(pred, rdf, "panels")),
+        readings.curves_reading(rdf)), key="curves")
+
+
+def pairs_group(rdf: ResidualAudit) -> Group:
+    items: list[Item] = [_table(rdf.pair_table(), PAIR_TABLE, "pairs"), readings.pairs_note(rdf.params)]
+    items += [readings.pair_warning(p.group_i, p.group_j, w) for p in rdf.pairs for w in p.warnings]
+    return Group("Residual distribution metrics per pair", tuple(items), key="pairs")
+
+
+def pairs_detail_group(rdf: ResidualAudit) -> Group:
+    """Detail (the page's pair tab, the report's closed block; not the terminal): the metrics by outcome and the
+    knee gaps unnormalised."""
+    return Group("By outcome, and knee gaps unnormalised", (_table(rdf.pair_table(), PAIR_DETAIL_TABLE, "pairs_detail"),),
+                 key="pairs_detail", collapsed=True)
+
+
+def groups_group(rdf: ResidualAudit) -> Group:
+    return Group("Groups", (
+        _table(rdf.group_table(), GROUP_TABLE, "groups"),
+        readings.DECOMPOSITION,
+        _table(rdf.decomposition_table(), DECOMPOSITION_TABLE, "mean_decomposition"),
+        readings.knees_note(rdf.params.knees),
+        readings.BASE_RATES), key="groups")
+
+
+def threshold_group(pred: Predictions, rdf: ResidualAudit) -> Group:
+    """[1] Theorem 6.1 at the audit's τ: the rates counted equal the rates read off the residual CDFs."""
+    check = rdf.at_threshold
+    return Group("Theorem 6.1: rates from residuals", (
+        Figure(lambda: figs.threshold_figure(check), ("rdf.threshold", pred.fingerprint, rdf.attribute,
+                                                      check.threshold)),
+        _table(check.gap_table(), GAP_TABLE, "threshold_gaps"),
+        readings.THRESHOLD_NOTE), key="threshold")
+
+
+def concentration_group(pred: Predictions, rdf: ResidualAudit) -> Group:
+    """[1] §8.2: the knee/non-knee error ratio, its test and the verdict for the calibration regime."""
+    c = rdf.concentration
+    metrics = Metrics(tuple(Metric(text(label), value, help) for label, value, help in readings.concentration_metrics(c)))
+    return Group("Knee error concentration", (
+        metrics,
+        readings.concentration_verdict(c),
+        Figure(lambda: figs.concentration_figure(rdf), figure_key(pred, rdf, "concentration")),
+        readings.concentration_note(c, rdf.params.resamples)), key="concentration")
 
 
 class _ExpandedRowLabels:
@@ -101,6 +155,8 @@ class _ExpandedRowLabels:
     def __getitem__(self, rows) -> np.ndarray:
         return np.array([f"row {i}" for i in np.asarray(rows).ravel()], dtype=object)
 
+
+# ----------------------------------------------------------------------------------------------- running
 
 # The residual section's audit while someone still holds it (the audit runner, until its JSON is written): the
 # threshold-invariance section reads its RDF metrics instead of re-detecting every knee (weak: never kept alive here).
@@ -112,57 +168,50 @@ def _audit_key(pred: Predictions, options: AuditParams):
 
 
 def _run(pred: Predictions, options: AuditParams) -> ResidualAudit:
-    audit = analyse(pred, options.attribute, options.rdf, progress=options.progress)
+    audit = at_threshold(analyse(pred, options.attribute, options.rdf, progress=options.progress), pred,
+                         options.threshold)
     if (key := _audit_key(pred, options)) is not None:
         _AUDITS[key] = audit
     return audit
 
 
-def _run_invariance(pred: Predictions, options: AuditParams) -> ThresholdInvariance:
+def _run_invariance(pred: Predictions, options: AuditParams) -> ThresholdInvarianceResult:
     key = _audit_key(pred, options)
     audit = _AUDITS.get(key) if key is not None else None
     return threshold_invariance(pred, options.attribute, knees=options.rdf.knees, audit=audit)
 
 
-SECTION = Section("residuals", _run, lambda pred, result, options: rdf_to_dict(pred, result, options.threshold),
-                  residual_sections, weighted=True)
+SECTION = Section("residuals", _run, lambda pred, result, options: rdf_to_dict(result),
+                  title="Residual distribution fairness", weighted=True, display=display)
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
 
-def invariance_to_dict(result: ThresholdInvariance) -> dict:
+INVARIANCE_TABLE = {"pair": ("pair", "text"), **{m: (METRIC_NAMES[m], "text") for m in RDF_METRICS + GAP_METRICS}}
+
+
+def invariance_to_dict(result: ThresholdInvarianceResult) -> dict:
     return {"threshold_invariance": result.to_dict()}
 
 
-def invariance_sections(pred, result: ThresholdInvariance, audit: dict) -> list[tuple[str, str]]:
-    rows = [{"pair": f"{p.group_i} vs {p.group_j}", **p.cv} for p in result.pairs]
-    columns = [("pair", "Pair (i vs j)"), ("f_pattern", "F_pattern CV%"), ("f_dist", "F_dist CV%"),
-               ("dp_diff", "DP gap CV%"), ("eo_tpr_diff", "TPR gap CV%"), ("eo_fpr_diff", "FPR gap CV%"),
-               ("dp_ratio", "DP ratio CV%"), ("eo_ratio", "EO ratio CV%")]
-    return [("Threshold invariance (τ = 0.1…0.9)", figure_div(invariance_figure(result)) + table(rows, columns)
-             + html.escape(result.reading()))]
+def invariance_display(pred: Predictions, result: ThresholdInvarianceResult, params: AuditParams) -> list[Item]:
+    """[1] App. D.1, Table 5: the metrics across τ for the first pair (the page picks the pair), the CV of every
+    metric per pair, and what they show."""
+    return [Group("Metrics across thresholds", (Figure(lambda: figs.invariance_figure(result)),), key="invariance_figure"),
+            _table(_cv_cells(result.cv_table(RDF_METRICS + GAP_METRICS)), INVARIANCE_TABLE, "invariance_cv"),
+            join(readings.invariance_reading(result, GAP_METRICS, METRIC_NAMES), " ", readings.INVARIANCE_NOTE,
+                 level="note")]
+
+
+def _cv_cells(frame):
+    """CV% as the table reads it ("12.34%", "undefined"): the display's formats have no percent that is already
+    scaled, so the cells are text (the JSON keeps the numbers, ``ThresholdInvarianceResult.to_dict``)."""
+    out = frame.copy()
+    for m in RDF_METRICS + GAP_METRICS:
+        out[m] = [readings.cv_percent(v) for v in frame[m]]
+    return out
 
 
 THRESHOLD_SECTION = Section("threshold_invariance", _run_invariance,
-                            lambda pred, result, options: invariance_to_dict(result), invariance_sections,
-                            weighted=True)
-
-
-# ----------------------------------------------------------------------------------------------- D* rows
-
-def dstar_rows(engine: Engine, source, stats: SufficientStats, pred: Predictions,
-               residuals: ResidualAudit) -> pd.DataFrame:
-    """The input rows of D* with all their columns, ahead of them the residual D = score − Y, the knee that put the
-    row in D* and its group as analysed (an intersection gets its own name)."""
-    segments = residuals.d_star_segments().rename(columns={"knee": "__fv_knee"})
-    entries = segments["entry"].to_numpy(dtype=np.int64)
-    view = pred.groups(residuals.attribute)
-    segments["__fv_y"] = pred.y[entries]
-    segments["__fv_group"] = np.asarray(view.names, dtype=object)[view.codes[entries]]
-    rows = engine.rows_of_entries(source, stats, segments)
-    if rows.empty:
-        return rows
-    added = pd.DataFrame({
-        "residual D": pd.to_numeric(rows[stats.mapping.score], errors="coerce") - rows.pop("__fv_y").astype(float),
-        "nearest knee": rows.pop("__fv_knee"), f"{residuals.attribute} (analysed)": rows.pop("__fv_group")})
-    return pd.concat([added, rows], axis=1)
+                            lambda pred, result, options: invariance_to_dict(result),
+                            title="Threshold invariance (τ = 0.1…0.9)", weighted=True, display=invariance_display)

@@ -1,14 +1,19 @@
-"""Figures of the Residual Distribution Fairness page. They take results from ``fairviz.residuals``, never rows."""
+"""Figures of Residual Distribution Fairness ([1]). They take results, never rows.
+
+Names from the data (groups, the attribute, row labels and texts) are escaped where they enter a figure
+(``plot_text``), so the markup written here (``<b>``, ``<sup>``) is the only markup a figure holds."""
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from fairviz.residuals.analysis import ResidualAudit, ThresholdCheck
+from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
 from fairviz.core.theme import KNEE_COLOUR, NEUTRAL, REGION_FILL, TEMPLATE, group_style, hline, vrect
 from fairviz.core.wording import fmt
+from fairviz.residuals.results import PairInvariance, ResidualAudit, ThresholdCheckResult, ThresholdInvarianceResult
+from fairviz.residuals.threshold_invariance import METRIC_NAMES, RDF_METRICS
 
 OUTCOME_TITLES = {"all": "All rows", "y0": "Y = 0 (residual = score; drives FPR)",
                   "y1": "Y = 1 (residual = score − 1; drives TPR)"}
@@ -35,14 +40,14 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                 fig.add_trace(go.Scatter(
                     x=[100 * knee.percentile], y=[knee.residual], mode="markers",
                     marker=dict(symbol="diamond", size=14, color=KNEE_COLOUR, line=dict(color="white", width=1.5)),
-                    name=f"{name}: {knee.side} knee", legendgroup=name, showlegend=False,
-                    hovertemplate=(f"<b>{name}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
+                    name=f"{plot_text(name)}: {knee.side} knee", legendgroup=plot_text(name), showlegend=False,
+                    hovertemplate=(f"<b>{plot_text(name)}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
-    ece_text = ", ".join(f"{g.name} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
+    ece_text = ", ".join(f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
     shapes.append(hline(0, line=dict(color=NEUTRAL, width=1)))
     fig.update_layout(
         template=TEMPLATE, height=height, shapes=shapes,
-        title=dict(text=f"Sorted residuals by {audit.attribute} — {OUTCOME_TITLES[outcome]}"
+        title=dict(text=f"Sorted residuals by {plot_text(audit.attribute)} — {OUTCOME_TITLES[outcome]}"
                         f"<br><sup>ECE (15 bins): {ece_text}</sup>"),
         xaxis=dict(title="Percentile within group (%)", range=[0, 100]),
         yaxis=dict(title="Residual D = score − label", range=_y_range(outcome)),
@@ -59,13 +64,14 @@ def _add_group_curve(fig, audit, name, index, outcome, hover_labels, texts) -> N
     style = group_style(index)
     rows = curve.row
     custom = np.column_stack([
-        hover_labels[rows] if hover_labels is not None else rows.astype(str),
-        np.array([_shorten(t) for t in texts[rows]]) if texts is not None else np.full(rows.size, ""),
+        _labels(hover_labels, rows),
+        np.array([plot_text(_shorten(str(t))) for t in texts[rows]]) if texts is not None else np.full(rows.size, ""),
     ])
     fig.add_trace(_line_trace(curve.percentile.size)(
-        x=100 * curve.percentile, y=curve.residual, mode="lines", name=f"{name} (n = {audit.group(name).n:,})",
-        legendgroup=name, line=dict(color=style["color"], dash=style["dash"], width=3), customdata=custom,
-        hovertemplate=(f"<b>{name}</b><br>percentile %{{x:.1f}}%<br>residual %{{y:.3f}}<br>"
+        x=100 * curve.percentile, y=curve.residual, mode="lines",
+        name=f"{plot_text(name)} (n = {audit.group(name).n:,})",
+        legendgroup=plot_text(name), line=dict(color=style["color"], dash=style["dash"], width=3), customdata=custom,
+        hovertemplate=(f"<b>{plot_text(name)}</b><br>percentile %{{x:.1f}}%<br>residual %{{y:.3f}}<br>"
                        "%{customdata[0]}<br>%{customdata[1]}<extra></extra>")))
 
 
@@ -77,6 +83,13 @@ def _line_trace(points: int):
     a WebGL context per chart costs a second or more to set up and redraw where the browser renders WebGL in
     software (no GPU: meeting-room laptops, virtual machines, headless Chromium); WebGL only for longer lines."""
     return go.Scatter if points <= SVG_MAX_POINTS else go.Scattergl
+
+
+def _labels(hover_labels, rows: np.ndarray) -> np.ndarray:
+    """The hover label of each drawn row, escaped (the row number where the data have no labels)."""
+    if hover_labels is None:
+        return rows.astype(str)
+    return np.array([plot_text(label) for label in hover_labels[rows]], dtype=object)
 
 
 def _shorten(text: str, width: int = 90) -> str:
@@ -97,12 +110,12 @@ def outcome_panels(audit: ResidualAudit, groups: list[str] | None = None,
         for name in groups or names:
             curve = audit.curves[name][outcome]
             style = group_style(names.index(name))
-            labels = hover_labels[curve.row] if hover_labels is not None else curve.row.astype(str)
+            labels = _labels(hover_labels, curve.row)
             fig.add_trace(_line_trace(curve.percentile.size)(
-                                       x=100 * curve.percentile, y=curve.residual, mode="lines", name=name,
-                                       legendgroup=name, showlegend=col == 1, customdata=labels,
+                                       x=100 * curve.percentile, y=curve.residual, mode="lines", name=plot_text(name),
+                                       legendgroup=plot_text(name), showlegend=col == 1, customdata=labels,
                                        line=dict(color=style["color"], dash=style["dash"], width=3),
-                                       hovertemplate=f"<b>{name}</b> %{{x:.1f}}%: %{{y:.3f}}<br>%{{customdata}}"
+                                       hovertemplate=f"<b>{plot_text(name)}</b> %{{x:.1f}}%: %{{y:.3f}}<br>%{{customdata}}"
                                                      "<extra></extra>"), row=1, col=col)
         fig.update_xaxes(title_text="Percentile within group (%)", range=[0, 100], row=1, col=col)
         fig.update_yaxes(range=_y_range(outcome), row=1, col=col)
@@ -112,21 +125,22 @@ def outcome_panels(audit: ResidualAudit, groups: list[str] | None = None,
     return fig
 
 
-def threshold_figure(check: ThresholdCheck) -> go.Figure:
+def threshold_figure(check: ThresholdCheckResult) -> go.Figure:
     """Theorem 6.1: each group's PPR, TPR and FPR counted directly (bars) and read off residual CDFs (markers)."""
     fig = go.Figure()
     metrics = ["ppr", "tpr", "fpr"]
     labels = {"ppr": "Positive rate (DP)", "tpr": "TPR (EO)", "fpr": "FPR (EO)"}
     for index, name in enumerate(check.groups):
         style = group_style(index)
+        label = plot_text(name)
         x = [labels[m] for m in metrics]
-        fig.add_trace(go.Bar(x=x, y=[nan_if_none(check.direct[name][m]) for m in metrics], name=f"{name} counted",
+        fig.add_trace(go.Bar(x=x, y=[nan_if_none(check.direct[name][m]) for m in metrics], name=f"{label} counted",
                              marker_color=style["color"], offsetgroup=index,
-                             hovertemplate=f"<b>{name}</b> %{{x}} counted: %{{y:.4f}}<extra></extra>"))
+                             hovertemplate=f"<b>{label}</b> %{{x}} counted: %{{y:.4f}}<extra></extra>"))
         fig.add_trace(go.Scatter(x=x, y=[nan_if_none(check.from_residuals[name][m]) for m in metrics],
-                                 name=f"{name} from residual CDF", mode="markers", offsetgroup=index,
+                                 name=f"{label} from residual CDF", mode="markers", offsetgroup=index,
                                  marker=dict(symbol="x-thin", size=18, line=dict(width=3, color="black")),
-                                 hovertemplate=f"<b>{name}</b> %{{x}} from residuals: %{{y:.4f}}<extra></extra>",
+                                 hovertemplate=f"<b>{label}</b> %{{x}} from residuals: %{{y:.4f}}<extra></extra>",
                                  showlegend=index == 0))
     fig.update_layout(template=TEMPLATE, barmode="group", height=420, yaxis=dict(title="Rate", range=[0, 1.05]),
                       title=f"Rates at threshold τ = {check.threshold:.2f}: counted (bars) = from residuals (×)",
@@ -149,3 +163,19 @@ def concentration_figure(audit: ResidualAudit) -> go.Figure:
                       title=f"Error concentration: ratio {fmt(c.ratio, 2)}×")
     return fig
 
+
+
+def invariance_figure(result: ThresholdInvarianceResult, pair: PairInvariance | None = None) -> go.Figure:
+    """[1] App. D.1: each metric against τ for one pair: the RDF metrics are flat lines, the classical gaps move."""
+    pair = pair or result.pairs[0]
+    fig = go.Figure()
+    for m in ("f_pattern", "f_dist", "dp_diff", "eo_tpr_diff", "eo_fpr_diff", "dp_ratio", "eo_ratio"):
+        dash = "solid" if m in RDF_METRICS else "dot"
+        cv = pair.cv.get(m)
+        label = f"{METRIC_NAMES[m]} (CV {'undefined' if cv is None else f'{cv:.1f}%'})"
+        fig.add_trace(go.Scatter(x=list(result.thresholds), y=[nan_if_none(v) for v in pair.values[m]],
+                                 mode="lines+markers", name=label, line={"dash": dash}))
+    fig.update_layout(title=f"Metrics across thresholds τ: {plot_text(pair.group_i)} vs {plot_text(pair.group_j)}",
+                      height=360, xaxis_title="threshold τ", yaxis_title="value", margin={"t": 50, "b": 40},
+                      legend={"font": {"size": 10}})
+    return fig

@@ -1,4 +1,4 @@
-"""Knee points of a sorted-residual curve (Residual Distribution Fairness §7.1): Q(p) = d₍⌈np⌉₎ over all n points
+"""Knee points of a sorted-residual curve ([1] §7.1): Q(p) = d₍⌈np⌉₎ over all n points
 of a group → LOWESS (span 0.1, 3 robustness iterations) → Kneedle (S = 1).
 
 Up to ``MAX_POINTS`` rows per group the curve is every order statistic, at p_j = j/n (j = 1 … n), as the paper
@@ -29,7 +29,7 @@ LOWESS_FRAC = 0.1
 LOWESS_ITERATIONS = 3
 SENSITIVITY = 1.0
 MIN_N = 50
-RELIABLE_N = 1000          # Residual Distribution Fairness App. B: below this per group, knees come with a warning
+RELIABLE_N = 1000          # [1] App. B: below this per group, knees come with a warning
 BATCH = 32                 # curves smoothed together (bounds the FFT buffers: BATCH × 2n complex numbers)
 
 

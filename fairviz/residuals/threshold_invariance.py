@@ -1,4 +1,4 @@
-"""Threshold invariance (Residual Distribution Fairness, App. D.1, App. N, Table 5).
+"""Threshold invariance ([1] App. D.1, App. N, Table 5).
 
 The RDF metrics are functions of the residual distributions alone, so they cannot move when the decision
 threshold τ moves; demographic parity and equalized-odds gaps are counted at one τ and do. The paper's Table 5
@@ -18,23 +18,14 @@ ratios. The ratio forms sit near 1, as the paper's small CVs (0.3–20.6%) sugge
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from fairviz.core.counts import confusion_by_group, decisions
 from fairviz.data import Predictions
-from fairviz.residuals.analysis import (
-    ResidualAudit,
-    median_parity,
-    merged_sorted,
-    sort_groups,
-    f_h,
-    f_v,
-    residuals,
-    wasserstein_sorted,
-)
+from fairviz.residuals.curves import merged_sorted, sort_groups
 from fairviz.residuals.knees import KneeParams, detect_knees_weighted
+from fairviz.residuals.metrics import f_h, f_v, median_parity, residuals, wasserstein_sorted
+from fairviz.residuals.results import PairInvariance, ResidualAudit, ThresholdInvarianceResult
 
 THRESHOLDS = tuple(round(0.1 * k, 1) for k in range(1, 10))
 RDF_METRICS = ("f_pattern", "f_pattern_mean", "f_dist", "f_dist_y0", "f_dist_y1", "f_h", "f_v")
@@ -43,47 +34,6 @@ METRIC_NAMES = {"f_pattern": "F_pattern", "f_pattern_mean": "F_pattern (mean)", 
                 "f_dist_y0": "F_dist Y=0", "f_dist_y1": "F_dist Y=1", "f_h": "F_h", "f_v": "F_v",
                 "dp_diff": "DP gap |ΔPPR|", "dp_ratio": "DP ratio", "eo_tpr_diff": "TPR gap |ΔTPR|",
                 "eo_fpr_diff": "FPR gap |ΔFPR|", "eo_diff": "EO gap (max)", "eo_ratio": "EO ratio"}
-
-
-@dataclass(frozen=True)
-class PairInvariance:
-    group_i: str
-    group_j: str
-    values: dict          # metric → list of 9 values (None where undefined at that τ)
-    cv: dict              # metric → CV% or None
-    cv_reason: dict       # metric → why the CV is undefined (only for undefined ones)
-
-    def to_dict(self) -> dict:
-        return {"group_i": self.group_i, "group_j": self.group_j, "cv": dict(self.cv),
-                "cv_undefined_reason": dict(self.cv_reason), "values": {k: list(v) for k, v in self.values.items()}}
-
-
-@dataclass(frozen=True)
-class ThresholdInvariance:
-    attribute: str
-    thresholds: tuple[float, ...]
-    pairs: list[PairInvariance]
-
-    def pair(self, i: str, j: str) -> PairInvariance:
-        return next(p for p in self.pairs if (p.group_i, p.group_j) == (i, j))
-
-    def reading(self) -> str:
-        worst = None
-        for p in self.pairs:
-            for m in GAP_METRICS:
-                if p.cv.get(m) is not None and (worst is None or p.cv[m] > worst[0]):
-                    worst = (p.cv[m], m, p)
-        text = "The RDF metrics have CV 0% over τ = 0.1…0.9: they do not depend on the threshold (App. D.1, Table 5)."
-        if worst is not None:
-            text += (f" The classical gaps do: the largest CV is {worst[0]:.1f}% ({METRIC_NAMES[worst[1]]}, "
-                     f"{worst[2].group_i} vs {worst[2].group_j}).")
-        return text
-
-    def to_dict(self) -> dict:
-        return {"attribute": self.attribute, "thresholds": list(self.thresholds),
-                "cv_formula": "100 * std(ddof=0) / |mean| over the thresholds",
-                "gap_form": "absolute gaps |i - j| (Fairlearn style) and min/max ratios",
-                "pairs": [p.to_dict() for p in self.pairs]}
 
 
 def coefficient_of_variation(values) -> tuple[float | None, str]:
@@ -125,7 +75,7 @@ def gaps_at(counts_i, counts_j) -> dict:
 
 def rdf_at(a, b, knees_i, knees_j, knees_pooled) -> dict:
     """The RDF metrics of one pair (no threshold anywhere in them) from the two groups' residuals sorted once
-    (rows or weighted entries, ``analysis.sort_groups``): each call is then linear in the entries."""
+    (rows or weighted entries, ``curves.sort_groups``): each call is then linear in the entries."""
     def nan_none(v):
         return None if v is None or not np.isfinite(v) else float(v)
 
@@ -141,7 +91,7 @@ def rdf_at(a, b, knees_i, knees_j, knees_pooled) -> dict:
 
 def threshold_invariance(pred: Predictions, attribute: str | None = None,
                          thresholds: tuple[float, ...] = THRESHOLDS, knees: KneeParams = KneeParams(),
-                         audit: ResidualAudit | None = None) -> ThresholdInvariance:
+                         audit: ResidualAudit | None = None) -> ThresholdInvarianceResult:
     """CV of every metric over ``thresholds`` for each group pair. With ``audit`` (the Residual page's analysis of
     the same data and attribute) its RDF metrics are reused instead of recomputed."""
     view = pred.groups(attribute)
@@ -151,7 +101,7 @@ def threshold_invariance(pred: Predictions, attribute: str | None = None,
     rdf_of = _from_audit(audit) if audit is not None else _rdf_metrics(pred, view, knees)
     pairs = []
     for i, j in pred.limits.pair_indices(len(names)):         # the pairs every pair table covers (bounded)
-        rdf = rdf_of(i, j, names)                            # no τ in any RDF metric: computed once (D-29)
+        rdf = rdf_of(i, j, names)                            # no τ in any RDF metric: computed once
         values: dict[str, list] = {m: [] for m in RDF_METRICS + GAP_METRICS}
         for t in thresholds:
             row = {**rdf, **gaps_at(confusion[t][i], confusion[t][j])}
@@ -163,26 +113,7 @@ def threshold_invariance(pred: Predictions, attribute: str | None = None,
             if cv[m] is None:
                 reasons[m] = reason
         pairs.append(PairInvariance(names[i], names[j], values, cv, reasons))
-    return ThresholdInvariance(view.attribute, tuple(thresholds), pairs)
-
-
-def invariance_figure(result: ThresholdInvariance, pair: PairInvariance | None = None):
-    """Each metric against τ for one pair: the RDF metrics are flat lines, the classical gaps move."""
-    import plotly.graph_objects as go
-
-    from fairviz.core.serialize import nan_if_none
-    pair = pair or result.pairs[0]
-    fig = go.Figure()
-    for m in ("f_pattern", "f_dist", "dp_diff", "eo_tpr_diff", "eo_fpr_diff", "dp_ratio", "eo_ratio"):
-        dash = "solid" if m in RDF_METRICS else "dot"
-        cv = pair.cv.get(m)
-        label = f"{METRIC_NAMES[m]} (CV {'undefined' if cv is None else f'{cv:.1f}%'})"
-        fig.add_trace(go.Scatter(x=list(result.thresholds), y=[nan_if_none(v) for v in pair.values[m]],
-                                 mode="lines+markers", name=label, line={"dash": dash}))
-    fig.update_layout(title=f"Metrics across thresholds τ: {pair.group_i} vs {pair.group_j}", height=360,
-                      xaxis_title="threshold τ", yaxis_title="value", margin={"t": 50, "b": 40},
-                      legend={"font": {"size": 10}})
-    return fig
+    return ThresholdInvarianceResult(view.attribute, tuple(thresholds), pairs)
 
 
 def _from_audit(audit: ResidualAudit):

@@ -6,8 +6,7 @@ import numpy as np
 import pandas as pd
 
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.residuals import RDFParams
-from fairviz.residuals.analysis import analyse
+from fairviz.residuals import RDFParams, analyse
 
 from .conftest import no_traceback, wait_for_app
 from .test_large_upload import AUDIT_PAGES, open_page, upload

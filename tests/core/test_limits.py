@@ -11,7 +11,7 @@ from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.data.limits import GroupLimits
 from fairviz.parity.analysis import analyse as parity_analyse
 from fairviz.residuals import RDFParams
-from fairviz.residuals.analysis import analyse as residual_analyse
+from fairviz.residuals import analyse as residual_analyse
 
 MAPPING = ColumnMapping(label="y", score="score", groups=("group",))
 

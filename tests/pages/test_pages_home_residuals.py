@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from fairviz.residuals.analysis import RDFParams, analyse
+from fairviz.residuals import RDFParams, analyse
 from fairviz.data.samples import load_sample, samples
 from fairviz.report.audit import AuditParams, run_audit
 

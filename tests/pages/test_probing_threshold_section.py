@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairviz.data.samples import load_sample
 from fairviz.core.serialize import clean
-from fairviz.residuals.threshold_invariance import threshold_invariance
+from fairviz.residuals import threshold_invariance
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow

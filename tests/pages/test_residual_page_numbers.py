@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.data.samples import load_sample
-from fairviz.residuals.analysis import RDFParams, analyse
+from fairviz.residuals import RDFParams, analyse
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
 

@@ -11,7 +11,7 @@ from fairviz.report.calibration import calibration_to_dict
 from fairviz.calibration import CalibrationParams, analyse
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.cli.main import main
-from fairviz.residuals.analysis import RDFParams
+from fairviz.residuals import RDFParams
 from fairviz.data.samples import load_sample, sample_path
 
 GROUP_KEYS = {"ece", "smooth_ece", "intercept", "intercept_p", "slope", "slope_p", "lr_p_value", "bins"}

@@ -8,8 +8,7 @@ import pytest
 
 from fairviz.cli.main import main
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.residuals import RDFParams
-from fairviz.residuals.analysis import analyse
+from fairviz.residuals import RDFParams, analyse
 
 QUICK = ["--resamples", "0", "--knee-resamples", "0"]
 
@@ -63,7 +62,7 @@ def test_dstar_needs_the_engine(tmp_path, capsys):
 def test_an_uploads_bytes_give_the_same_rows_as_its_file(tmp_path):
     """The app's path: the upload's bytes are reduced, then queried again for D*'s rows with every column."""
     from fairviz.data.engine import Engine, resolve
-    from fairviz.report.residuals import dstar_rows
+    from fairviz.residuals import dstar_rows
 
     mapping = ColumnMapping("two_year_recid", "score", ("race",))
     raw = open("assets/compas.csv", "rb").read()

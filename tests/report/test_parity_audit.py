@@ -7,7 +7,7 @@ import pytest
 
 from fairviz.report.audit import AuditParams, merge_section, run_audit
 from fairviz.cli.main import main
-from fairviz.residuals.analysis import RDFParams
+from fairviz.residuals import RDFParams
 from fairviz.data.samples import load_sample, sample_path
 from fairviz.sample_size import MATCH_METRICS, MatchParams
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from fairviz.core import stats
-from fairviz.residuals import RDFParams
-from fairviz.residuals.analysis import _CountResampler, residuals
+from fairviz.residuals import RDFParams, residuals
+from fairviz.residuals.resampling import CountResampler
 
 
 @pytest.mark.parametrize("distinct", [12, None])              # exact residual values, then the 2,048-point grid
@@ -23,7 +23,7 @@ def test_restricted_cumulative_counts_give_the_full_medians_and_distances(distin
     score[200:400], y[200:400] = 1.0, 1
     group = rng.integers(0, 2, n)
     members = [np.flatnonzero(group == g) for g in (0, 1)]
-    resampler = _CountResampler(residuals(score, y), y, members, RDFParams(resamples=200, seed=4))
+    resampler = CountResampler(residuals(score, y), y, members, RDFParams(resamples=200, seed=4))
     support = resampler.compressed.support
     for g in (0, 1):
         boot = stats.bootstrap_counts(resampler.counts[g], 200, np.random.default_rng([4, 1, g]))

@@ -1,4 +1,4 @@
-"""Knees as Residual Distribution Fairness §7.1 finds them: Q(p) = d₍⌈np⌉₎ over all n points, LOWESS (span 0.1,
+"""Knees as [1] §7.1 finds them: Q(p) = d₍⌈np⌉₎ over all n points, LOWESS (span 0.1,
 it = 3), Kneedle (S = 1). The references are statsmodels' ``lowess`` and kneed's ``KneeLocator`` themselves."""
 from __future__ import annotations
 

@@ -9,8 +9,9 @@ from sklearn.metrics import confusion_matrix
 
 from fairviz.core.ece import ece, ece_bin_index, ece_regime
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.residuals.knees import Knee, detect_knees
-from fairviz.residuals.analysis import RDFParams, analyse, concentration_verdict, f_dist, f_h, f_pattern, f_v, knee_region, mean_decomposition, percentile_ranks, rates_from_residuals, residuals, threshold_check
+from fairviz.residuals import (Knee, RDFParams, analyse, concentration_verdict, detect_knees, f_dist, f_h, f_pattern, f_v,
+                               knee_region, mean_decomposition, percentile_ranks, rates_from_residuals, residuals,
+                               threshold_check)
 
 
 def _pred(score, y, group) -> object:
@@ -270,7 +271,7 @@ def test_curves_are_thinned_to_two_thousand_points():
 
 
 def test_linear_time_wasserstein_equals_scipy_with_ties_and_unequal_sizes():
-    from fairviz.residuals.analysis import wasserstein_sorted
+    from fairviz.residuals import wasserstein_sorted
     rng = np.random.default_rng(9)
     for n_a, n_b in ((1, 1), (3, 7), (1000, 999), (5000, 123)):
         a = np.round(rng.normal(size=n_a), 1)          # rounding makes ties
@@ -282,7 +283,7 @@ def test_sorted_residual_curves_are_svg_lines_of_at_most_2000_points():
     """Every drawn curve has ≤ 2,000 points whatever n is, and is drawn as one SVG path (no WebGL context, which
     takes seconds where the browser renders WebGL in software); longer lines would switch to WebGL."""
     from fairviz.residuals import figures as figs
-    from fairviz.residuals.analysis import CURVE_POINTS
+    from fairviz.residuals import CURVE_POINTS
     rng = np.random.default_rng(5)
     n = 30_000
     p = rng.uniform(0, 1, n)

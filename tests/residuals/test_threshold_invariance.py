@@ -9,9 +9,8 @@ from scipy.stats import wasserstein_distance
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.report.audit import run_audit
 from fairviz.report.options import AuditParams
-from fairviz.residuals import RDFParams, analyse
-from fairviz.residuals.threshold_invariance import (GAP_METRICS, RDF_METRICS, THRESHOLDS, coefficient_of_variation,
-                                                    threshold_invariance)
+from fairviz.residuals import (GAP_METRICS, RDF_METRICS, THRESHOLDS, RDFParams, analyse, coefficient_of_variation,
+                               threshold_invariance)
 
 
 def _shift_pred(shift=0.1):

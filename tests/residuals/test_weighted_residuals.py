@@ -8,8 +8,7 @@ import pytest
 
 from fairviz.core import stats
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.residuals.analysis import RDFParams, analyse, wasserstein_sorted
-from fairviz.residuals.threshold_invariance import threshold_invariance
+from fairviz.residuals import RDFParams, analyse, threshold_invariance, wasserstein_sorted
 
 MAPPING = ColumnMapping("y", "score", ("group",))
 

@@ -1,0 +1,84 @@
+"""Sorted residual curves ([1] §4): each group's residuals sorted once (rows, or weighted entries of the engine's
+table), the curves drawn from them thinned to at most ``CURVE_POINTS`` points."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from fairviz.data import Predictions
+from fairviz.residuals.results import Curve
+
+CURVE_POINTS = 2000          # a drawn curve never has more points than this, whatever n is
+OUTCOMES = ("all", "y0", "y1")
+
+
+@dataclass(frozen=True)
+class SortedGroup:
+    """One group's entries (rows, or cells of weighted data) sorted stably by residual, with rows per entry."""
+    entry: np.ndarray            # index into the Predictions arrays
+    d: np.ndarray
+    y: np.ndarray
+    score: np.ndarray
+    w: np.ndarray                # rows per entry (ones for row-level data)
+    weights: np.ndarray | None   # ``w`` for weighted data, None for rows (plain means, as before)
+
+    @cached_property
+    def cum(self) -> np.ndarray:
+        return np.cumsum(self.w)
+
+    @property
+    def n(self) -> int:
+        return int(self.cum[-1]) if self.cum.size else 0
+
+    def at(self, ranks) -> np.ndarray:
+        """Values of the 0-based order statistics ``ranks`` of the group's rows."""
+        return self.d[np.searchsorted(self.cum, ranks, side="right")]
+
+    def median(self) -> float:
+        n = self.n
+        if not n:
+            return float("nan")
+        return float((self.at((n - 1) // 2) + self.at(n // 2)) / 2)
+
+    def mean(self, x: np.ndarray) -> float:
+        return float(np.average(x, weights=self.weights))
+
+    def outcome(self, label: int) -> "SortedGroup":
+        keep = self.y == label
+        return SortedGroup(self.entry[keep], self.d[keep], self.y[keep], self.score[keep], self.w[keep],
+                       None if self.weights is None else self.weights[keep])
+
+
+def sort_groups(pred: Predictions, d: np.ndarray, members: list[np.ndarray]) -> list[SortedGroup]:
+    w = pred.weight
+    out = []
+    for idx in members:
+        rows = idx[np.argsort(d[idx], kind="stable")]
+        weights = None if w is None else w[rows]
+        out.append(SortedGroup(rows, d[rows], pred.y[rows], pred.score[rows],
+                           np.ones(rows.size, dtype=np.int64) if w is None else weights, weights))
+    return out
+
+
+def merged_sorted(a: SortedGroup, b: SortedGroup) -> tuple[np.ndarray, np.ndarray]:
+    d = np.concatenate([a.d, b.d])
+    order = np.argsort(d, kind="stable")
+    return d[order], np.concatenate([a.w, b.w])[order]
+
+
+def curve(sg: SortedGroup, outcome: str, offsets: np.ndarray | None) -> Curve:
+    """The sorted curve of one group (and outcome), thinned to ≤ CURVE_POINTS points by percentile. ``row`` is the
+    row in the Predictions (weighted data: in ``Predictions.rows()``, whose rows follow the entries)."""
+    if outcome != "all":
+        sg = sg.outcome(1 if outcome == "y1" else 0)
+    n = sg.n
+    if n == 0:
+        return Curve(np.empty(0), np.empty(0), np.empty(0, dtype=np.int64))
+    take = np.arange(n) if n <= CURVE_POINTS else np.unique(np.linspace(0, n - 1, CURVE_POINTS).round().astype(int))
+    if offsets is None:
+        return Curve((take + 0.5) / n, sg.d[take], sg.entry[take])
+    e = np.searchsorted(sg.cum, take, side="right")
+    rows = offsets[sg.entry[e]] + (take - (sg.cum - sg.w)[e])
+    return Curve((take + 0.5) / n, sg.d[e], rows)

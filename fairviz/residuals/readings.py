@@ -1,0 +1,182 @@
+"""Every sentence the Residual Distribution Fairness page, the report and the JSON write ([1]).
+
+The JSON's warnings are plain strings (``no_knee``, ``small_groups``, …); the display list's paragraphs are
+``fairviz.core.display.Text`` built from our templates, so a group name is data wherever it appears.
+"""
+from __future__ import annotations
+
+from fairviz.core.display import Text, text
+from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
+
+# ----------------------------------------------------------------------------------------------- JSON warnings
+
+
+def no_knee(group: str) -> str:
+    return f"No knee found for group '{group}' (too few rows or a flat curve): F_h and F_v are undefined."
+
+
+def small_groups(small: list[tuple[str, int]], reliable_n: int) -> str:
+    """[1] App. B: knees of groups under ``reliable_n`` rows move with the sample."""
+    named = ", ".join(f"{name} ({n:,})" for name, n in small)
+    return f"Knees need about {reliable_n:,} rows per group to be reliable; smaller here: {named}."
+
+
+def pooled_knee_near_zero() -> str:
+    return ("A pooled knee lies near 0 (percentile or residual): F_h/F_v divide by it and can explode; "
+            "read F_h_abs/F_v_abs instead.")
+
+
+def rounded_grid(step: float, max_support: int) -> str:
+    return (f"Resampling ran on residuals rounded to a grid of step {step:.4f} "
+            f"(more than {max_support:,} distinct values); point estimates are exact.")
+
+
+# ----------------------------------------------------------------------------------------------- the page's frame
+
+INTRO = text("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
+             "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
+             "where a group's errors change regime.", "note")
+
+
+def null_control(seed: int) -> Text:
+    return text("Null control: group labels are randomly permuted (seed {seed}). Differences below are noise.",
+                "finding", seed=seed)
+
+
+def warning(message: str) -> Text:
+    """A warning of the analysis (it may name a group: all of it is data)."""
+    return text("{message}", "caveat", message=message)
+
+
+# ----------------------------------------------------------------------------------------------- curves and pairs
+
+def curves_reading(audit) -> Text:
+    """Which groups err most apart, in the curves' words ([1] §5)."""
+    groups = sorted(audit.groups, key=lambda g: g.median_residual)
+    low, high = groups[0], groups[-1]
+    if not audit.pairs:
+        return text("**Reading.** Typical error (median residual) runs from {low_m} for *{low}* to {high_m} for "
+                    "*{high}*.", low_m=fmt(low.median_residual), low=low.name, high_m=fmt(high.median_residual),
+                    high=high.name)
+    worst = max(audit.pairs, key=lambda p: p.f_dist)
+    return text("**Reading.** Typical error (median residual) runs from {low_m} for *{low}* to {high_m} for *{high}*. "
+                "The most different pair is *{i}* vs *{j}*: F_dist = {dist} (area between their curves), {words}.",
+                low_m=fmt(low.median_residual), low=low.name, high_m=fmt(high.median_residual), high=high.name,
+                i=worst.group_i, j=worst.group_j, dist=fmt(worst.f_dist), words=significance_words(worst.p_dist))
+
+
+def pairs_note(params) -> Text:
+    return text("F_pattern = 1 − |median_i − median_j|/2 (1 = equal typical error). F_dist = Wasserstein-1 distance "
+                "between the residual distributions (0 = identical). F_h/F_v compare knee positions/heights, "
+                "normalised by the pooled curve's knees (unstable when those are near 0: see F_h_abs/F_v_abs). "
+                "Intervals: {b} bootstrap resamples within each group ({kb} for F_h/F_v, knees re-detected); "
+                "p-values: {b} permutations of group labels. F_dist Y=0 and Y=1 both 0 ⇔ equalized odds at every "
+                "threshold (Theorem A.3); equal medians alone do not imply it.", "note",
+                b=params.resamples, kb=params.knee_resamples)
+
+
+def pair_warning(group_i: str, group_j: str, message: str) -> Text:
+    return text("⚠ {i} vs {j}: {message}", "note", i=group_i, j=group_j, message=message)
+
+
+# ----------------------------------------------------------------------------------------------- groups
+
+DECOMPOSITION = text("**Mean decomposition (Theorem A.1):** the gap in mean residual equals the gap in mean score "
+                     "minus the gap in base rate, exactly.")
+
+BASE_RATES = text("Base rates matter: a perfectly calibrated model on groups with different base rates has equal mean "
+                  "residuals, yet its residual distributions (and medians) can still differ. Read F_dist and "
+                  "F_pattern next to the base rates.", "note")
+
+
+def knees_note(knees) -> Text:
+    """How the knees were found ([1] §7.1)."""
+    return text("Knees (§7.1): each group's sorted residuals are smoothed by LOWESS (span {frac:g}, {iterations} "
+                "robustness iterations) and read by Kneedle (S = {s:g}) over every row of the group; above "
+                "{points:,} rows, over that many evenly spaced percentiles (at 40,000 rows this moved the knees by "
+                "0.00003 in our tests).", "note", frac=knees.frac, iterations=knees.iterations,
+                s=knees.sensitivity, points=knees.max_points)
+
+
+# ----------------------------------------------------------------------------------------------- Theorem 6.1
+
+THRESHOLD_NOTE = text("Theorem 6.1: FPR(τ) = P(D ≥ τ | Y=0), TPR(τ) = P(D ≥ τ−1 | Y=1), and the positive rate is "
+                      "their base-rate-weighted mix. The residual CDFs therefore contain every threshold's DP and EO "
+                      "gaps; move τ in the sidebar to see both columns agree.", "note")
+
+
+# ----------------------------------------------------------------------------------------------- knee concentration
+
+def concentration_explanation(c) -> str:
+    """What the calibration regime expects of the knees ([1] §8.2), and what the data show."""
+    expectation = ("errors should concentrate in knee regions (ratio > 1.5)" if c.ece < 0.15
+                   else "errors should be spread out (ratio between 0.8 and 1.2); knees then mark where behaviour "
+                        "changes")
+    return (f"ECE {c.ece:.3f} is {c.regime}: {expectation}. Knee rows have mean |D| {c.knee_mean:.3f}, "
+            f"other rows {c.nonknee_mean:.3f}, ratio {c.ratio:.2f}.")
+
+
+def concentration_verdict(c) -> Text:
+    return text("**Knees {are} diagnostic here ({verdict}{borderline}).** {explanation}", "finding",
+                are="are" if c.verdict == "supported" else "are not", verdict=c.verdict,
+                borderline=", borderline" if c.borderline else "", explanation=concentration_explanation(c))
+
+
+def concentration_metrics(c) -> list[tuple[str, str, str | None]]:
+    """(label, value, help) of the headline numbers."""
+    return [("Error ratio knee / elsewhere", f"{fmt(c.ratio, 2)}×", f"95% CI {fmt_interval(c.ratio_ci, 2)}"),
+            ("Mann–Whitney p (two-sided)", fmt_p(c.mann_whitney.p_two_sided), None),
+            ("ECE (15 bins)", fmt(c.ece), f"95% CI {fmt_interval(c.ece_ci)}"),
+            ("Calibration regime", c.regime, None)]
+
+
+def concentration_note(c, resamples: int) -> Text:
+    return text("Ratio CI {ci} ({b} row resamples, regions fixed). Rule of the paper (§8.2): ECE < 0.15 → ratio > 1.5 "
+                "expected; ECE ≥ 0.15 → 0.8–1.2 expected. The verdict reads the unrounded ratio; 'borderline' marks a "
+                "ratio that rounds to a boundary at one decimal (the precision of the paper's Table 2), where the "
+                "printed table could read either way. Caveat: knee regions near the ends include the tails, which "
+                "hold the largest errors, so part of any ratio is mechanical; compare with the random-groups null "
+                "control in the sidebar.", "note", ci=fmt_interval(c.ratio_ci, 2), b=resamples)
+
+
+# ----------------------------------------------------------------------------------------------- D*
+
+def diagnostic_set(rows: int, share: float, params) -> Text:
+    return text("**{rows:,} rows** ({share:.1%}) lie within ε = {eps} ({mode} mode) of their group's knees. These are "
+                "the examples to read and probe first: where the model's behaviour changes for each group.",
+                rows=rows, share=share, eps=str(params.region_eps), mode=params.region_mode)
+
+
+def counts_only_dstar(shuffled: bool) -> Text:
+    """D* of an upload the engine reduced to counts, when the file's own rows cannot be fetched."""
+    why = (" while the groups are shuffled (null control)." if shuffled else
+           "; to see each row's other columns (text, id, features), upload the file again or map them on the Home "
+           "page (the file is then read row by row).")
+    return text("This upload was reduced to counts per group, label and score, so D* lists those columns only{why}",
+                "note", why=why)
+
+
+# ----------------------------------------------------------------------------------------------- threshold invariance
+
+def invariance_reading(result, gap_metrics, metric_names) -> Text:
+    """[1] App. D.1: the RDF metrics do not move with τ; the classical gaps do (the largest CV named)."""
+    worst = None
+    for p in result.pairs:
+        for m in gap_metrics:
+            if p.cv.get(m) is not None and (worst is None or p.cv[m] > worst[0]):
+                worst = (p.cv[m], m, p)
+    base = "The RDF metrics have CV 0% over τ = 0.1…0.9: they do not depend on the threshold (App. D.1, Table 5)."
+    if worst is None:
+        return text(base)
+    return text(base + " The classical gaps do: the largest CV is {cv:.1f}% ({metric}, {i} vs {j}).",
+                cv=worst[0], metric=metric_names[worst[1]], i=worst[2].group_i, j=worst[2].group_j)
+
+
+def cv_percent(cv: float | None) -> str:
+    """A CV% cell as the table reads it: two decimals, "undefined" where the CV is undefined."""
+    return "undefined" if cv is None or cv != cv else f"{cv:.2f}%"
+
+
+INVARIANCE_NOTE = text("CV% = 100 · std (population) / |mean| over the nine thresholds; gaps are absolute (|i − j|) "
+                       "and ratios min/max. A CV is 'undefined' where a rate is undefined at some τ or the mean is 0.",
+                       "note")

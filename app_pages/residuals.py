@@ -42,14 +42,6 @@ def cached_hover(fingerprint: str, _pred) -> tuple[np.ndarray, np.ndarray | None
     return _pred.row_labels(), _pred.texts()
 
 
-@st.cache_resource(show_spinner=False, max_entries=64, ttl=CACHE_TTL)
-def _figure(key: tuple, _build):
-    """A figure built once per ``key`` (data, attribute, settings, pickers) for the whole server. The residual
-    figures escape names where they enter them, so they are kept as built (no second escape: "A & B" would read
-    "A &amp; B")."""
-    return _build()
-
-
 TABS = ["Pair metrics", "Groups", "Threshold view (Thm 6.1)", "Knee error concentration", "Diagnostic set D*"]
 # the display list's groups each tab draws
 TAB_GROUPS = [("pairs", "pairs_detail"), ("groups",), ("threshold",), ("concentration",)]
@@ -127,10 +119,10 @@ def _curves(audit: ResidualAudit, pred, params: RDFParams, ctx: _ui.Context, ite
     hover, texts = cached_hover(pred.fingerprint, pred) if pred.weight is None else (None, None)
     key = (pred.fingerprint, ctx.attribute, params, tuple(shown or names))
     if view == "Both outcome panels":
-        fig = _figure(("rdf.panels", *key), lambda: figs.outcome_panels(audit, shown or names, hover))
+        fig = _ui.figure(("rdf.panels", *key), lambda: figs.outcome_panels(audit, shown or names, hover))
     else:
         outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
-        fig = _figure(("rdf.sorted", *key, outcome),
+        fig = _ui.figure(("rdf.sorted", *key, outcome),
                          lambda: figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts))
     c1.plotly_chart(fig, width="stretch")
     _render.render([i for i in group(items, "curves").items if not isinstance(i, Figure)], c2)
@@ -140,13 +132,13 @@ def _tab(part: Group, audit: ResidualAudit) -> None:
     """One group of the display list (a detail group in an expander); the knee-concentration verdict in the colour of
     its outcome."""
     if part.collapsed:
-        _render.render([part], figure_cache=_figure)
+        _render.render([part], figure_cache=_ui.figure)
         return
     for item in part.items:
         if isinstance(item, Text) and item.level == "finding" and part.key == "concentration":
             _ui.verdict_box("good" if audit.concentration.verdict == "supported" else "warn", _render.markdown(item))
         else:
-            _render.render([item], figure_cache=_figure)
+            _render.render([item], figure_cache=_ui.figure)
 
 
 def _diagnostic_tab(audit: ResidualAudit, analysed, shuffled: bool) -> None:
@@ -192,7 +184,7 @@ def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: Residu
         labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
         chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
         pair = result.pairs[labels.index(chosen)]
-        st.plotly_chart(_figure(("rdf.invariance", pred.fingerprint, ctx.attribute, params, chosen),
+        st.plotly_chart(_ui.figure(("rdf.invariance", pred.fingerprint, ctx.attribute, params, chosen),
                                    lambda: figs.invariance_figure(result, pair)), width="stretch")
         options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params)
         items = THRESHOLD_SECTION.display(pred, result, options)

@@ -70,7 +70,8 @@ _TERMINAL_PREFIX = {"finding": "", "note": "note: ", "caveat": "caveat: ", "erro
 
 
 def to_terminal(items: Iterable[Item], width: int = 110, indent: str = "") -> str:
-    """The items as plain text for a terminal or a CI log: figures are left out (the HTML report has them)."""
+    """The items as plain text for a terminal or a CI log: figures and collapsed (detail) groups, at any depth, are
+    left out (the HTML report and the page have them)."""
     lines: list[str] = []
     for item in items:
         if isinstance(item, Text):
@@ -91,6 +92,8 @@ def to_terminal(items: Iterable[Item], width: int = 110, indent: str = "") -> st
             body = item.formatted().to_string(index=False)
             lines += [indent + "  " + row for row in body.splitlines()]
         elif isinstance(item, Group):
+            if item.collapsed:
+                continue                      # detail: the HTML report and the page have it
             lines.append(indent + item.title)
             lines.append(to_terminal(item.items, width, indent + "  "))
     return "\n".join(line for line in lines if line is not None)

@@ -20,17 +20,23 @@ padding:.5rem .8rem .5rem 1.6rem}.metrics{display:flex;flex-wrap:wrap;gap:1.5rem
 
 
 def render_html(audit: dict, sections: list[tuple[str, str]]) -> str:  # noqa: C901
-    """The whole report: a header from the audit dict, then (title, inner HTML) sections, then the JSON."""
+    """The whole report: a header from the audit dict, the first section (the Summary), the notes folded into one
+    "N notes" block, the other sections, then the JSON."""
     title = f"fairviz audit — {audit.get('source', '')}"
-    notes = "".join(f"<li class='warn'>{html.escape(str(w))}</li>" for w in audit.get("notes", []) + audit.get("warnings", []))
+    found = audit.get("notes", []) + audit.get("warnings", [])
+    notes = "".join(f"<li class='warn'>{html.escape(str(w))}</li>" for w in found)
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class='note'>{audit.get('n_rows', 0):,} rows · attribute <b>{html.escape(str(audit.get('attribute')))}</b>"
              f" · threshold {audit.get('threshold')} · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
              f" · fairviz {html.escape(str(audit.get('fairviz_version')))}</p>"]
-    if notes:
-        parts.append(f"<ul>{notes}</ul>")
-    for heading, inner in sections:
+    folded = (f"<details><summary>{len(found)} note{'s' if len(found) != 1 else ''} on the data and the settings"
+              f"</summary><ul>{notes}</ul></details>") if notes else ""
+    for index, (heading, inner) in enumerate(sections):
         parts.append(f"<h2>{html.escape(heading)}</h2>{inner}")
+        if index == 0 and folded:
+            parts.append(folded)
+    if not sections and folded:
+        parts.append(folded)
     payload = html.escape(json.dumps(audit, indent=1))
     parts.append(f"<h2>Audit JSON</h2><details><summary>Show</summary><pre>{payload}</pre></details>")
     plotly_js = f"<script>{get_plotlyjs()}</script>"

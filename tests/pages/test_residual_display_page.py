@@ -2,7 +2,6 @@
 JSON's rows, cell for cell; a hostile group name stays inert on the page, in the HTML report and in the terminal."""
 from __future__ import annotations
 
-from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
@@ -18,7 +17,9 @@ from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
 from fairviz.report.residuals import SECTION
 from fairviz.residuals import RDFParams
+from tests.html_tables import html_tables
 from tests.conftest import ROOT
+from tests.html_tables import html_tables
 from tests.pages.tabs import open_tab
 
 pytestmark = pytest.mark.slow
@@ -27,37 +28,6 @@ HOSTILE = "**x** [a](http://e.x/) ![i](http://e.x/p.png) <b>b</b>"
 # the tab that draws each table of the section, in the order the page draws them
 TABLES = {"Pair metrics": ["pairs", "pairs_detail"], "Groups": ["groups", "mean_decomposition"],
           "Threshold view (Thm 6.1)": ["threshold_gaps"]}
-
-
-class _HTMLTables(HTMLParser):
-    """Every <table> of an HTML fragment as rows of cell texts (entities decoded)."""
-
-    def __init__(self, html: str):
-        super().__init__()
-        self.tables: list[list[list[str]]] = []
-        self._row: list[str] | None = None
-        self._cell: list[str] | None = None
-        self.feed(html)
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr" and self.tables:
-            self._row = []
-            self.tables[-1].append(self._row)
-        elif tag in ("td", "th") and self._row is not None:
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self._row.append("".join(self._cell).strip())
-            self._cell = None
-        elif tag == "tr":
-            self._row = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +45,7 @@ def test_page_tables_are_the_html_tables_and_the_json_rows(page):
     result = SECTION.run(pred, params)
     items = SECTION.display(pred, result, params)
     shown = tables(items)
-    html_tables = {tuple(t[0]): t[1:] for t in _HTMLTables(to_html(items)).tables}
+    html_tables = {tuple(t[0]): t[1:] for t in html_tables(to_html(items))}
     data = page.session_state["page_json"]["residuals"]
     json_rows = {"groups": {name: row for name, row in data["groups"].items()},
                  "pairs": {f"{p['group_i']} vs {p['group_j']}": p for p in data["pairs"]}}

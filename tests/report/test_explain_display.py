@@ -3,7 +3,6 @@ terminal draw it, our bold survives every renderer and a hostile group name stay
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from fairviz.explain import METHOD_NAMES, METRICS, ExplainResult, compare, dispa
 from fairviz.explain import readings
 from fairviz.report.explain import disparity_display, disparity_table
 from fairviz.report.render import to_html, to_terminal
+from tests.html_tables import html_tables
 
 HOSTILE = "**x** [a](http://e.x/) ![i](http://e.x/p.png) <b>b</b>"
 
@@ -36,38 +36,6 @@ def _same(value, json_value) -> bool:
     if json_value is None:
         return value is None or np.isnan(value)
     return value == pytest.approx(json_value)
-
-
-class _Tables(HTMLParser):
-    """Every <table> of an HTML fragment as rows of cell texts (entities decoded, as a browser shows them)."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.tables: list[list[list[str]]] = []
-        self._cell: list[str] | None = None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table":
-            self.tables.append([])
-        elif tag == "tr" and self.tables:
-            self.tables[-1].append([])
-        elif tag in ("td", "th"):
-            self._cell = []
-
-    def handle_endtag(self, tag):
-        if tag in ("td", "th") and self._cell is not None:
-            self.tables[-1][-1].append("".join(self._cell).strip())
-            self._cell = None
-
-    def handle_data(self, data):
-        if self._cell is not None:
-            self._cell.append(data)
-
-
-def _html_tables(fragment: str) -> list[list[list[str]]]:
-    parser = _Tables()
-    parser.feed(fragment)
-    return parser.tables
 
 
 @pytest.mark.parametrize("correction", ["none", "bh"])
@@ -99,7 +67,7 @@ def test_html_table_is_the_display_table_formatted():
     report = compare(result)
     items = disparity_display(result, report)
     table = tables(items)["explanation_tests"]
-    drawn = next(t for t in _html_tables(to_html(items)) if "p (Mann–Whitney)" in t[0])
+    drawn = next(t for t in html_tables(to_html(items)) if "p (Mann–Whitney)" in t[0])
     expected = table.formatted()
     assert drawn[0] == list(expected.columns)
     assert drawn[1:] == expected.astype(str).values.tolist()

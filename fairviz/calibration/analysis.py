@@ -9,9 +9,9 @@ Recalibration (§5) lives in ``calibration.recalibration`` and residual analysis
 ``smooth_ece``, ``performance`` and ``readings`` (the tests in words).
 
 How it stays fast on millions of rows: every statistic here depends on the rows only through counts.
-- The logistic calibration models depend on the rows through (logit p̂, y): rows are aggregated on the
-  distinct values of logit p̂ (exact when there are at most ``GLM_SUPPORT`` of them, else snapped to a uniform
-  grid of that many points, and the result says so), then fitted as binomial GLMs on those counts.
+- The logistic calibration models depend on the rows through (group, logit p̂, y): rows are aggregated on their
+  distinct (group, score) pairs and fitted as binomial GLMs on those counts, which have the rows' likelihood: exact
+  on the rows, and on the table's cells when the engine reduced the scores to cells (binned mode).
 - Every interval of a group (ECE, smooth ECE, AUROC, log-loss, Brier) reads one bootstrap of its rows: counts over
   (p̂, y) cells (``core.ece.ScoreCells``: distinct scores, or ``CELLS`` equal cells of [0, 1] above 2,048 of them),
   drawn once per group (``core.stats.bootstrap_counts``); the ECE's are the values the residual audit reads.
@@ -40,7 +40,6 @@ from fairviz.calibration.reliability import clip_scores, reliability_from_sums, 
 from fairviz.calibration.results import (
     CELLS,
     EPS,
-    GLM_SUPPORT,
     OVERALL,
     CalibrationAudit,
     CalibrationParams,
@@ -95,9 +94,6 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
                      "smooth curve and the log-loss. Bins, ECE and Brier use the scores as given.")
     tables = _reliability_tables(score, y, codes, n_groups, params, w)
     lc = logit_counts(score, y, codes, n_groups, weights=w)
-    if lc.step:
-        notes.append(f"More than {GLM_SUPPORT:,} distinct scores: the logistic tests ran on logit(p̂) rounded to a grid "
-                     f"of step {lc.step:.4f} (a negligible change at this sample size).")
     distinct, ranks = np.unique(score, return_inverse=True)
 
     smooth_boot = {}                  # group → smooth-ECE resamples, for the pair gaps

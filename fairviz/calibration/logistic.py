@@ -12,7 +12,6 @@ from scipy import stats as sps
 from fairviz.calibration.reliability import logit, rcs_basis, rcs_knots
 from fairviz.calibration.results import (
     CURVE_POINTS,
-    GLM_SUPPORT,
     MAX_ITER,
     Coefficient,
     GroupDifferenceTest,
@@ -110,41 +109,41 @@ def lr_test(deviance_null: float, deviance_alt: float, df: int) -> LRTest:
 
 @dataclass(frozen=True)
 class LogitCounts:
-    """Rows aggregated on logit p̂: support (sorted), trials and successes per group (G × K)."""
-    gamma: np.ndarray
+    """Rows aggregated on (group, score): one row per distinct pair that occurs, with its logit p̂, trials and
+    successes. Exact: the binomial likelihood of these rows is the rows' likelihood (entries of weighted data, such
+    as the engine's table, count as their weight in rows; in binned mode the scores are the table's cell means)."""
+    gamma: np.ndarray            # logit p̂ of each row
+    score_index: np.ndarray      # the score's rank among the distinct scores (equal ranks, equal logit p̂)
+    code: np.ndarray             # the group of each row
     n: np.ndarray
     s: np.ndarray
-    step: float = 0.0            # > 0 when logit values were snapped to a grid of this step
 
     def group(self, g: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = self.n.sum(0) if g is None else self.n[g]
-        s = self.s.sum(0) if g is None else self.s[g]
-        keep = n > 0
-        return self.gamma[keep], n[keep], s[keep]
+        """(logit p̂, trials, successes) of group g (None: all rows), one row per distinct score, sorted."""
+        return self.groups(None if g is None else [g])
+
+    def groups(self, chosen: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The same for the rows of several groups pooled (None: every group)."""
+        keep = np.ones(self.n.size, bool) if chosen is None else np.isin(self.code, chosen)
+        index, inverse = np.unique(self.score_index[keep], return_inverse=True)
+        first = np.zeros(index.size, dtype=np.int64)
+        first[inverse] = np.flatnonzero(keep)
+        n = np.bincount(inverse, weights=self.n[keep], minlength=index.size)
+        s = np.bincount(inverse, weights=self.s[keep], minlength=index.size)
+        return self.gamma[first], n, s
 
 
 def logit_counts(score: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int,
-                 max_support: int = GLM_SUPPORT, weights: np.ndarray | None = None) -> LogitCounts:
-    distinct, inverse = np.unique(score, return_inverse=True)
-    if distinct.size <= max_support:
-        gamma = logit(distinct)
-        cell = inverse.astype(np.int64)
-        step = 0.0
-    else:
-        g = logit(score)
-        lo, hi = float(g.min()), float(g.max())
-        gamma = np.linspace(lo, hi, max_support)
-        step = float(gamma[1] - gamma[0])
-        cell = np.clip(np.rint((g - lo) / step), 0, max_support - 1).astype(np.int64)
-    k = gamma.size
-    flat = codes.astype(np.int64) * k + cell
-    if weights is None:
-        n = np.bincount(flat, minlength=n_groups * k).reshape(n_groups, k)
-        s = np.bincount(flat, weights=y, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
-    else:                                           # weighted data: entry k stands for weights[k] rows
-        n = np.bincount(flat, weights=weights, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
-        s = np.bincount(flat, weights=y * weights, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
-    return LogitCounts(gamma, n, s, step)
+                 weights: np.ndarray | None = None) -> LogitCounts:
+    """Aggregate rows (or weighted entries: ``weights`` rows each) on their distinct (group, score) pairs."""
+    distinct, rank = np.unique(score, return_inverse=True)
+    pair, row_pair = np.unique(rank.reshape(-1).astype(np.int64) * n_groups + codes, return_inverse=True)
+    rows = np.ones(score.size) if weights is None else np.asarray(weights, float)
+    n = np.bincount(row_pair, weights=rows, minlength=pair.size).round()
+    s = np.bincount(row_pair, weights=y * rows, minlength=pair.size).round()
+    used = n > 0                                    # entries of weight 0 carry no rows
+    index = pair[used] // n_groups
+    return LogitCounts(logit(distinct[index]), index, pair[used] % n_groups, n[used], s[used])
 
 
 def linear_bias_test(gamma: np.ndarray, n: np.ndarray, s: np.ndarray, min_events: int = 10) -> LinearBiasTest:
@@ -244,10 +243,7 @@ def group_difference_test(lc: LogitCounts, names: list[str], min_events: int = 1
     if len(tested) < 2:
         return GroupDifferenceTest(tuple(names[g] for g in tested), tuple(excluded), None, None, {}, reference,
                                    "fewer than two groups have enough data to compare")
-    n = lc.n[tested].sum(0)
-    s = lc.s[tested].sum(0)
-    keep = n > 0
-    gamma, n, s = lc.gamma[keep], n[keep], s[keep]
+    gamma, n, s = lc.groups(tested)
     shared = fit_logistic(np.column_stack([np.ones_like(gamma), gamma]), n, s, offset=gamma)
     shared_citl = fit_logistic(np.ones((gamma.size, 1)), n, s, offset=gamma)
     separate = sum(t.deviance_fit for t in fits.values())

@@ -123,7 +123,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
              for i, j in pred.limits.pair_indices(n_groups)]
     if note := pred.limits.pair_note(view.attribute, n_groups):
         notes.append(note)
-    difference = group_difference_test(lc, names, params.min_events)
+    difference = group_difference_test(lc, names, params.min_events, [r.linear for r in results], overall.linear)
     for r in results:
         if not r.linear.ok:
             notes.append(f"Group '{r.name}': {r.linear.status}; its tests are not reported.")

@@ -162,7 +162,8 @@ def linear_bias_test(gamma: np.ndarray, n: np.ndarray, s: np.ndarray, min_events
         return LinearBiasTest(None, None, None, None, deviance_offset, float("nan"),
                               "the fit did not converge (the outcome is perfectly separated by the score)")
     return LinearBiasTest(_coefficient(fit, 0), _coefficient(fit, 1), lr_test(deviance_offset, fit.deviance, 2),
-                          _coefficient(citl, 0) if citl.converged else None, deviance_offset, fit.deviance)
+                          _coefficient(citl, 0) if citl.converged else None, deviance_offset, fit.deviance,
+                          deviance_in_the_large=citl.deviance)
 
 
 def spline_fit(gamma: np.ndarray, n: np.ndarray, s: np.ndarray, knots_wanted: int = 4,
@@ -223,29 +224,35 @@ def _too_small(n: int, n_pos: int, min_events: int) -> str:
     return ""
 
 
-def group_difference_test(lc: LogitCounts, names: list[str], min_events: int = 10) -> GroupDifferenceTest:
+def group_difference_test(lc: LogitCounts, names: list[str], min_events: int = 10,
+                          tests: list[LinearBiasTest] | None = None,
+                          overall: LinearBiasTest | None = None) -> GroupDifferenceTest:
     """LR tests of group-specific calibration against shared calibration, over the groups big enough to test.
 
     The model with a group term and a group × logit p̂ interaction is the same as one fit per group, so its
     deviance is the sum of the groups' deviances; the Wald tests of the differences use the groups' own fits
-    (the interaction model's information matrix is block-diagonal by group)."""
+    (the interaction model's information matrix is block-diagonal by group). ``tests`` (each group's linear test)
+    and ``overall`` (all rows') are reused when given: the shared model is the overall fit when every group is
+    tested."""
     tested, excluded, fits, citl_dev = [], [], {}, 0.0
     for g, name in enumerate(names):
-        gamma, n, s = lc.group(g)
-        test = linear_bias_test(gamma, n, s, min_events)
+        test = tests[g] if tests is not None else linear_bias_test(*lc.group(g), min_events)
         if not test.ok:
             excluded.append(name)
             continue
         tested.append(g)
         fits[name] = test
-        citl_dev += fit_logistic(np.ones((gamma.size, 1)), n, s, offset=gamma).deviance
+        citl_dev += test.deviance_in_the_large
     reference = names[tested[0]] if tested else ""
     if len(tested) < 2:
         return GroupDifferenceTest(tuple(names[g] for g in tested), tuple(excluded), None, None, {}, reference,
                                    "fewer than two groups have enough data to compare")
-    gamma, n, s = lc.groups(tested)
-    shared = fit_logistic(np.column_stack([np.ones_like(gamma), gamma]), n, s, offset=gamma)
-    shared_citl = fit_logistic(np.ones((gamma.size, 1)), n, s, offset=gamma)
+    if overall is not None and overall.ok and len(tested) == len(names):
+        shared_dev, shared_citl_dev = overall.deviance_fit, overall.deviance_in_the_large
+    else:
+        gamma, n, s = lc.groups(tested)
+        shared_dev = fit_logistic(np.column_stack([np.ones_like(gamma), gamma]), n, s, offset=gamma).deviance
+        shared_citl_dev = fit_logistic(np.ones((gamma.size, 1)), n, s, offset=gamma).deviance
     separate = sum(t.deviance_fit for t in fits.values())
     k = len(tested)
     ref = fits[reference]
@@ -255,8 +262,8 @@ def group_difference_test(lc: LogitCounts, names: list[str], min_events: int = 1
             continue
         differences[name] = {"intercept": _difference(t.intercept, ref.intercept),
                              "slope": _difference(t.slope, ref.slope)}
-    return GroupDifferenceTest(tuple(fits), tuple(excluded), lr_test(shared.deviance, separate, 2 * (k - 1)),
-                               lr_test(shared_citl.deviance, citl_dev, k - 1), differences, reference)
+    return GroupDifferenceTest(tuple(fits), tuple(excluded), lr_test(shared_dev, separate, 2 * (k - 1)),
+                               lr_test(shared_citl_dev, citl_dev, k - 1), differences, reference)
 
 
 def _difference(a: Coefficient, b: Coefficient) -> Coefficient:

@@ -104,6 +104,7 @@ class LinearBiasTest:
     deviance_offset: float               # −2 log L of p̂ itself (no free parameter)
     deviance_fit: float
     status: str = ""                     # "" when the test ran; else why not, e.g. "not enough data (n = 7)"
+    deviance_in_the_large: float = float("nan")    # −2 log L of the intercept-only model with the offset
 
     @property
     def ok(self) -> bool:

@@ -15,7 +15,7 @@ from fairviz.core import stats
 from fairviz.core.ece import SCORE_CELLS, ece_regime
 
 EPS = 1e-6                 # p̂ is clipped to [EPS, 1 − EPS] before logit: logit(0) and logit(1) are infinite ([2] §4.5)
-CELLS = SCORE_CELLS        # equal cells on [0, 1] for the smooth ECE and every bootstrap resample
+CELLS = SCORE_CELLS        # equal cells on [0, 1] for the smooth ECE and every resample above this many distinct scores
 CURVE_POINTS = 120         # points of a drawn smooth curve
 SMECE_MIN_SIGMA = 1e-3     # the smallest bandwidth the smooth ECE searches (as relplot's eps)
 MAX_ITER = 60

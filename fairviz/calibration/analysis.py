@@ -9,9 +9,9 @@ Recalibration (§5) lives in ``calibration.recalibration`` and residual analysis
 ``smooth_ece``, ``performance`` and ``readings`` (the tests in words).
 
 How it stays fast on millions of rows: every statistic here depends on the rows only through counts.
-- The logistic calibration models depend on the rows through (logit p̂, y): rows are aggregated on the
-  distinct values of logit p̂ (exact when there are at most ``GLM_SUPPORT`` of them, else snapped to a uniform
-  grid of that many points, and the result says so), then fitted as binomial GLMs on those counts.
+- The logistic calibration models depend on the rows through (group, logit p̂, y): rows are aggregated on their
+  distinct (group, score) pairs and fitted as binomial GLMs on those counts, which have the rows' likelihood: exact
+  on the rows, and on the table's cells when the engine reduced the scores to cells (binned mode).
 - Every interval of a group (ECE, smooth ECE, AUROC, log-loss, Brier) reads one bootstrap of its rows: counts over
   (p̂, y) cells (``core.ece.ScoreCells``: distinct scores, or ``CELLS`` equal cells of [0, 1] above 2,048 of them),
   drawn once per group (``core.stats.bootstrap_counts``); the ECE's are the values the residual audit reads.
@@ -40,7 +40,6 @@ from fairviz.calibration.reliability import clip_scores, reliability_from_sums, 
 from fairviz.calibration.results import (
     CELLS,
     EPS,
-    GLM_SUPPORT,
     OVERALL,
     CalibrationAudit,
     CalibrationParams,
@@ -49,7 +48,7 @@ from fairviz.calibration.results import (
     Performance,
     Progress,
 )
-from fairviz.calibration.smooth_ece import _cell_index, smooth_ece_from_masses
+from fairviz.calibration.smooth_ece import smooth_ece, smooth_ece_at_points, smooth_ece_from_masses
 from fairviz.core import stats
 from fairviz.data import Predictions
 from fairviz.core.ece import ece, ece_bin_index, group_seed, score_cells
@@ -95,9 +94,6 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
                      "smooth curve and the log-loss. Bins, ECE and Brier use the scores as given.")
     tables = _reliability_tables(score, y, codes, n_groups, params, w)
     lc = logit_counts(score, y, codes, n_groups, weights=w)
-    if lc.step:
-        notes.append(f"More than {GLM_SUPPORT:,} distinct scores: the logistic tests ran on logit(p̂) rounded to a grid "
-                     f"of step {lc.step:.4f} (a negligible change at this sample size).")
     distinct, ranks = np.unique(score, return_inverse=True)
 
     smooth_boot = {}                  # group → smooth-ECE resamples, for the pair gaps
@@ -127,7 +123,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
              for i, j in pred.limits.pair_indices(n_groups)]
     if note := pred.limits.pair_note(view.attribute, n_groups):
         notes.append(note)
-    difference = group_difference_test(lc, names, params.min_events)
+    difference = group_difference_test(lc, names, params.min_events, [r.linear for r in results], overall.linear)
     for r in results:
         if not r.linear.ok:
             notes.append(f"Group '{r.name}': {r.linear.status}; its tests are not reported.")
@@ -179,18 +175,17 @@ def _group_result(name, score, y, ranks, n_distinct, lc: LogitCounts, g, tables,
     boot = _Resamples(score, y, w, params.resamples, seed)
     ece_value = ece(score, y, weights=w)
     rows = int(y.size) if w is None else int(w.sum())
-    residual = np.bincount(_cell_index(score), weights=(y - score) * (1 if w is None else w), minlength=CELLS)
-    sm_value, sm_sigma = smooth_ece_from_masses(residual, rows)
+    sm_value, sm_sigma = smooth_ece(y, score, w)
     ece_boot[g] = boot.cells.ece(boot.draws) if params.resamples > 0 else np.empty(0)
-    smooth_boot[g] = _smooth_resamples(boot, float(sm_sigma[0]))
+    smooth_boot[g] = _smooth_resamples(boot, score, sm_sigma)
     performance = _performance(y, score, ranks, n_distinct, boot, params, w)
     return GroupCalibration(
         name=name, n=rows, n_pos=int(y.sum()) if w is None else int((y * w).sum()),
         mean_score=float(np.average(score, weights=w)), observed_rate=float(np.average(y, weights=w)),
         n_clipped=n_clipped, reliability={k: v[index] for k, v in tables.items()},
         ece=ece_value, ece_ci=_interval(ece_boot[g], params.level),
-        smooth_ece=float(sm_value[0]), smooth_ece_ci=_interval(smooth_boot[g], params.level),
-        smooth_sigma=float(sm_sigma[0]), linear=linear, spline=spline, curve=curve, performance=performance)
+        smooth_ece=sm_value, smooth_ece_ci=_interval(smooth_boot[g], params.level),
+        smooth_sigma=sm_sigma, linear=linear, spline=spline, curve=curve, performance=performance)
 
 
 def _interval(samples: np.ndarray, level: float) -> stats.Interval:
@@ -200,15 +195,28 @@ def _interval(samples: np.ndarray, level: float) -> stats.Interval:
     return stats.percentile_interval(samples, level)
 
 
-def _smooth_resamples(boot: _Resamples, sigma: float, chunk: int = 250) -> np.ndarray:
-    """Smooth ECE of each resample: Σ(y − p̂) per equal cell, every row at its cell's mean score."""
+def _smooth_resamples(boot: _Resamples, score: np.ndarray, sigma: float, chunk: int = 250) -> np.ndarray:
+    """Smooth ECE of each resample, as the point estimate places its masses: Σ(y − p̂) at each distinct score when
+    there are at most ``CELLS`` of them (the resampled cells are then the distinct scores), else per equal cell
+    with every row at its cell's mean score."""
     if boot.draws.shape[0] == 0:
         return np.empty(0)
-    gap = boot.cells.label - boot.cells.mean_score
+    c = boot.cells
+    at_scores = np.unique(score).size <= min(CELLS, stats.MAX_SUPPORT)
+    if at_scores:
+        point = np.empty(c.counts.size)
+        point[c.row_cell] = score                                  # a cell's rows share one score
+        points, at = np.unique(point, return_inverse=True)
+        spread = sparse.csr_matrix((c.label - point, (np.arange(point.size), at)), shape=(point.size, points.size))
+    gap = c.label - c.mean_score
     out = []
     for start in range(0, boot.draws.shape[0], chunk):          # bounded memory on any number of resamples
         rows = slice(start, start + chunk)
-        out.append(smooth_ece_from_masses(boot.per_cell(gap, rows=rows), boot.draws[rows].sum(1), near=sigma)[0])
+        n = boot.draws[rows].sum(1)
+        if at_scores:
+            out.append(smooth_ece_at_points(points, np.asarray(spread.T @ boot.draws[rows].T).T, n, near=sigma)[0])
+        else:
+            out.append(smooth_ece_from_masses(boot.per_cell(gap, rows=rows), n, near=sigma)[0])
     return np.concatenate(out)
 
 

@@ -12,7 +12,6 @@ from scipy import stats as sps
 from fairviz.calibration.reliability import logit, rcs_basis, rcs_knots
 from fairviz.calibration.results import (
     CURVE_POINTS,
-    GLM_SUPPORT,
     MAX_ITER,
     Coefficient,
     GroupDifferenceTest,
@@ -110,41 +109,41 @@ def lr_test(deviance_null: float, deviance_alt: float, df: int) -> LRTest:
 
 @dataclass(frozen=True)
 class LogitCounts:
-    """Rows aggregated on logit p̂: support (sorted), trials and successes per group (G × K)."""
-    gamma: np.ndarray
+    """Rows aggregated on (group, score): one row per distinct pair that occurs, with its logit p̂, trials and
+    successes. Exact: the binomial likelihood of these rows is the rows' likelihood (entries of weighted data, such
+    as the engine's table, count as their weight in rows; in binned mode the scores are the table's cell means)."""
+    gamma: np.ndarray            # logit p̂ of each row
+    score_index: np.ndarray      # the score's rank among the distinct scores (equal ranks, equal logit p̂)
+    code: np.ndarray             # the group of each row
     n: np.ndarray
     s: np.ndarray
-    step: float = 0.0            # > 0 when logit values were snapped to a grid of this step
 
     def group(self, g: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        n = self.n.sum(0) if g is None else self.n[g]
-        s = self.s.sum(0) if g is None else self.s[g]
-        keep = n > 0
-        return self.gamma[keep], n[keep], s[keep]
+        """(logit p̂, trials, successes) of group g (None: all rows), one row per distinct score, sorted."""
+        return self.groups(None if g is None else [g])
+
+    def groups(self, chosen: list[int] | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The same for the rows of several groups pooled (None: every group)."""
+        keep = np.ones(self.n.size, bool) if chosen is None else np.isin(self.code, chosen)
+        index, inverse = np.unique(self.score_index[keep], return_inverse=True)
+        first = np.zeros(index.size, dtype=np.int64)
+        first[inverse] = np.flatnonzero(keep)
+        n = np.bincount(inverse, weights=self.n[keep], minlength=index.size)
+        s = np.bincount(inverse, weights=self.s[keep], minlength=index.size)
+        return self.gamma[first], n, s
 
 
 def logit_counts(score: np.ndarray, y: np.ndarray, codes: np.ndarray, n_groups: int,
-                 max_support: int = GLM_SUPPORT, weights: np.ndarray | None = None) -> LogitCounts:
-    distinct, inverse = np.unique(score, return_inverse=True)
-    if distinct.size <= max_support:
-        gamma = logit(distinct)
-        cell = inverse.astype(np.int64)
-        step = 0.0
-    else:
-        g = logit(score)
-        lo, hi = float(g.min()), float(g.max())
-        gamma = np.linspace(lo, hi, max_support)
-        step = float(gamma[1] - gamma[0])
-        cell = np.clip(np.rint((g - lo) / step), 0, max_support - 1).astype(np.int64)
-    k = gamma.size
-    flat = codes.astype(np.int64) * k + cell
-    if weights is None:
-        n = np.bincount(flat, minlength=n_groups * k).reshape(n_groups, k)
-        s = np.bincount(flat, weights=y, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
-    else:                                           # weighted data: entry k stands for weights[k] rows
-        n = np.bincount(flat, weights=weights, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
-        s = np.bincount(flat, weights=y * weights, minlength=n_groups * k).reshape(n_groups, k).round().astype(np.int64)
-    return LogitCounts(gamma, n, s, step)
+                 weights: np.ndarray | None = None) -> LogitCounts:
+    """Aggregate rows (or weighted entries: ``weights`` rows each) on their distinct (group, score) pairs."""
+    distinct, rank = np.unique(score, return_inverse=True)
+    pair, row_pair = np.unique(rank.reshape(-1).astype(np.int64) * n_groups + codes, return_inverse=True)
+    rows = np.ones(score.size) if weights is None else np.asarray(weights, float)
+    n = np.bincount(row_pair, weights=rows, minlength=pair.size).round()
+    s = np.bincount(row_pair, weights=y * rows, minlength=pair.size).round()
+    used = n > 0                                    # entries of weight 0 carry no rows
+    index = pair[used] // n_groups
+    return LogitCounts(logit(distinct[index]), index, pair[used] % n_groups, n[used], s[used])
 
 
 def linear_bias_test(gamma: np.ndarray, n: np.ndarray, s: np.ndarray, min_events: int = 10) -> LinearBiasTest:
@@ -163,7 +162,8 @@ def linear_bias_test(gamma: np.ndarray, n: np.ndarray, s: np.ndarray, min_events
         return LinearBiasTest(None, None, None, None, deviance_offset, float("nan"),
                               "the fit did not converge (the outcome is perfectly separated by the score)")
     return LinearBiasTest(_coefficient(fit, 0), _coefficient(fit, 1), lr_test(deviance_offset, fit.deviance, 2),
-                          _coefficient(citl, 0) if citl.converged else None, deviance_offset, fit.deviance)
+                          _coefficient(citl, 0) if citl.converged else None, deviance_offset, fit.deviance,
+                          deviance_in_the_large=citl.deviance)
 
 
 def spline_fit(gamma: np.ndarray, n: np.ndarray, s: np.ndarray, knots_wanted: int = 4,
@@ -224,32 +224,35 @@ def _too_small(n: int, n_pos: int, min_events: int) -> str:
     return ""
 
 
-def group_difference_test(lc: LogitCounts, names: list[str], min_events: int = 10) -> GroupDifferenceTest:
+def group_difference_test(lc: LogitCounts, names: list[str], min_events: int = 10,
+                          tests: list[LinearBiasTest] | None = None,
+                          overall: LinearBiasTest | None = None) -> GroupDifferenceTest:
     """LR tests of group-specific calibration against shared calibration, over the groups big enough to test.
 
     The model with a group term and a group × logit p̂ interaction is the same as one fit per group, so its
     deviance is the sum of the groups' deviances; the Wald tests of the differences use the groups' own fits
-    (the interaction model's information matrix is block-diagonal by group)."""
+    (the interaction model's information matrix is block-diagonal by group). ``tests`` (each group's linear test)
+    and ``overall`` (all rows') are reused when given: the shared model is the overall fit when every group is
+    tested."""
     tested, excluded, fits, citl_dev = [], [], {}, 0.0
     for g, name in enumerate(names):
-        gamma, n, s = lc.group(g)
-        test = linear_bias_test(gamma, n, s, min_events)
+        test = tests[g] if tests is not None else linear_bias_test(*lc.group(g), min_events)
         if not test.ok:
             excluded.append(name)
             continue
         tested.append(g)
         fits[name] = test
-        citl_dev += fit_logistic(np.ones((gamma.size, 1)), n, s, offset=gamma).deviance
+        citl_dev += test.deviance_in_the_large
     reference = names[tested[0]] if tested else ""
     if len(tested) < 2:
         return GroupDifferenceTest(tuple(names[g] for g in tested), tuple(excluded), None, None, {}, reference,
                                    "fewer than two groups have enough data to compare")
-    n = lc.n[tested].sum(0)
-    s = lc.s[tested].sum(0)
-    keep = n > 0
-    gamma, n, s = lc.gamma[keep], n[keep], s[keep]
-    shared = fit_logistic(np.column_stack([np.ones_like(gamma), gamma]), n, s, offset=gamma)
-    shared_citl = fit_logistic(np.ones((gamma.size, 1)), n, s, offset=gamma)
+    if overall is not None and overall.ok and len(tested) == len(names):
+        shared_dev, shared_citl_dev = overall.deviance_fit, overall.deviance_in_the_large
+    else:
+        gamma, n, s = lc.groups(tested)
+        shared_dev = fit_logistic(np.column_stack([np.ones_like(gamma), gamma]), n, s, offset=gamma).deviance
+        shared_citl_dev = fit_logistic(np.ones((gamma.size, 1)), n, s, offset=gamma).deviance
     separate = sum(t.deviance_fit for t in fits.values())
     k = len(tested)
     ref = fits[reference]
@@ -259,8 +262,8 @@ def group_difference_test(lc: LogitCounts, names: list[str], min_events: int = 1
             continue
         differences[name] = {"intercept": _difference(t.intercept, ref.intercept),
                              "slope": _difference(t.slope, ref.slope)}
-    return GroupDifferenceTest(tuple(fits), tuple(excluded), lr_test(shared.deviance, separate, 2 * (k - 1)),
-                               lr_test(shared_citl.deviance, citl_dev, k - 1), differences, reference)
+    return GroupDifferenceTest(tuple(fits), tuple(excluded), lr_test(shared_dev, separate, 2 * (k - 1)),
+                               lr_test(shared_citl_dev, citl_dev, k - 1), differences, reference)
 
 
 def _difference(a: Coefficient, b: Coefficient) -> Coefficient:

@@ -15,8 +15,7 @@ from fairviz.core import stats
 from fairviz.core.ece import SCORE_CELLS, ece_regime
 
 EPS = 1e-6                 # p̂ is clipped to [EPS, 1 − EPS] before logit: logit(0) and logit(1) are infinite ([2] §4.5)
-GLM_SUPPORT = 4096         # distinct logit values fitted exactly; above this, a uniform grid of this many points
-CELLS = SCORE_CELLS        # equal cells on [0, 1] for the smooth ECE and every bootstrap resample
+CELLS = SCORE_CELLS        # equal cells on [0, 1] for the smooth ECE and every resample above this many distinct scores
 CURVE_POINTS = 120         # points of a drawn smooth curve
 SMECE_MIN_SIGMA = 1e-3     # the smallest bandwidth the smooth ECE searches (as relplot's eps)
 MAX_ITER = 60
@@ -105,6 +104,7 @@ class LinearBiasTest:
     deviance_offset: float               # −2 log L of p̂ itself (no free parameter)
     deviance_fit: float
     status: str = ""                     # "" when the test ran; else why not, e.g. "not enough data (n = 7)"
+    deviance_in_the_large: float = float("nan")    # −2 log L of the intercept-only model with the offset
 
     @property
     def ok(self) -> bool:

@@ -1,4 +1,5 @@
-"""The smooth calibration error (kernel-smoothed residuals, bandwidth chosen as relplot does) on cell masses."""
+"""The smooth calibration error (kernel-smoothed residuals, bandwidth chosen as relplot does): residual masses at
+the distinct scores when there are at most ``CELLS`` of them (exact), else at the centres of ``CELLS`` equal cells."""
 from __future__ import annotations
 
 import numpy as np
@@ -6,10 +7,13 @@ from scipy import fft as sfft
 
 from fairviz.calibration.results import CELLS, SMECE_MIN_SIGMA
 
+EXACT_POINTS = 8192          # points of the midpoint rule for masses at the distinct scores (the cells': ≤ CELLS)
+
 
 def smooth_ece_from_masses(residual: np.ndarray, n: np.ndarray | float, sigma_min: float = SMECE_MIN_SIGMA,
                            near: float | None = None, iterations: int = 40) -> tuple[np.ndarray, np.ndarray]:
-    """SmoothECE (Błasiok & Nakkiran, ICLR 2024) from residual masses Σ(y − p̂) on equal cells of [0, 1].
+    """SmoothECE (Błasiok & Nakkiran, ICLR 2024) from residual masses Σ(y − p̂) on equal cells of [0, 1], each mass
+    at its cell's centre.
 
     smECE_σ = ∫₀¹ |(1/n) Σ_i K_σ(t, p̂_i)(y_i − p̂_i)| dt with K_σ the Gaussian kernel reflected at 0 and 1, and the
     bandwidth is the fixed point σ* = smECE_σ* (smECE_σ decreases in σ), floored at ``sigma_min`` as relplot does.
@@ -18,18 +22,55 @@ def smooth_ece_from_masses(residual: np.ndarray, n: np.ndarray | float, sigma_mi
     Works on batches (last axis = cells); ``near`` (a bandwidth) narrows the first bracket for resamples.
     Returns (smECE, σ*)."""
     residual = np.atleast_2d(np.asarray(residual, dtype=float))
-    batch, m = residual.shape
+    coef = sfft.dct(residual, type=2, axis=-1) / 2.0               # C_k = Σ_j r_j cos(πk t_j), t_j the centres
+    return _fixed_point(coef, n, sigma_min, near, iterations, residual.shape[1])
+
+
+def smooth_ece_at_points(points: np.ndarray, residual: np.ndarray, n: np.ndarray | float,
+                         sigma_min: float = SMECE_MIN_SIGMA, near: float | None = None,
+                         iterations: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    """The same from residual masses at given points of [0, 1] (the distinct scores: exact), by the cosine sums
+    C_k = Σ_j r_j cos(πk p_j) up to the frequency the smallest searched σ needs. With ``near`` the search starts
+    at σ ≥ near/4 (fewer frequencies); a row whose fixed point lies below that is searched again from ``sigma_min``.
+    Batches: ``residual`` is (batch, points)."""
+    points = np.asarray(points, dtype=float)
+    residual = np.atleast_2d(np.asarray(residual, dtype=float))
+    n = np.broadcast_to(np.asarray(n, dtype=float), (residual.shape[0],))
+    floor = sigma_min if near is None or not np.isfinite(near) else max(sigma_min, near / 4)
+    value, sigma = _at_points(points, residual, n, floor, near, iterations)
+    redo = (sigma <= floor) & (floor > sigma_min)
+    if redo.any():
+        value[redo], sigma[redo] = _at_points(points, residual[redo], n[redo], sigma_min, None, iterations)
+    return value, sigma
+
+
+def _at_points(points, residual, n, sigma_min, near, iterations) -> tuple[np.ndarray, np.ndarray]:
+    k = np.arange(_frequencies(sigma_min))
+    coef = np.concatenate([residual @ np.cos(np.pi * np.outer(points, block))      # bounded memory
+                           for block in np.array_split(k, max(1, k.size * points.size // (1 << 20)))], axis=1)
+    return _fixed_point(coef, n, sigma_min, near, iterations, max(EXACT_POINTS, k.size), EXACT_POINTS, 1e-11)
+
+
+def _frequencies(sigma: float) -> int:
+    """Frequencies k with e^{−π²k²σ²/2} ≥ 1e-34: beyond them a bandwidth σ leaves nothing."""
+    return int(np.ceil(4.0 / max(float(sigma), 1e-9)) + 1)
+
+
+def _fixed_point(coef: np.ndarray, n, sigma_min: float, near: float | None, iterations: int,
+                 m: int, least: int = 256, tol: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+    """σ* = smECE_σ* and smECE_σ* from the cosine coefficients of the residual masses (integrals on ``least`` to
+    ``m`` points; σ* to ``tol``)."""
+    batch = coef.shape[0]
     n = np.broadcast_to(np.asarray(n, dtype=float), (batch,))
-    coef = sfft.dct(residual, type=2, axis=-1) / 2.0               # C_k = Σ_j r_j cos(πk t_j)
     scale = np.maximum(n, 1)[:, None]
 
     def h(sigma: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """smECE_σ − σ (for all rows, or only the chosen ones: 0 elsewhere)."""
         if rows is None:
-            return _smece_at(coef, scale, sigma, m) - sigma
+            return _smece_at(coef, scale, sigma, m, least) - sigma
         out = np.zeros(batch)
         if rows.any():
-            out[rows] = _smece_at(coef[rows], scale[rows], sigma[rows], m) - sigma[rows]
+            out[rows] = _smece_at(coef[rows], scale[rows], sigma[rows], m, least) - sigma[rows]
         return out
 
     # Root of h (decreasing in σ) by the Illinois variant of regula falsi, inside a bracket [lo, hi].
@@ -55,15 +96,16 @@ def smooth_ece_from_masses(residual: np.ndarray, n: np.ndarray | float, sigma_mi
         h_hi = np.where(above, h_hi / 2, np.where(below, h_mid, h_hi))       # Illinois: halve the end kept
         h_lo = np.where(below, h_lo / 2, np.where(above, h_mid, h_lo))
         lo, hi = np.where(above, mid, lo), np.where(below, mid, hi)
-        active &= (hi - lo > 1e-6 * hi) & (np.abs(h_mid) > 1e-7)
+        active &= (hi - lo > 10 * tol * hi) & (np.abs(h_mid) > tol)
     sigma = np.where(at_floor, sigma_min, np.where(np.abs(h_lo) <= np.abs(h_hi), lo, hi))
-    return _smece_at(coef, scale, sigma, m), sigma
+    return _smece_at(coef, scale, sigma, m, least), sigma
 
 
-def _smece_at(coef: np.ndarray, scale: np.ndarray, sigma: np.ndarray, m: int) -> np.ndarray:
-    """smECE_σ for each row of DCT coefficients at its own σ, on a grid as fine as the smallest σ needs."""
-    kmax = int(min(m, np.ceil(4.0 / max(float(sigma.min()), 1e-9)) + 1))   # e^{−π²k²σ²/2} < 1e-34 beyond
-    length = int(min(m, max(256, 1 << int(np.ceil(np.log2(2 * kmax))))))
+def _smece_at(coef: np.ndarray, scale: np.ndarray, sigma: np.ndarray, m: int, least: int = 256) -> np.ndarray:
+    """smECE_σ for each row of cosine coefficients at its own σ: the midpoint rule on a grid as fine as the
+    smallest σ needs (``least`` to ``m`` points)."""
+    kmax = int(min(m, coef.shape[1], _frequencies(float(sigma.min()))))
+    length = int(min(m, max(least, 1 << int(np.ceil(np.log2(2 * kmax))))))
     k = np.arange(min(kmax, length))
     spectrum = np.zeros((coef.shape[0], length))
     spectrum[:, : k.size] = coef[:, : k.size] * np.exp(-((np.pi * k) ** 2 / 2.0)[None, :] * (sigma[:, None] ** 2))
@@ -71,14 +113,21 @@ def _smece_at(coef: np.ndarray, scale: np.ndarray, sigma: np.ndarray, m: int) ->
     return np.abs(rho).mean(-1)
 
 
-def smooth_ece(y: np.ndarray, score: np.ndarray, cells: int = CELLS) -> tuple[float, float]:
-    """SmoothECE of one set of rows. Returns (smECE, bandwidth σ*)."""
+def smooth_ece(y: np.ndarray, score: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, float]:
+    """SmoothECE of one set of rows (``weights``: rows per entry): masses at the distinct scores when there are at
+    most ``CELLS`` of them, else at the centres of ``CELLS`` equal cells. Returns (smECE, bandwidth σ*)."""
     score = np.asarray(score, dtype=float)
     if score.size == 0:
         return float("nan"), float("nan")
-    cell = _cell_index(score, cells)
-    residual = np.bincount(cell, weights=np.asarray(y, float) - score, minlength=cells)
-    value, sigma = smooth_ece_from_masses(residual, score.size)
+    gap = np.asarray(y, float) - score
+    if weights is not None:
+        gap = gap * weights
+    rows = score.size if weights is None else float(np.sum(weights))
+    distinct, at = np.unique(score, return_inverse=True)
+    if distinct.size <= CELLS:
+        value, sigma = smooth_ece_at_points(distinct, np.bincount(at.reshape(-1), weights=gap), rows)
+    else:
+        value, sigma = smooth_ece_from_masses(np.bincount(_cell_index(score), weights=gap, minlength=CELLS), rows)
     return float(value[0]), float(sigma[0])
 
 

@@ -79,9 +79,9 @@ def draw_frame(benefit: bool, reference: bool) -> None:
         if benefit:
             st.radio("Beneficial outcome", list(_ui.BENEFIT_LABELS), format_func=_ui.BENEFIT_LABELS.get,
                      key=_ui.BENEFIT, persist_state="session", help=BENEFIT_HELP)
-        if reference:
-            st.selectbox("Reference group", _ui.reference_choices(pred, st.session_state[_ui.ATTRIBUTE]),
-                         key=_ui.REFERENCE, help=REFERENCE_HELP)
+        groups = _ui.reference_choices(pred, st.session_state[_ui.ATTRIBUTE])
+        if reference and groups:
+            st.selectbox("Reference group", groups, key=_ui.REFERENCE, help=REFERENCE_HELP)
         link = _ui.keep_view_in_address(_ui.context())
         with st.expander("Link to this view"):
             st.code(link, language=None, wrap_lines=True)

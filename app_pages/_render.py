@@ -40,11 +40,10 @@ def table_frame(item: Table):
     for column in frame.columns:
         kind = item.formats.get(column)
         heading = item.heading(column)
-        if kind in ("int", "num", "num2", "num4") and not frame[column].isna().any():
-            config[heading] = _number_column(kind)       # numbers stay numbers (sortable) when all are defined
-        else:                                  # "undefined", p-values, intervals: as the report reads them
-            if kind is not None or frame[column].dtype == object:
-                frame[column] = item.formatted()[heading].values
+        if kind in ("int", "num", "num2", "num4"):
+            config[heading] = _number_column(kind)       # numbers stay numbers (sortable); undefined is empty
+        elif kind is not None or frame[column].dtype == object:
+            frame[column] = item.formatted()[heading].values     # p-values, intervals, text: as the report reads
     frame.columns = [item.heading(c) for c in frame.columns]
     return frame, config
 

@@ -20,7 +20,9 @@ from fairviz.core.markup import md
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
+from fairviz.calibration import CalibrationParams
 from fairviz.findings import FindingsParams
+from fairviz.residuals import RDFParams
 from fairviz.report.findings import sample_settings
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 
@@ -126,12 +128,15 @@ def settle_frame(pred: Predictions) -> None:
     _apply_link(state, pred)
     groups = reference_choices(pred, state[ATTRIBUTE])
     if state.get(REFERENCE) not in groups:
-        state[REFERENCE] = default_reference(pred, state[ATTRIBUTE])
+        state[REFERENCE] = default_reference(pred, state[ATTRIBUTE]) if groups else None
 
 
 def reference_choices(pred: Predictions, attribute: str) -> list[str]:
-    """The groups of ``attribute``, largest first."""
-    view = pred.groups(attribute)
+    """The groups of ``attribute``, largest first (none when the attribute cannot be used: the page says why)."""
+    try:
+        view = pred.groups(attribute)
+    except DataError:
+        return []
     return [view.names[g] for g in sorted(range(len(view.names)), key=lambda g: -view.sizes[g])]
 
 
@@ -342,17 +347,23 @@ def current_sample():
     return samples().get(key) if key else None
 
 
-def audit(ctx: Context):
-    """The whole audit for the frame's choices, as ``fairviz audit`` runs it: computed once per server in the
-    analysis pool (slots, a progress bar), and shared by the Summary and the report downloads."""
+# The Summary's audit: every point estimate and the exact tests (rate gaps, OFI), no resampling, so Home opens in
+# seconds even with a hundred groups (the full audit of 100 groups of 40 rows took 147 s here, this one 3.5 s).
+SUMMARY_PARAMS = dict(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
+
+
+def audit(ctx: Context, full: bool = False):
+    """The audit for the frame's choices, as ``fairviz audit`` runs it (``full``: with every resampled interval
+    and test; else the Summary's quick audit), computed once per server in the analysis pool with a progress bar."""
     findings, words = sample_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
-    key = _audit_key(ctx)
+    quick = {} if full else SUMMARY_PARAMS
 
     def compute(progress):
         return run_audit(ctx.pred, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
-                                               findings=findings, words=words, progress=progress))
+                                               findings=findings, words=words, progress=progress, **quick))
 
-    return cached_with_progress("audit", key, compute, "Running the audit", max_entries=8)
+    return cached_with_progress("audit_full" if full else "audit_summary", _audit_key(ctx), compute,
+                                "Running the full audit" if full else "Summarising", max_entries=8)
 
 
 def _audit_key(ctx: Context) -> tuple:
@@ -360,27 +371,36 @@ def _audit_key(ctx: Context) -> tuple:
             *sample_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference)))
 
 
-def report_downloads(ctx: Context, result) -> None:
-    """The audit as the CLI writes it: JSON, the self-contained HTML report and, on request, its PDF."""
+def report_downloads(ctx: Context) -> None:
+    """The full audit as the CLI writes it — JSON, the self-contained HTML report and, on request, its PDF — run
+    when asked, in the analysis pool (a slot, a progress bar, shared by every visitor asking the same)."""
+    key = _audit_key(ctx)
+    if st.session_state.get("report_key") != key:
+        if st.button("Prepare the full report", help="Every analysis with its resampled intervals and tests, as "
+                                                     "`fairviz audit` runs it; its Summary covers every comparison."):
+            audit(ctx, full=True)
+            st.session_state["report_key"] = key
+            st.rerun()
+        return
+    result = audit(ctx, full=True)
     stem = safe_stem(ctx.pred.source)
     c1, c2, c3 = st.columns(3)
     c1.download_button("Download JSON", json.dumps(result.data, indent=2).encode(), f"{stem}_audit.json",
                        "application/json")
     from app_pages import _jobs
-    html = _jobs.run("report_html", _audit_key(ctx), "Writing the report", lambda progress: result.to_html().encode(),
+    html = _jobs.run("report_html", key, "Writing the report", lambda progress: result.to_html().encode(),
                      pool="analysis", keep=4)
     c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")
-    pdf_key = ("pdf", ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit)
-    if st.session_state.get("pdf_key") == pdf_key:
+    if st.session_state.get("pdf_key") == key:
         c3.download_button("Download PDF", st.session_state["pdf"], f"{stem}_audit.pdf", "application/pdf")
     elif c3.button("Prepare the PDF", help="Headless Chromium prints the HTML report (Summary first)."):
         try:
-            st.session_state["pdf"] = _jobs.run("pdf", pdf_key, "Printing the report",
+            st.session_state["pdf"] = _jobs.run("pdf", key, "Printing the report",
                                                 lambda progress: html_to_pdf(html.decode()), pool="heavy", keep=4)
         except PdfUnavailable as err:
             st.warning(md(str(err)))
             return
-        st.session_state["pdf_key"] = pdf_key
+        st.session_state["pdf_key"] = key
         st.rerun()
 
 

@@ -115,9 +115,9 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, then its downloads."""
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)} at τ = {ctx.threshold:.2f}")
-    result = _ui.audit(ctx)
-    _render.render(result.summary_display())
-    _ui.report_downloads(ctx, result)
+    _render.render(_ui.audit(ctx).summary_display())
+    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
+    _ui.report_downloads(ctx)
 
 
 def _summary(pred) -> None:

@@ -2,10 +2,11 @@
 how sure we are)."""
 from fairviz.findings.analysis import default_words, summarise
 from fairviz.findings.candidates import reference_group
-from fairviz.findings.readings import finding_text, headline_text, policy_text, small_group_text, unremarkable_text
+from fairviz.findings.readings import (finding_text, headline_text, policy_text, small_group_text, unremarkable_text,
+                                      untested_text)
 from fairviz.findings.results import (KIND_TITLES, KINDS, Candidate, Finding, FindingsAudit, FindingsParams,
                                       OutcomeWords, SmallGroup)
 
 __all__ = ["KINDS", "KIND_TITLES", "Candidate", "Finding", "FindingsAudit", "FindingsParams", "OutcomeWords",
            "SmallGroup", "default_words", "finding_text", "headline_text", "policy_text", "reference_group",
-           "small_group_text", "summarise", "unremarkable_text"]
+           "small_group_text", "summarise", "unremarkable_text", "untested_text"]

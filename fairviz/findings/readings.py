@@ -65,6 +65,14 @@ def unremarkable_text(audit: FindingsAudit) -> Text | None:
                 kinds=", ".join(KIND_TITLES[k] for k in kinds))
 
 
+def untested_text(audit: FindingsAudit) -> Text | None:
+    kinds = audit.untested_kinds()
+    if not kinds:
+        return None
+    return text("Not tested here: {kinds} (their tests resample the rows; the full report has them).", "note",
+                kinds=", ".join(KIND_TITLES[k] for k in kinds))
+
+
 def policy_text(audit: FindingsAudit) -> Text:
     p = audit.params
     thresholds = ", ".join(f"{KIND_TITLES[k]} ≥ {v:g}" for k, v in p.materiality)

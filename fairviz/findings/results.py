@@ -115,6 +115,12 @@ class FindingsAudit:
 
     def unremarkable_kinds(self) -> tuple[str, ...]:
         """Kinds that were tested on large groups and gave no headline finding."""
-        tested = {f.candidate.kind for f in self.findings if f.large_enough}
+        tested = {f.candidate.kind for f in self.findings if f.large_enough and f.candidate.p_value is not None}
         flagged = {f.candidate.kind for f in self.findings if f.headline}
         return tuple(k for k in KINDS if k in tested and k not in flagged)
+
+    def untested_kinds(self) -> tuple[str, ...]:
+        """Kinds compared without a test (their intervals need resampling, which this audit skipped)."""
+        present = {f.candidate.kind for f in self.findings}
+        tested = {f.candidate.kind for f in self.findings if f.candidate.p_value is not None}
+        return tuple(k for k in KINDS if k in present and k not in tested)

@@ -7,7 +7,7 @@ from dataclasses import replace
 from fairviz.core.display import Bullets, Group, Item
 from fairviz.data import Sample
 from fairviz.findings import (FindingsAudit, FindingsParams, OutcomeWords, finding_text, headline_text, policy_text,
-                              small_group_text, unremarkable_text)
+                              small_group_text, unremarkable_text, untested_text)
 
 
 def sample_settings(sample: Sample | None, attribute: str, base: FindingsParams = FindingsParams()
@@ -42,6 +42,7 @@ def findings_to_dict(audit: FindingsAudit) -> dict:
         "top": [row(f) for f in audit.top],
         "material_count": audit.material_count,
         "unremarkable": list(audit.unremarkable_kinds()),
+        "untested": list(audit.untested_kinds()),
         "too_small": [{"group": s.group, "n": s.n, "benefit_rate": s.benefit_rate,
                        "match_p_adjusted": s.match_p_adjusted,
                        "sentence": small_group_text(s, audit.params.min_group_size).plain()}
@@ -56,9 +57,9 @@ def display(audit: FindingsAudit) -> list[Item]:
     items: list[Item] = [headline_text(audit)]
     if audit.top:
         items.append(Bullets(tuple(finding_text(f, audit, "plain") for f in audit.top), "finding"))
-    quiet = unremarkable_text(audit)
-    if quiet is not None:
-        items.append(quiet)
+    for note in (unremarkable_text(audit), untested_text(audit)):
+        if note is not None:
+            items.append(note)
     if audit.small_groups:
         items.append(Bullets(tuple(small_group_text(s, audit.params.min_group_size) for s in audit.small_groups),
                              "note"))

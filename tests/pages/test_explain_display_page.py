@@ -15,7 +15,8 @@ from fairviz.explain import results as xresults
 from fairviz.report.explain import disparity_display
 from fairviz.report.render import to_html
 from tests.conftest import ROOT
-from tests.report.test_explain_display import HOSTILE, _html_tables, _same, hostile_result
+from tests.html_tables import html_tables
+from tests.report.test_explain_display import HOSTILE, _same, hostile_result
 
 PAGE = "app_pages/explanations.py"
 
@@ -46,7 +47,7 @@ def test_page_table_equals_html_table_equals_json_cells(bh):
     report = compare(result, correction="bh" if bh else "none")
     items = disparity_display(result, report)
     table = tables(items)["explanation_tests"]
-    html = next(t for t in _html_tables(to_html(items)) if "p (Mann–Whitney)" in t[0])
+    html = next(t for t in html_tables(to_html(items)) if "p (Mann–Whitney)" in t[0])
     assert list(page.columns) == html[0] == list(table.formatted().columns)
     formatted = table.formatted()
     numeric = {table.heading(c) for c, kind in table.formats.items() if kind in ("int", "num")}

@@ -72,7 +72,8 @@ def test_a_failure_shows_no_traceback_and_no_server_path(monkeypatch):
     shown = "\n".join(_markdown_texts(at)) + "\n".join(c.value for c in at.code)
     assert "Something went wrong" in shown and "incident" in shown
     assert ".ssh" not in shown and "Traceback" not in shown and "RuntimeError" not in shown
-    assert not at.code and not any(e.label == "Technical details" for e in at.expander)
+    assert not at.main.code and not any(e.label == "Technical details" for e in at.expander)   # (the sidebar's code
+    # block is the link to this view)
 
 
 def test_too_many_groups_in_an_intersection_is_a_message_not_a_crash():
@@ -94,9 +95,10 @@ def test_a_refresh_after_an_upload_says_the_sample_replaced_it():
     at.query_params["data"] = "upload"                   # the address bar of a tab that had an upload
     at.run()
     assert not at.exception
-    assert any("This session restarted" in w.value and "Upload it again" in w.value for w in at.warning)
+    assert any("This view was of an uploaded file" in w.value and "Upload the file again" in w.value
+               for w in at.warning)
     plain = AppTest.from_file(str(ROOT / "app.py"), default_timeout=180).run()
-    assert not any("This session restarted" in w.value for w in plain.warning)
+    assert not any("uploaded file" in w.value for w in plain.warning)
 
 
 def test_an_upload_marks_the_address_bar_so_a_refresh_can_tell():

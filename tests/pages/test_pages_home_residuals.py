@@ -8,6 +8,7 @@ from fairviz.residuals import RDFParams, analyse
 from fairviz.data.samples import load_sample, samples
 from fairviz.report.audit import AuditParams, run_audit
 
+from app_pages import _ui
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
 
@@ -81,15 +82,18 @@ def test_sidebar_choices_survive_page_switches():
     assert at.slider(key="threshold").value == pytest.approx(0.63)
 
 
-def test_home_opens_on_the_summary_and_offers_the_report_of_the_same_audit():
+def test_home_opens_on_the_summary_and_prepares_the_full_report_on_request():
     at = _app()
     at.selectbox(key="sample_choice").set_value("synthetic").run()
     assert not at.exception
     assert at.subheader[0].value.startswith("Summary: ")
-    assert [b.label for b in at.get("download_button")] == ["Download JSON", "Download HTML report"]
     sample = samples()["synthetic"]
-    audit = run_audit(load_sample("synthetic"), AuditParams(attribute="group", threshold=sample.threshold,
-                                                            benefit=sample.benefit))
-    top = audit.findings.top[0]
+    quick = run_audit(load_sample("synthetic"), AuditParams(attribute="group", threshold=sample.threshold,
+                                                            benefit=sample.benefit, **_ui.SUMMARY_PARAMS))
+    top = quick.findings.top[0]
     shown = "\n".join(m.value for m in at.markdown).replace("\\", "").replace("*", "")
     assert top.candidate.group in shown and f"{top.candidate.effect:+.3f}" in shown
+    assert any("Not tested here" in c.value for c in at.caption)          # the resampled comparisons: in the report
+    next(b for b in at.button if b.label == "Prepare the full report").click().run()
+    assert not at.exception
+    assert [b.label for b in at.get("download_button")] == ["Download JSON", "Download HTML report"]

@@ -14,6 +14,7 @@ from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, 
 from fairviz.core.markup import csv_bytes
 from fairviz.data.samples import match_sample
 from fairviz.explain.run import ExplainParams
+from fairviz.report.api import add_engine, sample_settings
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.residuals import dstar_rows
 from fairviz.report.explain import ExplainAuditParams
@@ -138,9 +139,8 @@ def run(args) -> int:
                                          calibration=calibration, benefit=args.benefit, match=match,
                                          cps_lambda=args.cps_lambda, explain=explain))
     if stats is not None:
-        audit.data["engine"] = stats.to_dict()
-        audit.data["mapping"] = mapping.to_dict()      # the roles as chosen (the table itself carries only some)
-    if note:
+        add_engine(audit, stats, mapping, note)
+    elif note:
         audit.data["notes"].append(note)
     if args.dstar:
         rows = dstar_rows(engine, source, stats, pred, audit.results["residuals"])
@@ -188,16 +188,5 @@ def open_source(args):
 def apply_sample_settings(args, sample):
     """Fill the threshold and benefit the user did not set: a bundled sample's own, else 0.5 and 'positive'.
     Returns (args, note), the note saying which settings came from the sample (empty when none did)."""
-    from_sample = []
-    if args.threshold is None:
-        args.threshold = sample.threshold if sample is not None else 0.5
-        if sample is not None:
-            from_sample.append(f"threshold {sample.threshold:g}")
-    if args.benefit is None:
-        args.benefit = sample.benefit if sample is not None else "positive"
-        if sample is not None:
-            from_sample.append(f"benefit = the {sample.benefit} prediction")
-    if sample is None or not from_sample:
-        return args, ""
-    return args, (f"This file is the bundled sample '{sample.title}': its settings apply ({', '.join(from_sample)}), "
-                  "as in the app; pass --threshold/--benefit to change them.")
+    args.threshold, args.benefit, note = sample_settings(args.threshold, args.benefit, sample)
+    return args, note

@@ -248,12 +248,10 @@ class Engine:
         return self._spark
 
     def _spark_connect(self, SparkSession):
-        try:
-            from pyspark.sql.connect.utils import check_dependencies
-            check_dependencies("pyspark.sql.connect")
-        except ImportError as err:
-            raise DataError(f"Spark Connect (sc://) needs the Connect client's packages (pip install "
-                            f"'pyspark[connect]==4.3.0'): {err}.") from None
+        missing = connect_client_missing()
+        if missing:
+            raise DataError(f"Spark Connect (sc://) needs the Connect client's packages: pip install "
+                            f"'pyspark[connect]==4.3.0' ({', '.join(missing)} missing).")
         try:
             spark = SparkSession.builder.remote(self.master).getOrCreate()
             for key, value in _SPARK_SQL_CONF.items():
@@ -546,6 +544,23 @@ class Engine:
 
 _SPARK_SQL_CONF = {"spark.sql.ansi.enabled": "true", "spark.sql.ansi.doubleQuotedIdentifiers": "true",
                    "spark.sql.shuffle.partitions": "8"}
+
+
+def connect_client_missing() -> list[str]:
+    """The Spark Connect client's packages that are not installed (pyspark's own check exits the interpreter when
+    it runs outside a script)."""
+    import importlib.util
+    modules = {"grpcio": "grpc", "grpcio-status": "grpc_status", "googleapis-common-protos": "google.rpc",
+               "zstandard": "zstandard"}
+    missing = []
+    for package, module in modules.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            missing.append(package)
+    return missing
 
 
 def _first_line(err: BaseException) -> str:

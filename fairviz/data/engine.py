@@ -435,7 +435,7 @@ class Engine:
             return DataError(f"--query runs read-only and the {self.kind} engine refused a write: {first}")
         if isinstance(source, Query):
             return DataError(f"The query failed on {self.kind}: {first}")
-        if "httpfs" in lowered or "autoinstall" in lowered or "extension" in lowered:
+        if isinstance(source, Location) and self.kind == "duckdb" and ("httpfs" in lowered or "extension" in lowered):
             return DataError("DuckDB reads URLs through its httpfs extension, which is not installed: install it "
                              "once (see docs/engines.md) or use --engine spark.")
         return DataError(f"The {self.kind} engine could not read the data: {first}")

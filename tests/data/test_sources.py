@@ -109,6 +109,15 @@ def test_urls_are_passed_to_the_engine_untouched():
         locate("hdfs_mirror/scored", "spark", local_master=True)
 
 
+def test_duckdb_never_downloads_an_extension_to_read_a_url(capsys):
+    """s3:// needs DuckDB's httpfs extension: it is named, never fetched at run time (no traffic leaves the machine)."""
+    installed = duckdb.sql("SELECT installed FROM duckdb_extensions() WHERE extension_name = 'httpfs'").fetchone()
+    if installed and installed[0]:
+        pytest.skip("httpfs is installed here: DuckDB would really try the bucket")
+    assert main(["audit", "s3://bucket/scored.parquet"]) == 2
+    assert "DuckDB reads URLs through its httpfs extension, which is not installed" in capsys.readouterr().err
+
+
 def test_table_names_and_queries_are_checked_before_any_engine_runs():
     assert table_name("main.compas") == "main.compas" and table_name('"odd name"."t"') == '"odd name"."t"'
     for bad in ("compas; DROP TABLE compas", "a b", "x.y.z.w", ""):

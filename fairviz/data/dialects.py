@@ -1,8 +1,8 @@
 """What differs between the engines' SQL, in one place: the reduction and the row query are one text otherwise.
 
-DuckDB and Spark SQL (with ``spark.sql.ansi.doubleQuotedIdentifiers``) read the text as written; PostgreSQL names
-the 64-bit float ``DOUBLE PRECISION``, has no ``isnan`` (its NaN equals itself, unlike IEEE) and calls a few types
-differently. Everything else — FLOOR, CASE, COUNT/MIN/MAX/SUM, GROUP BY, ROW_NUMBER() OVER — is standard SQL that
+DuckDB reads the text as written; Spark quotes names with backticks (so that a session it did not configure — a user's
+Spark DataFrame — reads it too); PostgreSQL names the 64-bit float ``DOUBLE PRECISION``, has no ``isnan`` (its NaN
+equals itself, unlike IEEE) and calls a few types differently. Everything else — FLOOR, CASE, COUNT/MIN/MAX/SUM, GROUP BY, ROW_NUMBER() OVER — is standard SQL that
 all three run unchanged.
 """
 from __future__ import annotations
@@ -18,10 +18,11 @@ class Dialect:
     name: str
     double: str = "DOUBLE"                 # the 64-bit float type in CAST
     nan_test: str = "isnan({})"            # true for NaN only
+    quote_mark: str = '"'                  # around a quoted identifier (doubled inside it)
 
     def quote(self, name: str) -> str:
-        """A quoted identifier: double quotes in all three (Spark with spark.sql.ansi.doubleQuotedIdentifiers)."""
-        return '"' + str(name).replace('"', '""') + '"'
+        """A quoted identifier."""
+        return self.quote_mark + str(name).replace(self.quote_mark, self.quote_mark * 2) + self.quote_mark
 
     def as_double(self, expression: str) -> str:
         return f"CAST({expression} AS {self.double})"
@@ -37,6 +38,6 @@ class Dialect:
 
 
 DUCKDB = Dialect("duckdb")
-SPARK = Dialect("spark")
+SPARK = Dialect("spark", quote_mark="`")
 POSTGRES = Dialect("postgres", double="DOUBLE PRECISION", nan_test="({} = 'NaN')")
 DIALECTS = {d.name: d for d in (DUCKDB, SPARK, POSTGRES)}

@@ -111,7 +111,8 @@ def test_urls_are_passed_to_the_engine_untouched():
 
 def test_duckdb_never_downloads_an_extension_to_read_a_url(capsys):
     """s3:// needs DuckDB's httpfs extension: it is named, never fetched at run time (no traffic leaves the machine)."""
-    installed = duckdb.connect().execute("SELECT installed FROM duckdb_extensions() WHERE extension_name = 'httpfs'").fetchone()
+    installed = duckdb.connect().execute("SELECT installed FROM duckdb_extensions() "
+                                         "WHERE extension_name = 'httpfs'").fetchone()
     if installed and installed[0]:
         pytest.skip("httpfs is installed here: DuckDB would really try the bucket")
     assert main(["audit", "s3://bucket/scored.parquet"]) == 2

@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -252,8 +253,11 @@ class Engine:
         if missing:
             raise DataError(f"Spark Connect (sc://) needs the Connect client's packages: pip install "
                             f"'pyspark[connect]==4.3.0' ({', '.join(missing)} missing).")
+        _reachable(self.master)
         try:
-            spark = SparkSession.builder.remote(self.master).getOrCreate()
+            with warnings.catch_warnings():      # pyspark's nag about pandas 3 would break the CLI's one-line errors
+                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+                spark = SparkSession.builder.remote(self.master).getOrCreate()
             for key, value in _SPARK_SQL_CONF.items():
                 spark.conf.set(key, value)
         except Exception as err:  # noqa: BLE001 - grpc raises its own types when the server is not there
@@ -544,6 +548,19 @@ class Engine:
 
 _SPARK_SQL_CONF = {"spark.sql.ansi.enabled": "true", "spark.sql.ansi.doubleQuotedIdentifiers": "true",
                    "spark.sql.shuffle.partitions": "8"}
+
+
+def _reachable(url: str, seconds: float = 10.0) -> None:
+    """Refuse at once a Spark Connect endpoint that nothing listens on (the client would retry for minutes)."""
+    import socket
+    from urllib.parse import urlsplit
+    parts = urlsplit(url.split(";", 1)[0])
+    try:
+        with socket.create_connection((parts.hostname or "localhost", parts.port or 15002), timeout=seconds):
+            return
+    except (OSError, ValueError) as err:
+        raise DataError(f"Could not reach the Spark Connect server at {parts.hostname}:{parts.port or 15002} "
+                        f"({err.strerror or err}).") from None
 
 
 def connect_client_missing() -> list[str]:

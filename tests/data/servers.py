@@ -107,14 +107,16 @@ def spark_standalone(folder: Path):
     spark_class = str(spark_home() / "bin" / "spark-class")
     logs = [open(folder / name, "wb") for name in ("master.log", "worker.log")]
     master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", LOOPBACK, "--port",
-                               str(port), "--webui-port", str(free_port())], env=env, stdout=logs[0], stderr=logs[0])
+                               str(port), "--webui-port", str(free_port())], env=env, stdout=logs[0], stderr=logs[0],
+                              cwd=folder)
     worker = None
     try:
         _wait_for_port(port, 90, master)
         url = f"spark://{LOOPBACK}:{port}"
         worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", LOOPBACK,
                                    "--cores", "1", "--memory", "1g", "--webui-port", str(free_port()),
-                                   "--work-dir", str(folder / "work")], env=env, stdout=logs[1], stderr=logs[1])
+                                   "--work-dir", str(folder / "work")], env=env, stdout=logs[1], stderr=logs[1],
+                                  cwd=folder)
         deadline = time.monotonic() + 90
         while b"Successfully registered with master" not in (folder / "worker.log").read_bytes():
             if time.monotonic() > deadline or worker.poll() is not None:
@@ -144,7 +146,8 @@ def spark_connect_server(folder: Path):
          "--master", "local[2]", "--conf", f"spark.connect.grpc.binding.port={port}",
          "--conf", f"spark.connect.grpc.binding.address={LOOPBACK}", "--conf", "spark.ui.enabled=false",
          "--conf", f"spark.driver.host={LOOPBACK}", "--conf", f"spark.driver.bindAddress={LOOPBACK}",
-         "spark-internal"], env=env, stdout=log, stderr=log)
+         "--conf", f"spark.sql.warehouse.dir={folder / 'warehouse'}",        # its tables stay in its own folder
+         "spark-internal"], env=env, stdout=log, stderr=log, cwd=folder)
     try:
         _wait_for_port(port, 120, server)
         yield f"sc://{LOOPBACK}:{port}"

@@ -242,6 +242,7 @@ class Engine:
                 from pyspark.sql import SparkSession
             except ImportError:
                 raise DataError("--engine spark needs pyspark (pip install pyspark==4.3.0) and Java 17.") from None
+            _quiet_pyspark_loggers()
             if self.connect:
                 self._spark = self._spark_connect(SparkSession)
             else:
@@ -300,6 +301,7 @@ class Engine:
 
     def _register(self, source) -> None:
         """Make ``source`` the relation that the SQL reads (``self._relation``)."""
+        self._source = source                   # named in the engine's errors
         if self.kind == "postgres":
             self._relation = self._postgres_relation(source)
         elif self.kind == "duckdb":
@@ -309,7 +311,6 @@ class Engine:
                 self._spark = source.data.sparkSession          # a Spark DataFrame is reduced on its own session
             self._relation = "__fairviz_src"
             self._spark_frame(source).createOrReplaceTempView(self._relation)
-        self._source = source
 
     def _duckdb_relation(self, source) -> str:
         con = self._duckdb()
@@ -548,6 +549,17 @@ class Engine:
 
 _SPARK_SQL_CONF = {"spark.sql.ansi.enabled": "true", "spark.sql.ansi.doubleQuotedIdentifiers": "true",
                    "spark.sql.shuffle.partitions": "8"}
+
+
+def _quiet_pyspark_loggers() -> None:
+    """pyspark logs every failed query to stderr as JSON; the engine says it once, as one sentence (DataError)."""
+    import logging
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _reachable(url: str, seconds: float = 10.0) -> None:

@@ -174,8 +174,9 @@ def _magic(path: str) -> bytes:
 
 def locate(path: str | Path, engine: str, local_master: bool = True) -> Files | Location:
     """A path or URL as ``engine`` should read it. A scheme (``s3a://`` …) is passed untouched when the engine reads
-    it; a local path keeps today's resolution, except that Spark on a cluster is given a path that is not on this
-    machine as written (its executors resolve it on the cluster's default filesystem)."""
+    it. A path without one keeps its resolution on this machine for DuckDB and Spark in local mode; Spark on a cluster
+    is given it as written, since its executors cannot read the driver's disk: the cluster resolves it on its own
+    default filesystem (HDFS, say), and ``file:///…`` names a disk that every node shares."""
     text = str(path)
     scheme = scheme_of(text)
     if scheme is not None:
@@ -187,7 +188,7 @@ def locate(path: str | Path, engine: str, local_master: bool = True) -> Files | 
     if engine == "postgres":
         raise DataError("--engine postgres audits a table or a query of the database: give --table NAME or "
                         "--query 'SELECT …' instead of a path.")
-    if engine == "spark" and not local_master and not any(ch in text for ch in "*?[") and not Path(text).exists():
+    if engine == "spark" and not local_master:
         return Location(text)
     return resolve(text)
 

@@ -103,10 +103,12 @@ def test_urls_are_passed_to_the_engine_untouched():
     assert locate("file:///data/p.csv", "spark").format == "csv"
     assert locate("gs://b/p.parquet", "duckdb").url == "gs://b/p.parquet"
     assert isinstance(locate("assets/compas.csv", "spark"), Files)                 # local paths: today's resolution
-    # a cluster's executors resolve a path that is not on this machine on the cluster's own filesystem
-    assert locate("hdfs_mirror/scored", "spark", local_master=False) == Location("hdfs_mirror/scored")
     with pytest.raises(DataError, match="File not found"):
         locate("hdfs_mirror/scored", "spark", local_master=True)
+    # a cluster's executors cannot read the driver's disk: the cluster resolves the path on its own filesystem, even
+    # when a folder of that name is here too
+    for path in ("hdfs_mirror/scored", "assets/compas.csv", "parts/*.parquet"):
+        assert locate(path, "spark", local_master=False) == Location(path)
 
 
 def test_duckdb_never_downloads_an_extension_to_read_a_url(capsys):

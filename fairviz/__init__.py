@@ -4,3 +4,11 @@ from fairviz.data import ColumnMapping, DataError, Predictions, build_prediction
 __all__ = ["ColumnMapping", "DataError", "Predictions", "build_predictions", "guess_mapping", "load_predictions",
            "read_table"]
 __version__ = "0.1.0"            # the one place the version is written (pyproject.toml reads it)
+
+
+def __getattr__(name):
+    """``fairviz.audit``: the Python API (``fairviz.report.api.audit``), imported on first use only."""
+    if name == "audit":
+        from fairviz.report.api import audit
+        return audit
+    raise AttributeError(f"module 'fairviz' has no attribute {name!r}")

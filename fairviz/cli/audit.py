@@ -1,4 +1,5 @@
-"""``fairviz audit PATH ...``: every classification section of the audit as JSON, HTML and a terminal summary."""
+"""``fairviz audit PATH|--table NAME|--query SQL ...``: every classification section of the audit as JSON, HTML and a
+terminal summary, the rows reduced where they live (DuckDB, Spark, Spark Connect, PostgreSQL)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,10 +9,12 @@ from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
-from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine, resolve
+from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
+from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, read_only_query, table_name
 from fairviz.core.markup import csv_bytes
 from fairviz.data.samples import match_sample
 from fairviz.explain import ExplainParams
+from fairviz.report.api import add_engine, sample_settings
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.explain import ExplainAuditParams
 from fairviz.report.summary import summary
@@ -20,13 +23,25 @@ from fairviz.sample_size.analysis import MatchParams
 
 
 def add_parser(commands) -> None:
-    audit = commands.add_parser("audit", help="audit a predictions file (CSV, Parquet, or a folder/glob of Parquet) "
-                                              "and write JSON/HTML")
-    audit.add_argument("path", help="CSV or Parquet file, or a folder or glob of Parquet files, one row per prediction")
+    audit = commands.add_parser("audit", help="audit predictions (a CSV/Parquet file, a folder/glob of Parquet, a URL, "
+                                              "a table or a query) and write JSON/HTML")
+    audit.add_argument("path", nargs="?",
+                       help="CSV or Parquet file, or a folder or glob of Parquet files, one row per prediction; a URL "
+                            "with a scheme (s3a://, hdfs://, gs://, abfss://, file://) is passed to the engine as is")
+    audit.add_argument("--table", help="audit a table instead of a path: of the Spark catalog, of --database FILE.duckdb, "
+                                       "or of the PostgreSQL database")
+    audit.add_argument("--query", help="audit the rows of a read-only query (SELECT or WITH) on the engine")
+    audit.add_argument("--database", help="a DuckDB database file (opened read-only) for --table and --query")
     audit.add_argument("--engine", choices=ENGINES, default="duckdb",
                        help="what reduces the rows to counts per (group, label, score): 'duckdb' (embedded, reads "
-                            "files larger than memory) or 'spark' (a cluster; Java needed)")
-    audit.add_argument("--spark-master", help=f"Spark master URL for --engine spark (default {DEFAULT_SPARK_MASTER})")
+                            "files larger than memory), 'spark' (a cluster; Java needed) or 'postgres' (inside the "
+                            "database)")
+    audit.add_argument("--spark-master", help=f"Spark master URL for --engine spark (default {DEFAULT_SPARK_MASTER}); "
+                                              "sc://host:port uses Spark Connect")
+    audit.add_argument("--spark-remote", help="a Spark Connect endpoint, sc://host:port (the same as --spark-master "
+                                              "sc://…)")
+    audit.add_argument("--dsn", help="PostgreSQL connection string or URL without a password (libpq reads PGPASSWORD "
+                                     "or ~/.pgpass); omitted: the PG* environment variables")
     audit.add_argument("--memory-limit", help="DuckDB memory limit, e.g. '2GB' (larger inputs spill to disk)")
     audit.add_argument("--label", help="label column (binary); guessed from the names when omitted")
     audit.add_argument("--score", help="score column: predicted probability of the positive class, in [0, 1]")
@@ -76,12 +91,9 @@ def run(args) -> int:
     if args.max_groups < 2 or args.max_pair_groups < 2:
         raise DataError("--max-groups and --max-pair-groups must be at least 2.")
     limits = GroupLimits(max_groups=args.max_groups, max_pair_groups=args.max_pair_groups)
-    if args.spark_master and args.engine != "spark":
-        raise DataError("--spark-master needs --engine spark.")
-    engine = Engine(args.engine, master=args.spark_master, memory_limit=args.memory_limit)
-    source = resolve(args.path)
+    engine, source = open_source(args)
     frame = engine.preview(source)
-    sample = match_sample(args.path)
+    sample = match_sample(args.path) if isinstance(source, Files) else None
     args, note = apply_sample_settings(args, sample)
     guess = sample.mapping if sample is not None else guess_mapping(frame)
     mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
@@ -96,6 +108,8 @@ def run(args) -> int:
         if out is not None and str(out) != "-" and not Path(out).parent.is_dir():
             raise DataError(f"Cannot write '{out}': the folder '{Path(out).parent}' does not exist.")
     if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
+        if not isinstance(source, Files):
+            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
         if source.format != "csv" and len(source.files) > 1:
             raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
         columns = [c for c in (mapping.label, mapping.score, *mapping.groups, mapping.text, mapping.row_id) if c]
@@ -124,9 +138,8 @@ def run(args) -> int:
                                          calibration=calibration, benefit=args.benefit, match=match,
                                          cps_lambda=args.cps_lambda, explain=explain))
     if stats is not None:
-        audit.data["engine"] = stats.to_dict()
-        audit.data["mapping"] = mapping.to_dict()      # the roles as chosen (the table itself carries only some)
-    if note:
+        add_engine(audit, stats, mapping, note)
+    elif note:
         audit.data["notes"].append(note)
     if args.dstar:
         rows = dstar_rows(engine, source, stats, pred, audit.results["residuals"])
@@ -138,19 +151,41 @@ def run(args) -> int:
     return 0
 
 
+def open_source(args):
+    """The engine and the source that the arguments name; every mismatch is one plain sentence."""
+    given = [flag for flag, value in (("a path", args.path), ("--table", args.table), ("--query", args.query))
+             if value is not None]
+    if len(given) != 1:
+        raise DataError("Give what to audit: a path, --table NAME or --query 'SELECT …'." if not given else
+                        f"Give one source to audit, not {' and '.join(given)}.")
+    if args.spark_remote and args.spark_master:
+        raise DataError("Give --spark-master or --spark-remote, not both.")
+    master = args.spark_remote or args.spark_master
+    if args.spark_remote and not args.spark_remote.startswith("sc://"):
+        raise DataError(f"--spark-remote takes a Spark Connect URL (sc://host:port), got '{args.spark_remote}'.")
+    if master and args.engine != "spark":
+        raise DataError(f"{'--spark-remote' if args.spark_remote else '--spark-master'} needs --engine spark.")
+    if args.database and args.engine != "duckdb":
+        raise DataError("--database names a DuckDB file: it needs --engine duckdb (the default).")
+    if args.database and args.path is not None:
+        raise DataError("--database goes with --table or --query, not with a path.")
+    if args.dsn is not None and args.engine != "postgres":
+        raise DataError("--dsn needs --engine postgres.")
+    if args.dsn and dsn_has_password(args.dsn):
+        raise DataError("--dsn carries a password, which any user can read in the process list: put it in "
+                        "PGPASSWORD or ~/.pgpass and give the DSN without it.")
+    if args.engine == "postgres" and args.memory_limit:
+        raise DataError("--memory-limit is DuckDB's: the database sets its own memory.")
+    engine = Engine(args.engine, master=master, memory_limit=args.memory_limit, dsn=args.dsn, database=args.database)
+    if args.table is not None:
+        return engine, Table(table_name(args.table), args.database)
+    if args.query is not None:
+        return engine, Query(read_only_query(args.query), args.database)
+    return engine, locate(args.path, args.engine, engine.local)
+
+
 def apply_sample_settings(args, sample):
     """Fill the threshold and benefit the user did not set: a bundled sample's own, else 0.5 and 'positive'.
     Returns (args, note), the note saying which settings came from the sample (empty when none did)."""
-    from_sample = []
-    if args.threshold is None:
-        args.threshold = sample.threshold if sample is not None else 0.5
-        if sample is not None:
-            from_sample.append(f"threshold {sample.threshold:g}")
-    if args.benefit is None:
-        args.benefit = sample.benefit if sample is not None else "positive"
-        if sample is not None:
-            from_sample.append(f"benefit = the {sample.benefit} prediction")
-    if sample is None or not from_sample:
-        return args, ""
-    return args, (f"This file is the bundled sample '{sample.title}': its settings apply ({', '.join(from_sample)}), "
-                  "as in the app; pass --threshold/--benefit to change them.")
+    args.threshold, args.benefit, note = sample_settings(args.threshold, args.benefit, sample)
+    return args, note

@@ -2,12 +2,16 @@
 
 Every classification audit (residual distribution, calibration, parity, sample-size significance) depends on the
 rows only through how many rows share a (group, label, score) cell, so a file is reduced once to that table and the
-audits read the table. The reduction is one SQL text (``reduction_sql``) that both engines run unchanged:
+audits read the table. The reduction is one SQL text (``reduction_sql``) that every engine runs where the data lives,
+the few dialect differences kept in ``fairviz.data.dialects``; the sources it reads are ``fairviz.data.sources``:
 
 - DuckDB, embedded (the default): reads CSV, Parquet and folders/globs of Parquet out of core (files larger than
-  memory), and uploads already in memory as Arrow tables;
-- Apache Spark (``pyspark``; ``local[2]`` unless a master URL is given) for data that outgrows one machine — only
-  the table travels to the driver: at most (groups × 2 labels × ``DEFAULT_CELLS`` + 1) rows, whatever the input size.
+  memory), tables and queries of a DuckDB database file (read-only), and frames already in memory as Arrow tables;
+- Apache Spark (``pyspark``; ``local[2]`` unless a master URL is given; ``sc://`` through Spark Connect) for data
+  that outgrows one machine: storage URLs, catalog tables and queries read with the cluster's own configuration;
+- PostgreSQL (``psycopg``): tables and queries run inside the database, in a read-only transaction.
+
+Only the table travels back: at most (groups × 2 labels × ``DEFAULT_CELLS`` + 1) rows, whatever the input size.
 
 Scores are cut into ``cells`` equal cells of [0, 1] (plus a cell for a score of exactly 1). When every cell of the
 table holds a single distinct score (COMPAS's 10 deciles, any few-valued score), the table *is* the exact count per
@@ -19,16 +23,17 @@ their own cells so that validation names them as the row-level path does.
 """
 from __future__ import annotations
 
-import glob
 import hashlib
 import io
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from fairviz.data.dialects import DIALECTS, DUCKDB, Dialect
 from fairviz.data.limits import GroupLimits
 from fairviz.data.model import (
     ColumnMapping,
@@ -42,16 +47,17 @@ from fairviz.data.model import (
     inspect_table,
     read_table,
 )
+from fairviz.data.sources import Files, Frame, Location, Query, Table, locate, resolve
+
+Source = Files        # the name this module used for a local file set
 
 DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples of 1/10, 1/15, 1/30 are cell edges)
 EXACT_ROWS = 200_000            # inputs up to this many rows are always reduced exactly (the table has ≤ that many rows)
-ENGINES = ("duckdb", "spark")
+ENGINES = ("duckdb", "spark", "postgres")
 DEFAULT_SPARK_MASTER = "local[2]"
 COUNT = "__fairviz_n"           # the count column of the table
 CELL_KEY = "__fairviz_cell"
 PREVIEW_ROWS = 10_000
-_NUMERIC = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT",
-            "FLOAT", "DOUBLE", "REAL", "DECIMAL", "INT", "LONG", "SHORT", "BYTE")
 
 
 @dataclass(frozen=True)
@@ -97,20 +103,18 @@ def _core_mapping(mapping: ColumnMapping) -> ColumnMapping:
 
 # ----------------------------------------------------------------------------------------------- the SQL
 
-def _q(name: str) -> str:
-    """A quoted identifier. Both engines read double quotes (Spark with spark.sql.ansi.doubleQuotedIdentifiers)."""
-    return '"' + str(name).replace('"', '""') + '"'
-
-
-def reduction_sql(source: str, mapping: ColumnMapping, numeric_score: bool, cells: int = DEFAULT_CELLS) -> str:
-    """The reduction, in SQL that DuckDB and Spark SQL both run: one row per (groups, label, score cell).
+def reduction_sql(source: str, mapping: ColumnMapping, numeric_score: bool, cells: int = DEFAULT_CELLS,
+                  dialect: Dialect = DUCKDB) -> str:
+    """The reduction, in SQL that every engine runs (``dialect``: its few differences): one row per (groups, label,
+    score cell).
 
     Output columns: g0…g{k-1}, y, cell, odd (NaN, ±inf or a non-numeric score as is; −1 / 2 for finite scores
     below 0 / above 1),
     n, lo, hi, total (min, max and sum of the scores in the cell). ``cells`` = 0: one cell per distinct score."""
-    keys = [f"{_q(g)} AS g{k}" for k, g in enumerate(mapping.groups)]
-    score = f"CAST({_q(mapping.score)} AS DOUBLE)" if numeric_score else _q(mapping.score)
-    inner = f"SELECT {', '.join(keys)}, {_q(mapping.label)} AS y, {score} AS s FROM {source}"
+    q = dialect.quote
+    keys = [f"{q(g)} AS g{k}" for k, g in enumerate(mapping.groups)]
+    score = dialect.as_double(q(mapping.score)) if numeric_score else q(mapping.score)
+    inner = f"SELECT {', '.join(keys)}, {q(mapping.label)} AS y, {score} AS s FROM {source}"
     groups = [f"g{k}" for k in range(len(mapping.groups))] + ["y"]
     if not numeric_score:
         return (f"SELECT {', '.join(groups)}, NULL AS cell, s AS odd, COUNT(*) AS n, NULL AS lo, NULL AS hi, "
@@ -119,7 +123,7 @@ def reduction_sql(source: str, mapping: ColumnMapping, numeric_score: bool, cell
     cell = f"CASE WHEN {inside} THEN FLOOR(s * {int(cells)}) END" if cells else f"CASE WHEN {inside} THEN s END"
     # outside [0, 1]: NaN and ±inf keep their value (≤ 3 cells); finite values below 0 / above 1 share one cell per
     # side (code -1 / 2) with their count, min and max — all that validation reports — so the table stays bounded
-    odd = (f"CASE WHEN s IS NULL OR ({inside}) THEN NULL WHEN isnan(s) THEN s WHEN s - s <> 0 THEN s "
+    odd = (f"CASE WHEN s IS NULL OR ({inside}) THEN NULL WHEN {dialect.is_nan('s')} THEN s WHEN s - s <> 0 THEN s "
            f"WHEN s > 1 THEN 2.0 ELSE -1.0 END")
     return (f"SELECT {', '.join(groups)}, {cell} AS cell, {odd} AS odd, COUNT(*) AS n, "
             f"MIN(s) AS lo, MAX(s) AS hi, SUM(s) AS total "
@@ -173,82 +177,62 @@ def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, f
                            engine, cell_key, key_cells)
 
 
-# ----------------------------------------------------------------------------------------------- sources
-
-@dataclass(frozen=True)
-class Source:
-    """A CSV file, a Parquet file, or a set of Parquet files (a folder or a glob)."""
-
-    name: str
-    format: str                 # "csv" or "parquet"
-    files: tuple[str, ...]
-
-    @property
-    def fingerprint(self) -> str:
-        """Names, sizes and modification times: a cache key that never reads the data."""
-        parts = [f"{f}:{os.path.getsize(f)}:{os.path.getmtime(f)}" for f in self.files]
-        return hashlib.blake2b("|".join(parts).encode(), digest_size=16).hexdigest()
-
-
-def resolve(path: str | Path) -> Source:
-    text = str(path)
-    p = Path(text)
-    if any(ch in text for ch in "*?["):
-        files = sorted(glob.glob(text, recursive=True))
-        if not files:
-            raise DataError(f"No file matches '{text}'.")
-    elif p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix.lower() in (".parquet", ".pq"))
-        if not files:
-            raise DataError(f"The folder '{text}' holds no Parquet files (*.parquet).")
-    elif p.exists():
-        files = [text]
-    else:
-        raise DataError(f"File not found: {text}")
-    parquet = [f.lower().endswith((".parquet", ".pq")) or _magic(f) == b"PAR1" for f in files]
-    if all(parquet):
-        fmt = "parquet"
-    elif len(files) == 1:
-        fmt = "csv"
-        if os.path.getsize(files[0]) == 0:
-            raise DataError(f"'{p.name}' is empty: there are no rows to analyse.")
-        with open(files[0], "rb") as handle:
-            if b"\x00" in handle.read(4096):
-                raise DataError(f"'{p.name}' looks like a binary file, not CSV or Parquet.")
-    else:
-        raise DataError(f"'{text}' mixes Parquet with other files; point at Parquet files only (or one CSV).")
-    return Source(p.name or text, fmt, tuple(files))
-
-
-def _magic(path: str) -> bytes:
-    with open(path, "rb") as handle:
-        return handle.read(4)
-
-
 # ----------------------------------------------------------------------------------------------- engines
 
 class Engine:
-    """Runs the reduction. ``kind`` is 'duckdb' (embedded; ``memory_limit`` such as '200MB' spills beyond it) or
-    'spark' (``master`` defaults to local[2])."""
+    """Runs the reduction where the data lives. ``kind``:
+
+    - 'duckdb' (embedded): ``memory_limit`` such as '200MB' spills beyond it; ``database`` a DuckDB file opened
+      read-only for ``Table`` and ``Query`` sources;
+    - 'spark': ``master`` defaults to local[2]; ``sc://host:port`` uses the Spark Connect client; ``session`` an
+      existing SparkSession (a Spark DataFrame is reduced on its own);
+    - 'postgres': ``dsn`` a libpq connection string or URL (None: the PG* environment variables); every query runs in a
+      read-only transaction and only the reduced table comes back."""
 
     def __init__(self, kind: str = "duckdb", master: str | None = None, memory_limit: str | None = None,
-                 threads: int | None = None, cells: int = DEFAULT_CELLS):
+                 threads: int | None = None, cells: int = DEFAULT_CELLS, *, dsn: str | None = None,
+                 database: str | None = None, session=None):
         if kind not in ENGINES:
             raise DataError(f"Unknown engine '{kind}': choose one of {', '.join(ENGINES)}.")
         self.kind, self.master, self.memory_limit, self.threads, self.cells = kind, master, memory_limit, threads, cells
+        self.dsn, self.database = dsn, database
+        self.dialect = DIALECTS[kind]
+        self.fetched_rows = 0           # rows that came back from the engine, all queries together
         self._con = None
-        self._spark = None
+        self._spark = session
+        self._source = None
+        self._relation = "src"
 
-    # --- the two engines' plumbing: register a source as the view "src", list its columns, run SQL → pandas
+    @property
+    def connect(self) -> bool:
+        """Spark through the Spark Connect client (``sc://`` master)."""
+        return self.kind == "spark" and str(self.master or "").startswith("sc://")
+
+    @property
+    def local(self) -> bool:
+        """The engine reads this machine's files (DuckDB, Spark in local mode)."""
+        return self.kind == "duckdb" or (self.kind == "spark" and self._spark is None and
+                                         str(self.master or DEFAULT_SPARK_MASTER).startswith("local"))
+
+    # --- the engines' plumbing: a source as a relation, its columns, SQL → pandas
     def _duckdb(self):
         if self._con is None:
             import duckdb
-            config = {}
+            config = {"autoinstall_known_extensions": False}   # never download code at run time (see docs/engines.md)
             if self.memory_limit:
                 config["memory_limit"] = self.memory_limit
             if self.threads:
                 config["threads"] = int(self.threads)
-            self._con = duckdb.connect(config=config)
+            if self.database is not None:
+                if not Path(self.database).is_file():
+                    raise DataError(f"Database file not found: {self.database}")
+                try:
+                    self._con = duckdb.connect(self.database, read_only=True, config=config)
+                except duckdb.Error as err:
+                    raise DataError(f"'{self.database}' could not be opened as a DuckDB database: "
+                                    f"{_first_line(err)}") from None
+            else:
+                self._con = duckdb.connect(config=config)
             self._con.execute("SET enable_progress_bar = false")   # long reductions would draw into the CLI's output
         return self._con
 
@@ -258,94 +242,246 @@ class Engine:
                 from pyspark.sql import SparkSession
             except ImportError:
                 raise DataError("--engine spark needs pyspark (pip install pyspark==4.3.0) and Java 17.") from None
-            import shutil
-            if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-                raise DataError("--engine spark needs Java (Debian: apt-get install openjdk-17-jre-headless).")
-            builder = (SparkSession.builder.master(self.master or DEFAULT_SPARK_MASTER).appName("fairviz")
-                       .config("spark.sql.ansi.enabled", "true")
-                       .config("spark.sql.ansi.doubleQuotedIdentifiers", "true")
-                       .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-                       .config("spark.ui.enabled", "false")
-                       .config("spark.ui.showConsoleProgress", "false")
-                       .config("spark.sql.shuffle.partitions", "8"))
-            self._spark = builder.getOrCreate()
-            self._spark.sparkContext.setLogLevel("ERROR")
+            _quiet_pyspark_loggers()
+            if self.connect:
+                self._spark = self._spark_connect(SparkSession)
+            else:
+                self._spark = self._spark_classic(SparkSession)
         return self._spark
 
-    def _register(self, source: Source | object) -> None:
-        if self.kind == "duckdb":
-            con = self._duckdb()
-            if isinstance(source, Source):
-                files = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in source.files) + "]"
-                reader = f"read_parquet({files})" if source.format == "parquet" else \
-                    f"read_csv({files}, header = true, auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR'])"
-                con.execute(f"CREATE OR REPLACE VIEW src AS SELECT * FROM {reader}")
-            else:
-                con.register("src_arrow", source)
-                con.execute("CREATE OR REPLACE VIEW src AS SELECT * FROM src_arrow")
+    def _spark_connect(self, SparkSession):
+        missing = connect_client_missing()
+        if missing:
+            raise DataError(f"Spark Connect (sc://) needs the Connect client's packages: pip install "
+                            f"'pyspark[connect]==4.3.0' ({', '.join(missing)} missing).")
+        _reachable(self.master)
+        try:
+            with warnings.catch_warnings():      # pyspark's nag about pandas 3 would break the CLI's one-line errors
+                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+                spark = SparkSession.builder.remote(self.master).getOrCreate()
+            for key, value in _SPARK_SQL_CONF.items():
+                spark.conf.set(key, value)
+        except Exception as err:  # noqa: BLE001 - grpc raises its own types when the server is not there
+            raise DataError(f"Could not reach the Spark Connect server at {self.master}: {_first_line(err)}") from None
+        return spark
+
+    def _spark_classic(self, SparkSession):
+        import shutil
+        if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
+            raise DataError("--engine spark needs Java (Debian: apt-get install openjdk-17-jre-headless).")
+        master = self.master or DEFAULT_SPARK_MASTER
+        running = SparkSession._instantiatedSession
+        if running is not None and running.sparkContext.master != master:
+            running.stop()                                   # getOrCreate would silently keep the other master
+        builder = SparkSession.builder.master(master).appName("fairviz")
+        for key, value in {**_SPARK_SQL_CONF, "spark.sql.execution.arrow.pyspark.enabled": "true",
+                           "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}.items():
+            builder = builder.config(key, value)
+        try:
+            spark = builder.getOrCreate()
+        except Exception as err:  # noqa: BLE001 - py4j raises its own types when the master is not there
+            raise DataError(f"Could not start Spark on {master}: {_first_line(err)}") from None
+        spark.sparkContext.setLogLevel("ERROR")
+        return spark
+
+    def _postgres(self):
+        if self._con is None:
+            try:
+                import psycopg
+            except ImportError:
+                raise DataError("--engine postgres needs psycopg (pip install 'psycopg[binary]==3.3.6').") from None
+            try:
+                self._con = psycopg.connect(self.dsn or "", connect_timeout=10, application_name="fairviz")
+            except psycopg.Error as err:
+                raise DataError(f"Could not connect to PostgreSQL: {_first_line(err)}") from None
+            except Exception as err:  # noqa: BLE001 - a malformed DSN is a ProgrammingError or a ValueError
+                raise DataError(f"The PostgreSQL connection string is not valid: {_first_line(err)}") from None
+            self._con.read_only = True        # every transaction: BEGIN READ ONLY
+        return self._con
+
+    def _register(self, source) -> None:
+        """Make ``source`` the relation that the SQL reads (``self._relation``)."""
+        self._source = source                   # named in the engine's errors
+        if self.kind == "postgres":
+            self._relation = self._postgres_relation(source)
+        elif self.kind == "duckdb":
+            self._relation = self._duckdb_relation(source)
         else:
-            spark = self.spark()
-            if isinstance(source, Source):
-                reader = spark.read.parquet(*source.files) if source.format == "parquet" else \
-                    spark.read.csv(list(source.files), header=True, inferSchema=True)
-            else:
-                reader = spark.createDataFrame(source.to_pandas())
-            reader.createOrReplaceTempView("src")
+            if isinstance(source, Frame) and source.is_spark:
+                self._spark = source.data.sparkSession          # a Spark DataFrame is reduced on its own session
+            self._relation = "__fairviz_src"
+            self._spark_frame(source).createOrReplaceTempView(self._relation)
+
+    def _duckdb_relation(self, source) -> str:
+        con = self._duckdb()
+        if isinstance(source, (Files, Location)):
+            files = source.files if isinstance(source, Files) else (source.url,)
+            listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
+            return f"read_parquet({listed})" if source.format == "parquet" else \
+                f"read_csv({listed}, header = true, auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR'])"
+        if isinstance(source, Table):
+            if self.database is None:
+                raise DataError("--table on DuckDB names a table of a database file: add --database FILE.duckdb.")
+            return source.table
+        if isinstance(source, Query):
+            return f"({source.text}) AS q"
+        data = source.data if isinstance(source, Frame) else source
+        if isinstance(source, Frame) and source.is_spark:
+            raise DataError("A Spark DataFrame is reduced on its own Spark session, not on DuckDB.")
+        con.register("__fairviz_frame", data)
+        return "__fairviz_frame"
+
+    def _spark_frame(self, source):
+        if isinstance(source, Frame) and source.is_spark:
+            return source.data
+        spark = self.spark()
+        if isinstance(source, (Files, Location)):
+            paths = list(source.files) if isinstance(source, Files) else [source.url]
+            return self._spark_read(lambda: spark.read.parquet(*paths) if source.format == "parquet" else
+                                    spark.read.csv(paths, header=True, inferSchema=True))
+        if isinstance(source, Table):
+            return self._spark_read(lambda: spark.sql(f"SELECT * FROM {source.table}"))
+        if isinstance(source, Query):
+            return self._spark_read(lambda: spark.sql(f"SELECT * FROM ({source.text}) q"))
+        data = source.data if isinstance(source, Frame) else source
+        return spark.createDataFrame(data.to_pandas())
+
+    def _spark_read(self, read):
+        try:
+            return read()
+        except Exception as err:  # noqa: BLE001 - Spark analyses (and fails) when the frame is defined
+            raise self._read_error(err) from None
+
+    def _postgres_relation(self, source) -> str:
+        if isinstance(source, Table):
+            return source.table
+        if isinstance(source, Query):
+            return f"({source.text}) AS q"
+        raise DataError("--engine postgres audits a table or a query of the database: give --table NAME or "
+                        "--query 'SELECT …'.")
 
     def _columns(self) -> dict[str, str]:
-        """Column name → type name (upper case) of the view "src"."""
+        """Column name → type name (upper case) of the relation."""
         if self.kind == "duckdb":
-            rows = self._duckdb().execute("DESCRIBE SELECT * FROM src").fetchall()
+            rows = self._run(lambda: self._duckdb().execute(f"DESCRIBE SELECT * FROM {self._relation}").fetchall())
             return {r[0]: str(r[1]).upper() for r in rows}
-        return {f.name: f.dataType.simpleString().upper() for f in self.spark().table("src").schema.fields}
+        if self.kind == "spark":
+            schema = self._run(lambda: self.spark().table(self._relation).schema)
+            return {f.name: f.dataType.simpleString().upper() for f in schema.fields}
+        return {name: type_name.upper() for name, type_name in
+                self._run(lambda: self._postgres_types(f"SELECT * FROM {self._relation}")).items()}
 
-    def sql(self, text: str) -> pd.DataFrame:
-        try:
+    def _postgres_types(self, text: str, params=None) -> dict[str, str]:
+        """The columns of a query and their PostgreSQL types, planned but not run (LIMIT 0)."""
+        con = self._postgres()
+        with con.cursor() as cur:
+            cur.execute(f"SELECT * FROM ({text}) AS t LIMIT 0", params)
+            columns = [(d.name, d.type_code) for d in cur.description]
+            cur.execute("SELECT oid::int, format_type(oid, NULL) FROM pg_type WHERE oid = ANY(%s)",
+                        [[oid for _, oid in columns]])
+            names = dict(cur.fetchall())
+        con.rollback()
+        return {name: names.get(oid, "text") for name, oid in columns}
+
+    def _postgres_sql(self, text: str, params=None) -> pd.DataFrame:
+        """A query's rows through COPY … TO STDOUT as CSV, parsed by Arrow with the columns' own types."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+        types = self._postgres_types(text, params)
+        con = self._postgres()
+        buffer = io.BytesIO()
+        with con.cursor() as cur:
+            with cur.copy(f"COPY ({text}) TO STDOUT WITH (FORMAT csv, HEADER true)", params) as copy:
+                for chunk in copy:
+                    buffer.write(chunk)
+        con.rollback()
+        arrow = {name: _arrow_type(type_name) for name, type_name in types.items()}
+        table = pacsv.read_csv(io.BytesIO(buffer.getvalue()), read_options=pacsv.ReadOptions(column_names=list(types),
+                                                                                              skip_rows=1),
+                               convert_options=pacsv.ConvertOptions(
+                                   column_types=arrow, null_values=[""], strings_can_be_null=True,
+                                   quoted_strings_can_be_null=False, true_values=["t"], false_values=["f"]))
+        if table.num_rows == 0:
+            table = pa.table({name: pa.array([], type=t) for name, t in arrow.items()})
+        return table.to_pandas()
+
+    def sql(self, text: str, params=None) -> pd.DataFrame:
+        def run():
             if self.kind == "duckdb":
                 return self._duckdb().execute(text).df()
-            return self.spark().sql(text).toArrow().to_pandas()      # the table only: a few MB at most
-        except DataError:
-            raise
-        except Exception as err:  # noqa: BLE001 - engines raise their own error types for bad files
-            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else type(err).__name__
-            raise DataError(f"The {self.kind} engine could not read the data: {first}") from None
-
-    # --- public
-    def preview(self, source: Source, rows: int = PREVIEW_ROWS) -> pd.DataFrame:
-        """The first rows, every column: enough to guess the column roles."""
-        self._register(source)
-        frame = self.sql(f"SELECT * FROM src LIMIT {int(rows)}")
-        frame.columns = [str(c).strip() for c in frame.columns]
-        if frame.empty:
-            raise DataError(f"'{source.name}' has a header but no data rows.")
+            if self.kind == "spark":
+                return self.spark().sql(text).toArrow().to_pandas()      # the table only: a few MB at most
+            return self._postgres_sql(text, params)
+        frame = self._run(run)
+        self.fetched_rows += len(frame)
         return frame
 
-    def reduce(self, source: Source | bytes, mapping: ColumnMapping, name: str | None = None) -> SufficientStats:
-        """The sufficient statistics of ``source`` (a resolved file set, or an upload's bytes) under ``mapping``."""
+    def _run(self, step):
+        try:
+            return step()
+        except DataError:
+            raise
+        except Exception as err:  # noqa: BLE001 - engines raise their own error types for bad files and queries
+            if self.kind == "postgres":
+                self._con.rollback() if self._con is not None and not self._con.closed else None
+            raise self._read_error(err) from None
+
+    def _read_error(self, err: BaseException) -> DataError:
+        """One plain sentence for what the engine said: a table that is not there, a query that failed, a file."""
+        first = _first_line(err)
+        lowered = first.lower()
+        source = self._source
+        if isinstance(source, Table) and any(s in lowered for s in ("does not exist", "not found", "not exist",
+                                                                    "table_or_view_not_found", "cannot be found")):
+            where = f"in '{self.database}'" if self.database else "in the Spark catalog" if self.kind == "spark" \
+                else "in the database"
+            return DataError(f"The table '{source.table}' does not exist {where}.")
+        if "read-only" in lowered or "read only" in lowered:
+            return DataError(f"--query runs read-only and the {self.kind} engine refused a write: {first}")
+        if isinstance(source, Query):
+            return DataError(f"The query failed on {self.kind}: {first}")
+        if isinstance(source, Location) and self.kind == "duckdb" and ("httpfs" in lowered or "extension" in lowered):
+            return DataError("DuckDB reads URLs through its httpfs extension, which is not installed: install it "
+                             "once (see docs/engines.md) or use --engine spark.")
+        return DataError(f"The {self.kind} engine could not read the data: {first}")
+
+    # --- public
+    def preview(self, source, rows: int = PREVIEW_ROWS) -> pd.DataFrame:
+        """The first rows, every column: enough to guess the column roles."""
+        self._register(source)
+        frame = self.sql(f"SELECT * FROM {self._relation} LIMIT {int(rows)}")
+        frame.columns = [str(c).strip() for c in frame.columns]
+        if frame.empty:
+            raise DataError(f"'{source.name}' has a header but no data rows." if isinstance(source, (Files, Location))
+                            else f"'{source.name}' has no rows.")
+        return frame
+
+    def reduce(self, source, mapping: ColumnMapping, name: str | None = None) -> SufficientStats:
+        """The sufficient statistics of ``source`` (a source of ``fairviz.data.sources``, or an upload's bytes)."""
         if isinstance(source, (bytes, bytearray)):
             table, name, fingerprint = arrow_upload(bytes(source), name or "upload", mapping)
             self._register(table)
         else:
-            name, fingerprint = name or source.name, source.fingerprint
+            name = name or source.name
+            fingerprint = source.fingerprint or hashlib.blake2b(str(id(source)).encode(), digest_size=16).hexdigest()
             self._register(source)
         types = self._columns()
         _check_columns(pd.DataFrame(columns=list(types)), _core_mapping(mapping))
-        score_type = types[mapping.score]
-        numeric = score_type.startswith(_NUMERIC) and not score_type.startswith("BOOL")
+        numeric = self.dialect.is_numeric(types[mapping.score])
         key_cells = self.cells
-        cells = self.sql(reduction_sql("src", mapping, numeric, key_cells))
+        cells = self.sql(reduction_sql(self._relation, mapping, numeric, key_cells, self.dialect))
         if numeric and int(cells["n"].sum()) <= EXACT_ROWS and not _single_valued(cells):
             key_cells = 0
-            cells = self.sql(reduction_sql("src", mapping, numeric, 0))          # small input: exact, always
+            cells = self.sql(reduction_sql(self._relation, mapping, numeric, 0, self.dialect))   # small: exact
         digest = hashlib.blake2b(f"{fingerprint}|{self.cells}".encode(), digest_size=16).hexdigest()
         return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, self.cells, key_cells)
 
-    def rows_of_entries(self, source: Source | bytes, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
-        """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the file.
+    def rows_of_entries(self, source, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
+        """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the source.
 
         ``picks``: ``entry`` (a row of the table), ``skip`` and ``take`` (which of the entry's rows, in score order),
         and any columns to attach to those rows. A row-level need of a reduced audit (the diagnostic set D* with the
-        file's own columns) is this one filtered query on the same engine: a file set is read by the engine, out of
+        source's own columns) is this one filtered query on the same engine: the engine reads the source, out of
         core, and only the chosen rows reach Python; an upload's bytes (already in memory) are decoded whole, their
         size checked first as for the reduction."""
         if stats.cell_key is None or picks.empty:
@@ -365,29 +501,121 @@ class Engine:
             self._register(pa.Table.from_pandas(frame, preserve_index=False))
         else:
             self._register(source)
-        columns = list(self._columns())
-        self._register_frame("picks", wanted)
-        score = f"CAST({_q(mapping.score)} AS DOUBLE)"
+        types = self._columns()
+        columns = list(types)
+        q, d = self.dialect.quote, self.dialect
+        picked_rel, params = self._picks_relation(wanted, [types[c] for c in keys])
+        score = d.as_double(q(mapping.score))
         cell = f"FLOOR({score} * {int(stats.key_cells)})" if stats.key_cells else score
-        partition = ", ".join([_q(c) for c in keys] + [cell])
-        order = ", ".join([score] + [_q(c) for c in columns if c != mapping.score])   # ties: any fixed order
+        partition = ", ".join([q(c) for c in keys] + [cell])
+        order = ", ".join([score] + [q(c) for c in columns if c != mapping.score])   # ties: any fixed order
         ranked = (f"SELECT *, {cell} AS __fv_cell, ROW_NUMBER() OVER (PARTITION BY {partition} ORDER BY {order}) "
-                  f"AS __fv_rank FROM src")
-        join = " AND ".join([f"r.{_q(c)} = p.k{i}" for i, c in enumerate(keys)] + ["r.__fv_cell = p.cell"])
-        picked = ", ".join([f"r.{_q(c)}" for c in columns] + [f"p.x{i} AS {_q(c)}" for i, c in enumerate(extra)])
-        return self.sql(f"SELECT {picked} FROM ({ranked}) r JOIN picks p ON {join} "
-                        f"WHERE r.__fv_rank > p.skip AND r.__fv_rank <= p.skip + p.take")
+                  f"AS __fv_rank FROM {self._relation}")
+        join = " AND ".join([f"r.{q(c)} = p.k{i}" for i, c in enumerate(keys)] + ["r.__fv_cell = p.cell"])
+        picked = ", ".join([f"r.{q(c)}" for c in columns] + [f"p.x{i} AS {q(c)}" for i, c in enumerate(extra)])
+        return self.sql(f"SELECT {picked} FROM ({ranked}) r JOIN {picked_rel} ON {join} "
+                        f"WHERE r.__fv_rank > p.skip AND r.__fv_rank <= p.skip + p.take", params)
 
-    def _register_frame(self, name: str, frame: pd.DataFrame) -> None:
+    def _picks_relation(self, wanted: pd.DataFrame, key_types: list[str]) -> tuple[str, list | None]:
+        """The chosen entries as a relation ``p``: a registered frame, or (PostgreSQL, read-only) arrays unnested
+        in the query, each key cast to its column's own type."""
         if self.kind == "duckdb":
-            self._duckdb().register(name, frame)
-        else:
-            self.spark().createDataFrame(frame).createOrReplaceTempView(name)
+            self._duckdb().register("__fairviz_picks", wanted)
+            return "__fairviz_picks p", None
+        if self.kind == "spark":
+            self.spark().createDataFrame(wanted).createOrReplaceTempView("__fairviz_picks")
+            return "__fairviz_picks p", None
+        arrays, unnested, selects = [], [], []
+        for name in wanted.columns:
+            values = wanted[name].to_numpy()
+            if name.startswith("k"):
+                whole = key_types[int(name[1:])].lower() in ("smallint", "integer", "bigint")
+                arrays.append([None if pd.isna(v) else _key_text(v, whole) for v in values])
+                unnested.append("%s::text[]")
+                selects.append(f"CAST(u.{name} AS {key_types[int(name[1:])]}) AS {name}")
+                continue
+            kind = {"f": "float8", "i": "int8", "u": "int8", "b": "bool"}.get(values.dtype.kind, "text")
+            arrays.append([None if pd.isna(v) else str(v) if kind == "text" else v.item() for v in values])
+            unnested.append(f"%s::{kind}[]")
+            selects.append(f"u.{name}")
+        names = ", ".join(wanted.columns)
+        return f"(SELECT {', '.join(selects)} FROM unnest({', '.join(unnested)}) AS u({names})) p", arrays
 
     def close(self) -> None:
         if self._con is not None:
             self._con.close()
             self._con = None
+
+
+_SPARK_SQL_CONF = {"spark.sql.ansi.enabled": "true", "spark.sql.ansi.doubleQuotedIdentifiers": "true",
+                   "spark.sql.shuffle.partitions": "8"}
+
+
+def _quiet_pyspark_loggers() -> None:
+    """pyspark logs every failed query to stderr as JSON; the engine says it once, as one sentence (DataError)."""
+    import logging
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:
+        return
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def _reachable(url: str, seconds: float = 10.0) -> None:
+    """Refuse at once a Spark Connect endpoint that nothing listens on (the client would retry for minutes)."""
+    import socket
+    from urllib.parse import urlsplit
+    parts = urlsplit(url.split(";", 1)[0])
+    try:
+        with socket.create_connection((parts.hostname or "localhost", parts.port or 15002), timeout=seconds):
+            return
+    except (OSError, ValueError) as err:
+        raise DataError(f"Could not reach the Spark Connect server at {parts.hostname}:{parts.port or 15002} "
+                        f"({err.strerror or err}).") from None
+
+
+def connect_client_missing() -> list[str]:
+    """The Spark Connect client's packages that are not installed (pyspark's own check exits the interpreter when
+    it runs outside a script)."""
+    import importlib.util
+    modules = {"grpcio": "grpc", "grpcio-status": "grpc_status", "googleapis-common-protos": "google.rpc",
+               "zstandard": "zstandard"}
+    missing = []
+    for package, module in modules.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            missing.append(package)
+    return missing
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:200] if text else type(err).__name__
+
+
+def _key_text(value, whole: bool) -> str:
+    """A table key as text that PostgreSQL casts back to the column's type (an integer column read as float: '3')."""
+    value = value.item() if hasattr(value, "item") else value
+    if whole and isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _arrow_type(type_name: str):
+    """A PostgreSQL type name → the Arrow type its CSV text is parsed as (what DuckDB's own types give)."""
+    import pyarrow as pa
+    name = type_name.lower()
+    if name in ("smallint", "integer", "bigint"):
+        return pa.int64()
+    if name in ("real", "double precision") or name.startswith("numeric"):
+        return pa.float64()
+    if name == "boolean":
+        return pa.bool_()
+    return pa.string()
 
 
 def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):
@@ -410,9 +638,9 @@ def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):
 
 def reduce_path(path: str | Path, mapping: ColumnMapping | None = None, engine: Engine | None = None,
                 **mapping_kwargs) -> SufficientStats:
-    """Resolve, guess the mapping when none is given, and reduce: the CLI's and the tests' entry point."""
+    """Locate, guess the mapping when none is given, and reduce: the tests' entry point."""
     engine = engine or Engine()
-    source = resolve(path)
+    source = locate(path, engine.kind, engine.local)
     if mapping is None:
         mapping = guess_mapping(engine.preview(source))
         if mapping_kwargs:

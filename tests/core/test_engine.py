@@ -13,6 +13,7 @@ import pytest
 
 from fairviz.calibration import CalibrationParams
 from fairviz.data import ColumnMapping, DataError, build_predictions, read_table
+from fairviz.data.dialects import DUCKDB
 from fairviz.data.engine import COUNT, Engine, reduce_path, reduction_sql, resolve
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.report.audit import AuditParams, run_audit
@@ -147,6 +148,16 @@ def test_weighted_rows_expand_to_the_same_multiset():
 def test_the_sql_is_one_text_for_both_engines():
     text = reduction_sql("src", ColumnMapping("y", "s", ('we"ird',)), numeric_score=True)
     assert '"we""ird" AS g0' in text and "FLOOR(s * 300000)" in text and "`" not in text
+
+
+def test_the_dialects_differ_only_where_the_engines_do():
+    """Spark quotes with backticks (a user's session need not read double quotes); PostgreSQL has no isnan and calls
+    the 64-bit float DOUBLE PRECISION. Everything else is the same text."""
+    from fairviz.data.dialects import POSTGRES, SPARK
+    mapping = ColumnMapping("y", "s", ("we`ird",))
+    duck, spark, pg = (reduction_sql("src", mapping, True, dialect=d) for d in (DUCKDB, SPARK, POSTGRES))
+    assert spark == duck.replace('"we`ird"', "`we``ird`").replace('"y"', "`y`").replace('"s"', "`s`")
+    assert pg == duck.replace("AS DOUBLE)", "AS DOUBLE PRECISION)").replace("isnan(s)", "(s = 'NaN')")
 
 
 @pytest.mark.slow

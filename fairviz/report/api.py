@@ -1,0 +1,152 @@
+"""The Python API: ``fairviz.audit(data, label=…, score=…, group=…)`` — the CLI's audit, from a notebook.
+
+``data`` is a path or URL (as ``fairviz audit PATH``), a pandas or Polars DataFrame or an Arrow table (handed to DuckDB
+as Arrow: no copy of numeric columns), a Spark DataFrame (reduced on its own session, so on its own cluster), or None
+with ``table=`` / ``query=`` on a DuckDB file (``database=``), Spark or PostgreSQL (``engine="postgres"``, ``dsn=``).
+Only the reduced table (counts per group, label and score cell) comes back to Python; the audit reads it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from fairviz.calibration import CalibrationParams
+from fairviz.core.display import Text, walk
+from fairviz.data import ColumnMapping, DataError, guess_mapping
+from fairviz.data.engine import Engine, SufficientStats
+from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
+from fairviz.data.samples import match_sample
+from fairviz.data.sources import Files, Frame, Query, Table, is_spark_frame, locate, read_only_query, table_name
+from fairviz.report.audit import Audit, AuditParams, run_audit
+from fairviz.report.summary import summary
+from fairviz.residuals import RDFParams
+from fairviz.sample_size.analysis import MatchParams
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """An audit of reduced data: its JSON (``to_dict``), its HTML report, its terminal text and its findings."""
+
+    audit: Audit
+    stats: SufficientStats
+
+    def to_dict(self) -> dict:
+        return self.audit.data
+
+    def to_html(self) -> str:
+        return self.audit.to_html()
+
+    def to_terminal(self) -> str:
+        """What ``fairviz audit`` prints."""
+        return summary(self.audit.data)
+
+    @property
+    def results(self) -> dict:
+        """Section name → its typed result (``ResidualAudit``, ``CalibrationAudit`` …)."""
+        return self.audit.results
+
+    @property
+    def findings(self) -> list[str]:
+        """The point of each section, as plain sentences (the display lists' findings)."""
+        return [item.plain() for section, _ in self.audit.sections() for item in walk(self.audit.display(section))
+                if isinstance(item, Text) and item.level == "finding"]
+
+
+def audit(data=None, label: str | None = None, score: str | None = None, group: str | list[str] | None = None, *,
+          positive_label=None, intersect: bool = False, threshold: float | None = None, benefit: str | None = None,
+          table: str | None = None, query: str | None = None, database: str | None = None, engine: str | None = None,
+          dsn: str | None = None, spark_master: str | None = None, resamples: int = 1000, knee_resamples: int = 200,
+          bins: int = 10, bin_strategy: str = "uniform", match_reference: str = "complement", cps_lambda: float = 5.0,
+          max_groups: int = MAX_GROUPS, max_pair_groups: int = MAX_PAIR_GROUPS, seed: int = 0) -> AuditResult:
+    """Audit predictions where they live; roles not given are guessed from the names, as the CLI does. Threshold
+    and benefit default to 0.5 and 'positive' (a bundled sample's own for its file)."""
+    runner, source = open_data(data, table=table, query=query, database=database, engine=engine, dsn=dsn,
+                               spark_master=spark_master)
+    try:
+        frame = runner.preview(source)
+        sample = match_sample(data) if isinstance(source, Files) else None
+        threshold, benefit, note = sample_settings(threshold, benefit, sample)
+        guess = sample.mapping if sample is not None else guess_mapping(frame)
+        groups = (group,) if isinstance(group, str) else tuple(group) if group else guess.groups
+        mapping = ColumnMapping(label=label or guess.label, score=score or guess.score, groups=groups,
+                                positive_label=positive_label if positive_label is not None else guess.positive_label,
+                                text=guess.text if guess.text in frame else None, row_id=guess.row_id,
+                                intersect=intersect)
+        stats = runner.reduce(source, mapping)
+    finally:
+        runner.close()
+    pred = stats.predictions(GroupLimits(max_groups=max_groups, max_pair_groups=max_pair_groups))
+    attribute = pred.attribute_names[-1] if intersect else pred.attribute_names[0]
+    params = AuditParams(attribute=attribute, threshold=threshold, benefit=benefit, cps_lambda=cps_lambda,
+                         rdf=RDFParams(resamples=resamples, knee_resamples=knee_resamples, seed=seed,
+                                       threshold=threshold),
+                         calibration=CalibrationParams(n_bins=bins, strategy=bin_strategy, resamples=resamples,
+                                                       seed=seed),
+                         match=MatchParams(reference=match_reference, seed=seed))
+    result = run_audit(pred, params)
+    add_engine(result, stats, mapping, note)
+    return AuditResult(result, stats)
+
+
+def open_data(data=None, *, table: str | None = None, query: str | None = None, database: str | None = None,
+              engine: str | None = None, dsn: str | None = None, spark_master: str | None = None):
+    """The engine and the source for ``data`` (or ``table``/``query``): a Spark DataFrame picks Spark and its own
+    session, anything in memory DuckDB through Arrow, a path the engine asked for (DuckDB by default)."""
+    if sum(x is not None for x in (data, table, query)) != 1:
+        raise DataError("Give one thing to audit: data (a path or a DataFrame), table= or query=.")
+    if is_spark_frame(data):
+        if engine not in (None, "spark"):
+            raise DataError("A Spark DataFrame is reduced on its own Spark session: leave engine unset.")
+        return Engine("spark", session=data.sparkSession), Frame(data, "Spark DataFrame")
+    kind = engine or ("postgres" if dsn is not None else "duckdb")
+    runner = Engine(kind, master=spark_master, dsn=dsn, database=database)
+    if table is not None:
+        return runner, Table(table_name(table), database)
+    if query is not None:
+        return runner, Query(read_only_query(query), database)
+    if isinstance(data, (str, Path)):
+        return runner, locate(data, kind, runner.local)
+    if kind != "duckdb":
+        raise DataError(f"A DataFrame in memory is reduced by DuckDB, not by {kind}: leave engine unset.")
+    return runner, Frame(as_arrow(data), type(data).__name__)
+
+
+def as_arrow(data):
+    """pandas, Polars or Arrow → an Arrow table (Polars and numeric pandas columns without a copy)."""
+    import pyarrow as pa
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, pd.DataFrame):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    if type(data).__module__.startswith("polars") and hasattr(data, "to_arrow"):
+        return data.to_arrow()
+    raise DataError(f"fairviz.audit reads a path, a pandas, Polars or Spark DataFrame or an Arrow table, "
+                    f"not {type(data).__name__}.")
+
+
+def sample_settings(threshold: float | None, benefit: str | None, sample) -> tuple[float, str, str]:
+    """The threshold and benefit not set: a bundled sample's own, else 0.5 and 'positive'; and the note saying which
+    settings came from the sample (empty when none did)."""
+    from_sample = []
+    if threshold is None:
+        threshold = sample.threshold if sample is not None else 0.5
+        if sample is not None:
+            from_sample.append(f"threshold {sample.threshold:g}")
+    if benefit is None:
+        benefit = sample.benefit if sample is not None else "positive"
+        if sample is not None:
+            from_sample.append(f"benefit = the {sample.benefit} prediction")
+    if sample is None or not from_sample:
+        return threshold, benefit, ""
+    return threshold, benefit, (f"This file is the bundled sample '{sample.title}': its settings apply "
+                                f"({', '.join(from_sample)}), as in the app; pass --threshold/--benefit to change them.")
+
+
+def add_engine(result: Audit, stats: SufficientStats, mapping: ColumnMapping, note: str = "") -> None:
+    """What the JSON says of a reduced audit: the engine and its table, and the roles as chosen."""
+    result.data["engine"] = stats.to_dict()
+    result.data["mapping"] = mapping.to_dict()      # the roles as chosen (the table itself carries only some)
+    if note:
+        result.data["notes"].append(note)

@@ -23,7 +23,7 @@ from fairviz.report.audit import SECTIONS, AuditParams, run_audit
 from fairviz.calibration import CalibrationParams
 from fairviz.findings import FindingsParams
 from fairviz.residuals import RDFParams
-from fairviz.report.findings import sample_settings
+from fairviz.report.findings import findings_settings
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 
 PRED = "predictions"          # session-state keys
@@ -355,7 +355,7 @@ SUMMARY_PARAMS = dict(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=
 def audit(ctx: Context, full: bool = False):
     """The audit for the frame's choices, as ``fairviz audit`` runs it (``full``: with every resampled interval
     and test; else the Summary's quick audit), computed once per server in the analysis pool with a progress bar."""
-    findings, words = sample_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
+    findings, words = findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
     quick = {} if full else SUMMARY_PARAMS
 
     def compute(progress):
@@ -368,7 +368,7 @@ def audit(ctx: Context, full: bool = False):
 
 def _audit_key(ctx: Context) -> tuple:
     return (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit,
-            *sample_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference)))
+            *findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference)))
 
 
 def report_downloads(ctx: Context) -> None:

@@ -48,7 +48,8 @@ def _at_points(points, residual, n, sigma_min, near, iterations) -> tuple[np.nda
     k = np.arange(_frequencies(sigma_min))
     coef = np.concatenate([residual @ np.cos(np.pi * np.outer(points, block))      # bounded memory
                            for block in np.array_split(k, max(1, k.size * points.size // (1 << 20)))], axis=1)
-    return _fixed_point(coef, n, sigma_min, near, iterations, max(EXACT_POINTS, k.size), EXACT_POINTS, 1e-11)
+    # σ* to 1e-13: the row path and the engine table sum the same masses in another order, and must agree to 1e-12
+    return _fixed_point(coef, n, sigma_min, near, iterations, max(EXACT_POINTS, k.size), EXACT_POINTS, 1e-13)
 
 
 def _frequencies(sigma: float) -> int:

@@ -35,19 +35,11 @@ import pandas as pd
 
 from fairviz.data.dialects import DIALECTS, DUCKDB, Dialect
 from fairviz.data.limits import GroupLimits
-from fairviz.data.model import (
-    ColumnMapping,
-    DataError,
-    Predictions,
-    _check_columns,
-    _is_parquet,
-    _parse,
-    build_predictions,
-    guess_mapping,
-    inspect_table,
-    read_table,
-)
-from fairviz.data.sources import Files, Frame, Location, Query, Table, locate, resolve
+from fairviz.data.model import ColumnMapping, DataError, Predictions
+from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
+from fairviz.data.roles import guess_mapping
+from fairviz.data.validation import build_predictions, check_columns
+from fairviz.data.sources import Files, Frame, Location, Query, Table, locate, resolve  # noqa: F401 (resolve: re-exported)
 
 Source = Files        # the name this module used for a local file set
 
@@ -466,7 +458,7 @@ class Engine:
             fingerprint = source.fingerprint or hashlib.blake2b(str(id(source)).encode(), digest_size=16).hexdigest()
             self._register(source)
         types = self._columns()
-        _check_columns(pd.DataFrame(columns=list(types)), _core_mapping(mapping))
+        check_columns(pd.DataFrame(columns=list(types)), _core_mapping(mapping))
         numeric = self.dialect.is_numeric(types[mapping.score])
         key_cells = self.cells
         cells = self.sql(reduction_sql(self._relation, mapping, numeric, key_cells, self.dialect))
@@ -625,13 +617,13 @@ def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):
     wanted = [c for c in dict.fromkeys((*mapping.groups, mapping.label, mapping.score)) if c in info.columns]
     info.check(wanted)
     fingerprint = hashlib.blake2b(raw, digest_size=16).hexdigest()
-    if _is_parquet(raw, name):
+    if is_parquet(raw, name):
         import pyarrow.parquet as pq
         try:
             return pq.read_table(io.BytesIO(raw), columns=wanted), name, fingerprint
         except Exception as err:  # noqa: BLE001
             raise DataError(f"'{name}' could not be read as Parquet ({type(err).__name__}).") from None
-    frame = _parse(raw, name, info, wanted)
+    frame = decode_table(raw, name, info, wanted)
     frame.columns = [str(c).strip() for c in frame.columns]
     return pa.Table.from_pandas(frame, preserve_index=False), name, fingerprint
 

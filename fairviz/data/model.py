@@ -205,17 +205,3 @@ def plain_value(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
-
-
-# Transitional, for fairviz/data/engine.py only (another change owns it): it still imports these from here. At merge,
-# point engine.py at their homes and delete these lines:
-#     from fairviz.data.model import ColumnMapping, DataError, Predictions
-#     from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
-#     from fairviz.data.roles import guess_mapping
-#     from fairviz.data.validation import build_predictions, check_columns
-# (with _parse → decode_table, _is_parquet → is_parquet, _check_columns → check_columns at their call sites), and
-# drop the contract's three ignore_imports in pyproject.toml.
-from fairviz.data.reading import decode_table as _parse, inspect_table, is_parquet as _is_parquet  # noqa: E402,F401
-from fairviz.data.reading import read_table  # noqa: E402,F401
-from fairviz.data.roles import guess_mapping  # noqa: E402,F401
-from fairviz.data.validation import build_predictions, check_columns as _check_columns  # noqa: E402,F401

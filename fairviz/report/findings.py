@@ -10,7 +10,7 @@ from fairviz.findings import (FindingsAudit, FindingsParams, OutcomeWords, findi
                               small_group_text, unremarkable_text, untested_text)
 
 
-def sample_settings(sample: Sample | None, attribute: str, base: FindingsParams = FindingsParams()
+def findings_settings(sample: Sample | None, attribute: str, base: FindingsParams = FindingsParams()
                     ) -> tuple[FindingsParams, OutcomeWords | None]:
     """A bundled sample's own reference group and words (COMPAS: Caucasian, "defendants who did not reoffend"),
     unless the user chose a reference already."""

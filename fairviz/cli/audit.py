@@ -7,6 +7,8 @@ from pathlib import Path
 
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
+from fairviz.cli.outputs import OutputError, check_input, check_outputs, write_atomically
+from fairviz.findings import KINDS, FindingsParams
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
@@ -14,12 +16,13 @@ from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, 
 from fairviz.core.markup import csv_bytes
 from fairviz.data.samples import match_sample
 from fairviz.explain import ExplainParams
-from fairviz.report.api import add_engine, sample_settings
+from fairviz.report.api import add_engine, sample_settings, summary_params
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.explain import ExplainAuditParams
-from fairviz.report.summary import summary
+from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load_policy
+from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 from fairviz.residuals import RDFParams, dstar_rows
-from fairviz.sample_size.analysis import MatchParams
+from fairviz.sample_size import MatchParams
 
 
 def add_parser(commands) -> None:
@@ -80,6 +83,17 @@ def add_parser(commands) -> None:
                        help="add explanation disparity: train a tiny BERT on the text column and compare its "
                             "explanations between the two largest groups (minutes)")
     audit.add_argument("--explain-pairs", type=int, default=20, help="test sentences explained with --explain")
+    gate = audit.add_argument_group("the Summary and the release gate")
+    gate.add_argument("--reference", help="the group every other group is compared with in the Summary (default: "
+                                          "a bundled sample's own, else the largest group)")
+    gate.add_argument("--policy", type=Path, help="a TOML or JSON file: alpha, min_group_size, max_findings, "
+                                                  "reference, and [materiality] thresholds per finding kind")
+    gate.add_argument("--materiality", action="append", default=[], metavar="KIND=VALUE",
+                      help=f"a materiality threshold (repeatable; kinds: {', '.join(KINDS)}); overrides --policy")
+    gate.add_argument("--fail-on", choices=FAIL_ON, default="never",
+                      help="'material': exit 1 when the Summary holds a material, significant finding (a CI gate)")
+    gate.add_argument("--junit", type=Path, help="write the findings as JUnit XML here (a headline finding fails)")
+    gate.add_argument("--pdf", type=Path, help="write the HTML report as PDF here (headless Chromium prints it)")
     audit.set_defaults(handler=run)
 
 
@@ -91,6 +105,8 @@ def run(args) -> int:
     if args.max_groups < 2 or args.max_pair_groups < 2:
         raise DataError("--max-groups and --max-pair-groups must be at least 2.")
     limits = GroupLimits(max_groups=args.max_groups, max_pair_groups=args.max_pair_groups)
+    policy = findings_policy(args)                      # a bad policy is named before any work
+    check_paths(args)
     engine, source = open_source(args)
     frame = engine.preview(source)
     sample = match_sample(args.path) if isinstance(source, Files) else None
@@ -104,9 +120,6 @@ def run(args) -> int:
     stats = None
     if args.explain and args.dstar:
         raise DataError("--dstar reads D* through the engine; run it without --explain.")
-    for out in (args.json, args.html, args.dstar):     # say it before the audit runs, not after
-        if out is not None and str(out) != "-" and not Path(out).parent.is_dir():
-            raise DataError(f"Cannot write '{out}': the folder '{Path(out).parent}' does not exist.")
     if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
         if not isinstance(source, Files):
             raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
@@ -136,19 +149,71 @@ def run(args) -> int:
         explain = ExplainAuditParams(settings=ExplainParams(n_pairs=args.explain_pairs, seed=args.seed))
     audit = run_audit(pred, AuditParams(attribute=attribute, threshold=args.threshold, rdf=params,
                                          calibration=calibration, benefit=args.benefit, match=match,
-                                         cps_lambda=args.cps_lambda, explain=explain))
+                                         cps_lambda=args.cps_lambda, explain=explain,
+                                         **summary_params(sample, attribute, policy)))
     if stats is not None:
         add_engine(audit, stats, mapping, note)
     elif note:
         audit.data["notes"].append(note)
     if args.dstar:
         rows = dstar_rows(engine, source, stats, pred, audit.results["residuals"])
-        args.dstar.write_bytes(csv_bytes(rows))
+        write_atomically(args.dstar, csv_bytes(rows))
         audit.data["notes"].append(f"D*: {len(rows):,} rows with every column of the input written to {args.dstar}.")
-    emit(summary(audit.data), audit.data, args.json)
+    write_outputs(args, audit)
+    return exit_code(audit.findings, args.fail_on)
+
+
+def write_outputs(args, audit) -> None:
+    """The terminal text (the Summary first, then each section), the JSON, and the files asked for."""
+    text = audit.to_terminal()
+    if args.fail_on != "never":
+        count = audit.findings.material_count if audit.findings is not None else 0
+        text += (f"\ngate (--fail-on {args.fail_on}): {count} material, significant finding"
+                 f"{'s' if count != 1 else ''} -> exit {exit_code(audit.findings, args.fail_on)}")
+    emit(text, audit.data, args.json, write=write_atomically)
+    html = audit.to_html() if (args.html or args.pdf) else None
     if args.html:
-        args.html.write_text(audit.to_html(), encoding="utf-8")
-    return 0
+        write_atomically(args.html, html)
+    if args.junit and audit.findings is not None:
+        write_atomically(args.junit, junit_xml(audit.findings))
+    if args.pdf:
+        try:
+            write_atomically(args.pdf, html_to_pdf(html))
+        except PdfUnavailable as err:
+            raise DataError(f"--pdf: {err}.") from err
+
+
+def findings_policy(args) -> FindingsParams:
+    """The Summary's policy: a policy file, then --materiality and --reference on top; stated in the output."""
+    try:
+        params = load_policy(args.policy) if args.policy else FindingsParams()
+        thresholds = {}
+        for item in args.materiality:
+            kind, _, value = item.partition("=")
+            thresholds[kind.strip()] = float(value)
+        params = params.with_materiality(**thresholds)
+    except PolicyError as err:
+        raise DataError(str(err)) from err
+    except ValueError as err:
+        raise DataError(f"--materiality takes KIND=VALUE with a number ({err}).") from err
+    if args.reference:
+        from dataclasses import replace
+        params = replace(params, reference=args.reference)
+    return params
+
+
+def check_paths(args) -> None:
+    """Before any work: a local input that is not a regular file or folder is refused, and no output may replace
+    an input or a folder, or share a path with another output."""
+    local = Path(args.path) if args.path is not None and "://" not in str(args.path) else None
+    try:
+        if local is not None:
+            check_input(local)
+        check_outputs([p for p in (local, Path(args.database) if args.database else None) if p is not None],
+                      {"--json": args.json, "--html": args.html, "--dstar": args.dstar, "--junit": args.junit,
+                       "--pdf": args.pdf, "--policy": None})
+    except OutputError as err:
+        raise DataError(str(err)) from err
 
 
 def open_source(args):

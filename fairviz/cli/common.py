@@ -15,8 +15,9 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def emit(summary_text: str, payload: dict, json_target: Path | None) -> None:
-    """Print the summary and write the JSON; with '--json -' the summary goes to stderr so stdout stays pure JSON."""
+def emit(summary_text: str, payload: dict, json_target: Path | None, write=None) -> None:
+    """Print the summary and write the JSON (through ``write(path, text)`` when given: an atomic write); with
+    '--json -' the summary goes to stderr so stdout stays pure JSON."""
     to_stdout = json_target is not None and str(json_target) == "-"
     print(summary_text, file=sys.stderr if to_stdout else sys.stdout)
     if json_target is None:
@@ -24,5 +25,7 @@ def emit(summary_text: str, payload: dict, json_target: Path | None) -> None:
     text = json.dumps(payload, indent=2) + "\n"
     if to_stdout:
         sys.stdout.write(text)
+    elif write is not None:
+        write(json_target, text)
     else:
         json_target.write_text(text)

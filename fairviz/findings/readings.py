@@ -12,7 +12,7 @@ def _evidence(f: Finding) -> Text:
     adjusted = f", adjusted p {fmt_p(f.p_adjusted)}" if f.p_adjusted is not None else ""
     p = fmt_p(c.p_value) if c.p_value is not None else "untested"
     return text(" ({kind} {effect}, {ci}p {p}{adjusted}; n = {ng:,} and {nr:,})",
-                kind="gap" if c.kind != "residual_distance" else "F_dist",
+                kind={"residual_distance": "F_dist", "ofi": "OFI"}.get(c.kind, "gap"),
                 effect=f"{c.effect:+.3f}" if c.kind != "residual_distance" else f"{c.effect:.3f}",
                 ci=ci, p=p, adjusted=adjusted, ng=c.n_group, nr=c.n_reference)
 
@@ -33,8 +33,8 @@ def finding_text(f: Finding, audit: FindingsAudit, level: str = "finding") -> Te
                     r=c.reference)
     elif c.kind == "ofi":
         more = "more" if c.effect > 0 else "less"
-        head = text("**{g}** gets {more} of the benefit than its labels warrant, relative to **{r}** "
-                    "(Objective Fairness Index {e:+.3f})", level, g=c.group, more=more, r=c.reference, e=c.effect)
+        head = text("**{g}** gets {more} of the benefit than its labels warrant, relative to **{r}** (Objective "
+                    "Fairness Index)", level, g=c.group, more=more, r=c.reference)
     elif c.kind == "residual_distance":
         head = text("The residual distributions of **{g}** and **{r}** differ beyond the rate gaps", level,
                     g=c.group, r=c.reference)

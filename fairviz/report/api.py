@@ -13,14 +13,14 @@ from pathlib import Path
 import pandas as pd
 
 from fairviz.calibration import CalibrationParams
-from fairviz.core.display import Text, walk
 from fairviz.data import ColumnMapping, DataError, guess_mapping
 from fairviz.data.engine import Engine, SufficientStats
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data.samples import match_sample
+from fairviz.findings import FindingsParams, finding_text
+from fairviz.report.findings import findings_settings
 from fairviz.data.sources import Files, Frame, Query, Table, is_spark_frame, locate, read_only_query, table_name
 from fairviz.report.audit import Audit, AuditParams, run_audit
-from fairviz.report.summary import summary
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.analysis import MatchParams
 
@@ -39,8 +39,8 @@ class AuditResult:
         return self.audit.to_html()
 
     def to_terminal(self) -> str:
-        """What ``fairviz audit`` prints."""
-        return summary(self.audit.data)
+        """What ``fairviz audit`` prints: the Summary, then each section's display list."""
+        return self.audit.to_terminal()
 
     @property
     def results(self) -> dict:
@@ -49,9 +49,10 @@ class AuditResult:
 
     @property
     def findings(self) -> list[str]:
-        """The point of each section, as plain sentences (the display lists' findings)."""
-        return [item.plain() for section, _ in self.audit.sections() for item in walk(self.audit.display(section))
-                if isinstance(item, Text) and item.level == "finding"]
+        """The Summary's top findings, as sentences (significant after Benjamini–Hochberg, material, about groups
+        large enough); ``audit.findings`` holds every comparison with its numbers."""
+        summary = self.audit.findings
+        return [] if summary is None else [finding_text(f, summary).plain() for f in summary.top]
 
 
 def audit(data=None, label: str | None = None, score: str | None = None, group: str | list[str] | None = None, *,
@@ -59,7 +60,8 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
           table: str | None = None, query: str | None = None, database: str | None = None, engine: str | None = None,
           dsn: str | None = None, spark_master: str | None = None, resamples: int = 1000, knee_resamples: int = 200,
           bins: int = 10, bin_strategy: str = "uniform", match_reference: str = "complement", cps_lambda: float = 5.0,
-          max_groups: int = MAX_GROUPS, max_pair_groups: int = MAX_PAIR_GROUPS, seed: int = 0) -> AuditResult:
+          max_groups: int = MAX_GROUPS, max_pair_groups: int = MAX_PAIR_GROUPS, seed: int = 0,
+          findings: FindingsParams = FindingsParams()) -> AuditResult:
     """Audit predictions where they live; roles not given are guessed from the names, as the CLI does. Threshold
     and benefit default to 0.5 and 'positive' (a bundled sample's own for its file)."""
     runner, source = open_data(data, table=table, query=query, database=database, engine=engine, dsn=dsn,
@@ -84,7 +86,8 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
                                        threshold=threshold),
                          calibration=CalibrationParams(n_bins=bins, strategy=bin_strategy, resamples=resamples,
                                                        seed=seed),
-                         match=MatchParams(reference=match_reference, seed=seed))
+                         match=MatchParams(reference=match_reference, seed=seed),
+                         **summary_params(sample, attribute, findings))
     result = run_audit(pred, params)
     add_engine(result, stats, mapping, note)
     return AuditResult(result, stats)
@@ -124,6 +127,12 @@ def as_arrow(data):
         return data.to_arrow()
     raise DataError(f"fairviz.audit reads a path, a pandas, Polars or Spark DataFrame or an Arrow table, "
                     f"not {type(data).__name__}.")
+
+
+def summary_params(sample, attribute: str, base: FindingsParams = FindingsParams()) -> dict:
+    """The Summary's settings for ``AuditParams``: the policy, with a bundled sample's reference group and words."""
+    findings, words = findings_settings(sample, attribute, base)
+    return {"findings": findings, "words": words}
 
 
 def sample_settings(threshold: float | None, benefit: str | None, sample) -> tuple[float, str, str]:

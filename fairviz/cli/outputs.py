@@ -39,7 +39,7 @@ def check_outputs(inputs: list[Path], outputs: dict[str, Path | None]) -> None:
         if target.exists() and not target.is_file():
             raise OutputError(f"{option} {path} is not a regular file")
         if not target.parent.is_dir():
-            raise OutputError(f"{option} {path}: the folder {path.parent} does not exist")
+            raise OutputError(f"{option} {path}: the folder '{path.parent}' does not exist")
         if target in seen:
             raise OutputError(f"{option} and {seen[target]} name the same file {path}")
         seen[target] = option

@@ -60,7 +60,9 @@ class Audit:
 
     def to_terminal(self) -> str:
         """What the terminal prints: each section's display list, detail groups (collapsed) left out."""
-        blocks = []
+        d = self.data
+        blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}', threshold {d['threshold']}"]
+        blocks += [f"  note: {note}" for note in d.get("notes", [])]
         if self.findings is not None:
             summary = [i for i in self.summary_display() if not (isinstance(i, Group) and i.collapsed)]
             blocks.append("Summary\n" + to_terminal(summary, indent="  "))

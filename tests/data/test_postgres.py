@@ -24,7 +24,8 @@ from test_engine import numbers_differ  # noqa: E402
 pytestmark = pytest.mark.skipif(postgres_bin() is None, reason="no PostgreSQL server (make test installs Debian's "
                                                                 "'postgresql' package when run as root)")
 FAST = ["--resamples", "100", "--knee-resamples", "10"]
-COMPAS = ["--group", "race", "--threshold", "0.4", "--benefit", "negative", "--positive-label", "1"]
+COMPAS = ["--group", "race", "--threshold", "0.4", "--benefit", "negative", "--positive-label", "1",
+          "--reference", "Caucasian"]      # the bundled file's own settings, given to every source
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -82,8 +83,9 @@ def test_cli_writes_parity_json_and_html(tmp_path, capsys):
                  "--knee-resamples", "0", "--cps-lambda", "10", "--json", str(out_json), "--html", str(out_html)])
     assert code == 0
     printed = capsys.readouterr().out
-    assert "parity (benefit = score < threshold)" in printed
-    assert "African-American vs Caucasian: OFI -0.120" in printed and "MATCH vs complement" in printed
+    assert "Benefit = score < 0.40" in printed                                  # the sections' display lists
+    assert re.search(r"African-American +Caucasian +-0\.120 +< 0\.001 +0\.632 +for j +algorithmic", printed)
+    assert re.search(r"\d+ of \d+ group × metric scores differ from all other rows", printed)
     data = json.loads(out_json.read_text())
     assert data["cps"]["Asian"]["lambda"] == 10.0
     page = out_html.read_text(encoding="utf-8")

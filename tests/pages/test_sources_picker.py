@@ -41,3 +41,15 @@ def test_an_unreadable_source_names_no_server_path(listing):
     at.selectbox(key="listed_source").select("Broken").run()
     assert len(at.error) == 1 and "could not be read right now" in at.error[0].value
     assert str(listing) not in at.error[0].value and "nowhere" not in at.error[0].value
+
+
+def test_home_offers_listed_sources_only_when_the_operator_lists_some(listing, monkeypatch):
+    from tests.conftest import ROOT
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    assert at.radio(key="home_source").options == ["Bundled sample", "Upload a file", "Listed source"]
+    at.radio(key="home_source").set_value("Listed source").run()
+    assert not at.exception
+    assert at.selectbox(key="listed_source").options == ["COMPAS scores", "Broken"]
+    monkeypatch.delenv("FAIRVIZ_SOURCES")
+    plain = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300).run()
+    assert plain.radio(key="home_source").options == ["Bundled sample", "Upload a file"]

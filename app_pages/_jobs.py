@@ -15,7 +15,6 @@ Usage on a page::
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -24,11 +23,14 @@ from typing import Any, Callable, Hashable
 
 import streamlit as st
 
+from fairviz.core.settings import env_float, env_int
+
 Progress = Callable[[float, str], None]
-MAX_HEAVY_RUNS = int(os.environ.get("FAIRVIZ_MAX_HEAVY_RUNS", "2"))     # server-wide, set by whoever runs it
-MAX_ANALYSES = int(os.environ.get("FAIRVIZ_MAX_ANALYSES", "4"))         # page analyses (residuals, calibration, …)
+# server-wide, set by whoever runs it; a bad value is named in the log and replaced by the default
+MAX_HEAVY_RUNS = env_int("FAIRVIZ_MAX_HEAVY_RUNS", 2, 1, 64)
+MAX_ANALYSES = env_int("FAIRVIZ_MAX_ANALYSES", 4, 1, 256)               # page analyses (residuals, calibration, …)
 POOLS = {"heavy": (MAX_HEAVY_RUNS, "heavy runs"), "analysis": (MAX_ANALYSES, "analyses")}
-QUEUE_TIMEOUT_S = float(os.environ.get("FAIRVIZ_QUEUE_TIMEOUT_S", "600"))
+QUEUE_TIMEOUT_S = env_float("FAIRVIZ_QUEUE_TIMEOUT_S", 600.0, 1.0, 86_400.0)
 RESULTS_PER_JOB = 8
 
 

@@ -14,20 +14,14 @@ Group-count limits (checked in the data model, so every concept and page inherit
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from itertools import combinations
 
-
-def _env_int(name: str, default: int) -> int:
-    try:
-        return max(2, int(os.environ.get(name, default)))
-    except ValueError:
-        return default
+from fairviz.core.settings import env_int
 
 
-MAX_GROUPS = _env_int("FAIRVIZ_MAX_GROUPS", 200)
-MAX_PAIR_GROUPS = _env_int("FAIRVIZ_MAX_PAIR_GROUPS", 12)
+MAX_GROUPS = env_int("FAIRVIZ_MAX_GROUPS", 200, 2, 100_000)     # a bad value: named in the log, the default kept
+MAX_PAIR_GROUPS = env_int("FAIRVIZ_MAX_PAIR_GROUPS", 12, 2, 1_000)
 
 
 @dataclass(frozen=True)

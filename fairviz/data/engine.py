@@ -265,7 +265,10 @@ class Engine:
         running = SparkSession._instantiatedSession
         if running is not None and running.sparkContext.master != master:
             running.stop()                                   # getOrCreate would silently keep the other master
-        builder = SparkSession.builder.master(master).appName("fairviz")
+        # a Spark Connect session earlier in this process leaves pyspark in "connect mode" (an environment flag and
+        # the shared builder's spark.remote); a classic session needs both cleared
+        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
+        builder = SparkSession.Builder().master(master).appName("fairviz")
         for key, value in {**_SPARK_SQL_CONF, "spark.sql.execution.arrow.pyspark.enabled": "true",
                            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}.items():
             builder = builder.config(key, value)

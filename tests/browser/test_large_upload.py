@@ -17,7 +17,7 @@ AUDIT_PAGES = {
     "Residual distribution": ("Sorted residuals by group", "The most different pair is"),
     "Calibration": ("Smooth ECE, all rows", "Worst group: g"),
     "Group parity": ("Objective Fairness Index", "Benefit = score ≥"),
-    "Sample-size significance": ("group × metric scores differ", "Reference: all other rows"),
+    "Sample-size significance": ("group × metric scores differ", "differ from all other rows"),
     "Evaluation reweighting": ("Accuracy (as is)", "With 5 groups"),
 }
 # the groups its figures draw by default (calibration shows the four largest testable groups at first)

@@ -17,7 +17,6 @@ from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
 from fairviz.report.residuals import SECTION
 from fairviz.residuals import RDFParams
-from tests.html_tables import html_tables
 from tests.conftest import ROOT
 from tests.html_tables import html_tables
 from tests.pages.tabs import open_tab
@@ -45,7 +44,7 @@ def test_page_tables_are_the_html_tables_and_the_json_rows(page):
     result = SECTION.run(pred, params)
     items = SECTION.display(pred, result, params)
     shown = tables(items)
-    html_tables = {tuple(t[0]): t[1:] for t in html_tables(to_html(items))}
+    report_tables = {tuple(t[0]): t[1:] for t in html_tables(to_html(items))}
     data = page.session_state["page_json"]["residuals"]
     json_rows = {"groups": {name: row for name, row in data["groups"].items()},
                  "pairs": {f"{p['group_i']} vs {p['group_j']}": p for p in data["pairs"]}}
@@ -57,7 +56,7 @@ def test_page_tables_are_the_html_tables_and_the_json_rows(page):
             table = shown[key]
             headings = [table.heading(c) for c in table.frame.columns]
             assert list(frame.columns) == headings, key
-            html_rows = html_tables[tuple(headings)]
+            html_rows = report_tables[tuple(headings)]
             assert len(html_rows) == len(frame)
             for (_, page_row), html_row, record in zip(frame.iterrows(), html_rows, table.records()):
                 label = record.get("group", record.get("pair"))

@@ -27,146 +27,26 @@ import hashlib
 import io
 import os
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from fairviz.data.dialects import DIALECTS, DUCKDB, Dialect
-from fairviz.data.limits import GroupLimits
-from fairviz.data.model import ColumnMapping, DataError, Predictions
+from fairviz.data.dialects import DIALECTS
+from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
 from fairviz.data.roles import guess_mapping
-from fairviz.data.validation import build_predictions, check_columns
+from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, SufficientStats,  # noqa: F401
+                                    core_mapping, reduction_sql, single_valued,
+                                    stats_from_cells)            # (re-exported: the engine's face)
+from fairviz.data.validation import check_columns
 from fairviz.data.sources import Files, Frame, Location, Query, Table, locate, resolve  # noqa: F401 (resolve: re-exported)
 
 Source = Files        # the name this module used for a local file set
 
-DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples of 1/10, 1/15, 1/30 are cell edges)
-EXACT_ROWS = 200_000            # inputs up to this many rows are always reduced exactly (the table has ≤ that many rows)
 ENGINES = ("duckdb", "spark", "postgres")
 DEFAULT_SPARK_MASTER = "local[2]"
-COUNT = "__fairviz_n"           # the count column of the table
-CELL_KEY = "__fairviz_cell"
 PREVIEW_ROWS = 10_000
-
-
-@dataclass(frozen=True)
-class SufficientStats:
-    """Counts per (group values, label, score cell): everything a classification audit needs from the rows."""
-
-    table: pd.DataFrame         # mapped group columns, label, score (float), COUNT (int64); one row per cell
-    mapping: ColumnMapping
-    resolution: float           # 0: exact counts per distinct score; else the width of the score cells
-    rows: int                   # rows in the input
-    source: str
-    fingerprint: str
-    engine: str = "duckdb"
-    cell_key: np.ndarray | None = None   # per table row: its score cell in the query (FLOOR(s·cells), or s itself)
-    key_cells: int = DEFAULT_CELLS       # the cells of that query (0: a cell per distinct score)
-
-    @property
-    def exact(self) -> bool:
-        return self.resolution == 0
-
-    def to_dict(self) -> dict:
-        return {"engine": self.engine, "mode": "exact" if self.exact else "binned", "resolution": self.resolution,
-                "cells": int(len(self.table)), "rows": int(self.rows)}
-
-    def predictions(self, limits: GroupLimits | None = None) -> Predictions:
-        """Validated, weighted predictions: one entry per cell, its count as the weight (messages count rows)."""
-        columns = [c for c in dict.fromkeys((*self.mapping.groups, self.mapping.label, self.mapping.score))]
-        pred = build_predictions(self.table[columns], _core_mapping(self.mapping), source=self.source,
-                                 file_fingerprint=self.fingerprint, weights=self.table[COUNT].to_numpy(),
-                                 limits=limits)
-        if not self.exact:
-            pred = pred.with_note(f"Scores were reduced to cells of width {self.resolution:.2g} ({len(self.table):,} "
-                                  f"cells for {self.rows:,} rows); reported numbers move by less than 1e-4.",
-                                  resolution=self.resolution)
-        return pred
-
-
-def _core_mapping(mapping: ColumnMapping) -> ColumnMapping:
-    """The mapping without the row-level roles (text, features, id): the table does not carry them."""
-    return ColumnMapping(label=mapping.label, score=mapping.score, groups=mapping.groups,
-                         positive_label=mapping.positive_label, intersect=mapping.intersect)
-
-
-# ----------------------------------------------------------------------------------------------- the SQL
-
-def reduction_sql(source: str, mapping: ColumnMapping, numeric_score: bool, cells: int = DEFAULT_CELLS,
-                  dialect: Dialect = DUCKDB) -> str:
-    """The reduction, in SQL that every engine runs (``dialect``: its few differences): one row per (groups, label,
-    score cell).
-
-    Output columns: g0…g{k-1}, y, cell, odd (NaN, ±inf or a non-numeric score as is; −1 / 2 for finite scores
-    below 0 / above 1),
-    n, lo, hi, total (min, max and sum of the scores in the cell). ``cells`` = 0: one cell per distinct score."""
-    q = dialect.quote
-    keys = [f"{q(g)} AS g{k}" for k, g in enumerate(mapping.groups)]
-    score = dialect.as_double(q(mapping.score)) if numeric_score else q(mapping.score)
-    inner = f"SELECT {', '.join(keys)}, {q(mapping.label)} AS y, {score} AS s FROM {source}"
-    groups = [f"g{k}" for k in range(len(mapping.groups))] + ["y"]
-    if not numeric_score:
-        return (f"SELECT {', '.join(groups)}, NULL AS cell, s AS odd, COUNT(*) AS n, NULL AS lo, NULL AS hi, "
-                f"NULL AS total FROM ({inner}) t GROUP BY {', '.join(groups)}, s")
-    inside = "s >= 0 AND s <= 1"
-    cell = f"CASE WHEN {inside} THEN FLOOR(s * {int(cells)}) END" if cells else f"CASE WHEN {inside} THEN s END"
-    # outside [0, 1]: NaN and ±inf keep their value (≤ 3 cells); finite values below 0 / above 1 share one cell per
-    # side (code -1 / 2) with their count, min and max — all that validation reports — so the table stays bounded
-    odd = (f"CASE WHEN s IS NULL OR ({inside}) THEN NULL WHEN {dialect.is_nan('s')} THEN s WHEN s - s <> 0 THEN s "
-           f"WHEN s > 1 THEN 2.0 ELSE -1.0 END")
-    return (f"SELECT {', '.join(groups)}, {cell} AS cell, {odd} AS odd, COUNT(*) AS n, "
-            f"MIN(s) AS lo, MAX(s) AS hi, SUM(s) AS total "
-            f"FROM ({inner}) t GROUP BY {', '.join(groups)}, {cell}, {odd}")
-
-
-def _single_valued(cells: pd.DataFrame) -> bool:
-    """Every score cell inside [0, 1] holds one distinct score."""
-    lo, hi = (pd.to_numeric(cells[c], errors="coerce").to_numpy(dtype=float) for c in ("lo", "hi"))
-    return bool(np.all((lo == hi)[cells["cell"].notna().to_numpy()]))
-
-
-def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, fingerprint: str, engine: str,
-                     numeric: bool = True, resolution_cells: int = DEFAULT_CELLS,
-                     key_cells: int = DEFAULT_CELLS) -> SufficientStats:
-    """The engine's output (see ``reduction_sql``) → the table, exact when every cell holds one distinct score."""
-    cells = cells.reset_index(drop=True)
-    n = cells["n"].to_numpy(dtype=np.int64)
-    rows = int(n.sum())
-    if rows == 0:
-        raise DataError(f"'{source}' is empty: there are no rows to analyse.")
-    exact = True
-    if numeric:
-        lo, hi, total = (pd.to_numeric(cells[c], errors="coerce").to_numpy(dtype=float) for c in ("lo", "hi", "total"))
-        odd = pd.to_numeric(cells["odd"], errors="coerce").to_numpy(dtype=float)
-        in_range = cells["cell"].notna().to_numpy()
-        single = lo == hi
-        exact = bool(single[in_range].all())
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = np.where(single, lo, total / n)        # one distinct score: itself; else the cell's mean
-        outside = np.isin(odd, (-1.0, 2.0))                # finite scores outside [0, 1]: their min and max
-        value = np.where(in_range, value, np.where(outside, lo, odd))
-        split = outside & (n > 1) & ~single                # two entries: (min, n − 1 rows) and (max, 1 row)
-        if split.any():
-            extra = cells[split].copy()
-            cells, value, n = pd.concat([cells, extra], ignore_index=True), np.concatenate([value, hi[split]]), \
-                np.concatenate([np.where(split, n - 1, n), np.ones(int(split.sum()), dtype=np.int64)])
-        score = pd.Series(value, dtype=float)
-    else:
-        score = cells["odd"]                              # validation names the non-numeric values
-    table = pd.DataFrame({g: cells[f"g{k}"] for k, g in enumerate(mapping.groups)})
-    table[mapping.label] = cells["y"]
-    table[mapping.score] = score
-    table[COUNT] = n
-    table[CELL_KEY] = pd.to_numeric(cells["cell"], errors="coerce").to_numpy(dtype=float)
-    keys = [*mapping.groups, mapping.label, mapping.score]
-    table = table.sort_values(keys, kind="stable", na_position="last",
-                              key=lambda s: s.astype(str) if s.dtype == object else s).reset_index(drop=True)
-    cell_key = table.pop(CELL_KEY).to_numpy()
-    return SufficientStats(table, mapping, 0.0 if exact else 1.0 / resolution_cells, rows, source, fingerprint,
-                           engine, cell_key, key_cells)
 
 
 # ----------------------------------------------------------------------------------------------- engines
@@ -461,11 +341,11 @@ class Engine:
             fingerprint = source.fingerprint or hashlib.blake2b(str(id(source)).encode(), digest_size=16).hexdigest()
             self._register(source)
         types = self._columns()
-        check_columns(pd.DataFrame(columns=list(types)), _core_mapping(mapping))
+        check_columns(pd.DataFrame(columns=list(types)), core_mapping(mapping))
         numeric = self.dialect.is_numeric(types[mapping.score])
         key_cells = self.cells
         cells = self.sql(reduction_sql(self._relation, mapping, numeric, key_cells, self.dialect))
-        if numeric and int(cells["n"].sum()) <= EXACT_ROWS and not _single_valued(cells):
+        if numeric and int(cells["n"].sum()) <= EXACT_ROWS and not single_valued(cells):
             key_cells = 0
             cells = self.sql(reduction_sql(self._relation, mapping, numeric, 0, self.dialect))   # small: exact
         digest = hashlib.blake2b(f"{fingerprint}|{self.cells}".encode(), digest_size=16).hexdigest()

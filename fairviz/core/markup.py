@@ -2,8 +2,9 @@
 
 - ``md(name)``: before Markdown (Streamlit's st.markdown, st.caption, st.info, …): a backtick, ``**``, a link or
   ``![](http://…)`` in a file, column or group name shows as typed instead of rendering (or fetching an image).
-- ``plot_text(name)`` / ``escape_figure(fig)``: Plotly renders a subset of HTML in legends, hover labels and
-  tick labels (``<a href>``, ``<b>``, …); names are HTML-escaped there (Plotly shows ``&lt;`` as ``<``).
+- ``plot_text(name)``: Plotly renders a subset of HTML in legends, hover labels and tick labels (``<a href>``,
+  ``<b>``, …); figures escape names with it where they enter them (Plotly shows ``&lt;`` as ``<``), so the markup a
+  figure writes itself (a bold cell) survives.
 - ``csv_safe(frame)``: a cell starting with ``=``, ``+``, ``-``, ``@`` (or a tab/carriage return) is a formula to a
   spreadsheet; every CSV download prefixes such text cells with ``'`` (OWASP's advice). Numbers stay numbers.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 import html
 import re
 
-import numpy as np
 import pandas as pd
 
 _MD_SPECIAL = re.compile(r"([\\`*\[\]<>~$|#])")        # links/images need '[', code '`', HTML '<'
@@ -36,41 +36,6 @@ def md(value) -> str:
 def plot_text(value) -> str:
     """``value`` as literal text in a Plotly label (legend, hover, tick, annotation)."""
     return html.escape(str(value), quote=False)
-
-
-def _escape_array(values):
-    if values is None or isinstance(values, str):
-        return plot_text(values) if isinstance(values, str) else values
-    array = np.asarray(values, dtype=object)
-    if array.dtype == object and array.size and any(isinstance(v, str) for v in array.flat):
-        return np.vectorize(lambda v: plot_text(v) if isinstance(v, str) else v, otypes=[object])(array)
-    return values
-
-
-_TRACE_TEXT = ("name", "text", "hovertext", "customdata", "x", "y", "labels", "ids")
-
-
-def escape_figure(fig):
-    """Escape every data string of a built figure (trace names, text, hover text, custom data and category
-    labels) in place and return it. Hover templates, titles and annotations are ours and keep their markup."""
-    if getattr(fig, "_fairviz_escaped", False):
-        return fig
-    for trace in fig.data:
-        for prop in _TRACE_TEXT:
-            if prop in trace and trace[prop] is not None:
-                try:
-                    trace[prop] = _escape_array(trace[prop])
-                except (ValueError, TypeError):      # a property whose validator refuses object arrays
-                    pass
-        if "legendgrouptitle" in trace and trace.legendgrouptitle.text:
-            trace.legendgrouptitle.text = plot_text(trace.legendgrouptitle.text)
-    for axis in [k for k in fig.layout if k.startswith(("xaxis", "yaxis"))]:
-        ax = fig.layout[axis]
-        for prop in ("categoryarray", "ticktext"):
-            if ax[prop] is not None:
-                ax[prop] = _escape_array(ax[prop])
-    fig._fairviz_escaped = True
-    return fig
 
 
 def csv_safe(frame: pd.DataFrame) -> pd.DataFrame:

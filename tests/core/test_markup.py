@@ -4,10 +4,9 @@ from __future__ import annotations
 import io
 
 import pandas as pd
-import plotly.graph_objects as go
 from markdown_it import MarkdownIt
 
-from fairviz.core.markup import csv_bytes, csv_safe, escape_figure, md, plot_text
+from fairviz.core.markup import csv_bytes, csv_safe, md, plot_text
 
 HOSTILE = ["`tick`", "![x](http://evil.example/p.png)", "**bold**", "<b>html</b>", "[link](http://evil.example)",
            "a_b_c", "# heading", ":red[colour]", "$x^2$", "line\nbreak"]
@@ -32,16 +31,8 @@ def test_bare_urls_and_addresses_do_not_autolink():
         assert escaped.replace("\u200b", "").replace("\\", "") == name
 
 
-def test_plot_text_and_figures_escape_html():
+def test_plot_text_escapes_html():
     assert plot_text("<a href='x'>y</a> & z") == "&lt;a href='x'&gt;y&lt;/a&gt; &amp; z"
-    fig = go.Figure([go.Bar(x=["<b>A</b>", "B"], y=[1, 2], name="<i>g</i>", text=["<a href='x'>1</a>", "2"],
-                            customdata=[["<img>", 1], ["ok", 2]], hovertemplate="<b>%{x}</b><extra></extra>")])
-    escape_figure(escape_figure(fig))                        # idempotent
-    trace = fig.data[0]
-    assert list(trace.x) == ["&lt;b&gt;A&lt;/b&gt;", "B"] and trace.name == "&lt;i&gt;g&lt;/i&gt;"
-    assert trace.text[0] == "&lt;a href='x'&gt;1&lt;/a&gt;" and trace.customdata[0][0] == "&lt;img&gt;"
-    assert list(trace.y) == [1, 2] and trace.customdata[0][1] == 1
-    assert trace.hovertemplate == "<b>%{x}</b><extra></extra>"          # our own markup stays
 
 
 def test_csv_downloads_neutralise_formulas():

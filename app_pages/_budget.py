@@ -33,11 +33,13 @@ MB = 1 << 20
 
 # Peak memory of one step, measured on this project's benchmark CSV (benchmarks/bench_load.py's generator: ids,
 # label, score, two groups, an age, a short text): a whole-file pandas read +3.8× the file's size, a read row by row
-# (read + build_predictions) +3.9×, a DuckDB reduction with its preview about 5.7× (issue 22's measurement); 6× covers
-# them all. A Parquet file expands more when decoded (compression), so it counts double. The full audit with its
+# (read + build_predictions) +3.9×, so 6× leaves room for files of short numbers (which expand more); a DuckDB
+# reduction (it streams the file) with its preview +2.5× (+961 MB for a 389 MB CSV), so 3×. A Parquet file expands
+# more when decoded (compression), so it counts double. The full audit with its
 # HTML report: +379 MB at 20,000 rows, +534 MB at 100,000 (about 340 MB plus 2 KB per row).
 READ_FACTOR = 6
-PARQUET_FACTOR = 12
+REDUCE_FACTOR = 3
+PARQUET_FACTOR = 2             # times the CSV factor
 PREVIEW_FILE_BYTES = 32 * MB     # a preview decodes the first rows only: counted as a read of at most this much
 REPORT_BASE_BYTES = 384 * MB
 REPORT_BYTES_PER_ROW = 2048
@@ -66,10 +68,18 @@ STORE_MB = env_int("FAIRVIZ_STORE_MB", max(64, BUDGET_MB // 2), 16, 1 << 22)    
 KEPT_PER_VISITOR_MB = env_int("FAIRVIZ_KEPT_PER_VISITOR_MB", max(16, STORE_MB // 4), 1, 1 << 22)
 
 
+def _is_parquet(name: str) -> bool:
+    return name.lower().endswith((".parquet", ".pq"))
+
+
 def read_estimate(size: int, name: str = "") -> int:
-    """Peak bytes of reading (or reducing) a whole file of ``size`` bytes."""
-    parquet = name.lower().endswith((".parquet", ".pq"))
-    return int(size) * (PARQUET_FACTOR if parquet else READ_FACTOR)
+    """Peak bytes of decoding a whole file of ``size`` bytes into a frame."""
+    return int(size) * READ_FACTOR * (PARQUET_FACTOR if _is_parquet(name) else 1)
+
+
+def reduce_estimate(size: int, name: str = "") -> int:
+    """Peak bytes of the engine's reduction of a file of ``size`` bytes (or of one query on its rows)."""
+    return int(size) * REDUCE_FACTOR * (PARQUET_FACTOR if _is_parquet(name) else 1)
 
 
 def preview_estimate(size: int, name: str = "") -> int:

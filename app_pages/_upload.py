@@ -24,10 +24,10 @@ from app_pages import _budget, _jobs, _ui
 TYPES = ["csv", "txt", "tsv", "parquet", "pq"]
 NONE = "(none)"
 # What the server keeps of visitors' files, shares of FAIRVIZ_STORE_MB (docs/shared-server.md): raw bytes of reduced
-# uploads 3/8, one row-by-row read 1/4, whole-file reads 1/8, previews, chosen columns, reductions' tables and query
-# results (D* with every column) 1/16 each.
-_SHARE = _budget.STORE_MB * _budget.MB // 16
-KEPT_BYTES, ROWS_BYTES, READ_BYTES, FRAME_BYTES, QUERY_BYTES = 6 * _SHARE, 4 * _SHARE, 2 * _SHARE, _SHARE, _SHARE
+# uploads 3/8, one row-by-row read 1/4, whole-file reads 1/4, previews, chosen columns, reductions' tables and query
+# results (D* with every column) 1/32 each. A result larger than its share is not kept (computed again when asked).
+_SHARE = _budget.STORE_MB * _budget.MB // 32
+KEPT_BYTES, ROWS_BYTES, READ_BYTES, FRAME_BYTES, QUERY_BYTES = 12 * _SHARE, 8 * _SHARE, 8 * _SHARE, _SHARE, _SHARE
 
 
 @dataclass(frozen=True)
@@ -142,9 +142,9 @@ def reduce_upload(digest: str, name: str, mapping_key: str, raw: bytes, mapping:
             return engine.reduce(raw, mapping, name=name)
         finally:
             engine.close()
-    return _jobs.run("upload_reduce", (digest, mapping_key), "Reducing the file to counts per group, label and score",
-                     compute, pool="analysis", nbytes=_budget.read_estimate(len(raw), name), keep=4,
-                     keep_bytes=FRAME_BYTES)
+    return _jobs.run("upload_reduce", (digest, name, mapping_key),
+                     "Reducing the file to counts per group, label and score", compute, pool="analysis",
+                     nbytes=_budget.reduce_estimate(len(raw), name), keep=4, keep_bytes=FRAME_BYTES)
 
 
 def owner() -> str:
@@ -270,7 +270,7 @@ def file_query(digest: str, mapping: ColumnMapping, what: Hashable, raw: bytes, 
         found = FILE_QUERIES.get(key, _budget.MISSING)
         if found is not _budget.MISSING:
             return found
-        held = _budget.BUDGET.acquire(_budget.read_estimate(len(raw), name), timeout=FILE_QUERY_WAIT_S)
+        held = _budget.BUDGET.acquire(_budget.reduce_estimate(len(raw), name), timeout=FILE_QUERY_WAIT_S)
         try:
             result = build()
         finally:

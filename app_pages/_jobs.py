@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 import streamlit as st
 
 from fairviz.core.settings import env_float, env_int
+from app_pages._budget import BUDGET, ByteStore, size_of
 
 Progress = Callable[[float, str], None]
 # server-wide, set by whoever runs it; a bad value is named in the log and replaced by the default
@@ -35,16 +35,18 @@ RESULTS_PER_JOB = 8
 
 
 _MISSING = object()
+_UNBOUNDED = 1 << 62
 
 
 @dataclass
 class _Server:
-    """Process-wide state: heavy-run slots, finished results per job, and one lock per key being computed."""
+    """Process-wide state: heavy-run slots, finished results per job (bounded in entries and, for results built
+    from visitors' files, in bytes), and one lock per key being computed."""
 
     slots: dict = field(default_factory=lambda: {name: threading.BoundedSemaphore(size)
                                                  for name, (size, _) in POOLS.items()})
     running: int = 0
-    results: dict[str, OrderedDict] = field(default_factory=dict)
+    results: dict[str, ByteStore] = field(default_factory=dict)
     key_locks: dict[tuple, threading.Lock] = field(default_factory=dict)
     guard: threading.Lock = field(default_factory=threading.Lock)
 
@@ -60,16 +62,13 @@ class _Server:
                 del self.key_locks[key]
 
     def lookup(self, job: str, key: Hashable) -> Any:
-        with self.guard:
-            store = self.results.setdefault(job, OrderedDict())
-            if key not in store:
-                return _MISSING
-            store.move_to_end(key)
-            return store[key]
+        return self.store(job).get(key, _MISSING)
 
-    def store(self, job: str) -> OrderedDict:
+    def store(self, job: str, keep: int = RESULTS_PER_JOB, keep_bytes: int | None = None) -> ByteStore:
         with self.guard:
-            return self.results.setdefault(job, OrderedDict())
+            if job not in self.results:
+                self.results[job] = ByteStore(entries=keep, total_bytes=keep_bytes or _UNBOUNDED)
+            return self.results[job]
 
 
 @st.cache_resource(show_spinner=False, max_entries=1)      # one per process, on purpose without a lifetime
@@ -113,18 +112,21 @@ def forget(job: str) -> None:
 
 
 def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any], pool: str = "heavy",
-        keep: int = RESULTS_PER_JOB) -> Any:
+        keep: int = RESULTS_PER_JOB, nbytes: int = 0, keep_bytes: int | None = None) -> Any:
     """``compute(progress)`` once per (job, key) for the whole server, with a progress bar and a server slot.
 
     Visitors asking for the same key while it runs wait for that run instead of starting their own; finished
     results are kept (the last ``keep`` per job) and served at once. Results must be immutable. ``pool`` picks
     the slots: "heavy" (training, attribution, search: FAIRVIZ_MAX_HEAVY_RUNS at a time) or "analysis" (page
-    analyses: FAIRVIZ_MAX_ANALYSES at a time).
+    analyses: FAIRVIZ_MAX_ANALYSES at a time). ``nbytes``: the step's peak memory, taken from the server's byte
+    budget (``_budget.BUDGET``) before the slot; it waits with a message while other steps hold the budget, and
+    is given back when the step ends, is stopped or its tab closes. ``keep_bytes``: the job's kept results are
+    bounded in bytes too (results built from visitors' files).
     """
     server = _server()
     slots = server.slots[pool]
     size, what = POOLS[pool]
-    store = server.store(job)
+    store = server.store(job, keep, keep_bytes)
     full_key = (job, key)
     found = server.lookup(job, key)
     if found is not _MISSING:
@@ -137,19 +139,21 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any],
             found = server.lookup(job, key)          # computed by the visitor we waited for
             if found is not _MISSING:
                 return found
-            _wait(slots, bar, f"{label}: the server is busy ({size} {what} at a time); waiting for a free slot")
-            with server.guard:
-                server.running += 1
+            held = BUDGET.acquire(nbytes, _memory_wait(bar, label), QUEUE_TIMEOUT_S) if nbytes else 0
             try:
-                result = compute(_progress(bar, label))
-            finally:
+                _wait(slots, bar, f"{label}: the server is busy ({size} {what} at a time); waiting for a free slot")
                 with server.guard:
-                    server.running -= 1
-                slots.release()
-            with server.guard:
-                store[key] = result
-                while len(store) > keep:
-                    store.popitem(last=False)
+                    server.running += 1
+                try:
+                    result = compute(_progress(bar, label))
+                finally:
+                    with server.guard:
+                        server.running -= 1
+                    slots.release()
+            finally:
+                if held:
+                    BUDGET.release(held)
+            store.put(key, result, size_of(result) if keep_bytes else 0)
             return result
         finally:
             server.release_key(full_key, lock)
@@ -167,6 +171,14 @@ def _wait(lock, bar, message: str) -> None:
         if waited > QUEUE_TIMEOUT_S:
             raise TimeoutError(f"The server stayed busy for {QUEUE_TIMEOUT_S:.0f} s; try again in a moment.")
         bar.progress(0.0, text=f"{message} ({waited:.0f} s)…")
+
+
+def _memory_wait(bar, label: str) -> Callable[[int, float], None]:
+    """The queue's message; drawing it is where a Stop click or a closed tab interrupts the wait."""
+    def update(ahead: int, waited: float) -> None:
+        bar.progress(0.0, text=f"{label}: waiting for memory: {ahead} {'request' if ahead == 1 else 'requests'} "
+                               f"ahead of yours ({waited:.0f} s)…")
+    return update
 
 
 def _progress(bar, label: str) -> Progress:

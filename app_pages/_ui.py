@@ -233,16 +233,17 @@ def context() -> Context:
 
 
 def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],
-                         label: str, max_entries: int = 16):
+                         label: str, max_entries: int = 16, nbytes: int = 0):
     """Run ``compute(progress)`` once per (namespace, key) for the whole server, with a live progress bar.
 
     ``st.cache_data`` replays element calls made inside a cached function, so a progress bar cannot live there.
     This is ``_jobs.run`` in the "analysis" pool: identical requests from many sessions at once compute once
     (the others wait for that result), a bounded number of analyses run at a time, and finished results are kept
     (``max_entries`` per namespace). Keys hold the data's fingerprint and every parameter; results are immutable.
+    ``nbytes``: the run's peak memory, taken from the server's byte budget while it runs (``_budget``).
     """
     from app_pages import _jobs
-    return _jobs.run(namespace, key, label, compute, pool="analysis", keep=max_entries)
+    return _jobs.run(namespace, key, label, compute, pool="analysis", keep=max_entries, nbytes=nbytes)
 
 
 def progress_callback(label: str) -> tuple[Callable[[float, str], None], Callable[[], None]]:
@@ -352,9 +353,10 @@ def current_sample():
 SUMMARY_PARAMS = dict(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
 
 
-def audit(ctx: Context, full: bool = False):
+def audit(ctx: Context, full: bool = False, nbytes: int = 0):
     """The audit for the frame's choices, as ``fairviz audit`` runs it (``full``: with every resampled interval
-    and test; else the Summary's quick audit), computed once per server in the analysis pool with a progress bar."""
+    and test; else the Summary's quick audit), computed once per server in the analysis pool with a progress bar
+    (``nbytes``: its peak memory, taken from the server's byte budget while it runs)."""
     findings, words = findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
     quick = {} if full else SUMMARY_PARAMS
 
@@ -363,7 +365,7 @@ def audit(ctx: Context, full: bool = False):
                                                findings=findings, words=words, progress=progress, **quick))
 
     return cached_with_progress("audit_full" if full else "audit_summary", _audit_key(ctx), compute,
-                                "Running the full audit" if full else "Summarising", max_entries=8)
+                                "Running the full audit" if full else "Summarising", max_entries=8, nbytes=nbytes)
 
 
 def _audit_key(ctx: Context) -> tuple:
@@ -373,23 +375,31 @@ def _audit_key(ctx: Context) -> tuple:
 
 def report_downloads(ctx: Context) -> None:
     """The full audit as the CLI writes it — JSON, the self-contained HTML report and, on request, its PDF — run
-    when asked, in the analysis pool (a slot, a progress bar, shared by every visitor asking the same)."""
+    when asked, in the analysis pool (a slot, the server's byte budget, a progress bar, shared by every visitor
+    asking the same). Stop, any other click or closing the tab interrupts it at its next progress report, and its
+    slot and bytes are given back."""
+    from app_pages import _budget, _jobs
     key = _audit_key(ctx)
+    nbytes = _budget.report_estimate(ctx.pred.n)          # weighted data is expanded to rows (D*, knees)
     if st.session_state.get("report_key") != key:
-        if st.button("Prepare the full report", help="Every analysis with its resampled intervals and tests, as "
-                                                     "`fairviz audit` runs it; its Summary covers every comparison."):
-            audit(ctx, full=True)
+        b1, b2, _ = st.columns([2, 1, 3])
+        prepare = b1.button("Prepare the full report", help="Every analysis with its resampled intervals and tests, "
+                                                            "as `fairviz audit` runs it; its Summary covers every "
+                                                            "comparison.")
+        if b2.button("Stop", key="report_stop", help="Interrupts the report within a second or two."):
+            st.info("Stopped: nothing was kept. Press **Prepare the full report** again when you want it.")
+        if prepare:
+            audit(ctx, full=True, nbytes=nbytes)
             st.session_state["report_key"] = key
             st.rerun()
         return
-    result = audit(ctx, full=True)
+    result = audit(ctx, full=True, nbytes=nbytes)
     stem = safe_stem(ctx.pred.source)
     c1, c2, c3 = st.columns(3)
     c1.download_button("Download JSON", json.dumps(result.data, indent=2).encode(), f"{stem}_audit.json",
                        "application/json")
-    from app_pages import _jobs
     html = _jobs.run("report_html", key, "Writing the report", lambda progress: result.to_html().encode(),
-                     pool="analysis", keep=4)
+                     pool="analysis", keep=4, nbytes=nbytes)
     c2.download_button("Download HTML report", html, f"{stem}_audit.html", "text/html")
     if st.session_state.get("pdf_key") == key:
         c3.download_button("Download PDF", st.session_state["pdf"], f"{stem}_audit.pdf", "application/pdf")

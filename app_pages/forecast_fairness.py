@@ -32,7 +32,7 @@ TABS = {"Groups": "groups", "Coverage gaps": "gaps", "Fans": None, "Model compar
         "PIT by group": "pit", "JSON": None}
 
 
-@st.cache_data(show_spinner="Checking the forecasts…", max_entries=8, ttl=CACHE_TTL)
+@st.cache_data(show_spinner="Checking the forecasts…", max_entries=2 * _upload.UPLOAD_ENTRIES, ttl=_upload.UPLOAD_TTL)
 def build(digest: str, mapping: ForecastMapping, _frame: pd.DataFrame) -> dict:
     return build_models(_frame, mapping)
 

@@ -14,7 +14,7 @@ import streamlit as st
 from fairviz.core.display import group
 from fairviz.core.serialize import clean
 from fairviz.data import DataError
-from fairviz.explain import MODEL_KINDS
+from fairviz.explain import MODEL_KINDS, offered_model_dirs
 from fairviz.explain import data as xdata
 from fairviz.probing import (AUGMENT_STRATEGIES, DATA_SETS, DEFAULT_GENERATE, SEEDS, AugmentParams, ProbeParams,
                              RunProtocol, augment_display, examples_table, load_dataset, load_shipped, model_spec,
@@ -67,16 +67,32 @@ def page() -> None:
 
 # ----------------------------------------------------------------------------------------------- compute
 
+NOT_OFFERED = "This server does not offer that model folder: choose one of the folders listed (FAIRVIZ_MODEL_DIRS)."
+
+
+def offered_model_path(name: str) -> str:
+    """The folder of a model the server offers (the Explanation page's allow-list), by its listed name. Anything else
+    — a typed path, an existing folder that is not listed, a folder that does not exist — is refused with the same
+    message, so the page never tells whether a path exists on the server."""
+    offered = offered_model_dirs()
+    if name not in offered:
+        raise DataError(NOT_OFFERED)
+    return str(offered[name])
+
 def _data_and_model():
     c1, c2, c3 = st.columns(3)
     kind = c1.selectbox("Model", list(MODEL_KINDS), format_func=MODEL_KINDS.get, key="probing_model")
     path = None
     if kind == "local":
-        path = c1.text_input("Model directory on this machine", key="probing_model_path",
-                             help="A Hugging Face directory (config.json, weights, tokenizer); no hub access here.")
-        if not path:
-            st.info("Give the model directory to continue.")
+        offered = offered_model_dirs()
+        if not offered:
+            c1.info("This server offers no local model folders: whoever runs it lists them in FAIRVIZ_MODEL_DIRS. "
+                    "Choose the tiny BERT or MiniLM.")
             return None, None
+        chosen = c1.selectbox("Model folder offered by this server", list(offered), key="probing_model_dir",
+                              help="Hugging Face folders (config.json, weights, tokenizer) that whoever runs this "
+                                   "server listed in FAIRVIZ_MODEL_DIRS; no hub access here.")
+        path = offered_model_path(chosen)
     sources = {**DATA_SETS, "upload": "Upload a CSV (text, label, group)"}
     source = c2.selectbox("Data", list(sources), format_func=sources.get, key="probing_source")
     generate = c3.number_input("Pairs generated (synthetic sets)", 100, 3000, DEFAULT_GENERATE, step=100,

@@ -154,16 +154,26 @@ def _diagnostic_tab(audit: ResidualAudit, analysed, shuffled: bool) -> None:
 
 
 def _file_rows_download(audit: ResidualAudit, analysed, shuffled: bool) -> None:
-    """D* with every column of the uploaded file for data reduced by the engine: one filtered query on the file."""
+    """D* with every column of the uploaded file for data reduced by the engine: one filtered query on the file, run
+    on the first click and kept for the server (per file, mapping, data and settings), so a second click, a rerun or
+    another visitor asking the same reads no file again."""
     found = None if shuffled else _upload.reduced_source(analysed.fingerprint)
     if found is None:
+        if not shuffled and _upload.reduced_gone(analysed.fingerprint):
+            st.info(_upload.GONE)
         _render.render([readings.counts_only_dstar(shuffled)])
         return
     raw, stats = found
+    what = (analysed.fingerprint, audit.attribute, audit.params)
+
+    def build() -> bytes:
+        return csv_bytes(file_dstar_rows(raw, stats, analysed, audit))
+
     st.download_button("Download D* with every column of the file",
-                       lambda: csv_bytes(file_dstar_rows(raw, stats, analysed, audit)), "diagnostic_set_rows.csv",
-                       "text/csv", help="The uploaded file's own rows in D* (ids, texts, features and all), fetched "
-                                        "by one query on the file: the audit reads counts, this reads only these rows.")
+                       lambda: _upload.file_query(stats.fingerprint, stats.mapping, what, raw, stats.source, build),
+                       "diagnostic_set_rows.csv", "text/csv",
+                       help="The uploaded file's own rows in D* (ids, texts, features and all), fetched by one query "
+                            "on the file: the audit reads counts, this reads only these rows.")
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance

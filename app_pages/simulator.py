@@ -30,7 +30,7 @@ def builtin(name: str) -> cdata.Dataset:
 
 
 @st.cache_resource(show_spinner="Preparing the data (text is embedded with MiniLM-L6; a minute per few thousand "
-                                "rows on CPU)…", max_entries=4, ttl=_ui.CACHE_TTL)
+                                "rows on CPU)…", max_entries=_upload.UPLOAD_ENTRIES, ttl=_upload.UPLOAD_TTL)
 def uploaded(digest: str, name: str, label: str, group: str, features: tuple, text: str | None, split: str | None,
              _frame: pd.DataFrame) -> cdata.Dataset:
     embed = cdata.minilm_embedder() if text else None

@@ -18,7 +18,7 @@ from app_pages import _jobs, _ui, _upload
 from app_pages._render import render
 
 JOB = "synth"
-UPLOAD = "synth_upload"          # session state: (file name, bytes) of the uploaded table
+UPLOAD = "synth_upload"          # session state: (file name, digest) of the uploaded table; its bytes: _upload.KEPT
 SECTION = "synth"
 CITATION = ("J. Briscoe, *The Art of Fairness: Building AI Accountability Through Objective Bias Analyses* "
             "(PhD proposal, Washington State University, 2024), §3.5 “Conditional HydraGAN”, Tables 3.4–3.5 and "
@@ -33,7 +33,7 @@ def preset_table(key: str, groups: tuple[str, ...]) -> SynthTable:
     return load(key, groups=list(groups) or None)
 
 
-@st.cache_resource(show_spinner=False, max_entries=8, ttl=_ui.CACHE_TTL)
+@st.cache_resource(show_spinner=False, max_entries=_upload.UPLOAD_ENTRIES, ttl=_upload.UPLOAD_TTL)
 def upload_table(digest: str, name: str, label: str, groups: tuple[str, ...], positive: str,
                  _frame: pd.DataFrame) -> SynthTable:
     return prepare(_frame, label, groups, positive, source=name, file_fingerprint=digest)
@@ -55,17 +55,21 @@ def choose_table() -> SynthTable | None:
         return preset_table(source, tuple(groups))
     upload = _upload.read_upload("Mixed tabular CSV or Parquet (a binary label, one or two group columns, features)",
                                  key="synth_file")
-    if upload is not None:
-        st.session_state[UPLOAD] = (upload.name, upload.raw)    # kept when the visitor leaves the page and returns
+    if upload is not None:                                      # kept when the visitor leaves the page and returns
+        _upload.keep_for_visitor(UPLOAD, upload.name, upload.raw, upload.digest)
     elif _upload.failed("synth_file"):
         return None
-    if UPLOAD not in st.session_state:
+    kept = _upload.kept_for_visitor(UPLOAD)
+    if kept is None:
+        if UPLOAD in st.session_state:
+            st.info(_upload.gone("use it here"))
         st.info("Upload a table: one row per record, a binary label, one or two group columns and feature columns "
                 "(numbers or categories). Rows with missing values are dropped.")
         return None
-    name, raw = st.session_state[UPLOAD]
+    name, digest, raw = kept
     try:
-        frame, digest = _upload.read(f"{name}:{hash(raw)}", name, raw)    # bytes cache their hash: cheap per rerun
+        frame, digest = (upload.frame, upload.digest) if upload is not None else \
+            _upload.read(f"kept:{digest}", name, raw)
     except DataError as err:
         _ui.show_data_error(err, f"'{name}' could not be read")
         return None

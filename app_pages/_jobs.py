@@ -117,11 +117,12 @@ def forget(job: str) -> None:
 
 
 def stopped_result(job: str, data: str | None = None) -> Any | None:
-    """What the visitor's last stopped run of ``job`` finished (a result marked partial), or None.
+    """What the visitor's last stopped run of ``job`` finished (a result marked partial), or None. ``data``: the
+    page's data fingerprint, which the run's key began with (None: any).
 
     Kept in the visitor's session only, never among the finished results: the next Run computes afresh."""
     kept = st.session_state.get(_partial_key(job))
-    if kept is None or kept[0] != data:
+    if kept is None or (data is not None and kept[0] != data):
         return None
     return kept[2]
 

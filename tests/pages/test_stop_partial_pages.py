@@ -10,6 +10,25 @@ from fairviz.core.progress import Stopped
 from tests.pages.test_conditions_pages import TINY, _open, _text
 
 
+def _stop_when(monkeypatch, message: str) -> list[str]:
+    """The page's progress raises a Stop (as a click on Stop does) at the first report of ``message``."""
+    seen: list[str] = []
+    real = _jobs._progress
+
+    def progress(bar, label):
+        update = real(bar, label)
+
+        def stopping(fraction, text=""):
+            if text == message:
+                seen.append(text)
+                raise Stopped(StopException())
+            update(fraction, text)
+        return stopping
+
+    monkeypatch.setattr(_jobs, "_progress", progress)
+    return seen
+
+
 def _stop_at_second_condition(monkeypatch) -> list[str]:
     """The page's progress raises a Stop (as a click on Stop does) at the first report on the second condition."""
     seen: list[str] = []
@@ -62,3 +81,34 @@ def test_a_stopped_simulator_run_shows_the_finished_conditions(monkeypatch):
     page = at.session_state["page_json"]["conditions"]
     assert "partial" not in page and {r["alpha"] for r in page["runs"]} == set(TINY["alphas"])
     assert "Partial:" not in _text(at)
+
+
+@pytest.mark.slow
+def test_a_stopped_synthetic_data_run_shows_the_finished_trials(monkeypatch, tmp_path):
+    pytest.importorskip("torch")
+    from tests.pages.test_synth_page import _open as open_synth
+    from tests.pages.test_synth_page import small_table
+    path = tmp_path / "loans.csv"
+    small_table().to_csv(path, index=False)
+    at = open_synth()
+    at.radio(key="synth_source").set_value("upload")
+    at.session_state["synth_upload"] = ("loans.csv", path.read_bytes())
+    at.run()
+    at.selectbox(key="synth_label").set_value("approved")
+    at.multiselect(key="synth_groups_upload").set_value(["sex"])
+    at.selectbox(key="synth_positive").set_value("1")
+    at.run()
+    at.number_input(key="synth_rows").set_value(200)
+    at.number_input(key="synth_epochs").set_value(2)
+    at.number_input(key="synth_trials").set_value(3)
+    at.run()
+    seen = _stop_when(monkeypatch, "generating and judging trial 3")
+    next(b for b in at.button if b.label == "Run").click().run()
+    assert not at.exception, at.exception
+    assert seen
+    next(b for b in at.button if b.label == "Stop").click().run()
+    assert not at.exception, at.exception
+    assert "Partial: 2 of 3 trials finished before Stop" in _text(at)
+    page = at.session_state["page_json"]["synth"]
+    assert page["partial"] == {"complete": False, "done": 2, "total": 3, "unit": "trials"}
+    assert page["settings"]["trials"] == 3

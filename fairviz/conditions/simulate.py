@@ -57,8 +57,11 @@ def run(data: Dataset, settings: RetrainingParams = RetrainingParams(), progress
         except Stopped as stop:
             del runs[kept[0]:], failures[kept[1]:], warnings[kept[2]:]      # the unfinished condition's share
             raise stop.keeping(audit(finished) if finished else None)
-    if progress is not None:
-        progress(1.0, "done")
+    try:
+        if progress is not None:
+            progress(1.0, "done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(audit(len(conds)))
     return audit(len(conds))
 
 

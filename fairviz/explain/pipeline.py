@@ -173,8 +173,11 @@ def _explain_dataset(trained: TrainedModel, settings: ExplainParams, run: int,
             raise stop.keeping(result(Completion(finished, len(settings.methods), "explainers")) if finished
                                else None)
         done += _COST.get(method, 1.0) * len(rows)
-    if beat is not None:
-        beat.update(1.0, "done")
+    try:
+        if beat is not None:
+            beat.update(1.0, "done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(result())
     return result()
 
 

@@ -200,18 +200,18 @@ def search(evaluate: Callable[[dict], tuple[float, float]], space=PTN_SPACE, pop
                 try:
                     with runtime.heartbeat(progress, min(done / total, 1.0),
                                            f"generation {generation}, agent {agent.id}: training"):
-                        fitness = tuple(float(v) for v in evaluate(agent.genes))
+                        agent.fitness, agent.val_fitness = (float(v) for v in evaluate(agent.genes))
+                    agent.seconds = time.perf_counter() - tic
+                    done += 1
+                    if progress:
+                        progress(min(done / total, 1.0), f"generation {generation}, agent {agent.id}: "
+                                                         f"f_v = {agent.val_fitness:.4f}")
                 except Stopped as stop:      # the candidates trained so far, ranked; the one in training is dropped
                     trained = [a for a in {id(a): a for a in archive + current}.values() if a.evaluated]
                     raise stop.keeping(SearchResult(sorted(trained, key=lambda a: a.combined), best_history,
                                                     generation, False, settings,
-                                                    Completion(done, total, "candidates")) if trained else None)
-                agent.fitness, agent.val_fitness = fitness
-                agent.seconds = time.perf_counter() - tic
-                done += 1
-                if progress:
-                    progress(min(done / total, 1.0), f"generation {generation}, agent {agent.id}: "
-                                                     f"f_v = {agent.val_fitness:.4f}")
+                                                    Completion(done, total, "candidates") if done < total else None)
+                                       if trained else None)
         archive += [a for a in current if a not in archive]
         best = min(a.val_fitness for a in archive if a.evaluated) if any(a.evaluated for a in archive) else math.inf
         stale = 0 if not best_history or best < min(best_history) - 1e-12 else stale + 1

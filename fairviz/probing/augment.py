@@ -219,7 +219,10 @@ def augment(model: Trainable, train: Split, validation: Split, test: Split,
                                       before, deltas, job_progress, step))
         except Stopped as stop:        # the seeds that finished are kept; the unfinished one's runs are dropped
             raise stop.keeping(result(finished) if finished else None)
-    report(1.0, "Done")
+    try:
+        report(1.0, "Done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(result(len(settings.seeds)))
     return result(len(settings.seeds))
 
 

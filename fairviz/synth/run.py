@@ -126,7 +126,10 @@ def run(table: SynthTable, settings: SynthParams = SynthParams(), progress: Prog
                                       lambda m, t=t: report(share(t + 0.75), m)))
         except Stopped as stop:             # the trials that finished are kept
             raise stop.keeping(audit() if trials else None)
-    report(1.0, "done")
+    try:
+        report(1.0, "done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(audit())
     return audit()
 
 

@@ -67,3 +67,10 @@ def test_the_partial_note_names_the_count(data, full):
     head = report.simulation_head(stopped.value.partial)
     assert head[0].plain().startswith("Partial: 2 of 3 conditions finished before Stop")
     assert head[0].level == "note"
+
+
+def test_a_stop_on_the_last_report_keeps_every_condition(data, full):
+    with pytest.raises(Stopped) as stopped:
+        simulate.run(data, SETTINGS, progress=StopAt("done"))
+    kept = stopped.value.partial
+    assert kept.completion is None and _timeless(kept) == _timeless(full)

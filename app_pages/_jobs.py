@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import RerunException, StopException
 
+from fairviz.core.progress import Stopped
 from fairviz.core.settings import env_float, env_int
 from app_pages._budget import BUDGET, ByteStore, size_of
 
@@ -87,8 +89,9 @@ def controls(job: str, request: Hashable, idle: str, run_label: str = "Run", dat
     b1, b2, _ = st.columns([1, 1, 4])
     if b1.button(run_label, type="primary", key=f"_job_run_{job}"):
         st.session_state[state_key] = (data, request)
-    if b2.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; nothing half-done "
-                                                      "is kept."):
+        st.session_state.pop(_partial_key(job), None)
+    if b2.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; what finished "
+                                                      "before is shown, marked partial."):
         st.session_state.pop(state_key, None)
         st.info("Stopped. Change the settings and press Run again.")
         return None
@@ -109,6 +112,22 @@ def controls(job: str, request: Hashable, idle: str, run_label: str = "Run", dat
 def forget(job: str) -> None:
     """Drop a page's pending request (for example when its data changed)."""
     st.session_state.pop(f"_job_request_{job}", None)
+    st.session_state.pop(_partial_key(job), None)
+
+
+def stopped_result(job: str, data: str | None = None) -> Any | None:
+    """What the visitor's last stopped run of ``job`` finished (a result marked partial), or None. ``data``: the
+    page's data fingerprint, which the run's key began with (None: any).
+
+    Kept in the visitor's session only, never among the finished results: the next Run computes afresh."""
+    kept = st.session_state.get(_partial_key(job))
+    if kept is None or (data is not None and kept[0] != data):
+        return None
+    return kept[2]
+
+
+def _partial_key(job: str) -> str:
+    return f"_job_partial_{job}"
 
 
 def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any], pool: str = "heavy",
@@ -123,6 +142,7 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any],
     is given back when the step ends, is stopped or its tab closes. ``keep_bytes``: the job's kept results are
     bounded in bytes too (results built from visitors' files).
     """
+    st.session_state.pop(_partial_key(job), None)         # a new run supersedes what an older one left
     server = _server()
     slots = server.slots[pool]
     size, what = POOLS[pool]
@@ -146,6 +166,9 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any],
                     server.running += 1
                 try:
                     result = compute(_progress(bar, label))
+                except Stopped as stop:
+                    _keep_partial(job, key, stop)
+                    raise stop.interrupt or stop
                 finally:
                     with server.guard:
                         server.running -= 1
@@ -159,6 +182,14 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any],
             server.release_key(full_key, lock)
     finally:
         bar.empty()
+
+
+def _keep_partial(job: str, key: Hashable, stop: Stopped) -> None:
+    """Keep a stopped run's partial result in the session (see ``stopped_result``); the data fingerprint is the
+    key's first part where the page put one there."""
+    if stop.partial is not None:
+        data = key[0] if isinstance(key, tuple) and key else None
+        st.session_state[_partial_key(job)] = (data, key, stop.partial)
 
 
 def _wait(lock, bar, message: str) -> None:
@@ -182,6 +213,11 @@ def _memory_wait(bar, label: str) -> Callable[[int, float], None]:
 
 
 def _progress(bar, label: str) -> Progress:
+    """The bar's update. Streamlit interrupts a run at an element call (here); that interrupt reaches the compute
+    as ``Stopped`` so a loop can keep what it finished, and ``run`` raises the interrupt itself again."""
     def update(fraction: float, message: str = "") -> None:
-        bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"{label}: {message}" if message else label)
+        try:
+            bar.progress(min(max(float(fraction), 0.0), 1.0), text=f"{label}: {message}" if message else label)
+        except (StopException, RerunException) as interrupt:
+            raise Stopped(interrupt) from interrupt
     return update

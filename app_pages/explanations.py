@@ -142,7 +142,11 @@ def _compute(ctx: _ui.Context):
         idle="Choose a model, data and sample size, then press **Run**. Training the tiny model takes seconds; "
              "explaining takes about 0.2–0.5 s per sentence for all methods and metrics (20 pairs: ~15 s).")
     if request is None:
-        return None
+        partial = _jobs.stopped_result(JOB, data=dataset.fingerprint)
+        if partial is None:
+            return None
+        key = repr((dataset.fingerprint, "partial", partial.meta["settings"], partial.meta["partial"]))
+        return partial, hashlib.blake2b(key.encode(), digest_size=12).hexdigest()
     spec, settings = request
 
     def compute(progress):
@@ -202,6 +206,9 @@ def show(result: xresults.ExplainResult, result_key: str) -> None:
         return
     report, items = section(result_key, tuple(methods), tuple(metrics), alpha, "bh" if bh else "none", result)
     payload = disparity_json(result, report, [text for _, text in model_warnings(result)])   # = the CLI's JSON
+    if result.completion is not None:                 # a stopped run: the explainers that finished, marked so
+        _render.render([result.completion.note()])
+        payload = {**payload, "partial": result.completion.to_dict()}
     st.session_state.setdefault(_ui.PAGE_JSON, {})["explanations"] = payload
     tabs_of = {"boxplots": 0, "tests": 1, "heatmap": 2, "diagnostics": 4}
     for item in items:

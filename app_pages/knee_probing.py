@@ -12,6 +12,7 @@ import json
 import streamlit as st
 
 from fairviz.core.display import group
+from fairviz.core.progress import Completion, Stopped
 from fairviz.core.serialize import clean
 from fairviz.data import DataError
 from fairviz.explain import MODEL_KINDS, offered_model_dirs
@@ -165,11 +166,14 @@ def _job(job: str, run_label: str, label: str, runner, dataset, spec, settings, 
     request = _jobs.controls(job, (spec, settings, protocol), idle=idle, run_label=run_label,
                              data=dataset.fingerprint)
     if request is None:
-        return None
+        return _jobs.stopped_result(job, data=dataset.fingerprint)     # what a stopped run finished, if any
     spec, settings, protocol = request
 
     def compute(progress):
-        return clean(runner(dataset, spec, settings, protocol, progress).to_dict())
+        try:
+            return clean(runner(dataset, spec, settings, protocol, progress).to_dict())
+        except Stopped as stop:                      # the seeds that finished, as the same JSON marked partial
+            raise stop.keeping(None if stop.partial is None else clean(stop.partial.to_dict()))
     return _jobs.run(job, (dataset.fingerprint, *request), label, compute)
 
 
@@ -183,6 +187,8 @@ def show_probe(data: dict) -> None:
 
 
 def show_augment(data: dict) -> None:
+    if data.get("partial"):
+        _render.render([Completion(**{k: data["partial"][k] for k in ("done", "total", "unit")}).note()])
     _page_json("augment", data)
     metric = st.session_state.get("augment_metric", "f_pattern")
     items = augment_display(data, metric, _digest(data))

@@ -292,10 +292,9 @@ def _train(config: demo.PipelineParams) -> None:
     st.rerun()
 
 
-def _stop_button(job: str) -> None:
+def _stop_button(job: str, help: str = "Interrupts the run within a second or two; nothing half-done is kept.") -> None:
     """Any click reruns the page, which interrupts the run at its next progress report (app_pages/_jobs.py)."""
-    st.button("Stop", key=f"_job_stop_{job}", help="Interrupts the run within a second or two; nothing half-done "
-                                                   "is kept.")
+    st.button("Stop", key=f"_job_stop_{job}", help=help)
 
 
 def search_tab() -> None:
@@ -313,16 +312,20 @@ def search_tab() -> None:
         go_search = st.form_submit_button("Run the search", type="primary")
     if go_search:
         data = training_data(demo.ForecastDataParams())
-        _stop_button("ptn_search")
+        _stop_button("ptn_search", "Interrupts the search within a second or two; the candidates trained before "
+                                   "it are shown, marked partial.")
         request = (int(population), int(generations), int(epochs), int(seed))
         result = _jobs.run("ptn_search", key=request, label="Genetic search",
                            compute=lambda progress: genetic.ptn_search(data, *request[:3], seed=request[3],
                                                                        progress=progress))
         st.session_state[SEARCH] = result
+    elif (partial := _jobs.stopped_result("ptn_search")) is not None:      # the candidates trained before a Stop
+        st.session_state[SEARCH] = partial
     result = st.session_state.get(SEARCH)
     if result is None:
         return
-    render([report.search_table(result), readings.search_best(result)])
+    render([*([result.completion.note()] if result.completion else []), report.search_table(result),
+            readings.search_best(result)])
 
 
 _ui.guarded(page)

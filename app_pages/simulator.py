@@ -56,6 +56,10 @@ def page() -> None:
     run_settings = _jobs.controls(JOB, settings, idle="Choose the data and the settings, then press **Run**.",
                                   data=dataset.fingerprint)
     if run_settings is None:
+        sim = _jobs.stopped_result(JOB, data=dataset.fingerprint)
+        if sim is not None:
+            show(sim if min_fairness is None else simulate.reselect(sim, min_fairness),
+                 (dataset.fingerprint, "partial", sim.completion, min_fairness))
         return
     sim = _jobs.run(JOB, key=(dataset.fingerprint, run_settings), label="Retraining under each condition",
                     compute=lambda progress: simulate.run(dataset, run_settings, progress=progress))

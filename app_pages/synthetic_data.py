@@ -132,6 +132,8 @@ def show_result(result: SynthAudit, key: tuple) -> None:
     data = result.to_dict()
     st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
     items = report.display(result, key)
+    if result.completion is not None:
+        render([result.completion.note()])
     render([i for i in items if not isinstance(i, Group)], figure_cache=_ui.figure)
     stem = result.source.rsplit(".", 1)[0]
     c1, c2 = st.columns(2)
@@ -161,6 +163,9 @@ def page() -> None:
     chosen = _jobs.controls(JOB, settings, idle="Set the quotas, then press Run to train (about 1 s per epoch on "
                                                 "Adult on a laptop core).", data=table.fingerprint)
     if chosen is None:
+        partial = _jobs.stopped_result(JOB, data=table.fingerprint)      # the trials a stopped run finished
+        if partial is not None:
+            show_result(partial, (table.fingerprint, "partial", partial.completion))
         return
     result = _jobs.run(JOB, key=(table.fingerprint, chosen), label="Training the Conditional HydraGAN",
                        compute=lambda progress: run(table, chosen, progress))

@@ -12,6 +12,7 @@ from fairviz.conditions.distributions import Condition
 from fairviz.conditions.methods import DEFAULT_METHODS, GRIDS, METHOD_NAMES, METHODS, DebiasTrainParams
 from fairviz.conditions.metrics import Scores
 from fairviz.conditions.selection import RunRecord, Selected
+from fairviz.core.progress import Completion
 from fairviz.data import DataError
 
 
@@ -88,12 +89,16 @@ class RetrainingAudit:
     warnings: tuple[str, ...] = ()
     seconds: float = 0.0
     device: str = "cpu"
+    completion: Completion | None = None      # set when a Stop came first: the conditions that finished
 
     def to_dict(self) -> dict:
-        return {"data": self.data, "settings": self.settings.to_dict(), "m": self.m, "device": self.device,
-                "runs": [r.to_dict() for r in self.runs], "selected": [s.to_dict() for s in self.selected],
-                "train_cells": [c.to_dict(self.classes, self.groups) for c in self.train_cells],
-                "failures": [f.to_dict() for f in self.failures], "warnings": list(self.warnings)}
+        out = {"data": self.data, "settings": self.settings.to_dict(), "m": self.m, "device": self.device,
+               "runs": [r.to_dict() for r in self.runs], "selected": [s.to_dict() for s in self.selected],
+               "train_cells": [c.to_dict(self.classes, self.groups) for c in self.train_cells],
+               "failures": [f.to_dict() for f in self.failures], "warnings": list(self.warnings)}
+        if self.completion is not None:
+            out["partial"] = self.completion.to_dict()
+        return out
 
     def selected_rows(self) -> list[dict]:
         return [{**s.to_dict(), "method_name": METHOD_NAMES.get(s.aggregate.method, s.aggregate.method)}

@@ -18,6 +18,7 @@ from fairviz.conditions.metrics import confusion, leakage, scores_of
 from fairviz.conditions.resample import resample
 from fairviz.conditions.results import Failure, RetrainingAudit, RetrainingParams
 from fairviz.conditions.selection import RunRecord, select_all
+from fairviz.core.progress import Completion, Stopped
 from fairviz.data import DataError
 
 Progress = Callable[[float, str], None]
@@ -34,62 +35,86 @@ def run(data: Dataset, settings: RetrainingParams = RetrainingParams(), progress
     jobs = [(cond, seed, method, config) for cond in conds for seed in range(settings.seeds)
             for method in settings.methods for config in grid(method, settings.grid_size)]
     total = len(jobs)
-    done = 0
     runs, cells, failures, warnings = [], [], [], []
     device = settings.train.device or _device()
-    for cond in conds:
-        drawn = {}
-        for seed in range(settings.seeds):
-            idx, tc = resample(data.train.y, data.train.z, cond, m, seed=seed, on_empty=settings.on_empty,
-                               classes=data.classes, groups=data.groups)
-            drawn[seed] = Split(data.train.X[idx], data.train.y[idx], data.train.z[idx])
-            if seed == 0:
-                cells.append(tc)
-                if tc.dropped.any():
-                    warnings.append(f"{cond.label}: {int(tc.dropped.sum())} requested cell(s) have no training rows "
-                                    "and were left empty.")
-                if "ds" in settings.methods:
-                    kept = _downsampled_size(tc.counts)
-                    if kept < 0.25 * tc.counts.sum():
-                        warnings.append(f"{cond.label}: DS keeps only {kept:,} of {int(tc.counts.sum()):,} training "
-                                        "rows (the smallest cell sets the size of every group).")
-        for seed in range(settings.seeds):
-            for method in settings.methods:
-                for config in grid(method, settings.grid_size):
-                    label = f"{cond.label} · {METHOD_NAMES[method]} · seed {seed}"
+
+    def audit(finished: int) -> RetrainingAudit:
+        """The audit of the first ``finished`` conditions (all of them unless a Stop came first)."""
+        selected = select_all(runs, settings.min_fairness)
+        notes = list(warnings)
+        for f in dict.fromkeys((f.condition, f.method, f.reason) for f in failures):     # in order, once each
+            notes.append(f"{METHOD_NAMES[f[1]]} has no result at {f[0]}: {f[2]}")
+        completion = None if finished == len(conds) else Completion(finished, len(conds), "conditions")
+        return RetrainingAudit(data.summary(), settings, m, tuple(runs), tuple(selected), tuple(cells[:finished]),
+                               data.classes, data.groups, tuple(failures), tuple(notes),
+                               time.perf_counter() - started, device, completion)
+
+    done = 0
+    for finished, cond in enumerate(conds):
+        kept = len(runs), len(failures), len(warnings)
+        try:
+            done = _run_condition(data, settings, cond, m, runs, cells, failures, warnings, done, total, progress)
+        except Stopped as stop:
+            del runs[kept[0]:], failures[kept[1]:], warnings[kept[2]:]      # the unfinished condition's share
+            raise stop.keeping(audit(finished) if finished else None)
+    try:
+        if progress is not None:
+            progress(1.0, "done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(audit(len(conds)))
+    return audit(len(conds))
+
+
+def _run_condition(data: Dataset, settings: RetrainingParams, cond, m: int, runs: list, cells: list,
+                   failures: list, warnings: list, done: int, total: int, progress: Progress | None) -> int:
+    """Every seed, method and setting at one condition, appended to ``runs`` (and its training cells, failures
+    and warnings to theirs). Returns the number of jobs done so far."""
+    drawn = {}
+    for seed in range(settings.seeds):
+        idx, tc = resample(data.train.y, data.train.z, cond, m, seed=seed, on_empty=settings.on_empty,
+                           classes=data.classes, groups=data.groups)
+        drawn[seed] = Split(data.train.X[idx], data.train.y[idx], data.train.z[idx])
+        if seed == 0:
+            cells.append(tc)
+            if tc.dropped.any():
+                warnings.append(f"{cond.label}: {int(tc.dropped.sum())} requested cell(s) have no training rows "
+                                "and were left empty.")
+            if "ds" in settings.methods:
+                kept = _downsampled_size(tc.counts)
+                if kept < 0.25 * tc.counts.sum():
+                    warnings.append(f"{cond.label}: DS keeps only {kept:,} of {int(tc.counts.sum()):,} training "
+                                    "rows (the smallest cell sets the size of every group).")
+    for seed in range(settings.seeds):
+        for method in settings.methods:
+            for config in grid(method, settings.grid_size):
+                label = f"{cond.label} · {METHOD_NAMES[method]} · seed {seed}"
+                if progress is not None:
+                    progress(done / total, label)
+
+                def tick(message: str, _label=label, _done=done) -> None:
                     if progress is not None:
-                        progress(done / total, label)
+                        progress(_done / total, f"{_label} · {message}")
 
-                    def tick(message: str, _label=label, _done=done) -> None:
-                        if progress is not None:
-                            progress(_done / total, f"{_label} · {message}")
-
-                    try:
-                        model = train(method, config, drawn[seed], data.dev, data.n_classes, data.n_groups,
-                                      settings.train, seed=seed, tick=tick)
-                    except MethodFailed as err:
-                        failures.append(Failure(cond.label, method, seed, str(err)))
-                        done += 1
-                        continue
-                    leak = None
-                    if settings.leakage:
-                        leak = leakage(model.represent(data.dev.X), data.dev.z, model.represent(data.test.X),
-                                       data.test.z).balanced_accuracy
-                    for split_name, split in (("dev", data.dev), ("test", data.test)):
-                        s = scores_of(confusion(split.y, model.predict(split.X), split.z, data.n_classes,
-                                                data.n_groups))
-                        runs.append(RunRecord(settings.condition, cond.value, cond.p_y, method,
-                                              config_label(method, config), seed, split_name, s.accuracy,
-                                              s.fairness, s.gap_tpr, s.macro_f1, model.epochs,
-                                              round(model.seconds, 4), leak if split_name == "test" else None))
+                try:
+                    model = train(method, config, drawn[seed], data.dev, data.n_classes, data.n_groups,
+                                  settings.train, seed=seed, tick=tick)
+                except MethodFailed as err:
+                    failures.append(Failure(cond.label, method, seed, str(err)))
                     done += 1
-    if progress is not None:
-        progress(1.0, "done")
-    selected = select_all(runs, settings.min_fairness)
-    for f in dict.fromkeys((f.condition, f.method, f.reason) for f in failures):     # in order, once each
-        warnings.append(f"{METHOD_NAMES[f[1]]} has no result at {f[0]}: {f[2]}")
-    return RetrainingAudit(data.summary(), settings, m, tuple(runs), tuple(selected), tuple(cells), data.classes,
-                      data.groups, tuple(failures), tuple(warnings), time.perf_counter() - started, device)
+                    continue
+                leak = None
+                if settings.leakage:
+                    leak = leakage(model.represent(data.dev.X), data.dev.z, model.represent(data.test.X),
+                                   data.test.z).balanced_accuracy
+                for split_name, split in (("dev", data.dev), ("test", data.test)):
+                    s = scores_of(confusion(split.y, model.predict(split.X), split.z, data.n_classes,
+                                            data.n_groups))
+                    runs.append(RunRecord(settings.condition, cond.value, cond.p_y, method,
+                                          config_label(method, config), seed, split_name, s.accuracy,
+                                          s.fairness, s.gap_tpr, s.macro_f1, model.epochs,
+                                          round(model.seconds, 4), leak if split_name == "test" else None))
+                done += 1
+    return done
 
 
 def _downsampled_size(counts: np.ndarray) -> int:

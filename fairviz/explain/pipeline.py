@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core import runtime
+from fairviz.core.progress import Completion, Stopped
 from fairviz.explain import models as model_lib
 from fairviz.explain.attribute import Attribution, AttributionParams, derive_seed, explain
 from fairviz.explain.data import TextDataset, counterfactual_compas, split_by_pair
@@ -153,38 +154,59 @@ def _explain_dataset(trained: TrainedModel, settings: ExplainParams, run: int,
         tick(settings.methods[0], 0.0, "attacking the inputs for the sensitivity metric (PGD)")
         deltas = pgd_deltas(clf, rows, targets, settings.sensitivity, settings.attribution.batch_size)
     score_rows, attribution_rows, timings = [], [], {}
-    for method in settings.methods:
-        seeds = [derive_seed(settings.seed, run, p, method, "explain") for p in pairs]
-        start = time.perf_counter()
-        tick(method, 0.0, f"{_label(method)}: explaining {len(rows)} sentences")
+
+    def result(completion: Completion | None = None) -> ExplainResult:
+        scores = pd.DataFrame(score_rows)
+        for m in METRICS:
+            if m not in scores.columns:
+                scores[m] = np.nan
+        meta = _meta(trained, settings, data, run, timings)
+        if completion is not None:
+            meta["partial"] = completion.to_dict()
+        return ExplainResult(scores, instances, pd.DataFrame(attribution_rows), meta)
+
+    for finished, method in enumerate(settings.methods):
         try:
-            attributions = explain(clf, rows, targets, method, seeds, settings.attribution)
-        except Exception as err:          # one failing method must not lose the others; the reason is shown
-            attributions, failure = None, f"{_label(method)} failed: {type(err).__name__}: {err}"
-        else:
-            failure = None
-        t_explain = time.perf_counter() - start
-        tick(method, 0.4, f"{_label(method)}: scoring")
-        values, t_metrics, t_sens = _score(clf, rows, targets, pairs, method, attributions, metrics, settings, run,
-                                           deltas, seeds, failure, lambda s, msg: tick(method, 0.4 + 0.6 * s, msg))
-        timings[method] = {"explain_s_per_sentence": t_explain / len(rows), "metrics_s_per_sentence": t_metrics / len(rows),
-                           "sensitivity_s_per_sentence": t_sens / len(rows)}
-        for k in range(len(rows)):
-            score_rows.append({"run": run, "instance_id": int(frame["instance_id"][k]), "pair_id": int(pairs[k]),
-                               "group": frame["group"][k], "label": targets[k], "method": method, **values[k]})
-            if attributions is not None:
-                s = normalise(attributions[k].scores)
-                attribution_rows.append({"run": run, "instance_id": int(frame["instance_id"][k]), "method": method,
-                                         "scores": json.dumps([float(f"{v:.4g}") for v in s])})
+            _explain_method(clf, rows, targets, pairs, frame, method, metrics, settings, run, deltas, tick,
+                            score_rows, attribution_rows, timings)
+        except Stopped as stop:     # what the finished explainers scored is kept (their rows are complete)
+            raise stop.keeping(result(Completion(finished, len(settings.methods), "explainers")) if finished
+                               else None)
         done += _COST.get(method, 1.0) * len(rows)
-    if beat is not None:
-        beat.update(1.0, "done")
-    scores = pd.DataFrame(score_rows)
-    for m in METRICS:
-        if m not in scores.columns:
-            scores[m] = np.nan
-    meta = _meta(trained, settings, data, run, timings)
-    return ExplainResult(scores, instances, pd.DataFrame(attribution_rows), meta)
+    try:
+        if beat is not None:
+            beat.update(1.0, "done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(result())
+    return result()
+
+
+def _explain_method(clf, rows, targets, pairs, frame, method: str, metrics, settings: ExplainParams, run: int,
+                    deltas, tick, score_rows: list, attribution_rows: list, timings: dict) -> None:
+    """Explain every sentence with one method and score the explanations; appends to the three collections only
+    once the method has finished."""
+    seeds = [derive_seed(settings.seed, run, p, method, "explain") for p in pairs]
+    start = time.perf_counter()
+    tick(method, 0.0, f"{_label(method)}: explaining {len(rows)} sentences")
+    try:
+        attributions = explain(clf, rows, targets, method, seeds, settings.attribution)
+    except Exception as err:          # one failing method must not lose the others; the reason is shown
+        attributions, failure = None, f"{_label(method)} failed: {type(err).__name__}: {err}"
+    else:
+        failure = None
+    t_explain = time.perf_counter() - start
+    tick(method, 0.4, f"{_label(method)}: scoring")
+    values, t_metrics, t_sens = _score(clf, rows, targets, pairs, method, attributions, metrics, settings, run,
+                                       deltas, seeds, failure, lambda s, msg: tick(method, 0.4 + 0.6 * s, msg))
+    timings[method] = {"explain_s_per_sentence": t_explain / len(rows), "metrics_s_per_sentence": t_metrics / len(rows),
+                       "sensitivity_s_per_sentence": t_sens / len(rows)}
+    for k in range(len(rows)):
+        score_rows.append({"run": run, "instance_id": int(frame["instance_id"][k]), "pair_id": int(pairs[k]),
+                           "group": frame["group"][k], "label": targets[k], "method": method, **values[k]})
+        if attributions is not None:
+            s = normalise(attributions[k].scores)
+            attribution_rows.append({"run": run, "instance_id": int(frame["instance_id"][k]), "method": method,
+                                     "scores": json.dumps([float(f"{v:.4g}") for v in s])})
 
 
 def _label(method: str) -> str:

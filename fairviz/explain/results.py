@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core.markup import csv_safe
+from fairviz.core.progress import Completion
 from fairviz.core.serialize import clean
 from fairviz.core.stats import Interval
 from fairviz.data import DataError
@@ -57,6 +58,12 @@ class ExplainResult:
     @property
     def groups(self) -> tuple[str, str]:
         return tuple(self.meta["dataset"]["groups"])
+
+    @property
+    def completion(self) -> Completion | None:
+        """Set when a Stop came first: the explainers that finished (the others are absent)."""
+        partial = self.meta.get("partial")
+        return None if partial is None else Completion(partial["done"], partial["total"], partial["unit"])
 
     @property
     def runs(self) -> list[int]:

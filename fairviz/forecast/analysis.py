@@ -78,7 +78,8 @@ def analyse(fc: QuantileForecasts, attribute: str | None = None, params: EvalPar
         progress(1.0, "done")
     return ForecastAudit(attribute, fc.model, params, fc.levels, bands, undefined, overall, groups, gaps,
                             compare.model if compare is not None else None, skills, overall_skill,
-                            tuple(list(fc.notes) + warnings))
+                            tuple(list(fc.notes) + warnings),
+                            float(scores.crps_equal_weights(fc.q, fc.truth, fc.levels).mean()) if fc.n else float("nan"))
 
 
 def _minus(a, b):

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from fairviz.core import runtime
+from fairviz.core.progress import Completion, Stopped
 from fairviz.forecast import crps as scores
 from fairviz.forecast import ptn
 
@@ -104,6 +105,7 @@ class SearchResult:
     generations_run: int
     stopped_early: bool
     settings: dict = field(default_factory=dict)
+    completion: Completion | None = None   # set when a Stop came first: the candidates trained before it
 
     def table(self) -> list[dict]:
         rows = []
@@ -188,19 +190,28 @@ def search(evaluate: Callable[[dict], tuple[float, float]], space=PTN_SPACE, pop
     total = population * generations
     done = 0
     generation = 0
+    settings = {"population": population, "generations": generations, "patience": patience,
+                "elite_every": elite_every, "n_elite": n_elite, "tournament_size": tournament_size, "seed": seed}
     for generation in range(1, generations + 1):
         for agent in current:
             if not agent.evaluated:
                 tic = time.perf_counter()
                 # A candidate is a whole training run: its steps beat (runtime.beat) so a Stop ends it mid-way.
-                with runtime.heartbeat(progress, min(done / total, 1.0),
-                                       f"generation {generation}, agent {agent.id}: training"):
-                    agent.fitness, agent.val_fitness = (float(v) for v in evaluate(agent.genes))
-                agent.seconds = time.perf_counter() - tic
-                done += 1
-                if progress:
-                    progress(min(done / total, 1.0), f"generation {generation}, agent {agent.id}: "
-                                                     f"f_v = {agent.val_fitness:.4f}")
+                try:
+                    with runtime.heartbeat(progress, min(done / total, 1.0),
+                                           f"generation {generation}, agent {agent.id}: training"):
+                        agent.fitness, agent.val_fitness = (float(v) for v in evaluate(agent.genes))
+                    agent.seconds = time.perf_counter() - tic
+                    done += 1
+                    if progress:
+                        progress(min(done / total, 1.0), f"generation {generation}, agent {agent.id}: "
+                                                         f"f_v = {agent.val_fitness:.4f}")
+                except Stopped as stop:      # the candidates trained so far, ranked; the one in training is dropped
+                    trained = [a for a in {id(a): a for a in archive + current}.values() if a.evaluated]
+                    raise stop.keeping(SearchResult(sorted(trained, key=lambda a: a.combined), best_history,
+                                                    generation, False, settings,
+                                                    Completion(done, total, "candidates") if done < total else None)
+                                       if trained else None)
         archive += [a for a in current if a not in archive]
         best = min(a.val_fitness for a in archive if a.evaluated) if any(a.evaluated for a in archive) else math.inf
         stale = 0 if not best_history or best < min(best_history) - 1e-12 else stale + 1
@@ -229,8 +240,6 @@ def search(evaluate: Callable[[dict], tuple[float, float]], space=PTN_SPACE, pop
                 child.genes, child.mutated = mutate(child.genes, space, rng)
         current = children
     ranking = sorted((a for a in archive if a.evaluated), key=lambda a: a.combined)
-    settings = {"population": population, "generations": generations, "patience": patience,
-                "elite_every": elite_every, "n_elite": n_elite, "tournament_size": tournament_size, "seed": seed}
     return SearchResult(ranking, best_history, generation, stopped, settings)
 
 

@@ -17,9 +17,19 @@ HONESTY_WORDS = {"too wide": "too wide", "too narrow": "too narrow", "about righ
 ABOUT = ("Quantile forecasts for several groups: is the forecast as accurate (CRPS, pinball loss), as sharp (band "
          "width) and as honest (coverage of its bands) for every group? Intervals resample whole series within each "
          "group (a cluster bootstrap), because the steps of one series are not independent.")
-ACCURACY_NOTE = ("CRPS is computed from the given quantile levels (2 × the level-weighted pinball loss; exact for "
-                 "levels (j − ½)/c, an approximation for sparse levels). A narrower band is only better if its "
+ACCURACY_NOTE = ("CRPS here is 2 Σ_j w_j ρ_τj(y − q_j): the pinball loss integrated over the given quantile levels "
+                 "with cell-width weights w_j (each level's cell on [0, 1], edges halfway between neighbours; exact "
+                 "for levels (j − ½)/c, an approximation for sparse levels). A narrower band is only better if its "
                  "coverage holds: read width next to coverage.")
+def crps_form_note(result) -> Text:
+    """Which CRPS is shown, and what the equal-weight form (another library's) gives on these levels."""
+    ours = result.overall.crps
+    return text("The equal-weight form 2/c Σ_j ρ_τj (every level alike, as in scoringrules' quantile CRPS) gives "
+                "{equal} on these {c} levels, {diff} of the cell-width value {ours}: compare CRPS across tools only "
+                "in the same form.", "note", equal=fmt(result.crps_equal_weights), c=len(result.levels),
+                diff=f"{result.crps_equal_weights / ours - 1:+.1%}" if ours else "—", ours=fmt(ours))
+
+
 GAPS_NOTE = ("Coverage gap = coverage of group i minus group j for the same band (the equalized-coverage view of "
              "fair prediction intervals). Intervals: percentile bootstrap over series, resampled within each group.")
 NO_BANDS = "None of the chosen bands is described by the file's quantile levels."

@@ -83,6 +83,7 @@ class ForecastAudit:
     skills: list[GroupSkill] = field(default_factory=list)
     skill_overall: GroupSkill | None = None
     warnings: tuple[str, ...] = ()
+    crps_equal_weights: float = float("nan")   # the equal-weight form's mean over every row, for comparison
 
     def group(self, name: str) -> GroupScores:
         return next(g for g in self.groups if g.name == name)
@@ -142,7 +143,10 @@ class ForecastAudit:
                "overall": self.overall.to_dict(), "groups": {g.name: g.to_dict() for g in self.groups},
                "coverage_gaps": [{"band": band_key(g.band), "group_i": g.group_i, "group_j": g.group_j,
                                   "gap": g.gap, "ci": g.ci.to_list()} for g in self.gaps],
-               "warnings": list(self.warnings)}
+               "warnings": list(self.warnings),
+               "crps_definition": {"form": "cell-width weighted pinball", "text": scores.CRPS_DEFINITION,
+                                   "level_weights": scores.level_weights(self.levels).tolist(),
+                                   "equal_weight_crps": self.crps_equal_weights}}
         if self.compare_model:
             out["comparison"] = {
                 "model_a": self.model, "model_b": self.compare_model,

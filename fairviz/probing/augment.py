@@ -32,6 +32,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from fairviz.core.ece import ece, ece_regime
+from fairviz.core.progress import Completion, Stopped
 from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.probing.lexicon import demographic_swap, identity_removal
 from fairviz.probing.probe import entropy, score_texts
@@ -202,28 +203,58 @@ def augment(model: Trainable, train: Split, validation: Split, test: Split,
     if settings.ks and max(settings.ks) > len(validation):
         notes.append(f"k = {max(settings.ks)} exceeds the validation pool ({len(validation)} rows): all rows used.")
     deltas: dict = {}
-    info: dict = {}
-    for seed in settings.seeds:
-        if settings.control:
-            after = fairness(model.fine_tune(train.text, train.label, seed, job_progress(f"Control, seed {seed}")),
-                             test, params)
-            deltas.setdefault(("none", 0), []).append({m: after[m] - before[m] for m in DELTA_METRICS})
+    per_seed: list[dict] = []          # each finished seed's (shortfall, unchanged) per (strategy, k)
+
+    def result(finished: int) -> AugmentResult:
+        """The result of the first ``finished`` seeds (all of them unless a Stop came first)."""
+        kept = {key: rows[:finished] for key, rows in deltas.items()}
+        info = {key: tuple(max(seed[key][i] for seed in per_seed[:finished]) for i in (0, 1))
+                for key in per_seed[0]} if finished else {}
+        completion = None if finished == len(settings.seeds) else Completion(finished, len(settings.seeds), "seeds")
+        return _result(settings, meta, before, kept, info, dstar, validation, p_val, list(notes), completion)
+
+    for finished, seed in enumerate(settings.seeds):
+        try:
+            per_seed.append(_one_seed(model, train, validation, test, settings, params, seed, p_val, dstar, distance,
+                                      before, deltas, job_progress, step))
+        except Stopped as stop:        # the seeds that finished are kept; the unfinished one's runs are dropped
+            raise stop.keeping(result(finished) if finished else None)
+    try:
+        report(1.0, "Done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(result(len(settings.seeds)))
+    return result(len(settings.seeds))
+
+
+def _one_seed(model, train: Split, validation: Split, test: Split, settings: AugmentParams, params, seed: int,
+              p_val, dstar, distance, before: dict, deltas: dict, job_progress, step: list) -> dict:
+    """Every fine-tuning of one seed (the control, then each strategy and k); appends each Δ to ``deltas`` and
+    returns (shortfall, unchanged copies) per (strategy, k)."""
+    info = {}
+    if settings.control:
+        after = fairness(model.fine_tune(train.text, train.label, seed, job_progress(f"Control, seed {seed}")),
+                         test, params)
+        deltas.setdefault(("none", 0), []).append({m: after[m] - before[m] for m in DELTA_METRICS})
+        step[0] += 1
+    for s_index, strategy in enumerate(settings.strategies):
+        for k in settings.ks:
+            rng = np.random.default_rng([seed, k, s_index])
+            rows, short = select(strategy, k, p_val, dstar, distance, rng)
+            copies = [counterfactual(validation.text[i]) for i in rows]
+            unchanged = sum(c == validation.text[i] for c, i in zip(copies, rows))
+            texts = list(train.text) + copies
+            labels = np.concatenate([train.label, validation.label[rows]])
+            tuned = model.fine_tune(texts, labels, seed, job_progress(f"{AUGMENT_STRATEGIES[strategy]}, k = {k}, "
+                                                                        f"seed {seed}"))
+            after = fairness(tuned, test, params)
+            deltas.setdefault((strategy, k), []).append({m: after[m] - before[m] for m in DELTA_METRICS})
+            info[(strategy, k)] = (short, unchanged)
             step[0] += 1
-        for s_index, strategy in enumerate(settings.strategies):
-            for k in settings.ks:
-                rng = np.random.default_rng([seed, k, s_index])
-                rows, short = select(strategy, k, p_val, dstar, distance, rng)
-                copies = [counterfactual(validation.text[i]) for i in rows]
-                unchanged = sum(c == validation.text[i] for c, i in zip(copies, rows))
-                texts = list(train.text) + copies
-                labels = np.concatenate([train.label, validation.label[rows]])
-                tuned = model.fine_tune(texts, labels, seed, job_progress(f"{AUGMENT_STRATEGIES[strategy]}, k = {k}, "
-                                                                            f"seed {seed}"))
-                after = fairness(tuned, test, params)
-                deltas.setdefault((strategy, k), []).append({m: after[m] - before[m] for m in DELTA_METRICS})
-                old = info.get((strategy, k), (0, 0))
-                info[(strategy, k)] = (max(old[0], short), max(old[1], unchanged))
-                step[0] += 1
+    return info
+
+
+def _result(settings: AugmentParams, meta: dict | None, before: dict, deltas: dict, info: dict, dstar, validation,
+            p_val, notes: list, completion: Completion | None) -> AugmentResult:
     records = []
     for strategy in settings.strategies:
         for k in settings.ks:
@@ -243,6 +274,6 @@ def augment(model: Trainable, train: Split, validation: Split, test: Split,
         notes.append(f"D* holds {int(dstar.sum())} rows, fewer than k = {r.k}: the other {r.shortfall} were the rows "
                         "nearest a knee (outside D*).")
     value = ece(p_val, validation.label)
-    report(1.0, "Done")
     return AugmentResult(settings.to_dict(), dict(meta or {}), before, records, control, value, ece_regime(value),
-                         int(dstar.sum()), len(validation), tuple(notes), calibration_reading(value, records))
+                         int(dstar.sum()), len(validation), tuple(notes), calibration_reading(value, records),
+                         completion)

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from fairviz.core import stats
+from fairviz.core.progress import Completion
 
 PROBES = {"demographic_swap": "Demographic swap", "identity_removal": "Identity-term removal"}
 STRATEGY_NAMES = {"knees": "RDF knee regions", "uncertainty": "Highest entropy", "confidence": "Highest confidence",
@@ -137,6 +138,7 @@ class AugmentResult:
     pool_n: int
     warnings: tuple[str, ...] = ()
     reading: str = ""                  # App. E's calibration-conditioned expectation and what this run found
+    completion: Completion | None = None   # set when a Stop came first: the seeds that finished
 
     def record(self, strategy: str, k: int) -> AugmentRecord:
         return next(r for r in self.records if (r.strategy, r.k) == (strategy, k))
@@ -148,4 +150,5 @@ class AugmentResult:
                 "calibration": {"ece": self.ece, "regime": self.regime, "threshold": ECE_THRESHOLD,
                                 "reading": self.reading},
                 "dstar_size": self.dstar_size, "pool_n": self.pool_n, "sign_convention": SIGN_CONVENTION,
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings),
+                **({"partial": self.completion.to_dict()} if self.completion is not None else {})}

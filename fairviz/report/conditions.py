@@ -25,8 +25,9 @@ def simulation_summary(sim: RetrainingAudit) -> list[Item]:
 
 def simulation_head(sim: RetrainingAudit) -> list[Item]:
     """What the page shows above its tabs: warnings, the reading, how the models were trained and selected."""
-    return [*[text("{warning}", "caveat", warning=w) for w in sim.warnings], readings.simulation_reading(sim),
-            readings.run_note(sim)]
+    partial = [sim.completion.note()] if sim.completion is not None else []
+    return [*partial, *[text("{warning}", "caveat", warning=w) for w in sim.warnings],
+            readings.simulation_reading(sim), readings.run_note(sim)]
 
 
 def sweep(sim: RetrainingAudit, p_y: float | None, key: tuple | None = None) -> list[Item]:

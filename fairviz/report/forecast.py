@@ -74,7 +74,7 @@ def groups_group(result: ForecastAudit, key: tuple | None) -> Group:
         items.append(Figure(lambda: figs.group_metric_figure(
             result, f"width_{band_key(band)}", f"Mean width of the {readings.band_label(band)} band (sharpness)"),
             _key(key, "width", band)))
-    items.append(text(readings.ACCURACY_NOTE, "note"))
+    items += [text(readings.ACCURACY_NOTE, "note"), readings.crps_form_note(result)]
     return Group("Groups", tuple(items), key="groups")
 
 

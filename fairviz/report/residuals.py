@@ -38,6 +38,7 @@ def rdf_to_dict(rdf: ResidualAudit) -> dict:
         "groups": groups,
         "pairs": pairs,
         "knees": rdf.knee_table(),
+        "pooled_knees": rdf.pooled_knee_table(),
         "knee_concentration": rdf.concentration_record(),
         "rdf_settings": rdf.settings_record(),
         "warnings": list(rdf.warnings),

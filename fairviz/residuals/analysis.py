@@ -16,8 +16,8 @@ from fairviz.core.ece import ece, ece_regime
 from fairviz.data import Predictions
 from fairviz.residuals import readings
 from fairviz.residuals.concentration import knee_concentration
-from fairviz.residuals.curves import OUTCOMES, SortedGroup, curve, merged_sorted, sort_groups
-from fairviz.residuals.knees import RELIABLE_N, detect_knees_weighted
+from fairviz.residuals.curves import OUTCOMES, SortedGroup, curve, knees_of, pooled_knees, search_cells, sort_groups
+from fairviz.residuals.knees import RELIABLE_N
 from fairviz.residuals.metrics import f_h, f_v, mean_decomposition, median_parity, residuals, wasserstein_sorted
 from fairviz.residuals.nulls import permutation_p_values
 from fairviz.residuals.rates import threshold_check
@@ -42,8 +42,8 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(0.02, "Sorting residuals and finding knees")
     # every group is sorted once; all later statistics read these sorted views
     sorted_groups = sort_groups(pred, d, members)
-    group_knees = stats.in_parallel(lambda sg: detect_knees_weighted(sg.d, sg.w, params.knees) if sg.d.size
-                                    else (None, None), sorted_groups)
+    cells = search_cells(pred)
+    group_knees = stats.in_parallel(lambda sg: knees_of(sg, params.knees, cells), sorted_groups)
     region_rows = np.zeros(d.size, dtype=np.int64)
     regions, summaries, curves = [], [], {}
     offsets = None if pred.weight is None else np.cumsum(pred.weight) - pred.weight
@@ -89,14 +89,15 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
         warnings.append(note)
     report(0.7, "Comparing pairs")
     pairs = stats.in_parallel(
-        lambda pair: _pair_metrics(sorted_groups, group_knees, knee_boot, names, *pair, resampler, params, p_values),
+        lambda pair: _pair_metrics(sorted_groups, group_knees, knee_boot, names, *pair, resampler, params, p_values,
+                                   cells),
         pair_list, lambda f: report(0.7 + 0.3 * f, "Comparing pairs"))
     if resampler and resampler.note:
         warnings.append(resampler.note)
     report(1.0, "Done")
     d_star = DStar(sorted_groups, regions, pred.weight, d.size)
     return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, region_rows,
-                         tuple(warnings), d_star)
+                         tuple(warnings), d_star, knee_search_cells=cells)
 
 
 def _summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary:
@@ -111,14 +112,14 @@ def _summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary:
 
 
 def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, names, i, j,
-                  resampler: CountResampler, params: RDFParams, p_values: dict) -> PairMetrics:
+                  resampler: CountResampler, params: RDFParams, p_values: dict, cells: int | None) -> PairMetrics:
     """All RDF metrics of the ordered pair (i, j), from the groups' sorted residuals (rows or weighted entries)."""
     a, b = sorted_groups[i], sorted_groups[j]
-    pooled_knees = detect_knees_weighted(*merged_sorted(a, b), params.knees)
+    pooled = pooled_knees(a, b, params.knees, cells)
     ki, kj = group_knees[i], group_knees[j]
     warnings = []
-    if all(k is not None for k in (*ki, *kj, *pooled_knees)):
-        if pooled_knees[0].percentile < 0.01 or min(abs(pooled_knees[0].residual), abs(pooled_knees[1].residual)) < 0.01:
+    if all(k is not None for k in (*ki, *kj, *pooled)):
+        if pooled[0].percentile < 0.01 or min(abs(pooled[0].residual), abs(pooled[1].residual)) < 0.01:
             warnings.append(readings.pooled_knee_near_zero())
     by_outcome = {"": (a, b), "_y0": (a.outcome(0), b.outcome(0)), "_y1": (a.outcome(1), b.outcome(1))}
     pattern = {suffix: median_parity(p, q) for suffix, (p, q) in by_outcome.items()}
@@ -126,15 +127,16 @@ def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, name
     ci, p_median, p_dist = {}, float("nan"), float("nan")
     if params.resamples > 0:
         ci = distribution_intervals(resampler, i, j)
-        ci.update(knee_metric_intervals(knee_boot[i], knee_boot[j], pooled_knees))
+        ci.update(knee_metric_intervals(knee_boot[i], knee_boot[j], pooled))
         p_median, p_dist = p_values[(i, j)]
     return PairMetrics(
         group_i=names[i], group_j=names[j],
         f_pattern=pattern[""], f_pattern_y0=pattern["_y0"], f_pattern_y1=pattern["_y1"],
         f_pattern_mean=1 - abs(a.mean(a.d) - b.mean(b.d)) / 2,
         f_dist=distance[""], f_dist_y0=distance["_y0"], f_dist_y1=distance["_y1"],
-        f_h=f_h(ki, kj, pooled_knees), f_v=f_v(ki, kj, pooled_knees),
-        f_h_abs=f_h(ki, kj, pooled_knees, absolute=True), f_v_abs=f_v(ki, kj, pooled_knees, absolute=True),
+        f_h=f_h(ki, kj, pooled), f_v=f_v(ki, kj, pooled),
+        f_h_abs=f_h(ki, kj, pooled, absolute=True), f_v_abs=f_v(ki, kj, pooled, absolute=True),
+        pooled_knees=pooled,
         mean_decomposition=mean_decomposition(a.score, a.y, b.score, b.y, a.weights, b.weights),
         ci=ci, p_median=p_median, p_dist=p_dist, warnings=tuple(warnings),
     )

@@ -8,6 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from fairviz.data import Predictions
+from fairviz.data.reduction import DEFAULT_CELLS, EXACT_ROWS
 from fairviz.residuals.results import Curve
 
 CURVE_POINTS = 2000          # a drawn curve never has more points than this, whatever n is
@@ -66,6 +67,44 @@ def merged_sorted(a: SortedGroup, b: SortedGroup) -> tuple[np.ndarray, np.ndarra
     d = np.concatenate([a.d, b.d])
     order = np.argsort(d, kind="stable")
     return d[order], np.concatenate([a.w, b.w])[order]
+
+
+def search_cells(pred: Predictions) -> int | None:
+    """The score cells the knee search reads residuals at, or None (the residuals themselves).
+
+    Above ``EXACT_ROWS`` rows the engine may hand over a binned table (each cell of width 1/``DEFAULT_CELLS`` at the
+    mean of its scores); a knee found on a flat stretch of Kneedle's difference curve could then move by several
+    grid points between the rows and their table (sub-cell noise; measured: F_v by up to 5.6e-3 on 2M rows). Read
+    at the cell resolution, rows and table give the same curve to the search, so the same knee percentile."""
+    return DEFAULT_CELLS if pred.n > EXACT_ROWS else None
+
+
+def cell_residuals(sg: SortedGroup, cells: int | None) -> np.ndarray | None:
+    """Each entry's residual at its score cell's centre (the engine's cell: ⌊score × cells⌋), None without cells.
+    Never decreasing along the sorted entries: the cell of the score is monotone within each label, and a label-1
+    residual is at most 0 ≤ a label-0 one."""
+    if cells is None:
+        return None
+    return (np.floor(sg.score * cells) + 0.5) / cells - sg.y
+
+
+def knees_of(sg: SortedGroup, settings, cells: int | None) -> tuple:
+    """The group's (left, right) knees, searched at the cell resolution when ``cells`` is set."""
+    from fairviz.residuals.knees import detect_knees_weighted
+    if not sg.d.size:
+        return None, None
+    return detect_knees_weighted(sg.d, sg.w, settings, cell_residuals(sg, cells))
+
+
+def pooled_knees(a: SortedGroup, b: SortedGroup, settings, cells: int | None) -> tuple:
+    """The knees of the two groups' pooled residuals ([1] Eq. 2–3's normalisers), searched like ``knees_of``."""
+    from fairviz.residuals.knees import detect_knees_weighted
+    d = np.concatenate([a.d, b.d])
+    order = np.argsort(d, kind="stable")
+    search = None
+    if cells is not None:
+        search = np.concatenate([cell_residuals(a, cells), cell_residuals(b, cells)])[order]
+    return detect_knees_weighted(d[order], np.concatenate([a.w, b.w])[order], settings, search)
 
 
 def curve(sg: SortedGroup, outcome: str, offsets: np.ndarray | None) -> Curve:

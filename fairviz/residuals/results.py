@@ -86,6 +86,7 @@ class PairMetrics:
     p_median: float               # permutation test of |m_i − m_j|, two-sided
     p_dist: float                 # permutation test of F_dist (upper tail)
     warnings: tuple[str, ...] = ()
+    pooled_knees: tuple = (None, None)   # (left, right) knees of the pair's pooled residuals: F_h/F_v's normalisers
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ class ResidualAudit:
     # the rates at the audit's threshold (``analysis.at_threshold``): the residual curves do not depend on τ,
     # so the page keeps the audit and attaches the check of the τ in the sidebar
     at_threshold: ThresholdCheckResult | None = field(default=None, compare=False)
+    knee_search_cells: int | None = None   # knees searched with residuals at this many score cells (large inputs)
 
     @property
     def _d_star_rows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -227,6 +229,14 @@ class ResidualAudit:
     def knee_table(self) -> dict:
         """The JSON's ``knees``: each group's knees."""
         return {g.name: [k.to_dict() for k in g.knees] for g in self.groups}
+
+    def pooled_knee_table(self) -> list[dict]:
+        """The JSON's ``pooled_knees``: per pair, the knees of the two groups' pooled residuals, which normalise F_h
+        and F_v ([1] Eq. 2–3), and the resolution the knee search read the residuals at."""
+        return [{"group_i": p.group_i, "group_j": p.group_j,
+                 "left": None if p.pooled_knees[0] is None else p.pooled_knees[0].to_dict(),
+                 "right": None if p.pooled_knees[1] is None else p.pooled_knees[1].to_dict(),
+                 "search_cells": self.knee_search_cells} for p in self.pairs]
 
     def concentration_record(self) -> dict:
         """The JSON's ``knee_concentration``."""

@@ -22,8 +22,8 @@ import numpy as np
 
 from fairviz.core.counts import confusion_by_group, decisions
 from fairviz.data import Predictions
-from fairviz.residuals.curves import merged_sorted, sort_groups
-from fairviz.residuals.knees import KneeParams, detect_knees_weighted
+from fairviz.residuals.curves import knees_of, pooled_knees, search_cells, sort_groups
+from fairviz.residuals.knees import KneeParams
 from fairviz.residuals.metrics import f_h, f_v, median_parity, residuals, wasserstein_sorted
 from fairviz.residuals.results import PairInvariance, ResidualAudit, ThresholdInvarianceResult
 
@@ -127,9 +127,10 @@ def _rdf_metrics(pred: Predictions, view, knees: KneeParams):
     d = residuals(pred.score, pred.y)
     members = [np.flatnonzero(view.codes == g) for g in range(len(view.names))]
     groups = sort_groups(pred, d, members)                     # each group sorted once (weighted: entries)
-    group_knees = [detect_knees_weighted(g.d, g.w, knees) if g.d.size else (None, None) for g in groups]
+    cells = search_cells(pred)
+    group_knees = [knees_of(g, knees, cells) for g in groups]
 
     def rdf(i: int, j: int, names: list[str]) -> dict:
-        pooled = detect_knees_weighted(*merged_sorted(groups[i], groups[j]), knees)
+        pooled = pooled_knees(groups[i], groups[j], knees, cells)
         return rdf_at(groups[i], groups[j], group_knees[i], group_knees[j], pooled)
     return rdf

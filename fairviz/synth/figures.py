@@ -46,7 +46,7 @@ def boxplot_figure(result: SynthAudit, height: int = 520) -> go.Figure:
                         boxpoints="all", jitter=0.3, pointpos=0, row=row + 1, col=col + 1)
         fig.add_hline(y=IDEAL[metric], line=dict(color=NEUTRAL, dash="dot", width=1), row=row + 1, col=col + 1)
     fig.update_layout(template=TEMPLATE, boxmode="group", height=height,
-                      title=f"Bias per protected group over {result.settings.trials} trials (dotted: no bias)")
+                      title=f"Bias per protected group over {result.trials} trials (dotted: no bias)")
     return fig
 
 

@@ -68,7 +68,7 @@ def fairness_note(result: SynthAudit) -> Text:
                 "rates P̂/n; DCA = P/P̂ gap. Improves = |real − ideal| − |synthetic − ideal| (ideal 0, 1 for DI): > 0 "
                 "means the synthetic data made the classifier fairer. Blank cells are undefined (for example DI when "
                 "a classifier gives the rest no benefit).", "note", n=f"{result.n_holdout:,}",
-                trials=result.settings.trials)
+                trials=result.trials)
 
 
 def accuracy(result: SynthAudit) -> Text:

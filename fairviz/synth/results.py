@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from fairviz.core.progress import Completion
 from fairviz.core.serialize import clean
 from fairviz.synth import evaluate as ev
 from fairviz.synth.thesis import improvement, improves
@@ -90,6 +91,12 @@ class SynthAudit:
     n_holdout: int
     synthetic: pd.DataFrame = field(compare=False, repr=False)
     notes: tuple[str, ...] = ()
+    completion: Completion | None = None   # set when a Stop came first: the trials that finished
+
+    @property
+    def trials(self) -> int:
+        """Trials the fairness means are over (fewer than asked when a Stop came first)."""
+        return self.settings.trials if self.completion is None else self.completion.done
 
     def to_dict(self) -> dict:
         """The JSON (the CLI's ``--json`` and the page's download). ``timing`` is the only machine-dependent key."""
@@ -106,6 +113,7 @@ class SynthAudit:
             "training": {"heads": [{"name": n, "weight": w} for n, w in self.heads], "loss_history": self.history},
             "timing": {"device": self.device, "seconds": self.seconds,
                        "seconds_per_epoch": self.seconds / max(1, self.settings.epochs)},
+            **({"partial": self.completion.to_dict()} if self.completion is not None else {}),
         })
 
     # ------------------------------------------------------------------------------------------- tables

@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from fairviz.core.progress import Completion, Stopped
 from fairviz.data import INTERSECTION_SEP, DataError
 from fairviz.synth import evaluate as ev
 from fairviz.synth import model, quotas
@@ -95,21 +96,41 @@ def run(table: SynthTable, settings: SynthParams = SynthParams(), progress: Prog
     rows = settings.rows or len(train)
     counts = quotas.allocate(rows, group_target)
     group_values = {c: table.groups.iloc[np.flatnonzero(cond_all == c)[0]].tolist() for c in conditions}
-    samples = []
-    for t in range(settings.trials):
-        report(TRAIN_SHARE + (1 - TRAIN_SHARE) * t / (settings.trials + 1), f"generating and judging trial {t + 1}")
-        samples.append(generate(trained, table, counts, code_of, group_values, settings.seed + 1000 + t))
-    real_groups = table.groups.iloc[train_idx].reset_index(drop=True)
-    result = judge(table, train, real_groups, cond_all[train_idx], holdout, table.groups.iloc[test_idx],
-                   samples, conditions, group_target, label_levels, label_target, settings, report)
-    report(1.0, "done")
-    return SynthAudit(
-        source=table.source, label=table.label, positive=table.positive, group_columns=table.group_columns,
-        condition_name=table.condition_name, settings=settings, counts=counts, distribution=result["distribution"],
-        fairness=result["fairness"], accuracy=result["accuracy"], marginals=result["marginals"],
-        realism_auc=result["realism_auc"], privacy=result["privacy"], history=trained.history,
-        heads=trained.heads, device=trained.device, seconds=trained.seconds, n_train=len(train),
-        n_holdout=len(holdout), synthetic=samples[0], notes=table.notes)
+
+    def sample(t: int) -> pd.DataFrame:
+        return generate(trained, table, counts, code_of, group_values, settings.seed + 1000 + t)
+
+    share = lambda t: TRAIN_SHARE + (1 - TRAIN_SHARE) * t / (settings.trials + 1)   # noqa: E731
+    report(share(0), "generating trial 1")
+    first = sample(0)
+    judge = Judge.of(table, train, table.groups.iloc[train_idx].reset_index(drop=True), cond_all[train_idx], holdout,
+                     table.groups.iloc[test_idx], conditions, group_target, label_levels, label_target, settings)
+    report(share(0.25), "realism and privacy checks")
+    checks = judge.checks(first)
+    trials = []
+
+    def audit() -> SynthAudit:
+        done = len(trials)
+        completion = None if done == settings.trials else Completion(done, settings.trials, "trials")
+        return SynthAudit(
+            source=table.source, label=table.label, positive=table.positive, group_columns=table.group_columns,
+            condition_name=table.condition_name, settings=settings, counts=counts, **checks,
+            **judge.fairness(trials), history=trained.history, heads=trained.heads, device=trained.device,
+            seconds=trained.seconds, n_train=len(train), n_holdout=len(holdout), synthetic=first, notes=table.notes,
+            completion=completion)
+
+    for t in range(settings.trials):          # a trial: a fresh synthetic sample, classifiers trained on it
+        try:
+            report(share(t + 0.5), f"generating and judging trial {t + 1}")
+            trials.append(judge.trial(first if t == 0 else sample(t), settings.seed + t,
+                                      lambda m, t=t: report(share(t + 0.75), m)))
+        except Stopped as stop:             # the trials that finished are kept
+            raise stop.keeping(audit() if trials else None)
+    try:
+        report(1.0, "done")
+    except Stopped as stop:                 # a Stop on the last report: everything finished, keep it all
+        raise stop.keeping(audit())
+    return audit()
 
 
 def generate(trained: model.TrainedGAN, table: SynthTable, counts: dict, code_of: dict, group_values: dict,
@@ -129,49 +150,79 @@ def _cells(condition: np.ndarray, label: pd.Series) -> np.ndarray:
     return np.asarray(condition, dtype=object) + "|" + label.astype(str).to_numpy(dtype=object)
 
 
-def judge(table: SynthTable, train: pd.DataFrame, train_groups: pd.DataFrame, train_cond: np.ndarray,
-          holdout: pd.DataFrame, holdout_groups: pd.DataFrame, samples: list[pd.DataFrame], conditions: list,
-          group_target: dict, label_levels: list, label_target: dict, settings: SynthParams, report) -> dict:
-    first = samples[0]
-    synth_cond = first[table.group_columns[0]].astype(str).to_numpy(dtype=object)
-    for col in table.group_columns[1:]:
-        synth_cond = synth_cond + INTERSECTION_SEP + first[col].astype(str).to_numpy(dtype=object)
-    distribution = {
-        "label": DistributionTarget.of(label_levels, [label_target[v] for v in label_levels],
-                                       ev.shares(train[table.label].to_numpy(), label_levels),
-                                       ev.shares(first[table.label].to_numpy(), label_levels)),
-        "group": DistributionTarget.of(conditions, [group_target[c] for c in conditions],
-                                       ev.shares(train_cond, conditions), ev.shares(synth_cond, conditions)),
-    }
-    x_columns = [c for c in train.columns if c != table.label]
-    design = ev.Design.fit(train[x_columns])
-    train_x, test_x = design.matrix(train[x_columns]), design.matrix(holdout[x_columns])
-    train_y = (train[table.label] == table.positive).to_numpy()
-    test_y = (holdout[table.label] == table.positive).to_numpy()
-    holdout_groups = holdout_groups.reset_index(drop=True)
-    members = {}
-    for col in table.group_columns:
-        for value in sorted(holdout_groups[col].unique(), key=str):
-            members[f"{col}={value}"] = (holdout_groups[col] == value).to_numpy()
-    trials = []
-    for t, sample in enumerate(samples):
-        report(TRAIN_SHARE + (1 - TRAIN_SHARE) * (t + 0.5) / (len(samples) + 1), f"classifiers of trial {t + 1}")
-        synth_x = design.matrix(sample[x_columns])
-        synth_y = (sample[table.label] == table.positive).to_numpy()
-        trials.append(ev.fairness_trial(train_x, train_y, synth_x, synth_y, test_x, test_y, members,
-                                        settings.seed + t, tick=lambda m: report(
-                                            TRAIN_SHARE + (1 - TRAIN_SHARE) * (t + 0.75) / (len(samples) + 1), m)))
-    fairness = tuple(GroupFairness.of(name, int(mask.sum()), trials) for name, mask in members.items())
-    accuracy = {"real": float(np.mean([t.accuracy_real for t in trials])),
-                "synthetic": float(np.mean([t.accuracy_synthetic for t in trials]))}
-    report(TRAIN_SHARE + (1 - TRAIN_SHARE) * len(samples) / (len(samples) + 1), "realism and privacy checks")
-    full_columns = list(table.group_columns) + list(train.columns)
-    real_full = pd.concat([train_groups.reset_index(drop=True), train], axis=1)[full_columns]
-    hold_full = pd.concat([holdout_groups, holdout], axis=1)[full_columns]
-    full_design = ev.Design.fit(real_full)
-    real_m, synth_m = full_design.matrix(real_full), full_design.matrix(first[full_columns])
-    return {"distribution": distribution, "fairness": fairness, "accuracy": accuracy,
-            "marginals": tuple(ev.marginal_distances(real_full, first[full_columns])),
-            "realism_auc": ev.realism_auc(real_m, synth_m, settings.seed,
-                                          _cells(train_cond, train[table.label]), _cells(synth_cond, first[table.label])),
-            "privacy": ev.privacy(real_m, synth_m, full_design.matrix(hold_full), settings.seed)}
+@dataclass(frozen=True)
+class Judge:
+    """How the thesis judges synthetic rows (§3.5): against the training shares and quotas, by realism and
+    privacy (on the first sample), and by the fairness of classifiers trained on each trial's sample and tested on
+    the real hold-out."""
+    table: SynthTable
+    train: pd.DataFrame
+    train_groups: pd.DataFrame
+    train_cond: np.ndarray
+    holdout: pd.DataFrame
+    holdout_groups: pd.DataFrame
+    conditions: list
+    group_target: dict
+    label_levels: list
+    label_target: dict
+    settings: SynthParams
+    x_columns: list
+    design: ev.Design
+    members: dict
+    train_x: np.ndarray
+    test_x: np.ndarray
+
+    @classmethod
+    def of(cls, table, train, train_groups, train_cond, holdout, holdout_groups, conditions, group_target,
+           label_levels, label_target, settings) -> "Judge":
+        x_columns = [c for c in train.columns if c != table.label]
+        holdout_groups = holdout_groups.reset_index(drop=True)
+        members = {}
+        for col in table.group_columns:
+            for value in sorted(holdout_groups[col].unique(), key=str):
+                members[f"{col}={value}"] = (holdout_groups[col] == value).to_numpy()
+        design = ev.Design.fit(train[x_columns])
+        return cls(table, train, train_groups, train_cond, holdout, holdout_groups, conditions, group_target,
+                   label_levels, label_target, settings, x_columns, design, members,
+                   design.matrix(train[x_columns]), design.matrix(holdout[x_columns]))
+
+    def checks(self, first: pd.DataFrame) -> dict:
+        """Shares against the targets, marginals, realism and privacy of the first sample."""
+        table, train, settings = self.table, self.train, self.settings
+        synth_cond = first[table.group_columns[0]].astype(str).to_numpy(dtype=object)
+        for col in table.group_columns[1:]:
+            synth_cond = synth_cond + INTERSECTION_SEP + first[col].astype(str).to_numpy(dtype=object)
+        levels, conditions = self.label_levels, self.conditions
+        distribution = {
+            "label": DistributionTarget.of(levels, [self.label_target[v] for v in levels],
+                                           ev.shares(train[table.label].to_numpy(), levels),
+                                           ev.shares(first[table.label].to_numpy(), levels)),
+            "group": DistributionTarget.of(conditions, [self.group_target[c] for c in conditions],
+                                           ev.shares(self.train_cond, conditions), ev.shares(synth_cond, conditions)),
+        }
+        full_columns = list(table.group_columns) + list(train.columns)
+        real_full = pd.concat([self.train_groups.reset_index(drop=True), train], axis=1)[full_columns]
+        hold_full = pd.concat([self.holdout_groups, self.holdout], axis=1)[full_columns]
+        full_design = ev.Design.fit(real_full)
+        real_m, synth_m = full_design.matrix(real_full), full_design.matrix(first[full_columns])
+        return {"distribution": distribution,
+                "marginals": tuple(ev.marginal_distances(real_full, first[full_columns])),
+                "realism_auc": ev.realism_auc(real_m, synth_m, settings.seed, _cells(self.train_cond,
+                                              train[table.label]), _cells(synth_cond, first[table.label])),
+                "privacy": ev.privacy(real_m, synth_m, full_design.matrix(hold_full), settings.seed)}
+
+    def trial(self, sample: pd.DataFrame, seed: int, tick):
+        """Classifiers trained on the real and on the synthetic rows, tested on the real hold-out."""
+        table = self.table
+        return ev.fairness_trial(self.train_x, (self.train[table.label] == table.positive).to_numpy(),
+                                 self.design.matrix(sample[self.x_columns]),
+                                 (sample[table.label] == table.positive).to_numpy(), self.test_x,
+                                 (self.holdout[table.label] == table.positive).to_numpy(), self.members, seed,
+                                 tick=tick)
+
+    def fairness(self, trials: list) -> dict:
+        """Per group and overall accuracy, means over the trials given."""
+        return {"fairness": tuple(GroupFairness.of(name, int(mask.sum()), trials)
+                                  for name, mask in self.members.items()),
+                "accuracy": {"real": float(np.mean([t.accuracy_real for t in trials])),
+                             "synthetic": float(np.mean([t.accuracy_synthetic for t in trials]))}}

@@ -23,7 +23,6 @@ from fairviz.forecast import readings
 from fairviz.report import forecast as report
 from app_pages import _ui, _upload
 from app_pages._render import render
-from app_pages._ui import CACHE_TTL
 
 SAMPLE = Path(__file__).resolve().parents[1] / "assets" / "forecast" / "lorenz_forecasts.csv"
 SAMPLE_NAME = "Lorenz forecasts with a rare regime (bundled)"

@@ -402,13 +402,13 @@ def _parquet_head(raw: bytes, name: str, rows: int, notes: list[str]) -> pd.Data
 
 
 def _cut_dictionary(chunk):
-    """A dictionary array → plain text, each value cut at ``PREVIEW_CHARS`` characters before it is repeated."""
+    """A dictionary array → plain text, each value cut before it is repeated (``_cut_texts`` marks the cut)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     values = chunk.dictionary
     if pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type):
         values = values.cast(pa.string())
-    cut = pc.utf8_slice_codeunits(values.cast(pa.large_string()), 0, PREVIEW_CHARS).cast(pa.string())
+    cut = pc.utf8_slice_codeunits(values.cast(pa.large_string()), 0, PREVIEW_CHARS + 1).cast(pa.string())  # '…' later
     return pc.take(cut, chunk.indices)
 
 

@@ -281,11 +281,12 @@ def _inspect_parquet(raw: bytes, name: str) -> TableInfo:
     encoded = dict.fromkeys(schema.names, 0)
     values = dict.fromkeys(schema.names, 0)            # leaf values, nulls included (a list's elements)
     dictionary = set()
+    owners = _leaf_owners(schema)
     for r in range(meta.num_row_groups):
         group = meta.row_group(r)
         for c in range(group.num_columns):
             chunk = group.column(c)
-            top = chunk.path_in_schema.split(".")[0]
+            top = owners[c] if c < len(owners) else None
             if top in encoded:
                 encoded[top] += chunk.total_uncompressed_size
                 values[top] += chunk.num_values
@@ -329,6 +330,17 @@ def _dictionary_sizes(raw: bytes, name: str, schema, columns: set, rows: int, sa
         mean = pc.mean(pc.fill_null(taken, 0)).as_py() or 0.0
         sizes[column] = int(rows * (mean + 8))
     return sizes
+
+
+def _leaf_owners(schema) -> list[str]:
+    """The top-level column of each Parquet leaf column, in the file's order (names may hold dots, so the leaves'
+    dotted paths cannot tell)."""
+    def leaves(arrow_type) -> int:
+        arrow_type = _plain(arrow_type)
+        if arrow_type.num_fields == 0:
+            return 1
+        return sum(leaves(arrow_type.field(k).type) for k in range(arrow_type.num_fields))
+    return [f.name for f in schema for _ in range(leaves(f.type))]
 
 
 def _fixed(arrow_type) -> bool:
@@ -420,10 +432,9 @@ def _bytes_per_row(reader, schema) -> dict:
     group = meta.row_group(0)
     rows = max(group.num_rows, 1)
     sizes: dict[str, int] = {}
-    for c in range(group.num_columns):
-        chunk = group.column(c)
-        top = chunk.path_in_schema.split(".")[0]
-        sizes[top] = sizes.get(top, 0) + chunk.total_uncompressed_size
+    owners = _leaf_owners(schema)
+    for c in range(min(group.num_columns, len(owners))):
+        sizes[owners[c]] = sizes.get(owners[c], 0) + group.column(c).total_uncompressed_size
     return {c: s / rows for c, s in sizes.items()}
 
 

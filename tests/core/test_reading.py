@@ -278,3 +278,11 @@ def test_text_in_a_score_column_is_refused_naming_it_even_after_many_numbers():
         build_predictions(frame, ColumnMapping("y", "score", ("group",)))
     assert info.value.problems == ["The score column 'score' has 1 non-numeric values (e.g. 'high'); "
                                    "scores must be numbers in [0, 1]."]
+
+
+def test_parquet_sizes_are_counted_for_names_with_dots():
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"a.b": ["x" * 100] * 10, "s": pa.array([{"a": 1, "b": "x"}] * 10), "z": [0.5] * 10}),
+                   buffer)
+    sizes = inspect_table(buffer.getvalue(), "dots.parquet").column_bytes
+    assert sizes["a.b"] >= 10 * 100 and sizes["z"] == 80

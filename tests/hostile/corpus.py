@@ -153,7 +153,7 @@ def cases() -> list[Case]:
         Case("names_sql.csv", lambda: header('y,score,group,"x"" FROM t; --","`; DROP TABLE t"',
                                              f.assign(a=1, b=2))),
         Case("names_internal.csv", lambda: header("y,score,group,__fairviz_n,__fairviz_cell",
-                                                  f.assign(a=1, b=2)), fixed_by={"cli": ENGINE, "app": ENGINE}),
+                                                  f.assign(a=1, b=2))),
         Case("long_names.csv", lambda: header("y,score,group," + "n" * 5_000, f.assign(a=1))),
         Case("duplicate_names.csv", lambda: header("y,score,score", f), expect=r"'score' \(columns 2, 3\) is used twice",
              fixed_by={"cli": ENGINE}),
@@ -190,11 +190,10 @@ def cases() -> list[Case]:
              fixed_by={"cli": ENGINE}),
         Case("csv_named.parquet", lambda: csv_bytes(f), expect=r"could not be read as Parquet",
              fixed_by={"cli": ENGINE}),
-        Case("parquet_named.csv", lambda: parquet_bytes(f), fixed_by={"cli": ENGINE}),
+        Case("parquet_named.csv", lambda: parquet_bytes(f)),
         # scores
         Case("score_nan_words.csv", lambda: csv_bytes(replaced(f, "score", 7, "NaN"))),
-        Case("score_na_words.csv", lambda: csv_bytes(replaced(replaced(f, "score", 9, "NA"), "score", 11, "null")),
-             fixed_by={"cli": ENGINE}),
+        Case("score_na_words.csv", lambda: csv_bytes(replaced(replaced(f, "score", 9, "NA"), "score", 11, "null"))),
         Case("score_empty.csv", lambda: csv_bytes(replaced(f, "score", 5, ""))),
         Case("score_inf.csv", lambda: csv_bytes(replaced(f, "score", 13, "inf")), expect=r"infinite values"),
         Case("score_text.csv", lambda: csv_bytes(replaced(f, "score", 13, "high")),
@@ -219,7 +218,7 @@ def cases() -> list[Case]:
         Case("label_three_values.csv", lambda: csv_bytes(f.assign(y=np.resize([0, 1, 2], ROWS))), expect=NON_BINARY),
         Case("label_unknown_words.csv", lambda: csv_bytes(f.assign(y=np.where(f["y"] == 1, "approved", "denied"))),
              expect=r"positive", app_expect=AUDIT),                    # the form asks for the positive value
-        Case("label_na_words.csv", lambda: csv_bytes(replaced(f, "y", 9, "NA")), fixed_by={"cli": ENGINE}),
+        Case("label_na_words.csv", lambda: csv_bytes(replaced(f, "y", 9, "NA"))),
         # groups
         Case("group_codes_01_1.csv", lambda: csv_bytes(frame(groups=("01", "1"))), groups=("01", "1")),
         Case("group_codes_1_1.0.csv", lambda: header("y,score,group", frame(groups=("1", "1.0"))),

@@ -126,7 +126,7 @@ def cases() -> list[Case]:
         Case("utf16.csv", lambda: csv_bytes(f, "utf-16"), fixed_by={"cli": ENGINE}),
         Case("utf16_be.csv", lambda: codecs.BOM_UTF16_BE + csv_bytes(f, "utf-16-be"), fixed_by={"cli": ENGINE}),
         Case("latin1.csv", lambda: csv_bytes(frame(groups=("Zürich", "Genève")), "latin-1"),
-             groups=("Genève", "Zürich"), fixed_by={"cli": ENGINE}, spark=True),
+             groups=("Genève", "Zürich"), fixed_by={"cli": ENGINE, "spark": ENGINE}, spark=True),
         Case("cp1252.csv", lambda: csv_bytes(frame(groups=("€uro", "naïve…")), "cp1252"),
              groups=("naïve…", "€uro"), fixed_by={"cli": ENGINE}),
         Case("utf8_names.csv", lambda: csv_bytes(frame(groups=("女性", "男性 🙂"))), groups=("女性", "男性 🙂")),
@@ -234,7 +234,7 @@ def cases() -> list[Case]:
              expect=r"300 groups; the limit is 200"),
         Case("group_markup.csv", lambda: csv_bytes(frame(400, groups=MARKUP[:5])), groups=tuple(sorted(MARKUP[:5]))),
         Case("group_sql_formula.csv", lambda: csv_bytes(frame(400, groups=MARKUP[5:])),
-             groups=tuple(sorted(MARKUP[5:])), spark=True),
+             groups=tuple(sorted(MARKUP[5:])), spark=True, fixed_by={"spark": ENGINE}),   # Spark's CSV escape
         Case("group_spaces_merge.csv", lambda: csv_bytes(frame(groups=("a", " a", "b"))), groups=("a", "b")),
         Case("group_column_named_like_sql.csv", lambda: csv_bytes(frame(group_column="group\" OR 1=1 --"))),
         # Parquet

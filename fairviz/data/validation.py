@@ -1,7 +1,9 @@
 """Validation: a frame under a column mapping → ``Predictions``, or a ``DataError`` with one sentence per problem.
 
 Rows with a missing label, score or group value are dropped and counted, never lost silently; groups too small to
-compare are dropped and named.
+compare are dropped and named. Missing is the same on every path (``fairviz.data.reading.NA_VALUES``): an empty
+value, NA, N/A, NaN, null, None or #N/A (any case) — read from a file or already in a frame; any other text in the
+score column is refused, naming the column and examples.
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ from fairviz.data.model import (
     plain_value,
     weighted_bincount,
 )
-from fairviz.data.reading import read_table
+from fairviz.data.reading import NA_VALUES, read_table
 from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values
 
 MIN_GROUP_SIZE = 2
@@ -43,9 +45,9 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     w = None if weights is None else np.asarray(weights, dtype=np.int64)
     total = len(frame) if w is None else int(w.sum())
 
-    score = _numeric_scores(frame[mapping.score], mapping.score, problems, w)
-    y_raw = frame[mapping.label]
-    factorized = {c: _factorize(frame[c]) for c in mapping.groups}     # one hash pass per group column
+    score = _numeric_scores(_without_na_texts(frame[mapping.score]), mapping.score, problems, w)
+    y_raw = _without_na_texts(frame[mapping.label])
+    factorized = {c: _factorize(_without_na_texts(frame[c])) for c in mapping.groups}   # one hash pass a column
 
     missing = score.isna() | y_raw.isna()
     for codes, _ in factorized.values():
@@ -132,6 +134,18 @@ def _count(mask: np.ndarray, weights: np.ndarray | None) -> int:
     """Rows where ``mask`` holds (weighted data: the sum of their weights)."""
     mask = np.asarray(mask, dtype=bool)
     return int(mask.sum()) if weights is None else int(weights[mask].sum())
+
+
+_NA_TEXTS = frozenset(v.lower() for v in NA_VALUES)
+
+
+def _without_na_texts(series: pd.Series) -> pd.Series:
+    """Text columns with the missing-value words (NA, null, …, any case, spaces around) as missing values."""
+    if not (series.dtype == object or pd.api.types.is_string_dtype(series)):
+        return series
+    text = series.astype("string").str.strip().str.lower()
+    missing = text.isin(_NA_TEXTS).fillna(False).to_numpy(dtype=bool)
+    return series.where(~missing) if missing.any() else series
 
 
 def _numeric_scores(series: pd.Series, name: str, problems: list[str], weights=None) -> pd.Series:

@@ -17,6 +17,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from fairviz.data import ColumnMapping, DataError, Predictions, build_predictions, read_preview, read_table
+from fairviz.data.reading import check_names
 from fairviz.data.engine import Engine, SufficientStats
 from fairviz.core.markup import md
 from app_pages import _budget, _jobs, _ui
@@ -51,13 +52,14 @@ def read(file_id: str, name: str, raw: bytes) -> tuple[pd.DataFrame, str]:
                      pool="analysis", nbytes=_budget.read_estimate(len(raw), name), keep=8, keep_bytes=READ_BYTES)
 
 
-def _read_preview(file_id: str, name: str, raw: bytes) -> tuple[pd.DataFrame, str, str]:
+def _read_preview(file_id: str, name: str, raw: bytes) -> tuple[pd.DataFrame, str, str, tuple[str, ...]]:
     """The first rows (to map the columns) and the size from metadata: a file that would expand past the memory
     limits is refused before it is decoded."""
     def compute(progress):
         frame, digest, info = read_preview(raw, name)
         info.check([])                        # rows alone over the limit: say so now, not after the mapping
-        return frame, digest, f"{info.rows:,}" if info.rows_exact else f"about {info.rows:,}"
+        rows = f"{info.rows:,}" if info.rows_exact else f"about {info.rows:,}"
+        return frame, digest, rows, info.notes      # notes: what the bounded preview left out
     return _jobs.run("upload_preview", (file_id, name), "Reading the first rows", compute, pool="analysis",
                      nbytes=_budget.preview_estimate(len(raw), name), keep=8, keep_bytes=FRAME_BYTES)
 
@@ -81,31 +83,17 @@ def read_upload(label: str, key: str, help: str | None = None, empty: str | None
         return None
     try:
         if preview_only:
-            frame, digest, rows = _read_preview(file.file_id, file.name, file.getvalue())
+            frame, digest, rows, notes = _read_preview(file.file_id, file.name, file.getvalue())
+            for note in notes:
+                st.caption(md(note))
         else:
             (frame, digest), rows = read(file.file_id, file.name, file.getvalue()), ""
-        _check_names(frame.columns, file.name)
+        check_names(frame.columns, file.name)     # also frames read before the reading rules refused them
     except DataError as err:
         _ui.show_data_error(err, f"'{file.name}' could not be read")
         st.session_state[f"_upload_failed_{key}"] = True
         return None
     return Uploaded(frame, digest, file.name, rows or f"{len(frame):,}", file.file_id, file.getvalue())
-
-
-def _check_names(columns, name: str) -> None:
-    """Column names a mapping can tell apart: none blank, none equal to another once surrounding spaces are
-    stripped (the mapping form, the roles' guesses and every page select columns by name)."""
-    stripped = [str(c).strip() for c in columns]
-    problems = []
-    if any(not c for c in stripped):
-        problems.append(f"'{name}' has a column with a blank name: give every column a name in its header row.")
-    repeated = sorted({c for c in stripped if c and stripped.count(c) > 1})
-    if repeated:
-        problems.append(f"'{name}' has several columns named " + ", ".join(f"'{c}'" for c in repeated[:5]) +
-                        (" (and more)" if len(repeated) > 5 else "") + " (spaces around names do not count): give "
-                        "each column its own name.")
-    if problems:
-        raise DataError(problems)
 
 
 def failed(key: str) -> bool:

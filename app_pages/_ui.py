@@ -188,7 +188,8 @@ def view_params(ctx: "Context") -> dict[str, str]:
 
 
 def keep_view_in_address(ctx: "Context") -> str:
-    """Write the view into the address bar (a refresh restores it) and return the link to it."""
+    """Write the view into the address bar (a refresh restores it) and return the link to it, with the page's own
+    selection (``keep_selection_in_address``)."""
     params = view_params(ctx)
     try:
         for name in ("sample", UPLOAD_PARAM, "attribute", "tau", "benefit", "reference"):
@@ -201,7 +202,68 @@ def keep_view_in_address(ctx: "Context") -> str:
     except Exception:  # noqa: BLE001 - no browser (bare script run)
         base = ""
     from urllib.parse import urlencode
-    return f"{base}?{urlencode(params)}"
+    return f"{base}?{urlencode(params | _address())}"
+
+
+SELECTION = ("group", "vs", "metric")    # a page's own selection in the address: the compared group(s), the metric
+
+
+def _address(names=SELECTION) -> dict[str, str]:
+    try:
+        return {k: st.query_params.get(k) for k in names if st.query_params.get(k) is not None}
+    except Exception:  # noqa: BLE001 - no browser (bare script run)
+        return {}
+
+
+def address_selection(page: str) -> dict[str, str]:
+    """The selection a link or a refresh put in the address for ``page`` (group, vs, metric), once: a rerun after
+    the visitor changed a picker keeps the picker's value, and the address then follows the picker
+    (``keep_selection_in_address``)."""
+    wanted = _address()
+    seen = f"_address_seen_{page}"
+    if not wanted or st.session_state.get(seen) == wanted:
+        return {}
+    st.session_state[seen] = wanted
+    return wanted
+
+
+def keep_selection_in_address(page: str, **selection: str | None) -> None:
+    """Write the page's selection into the address (a refresh restores it; "Link to this view" carries it)."""
+    chosen = {k: str(v) for k, v in selection.items() if k in SELECTION and v is not None}
+    try:
+        for name in SELECTION:
+            if name not in chosen and name in st.query_params:
+                del st.query_params[name]
+        for name, value in chosen.items():
+            if st.query_params.get(name) != value:
+                st.query_params[name] = value
+    except Exception:  # noqa: BLE001 - no browser (bare script run)
+        pass
+    st.session_state[f"_address_seen_{page}"] = chosen
+
+
+def top_finding(ctx: "Context"):
+    """The Summary's first finding for the frame's choices (the quick audit, shared with Home), or None."""
+    summary = audit(ctx).findings
+    return summary.top[0] if summary is not None and summary.top else None
+
+
+def focus_group(ctx: "Context") -> str | None:
+    """The group a page compares with the reference first: the one the address names (a link to a finding), else
+    the Summary's top finding's; None lets the page take the largest other group. Never under the size floor: the
+    readings check (``fairviz.core.focus``)."""
+    asked = _address(("group",)).get("group")
+    if asked is not None and asked in reference_choices(ctx.pred, ctx.attribute):
+        return asked
+    finding = top_finding(ctx)
+    return finding.candidate.group if finding is not None else None
+
+
+def page_options(ctx: "Context", **settings) -> AuditParams:
+    """The audit parameters a page's section display reads: the frame's choices, the Summary's reference and size
+    floor, and the group its readings open on."""
+    return AuditParams(attribute=ctx.attribute, threshold=ctx.threshold,
+                       findings=FindingsParams(reference=ctx.reference), focus=focus_group(ctx), **settings)
 
 
 def _query_param() -> str | None:

@@ -136,7 +136,8 @@ def display(pred: Predictions, cal: CalibrationAudit, params: AuditParams | None
     part (reliability, bins, tests, errors, performance) that the page draws in its tabs. The bins are a top-level
     collapsed group: the terminal leaves out collapsed groups at the top level only."""
     ident = figure_ident(pred, cal)
-    return [*headline(cal, params.focus_of() if params is not None else Focus()), reliability_group(cal, ident), bins_group(cal), tests_group(cal, ident),
+    focus = params.focus_of() if params is not None else Focus()
+    return [*headline(cal, focus), reliability_group(cal, ident), bins_group(cal), tests_group(cal, ident),
             errors_group(cal, ident), performance_group(cal, ident)]
 
 

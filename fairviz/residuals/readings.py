@@ -54,7 +54,8 @@ def warning(message: str) -> Text:
 def curves_reading(audit, focus: Focus = Focus()) -> Text:
     """Where the groups' typical errors lie, then the pair the page reads first ([1] §5): the reference group
     against the Summary's top group (``focus``), never a group under the size floor; every pair is in the table."""
-    spread = _spread(audit.groups)
+    large = [g for g in audit.groups if g.n >= focus.min_group_size]
+    spread = _spread(large if len(large) >= 2 else audit.groups, focus.min_group_size if len(large) >= 2 else None)
     pair = focus.pair({g.name: g.n for g in audit.groups})
     record = _pair_record(audit.pairs, pair) if pair else None
     if record is None:
@@ -69,15 +70,18 @@ def curves_reading(audit, focus: Focus = Focus()) -> Text:
                              words=significance_words(record.p_dist)))
 
 
-def _spread(groups) -> Text:
-    """The lowest and highest median residual, with enough digits to tell them apart (or "the same")."""
+def _spread(groups, floor: int | None = None) -> Text:
+    """The lowest and highest median residual, with enough digits to tell them apart (or "the same"); among the
+    groups of ``floor`` rows or more when given (a tiny group's median is mostly noise)."""
     ordered = sorted(groups, key=lambda g: g.median_residual)
     low, high = ordered[0], ordered[-1]
     low_m, high_m = _apart(low.median_residual, high.median_residual)
+    among = f" among groups of {floor:,}+ rows" if floor is not None else ""
     if low_m == high_m:
-        return text("**Reading.** Typical error (median residual) is the same, {m}, for every group.", m=low_m)
-    return text("**Reading.** Typical error (median residual) runs from {low_m} for *{low}* to {high_m} for "
-                "*{high}*.", low_m=low_m, low=low.name, high_m=high_m, high=high.name)
+        return text("**Reading.** Typical error (median residual) is the same, {m}, for every group{among}.",
+                    m=low_m, among=among)
+    return text("**Reading.** Typical error (median residual){among} runs from {low_m} for *{low}* to {high_m} for "
+                "*{high}*.", among=among, low_m=low_m, low=low.name, high_m=high_m, high=high.name)
 
 
 def _apart(a: float, b: float) -> tuple[str, str]:
@@ -86,7 +90,7 @@ def _apart(a: float, b: float) -> tuple[str, str]:
         x, y = fmt(a, digits), fmt(b, digits)
         if x != y:
             return x, y
-    return x, y
+    return fmt(a), fmt(b)
 
 
 def _pair_record(pairs, pair: tuple[str, str]):

@@ -128,9 +128,11 @@ def _findings(ctx) -> None:
     top = summary.top if summary is not None else ()
     for item in result.summary_display():
         if top and isinstance(item, Bullets) and item.level == "finding":     # the top findings, each with its link
+            box = st.container(border=True)                  # the neutral box the display list's findings get
             for finding in top:
-                _render.render([finding_text(finding, summary, "finding")])
-                _finding_link(ctx, finding)
+                _render.render([Bullets((finding_text(finding, summary, "plain"),), "plain")], box)
+                with box:
+                    _finding_link(ctx, finding)
         else:
             _render.render([item])
     st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")

@@ -132,3 +132,30 @@ def test_the_report_sections_read_the_summarys_top_pair(compas):
     terminal = audit.to_terminal()
     assert "African-American against the reference Caucasian: F_dist" in terminal
     assert "Best group: Asian" not in terminal and "in favour of Other" not in terminal
+
+
+def test_the_top_finding_needs_only_the_parity_section(compas):
+    """The pages read the Summary's top finding from a parity-only audit: the same ranking as the quick audit."""
+    sample = samples()["compas"]
+    findings, words = findings_settings(sample, "race")
+    base = dict(attribute="race", threshold=0.4, benefit="negative", findings=findings, words=words)
+    quick = run_audit(compas, AuditParams(**base, sections=("parity", "significance")))
+    parity_only = run_audit(compas, AuditParams(**base, sections=("parity",)))
+    assert [f.candidate for f in parity_only.findings.top] == [f.candidate for f in quick.findings.top]
+    assert [f.p_adjusted for f in parity_only.findings.top] == [f.p_adjusted for f in quick.findings.top]
+
+
+def test_the_quick_audit_runs_match_only_when_a_group_is_under_the_floor(compas):
+    import numpy as np
+    import pandas as pd
+
+    from fairviz.data import ColumnMapping, build_predictions
+    from fairviz.report.findings import summary_sections
+
+    assert summary_sections(compas, "race") == ("parity", "significance")      # Asian (32), Native American (18)
+    assert summary_sections(compas, "sex") == ("parity",)                      # 5,819 and 1,395 rows
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"y": rng.integers(0, 2, 300), "score": rng.random(300), "g": ["a"] * 150 + ["b"] * 150})
+    pred = build_predictions(frame, ColumnMapping(label="y", score="score", groups=("g",)))
+    assert summary_sections(pred, "g") == ("parity",)
+    assert summary_sections(pred, "g", FindingsParams(min_group_size=200)) == ("parity", "significance")

@@ -63,7 +63,7 @@ BENEFIT_HELP = ("OFI and DI need to know which prediction helps a person (hired,
                 "and FN↔FP.")
 
 
-def draw_frame(benefit: bool, reference: bool) -> None:
+def draw_frame(benefit: bool, reference: bool):
     """The shared choices. Each keeps its value with ``persist_state="session"`` (Streamlit's own way) while a page
     that does not show it is open; values are set through session state (``_ui.settle_frame``), never as defaults."""
     pred = _ui.current()
@@ -82,14 +82,24 @@ def draw_frame(benefit: bool, reference: bool) -> None:
         groups = _ui.reference_choices(pred, st.session_state[_ui.ATTRIBUTE])
         if reference and groups:
             st.selectbox("Reference group", groups, key=_ui.REFERENCE, help=REFERENCE_HELP)
-        link = _ui.keep_view_in_address(_ui.context())
+        return st.empty()          # "Link to this view", filled after the page chose its own selection
+
+
+def draw_link(slot) -> None:
+    link = _ui.keep_view_in_address(_ui.context())
+    with slot.container():
         with st.expander("Link to this view"):
             st.code(link, language=None, wrap_lines=True)
             st.caption("Opens this page with these choices. An uploaded file is never part of a link.")
 
 
 pg = st.navigation(PAGES, expanded=True)      # every page listed: a collapsed menu hides pages in a demo
+link_slot = None
 if any(pg is framed for framed in FRAMED):
-    draw_frame(benefit=any(pg is shown for shown in WITH_BENEFIT), reference=any(pg is shown for shown in WITH_REFERENCE))
+    link_slot = draw_frame(benefit=any(pg is shown for shown in WITH_BENEFIT),
+                           reference=any(pg is shown for shown in WITH_REFERENCE))
+    _ui.keep_view_in_address(_ui.context())   # the frame's choices reach the address before the page runs
 pg.run()
+if link_slot is not None:
+    draw_link(link_slot)
 _ui.warm_up()                                 # once per process, after the first page is drawn

@@ -20,10 +20,8 @@ from fairviz.core.markup import md
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
-from fairviz.calibration import CalibrationParams
 from fairviz.findings import FindingsParams
-from fairviz.residuals import RDFParams
-from fairviz.report.findings import findings_settings
+from fairviz.report.findings import QUICK_SECTIONS, findings_settings, summary_sections
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 
 PRED = "predictions"          # session-state keys
@@ -190,7 +188,8 @@ def view_params(ctx: "Context") -> dict[str, str]:
 
 
 def keep_view_in_address(ctx: "Context") -> str:
-    """Write the view into the address bar (a refresh restores it) and return the link to it."""
+    """Write the view into the address bar (a refresh restores it) and return the link to it, with the page's own
+    selection (``keep_selection_in_address``)."""
     params = view_params(ctx)
     try:
         for name in ("sample", UPLOAD_PARAM, "attribute", "tau", "benefit", "reference"):
@@ -203,7 +202,77 @@ def keep_view_in_address(ctx: "Context") -> str:
     except Exception:  # noqa: BLE001 - no browser (bare script run)
         base = ""
     from urllib.parse import urlencode
-    return f"{base}?{urlencode(params)}"
+    return f"{base}?{urlencode(params | _address())}"
+
+
+SELECTION = ("group", "vs", "metric")    # a page's own selection in the address: the compared group(s), the metric
+
+
+def _address(names=SELECTION) -> dict[str, str]:
+    try:
+        return {k: st.query_params.get(k) for k in names if st.query_params.get(k) is not None}
+    except Exception:  # noqa: BLE001 - no browser (bare script run)
+        return {}
+
+
+def address_selection(page: str) -> dict[str, str]:
+    """The selection a link or a refresh put in the address for ``page`` (group, vs, metric), once: a rerun after
+    the visitor changed a picker keeps the picker's value, and the address then follows the picker
+    (``keep_selection_in_address``)."""
+    wanted = _address()
+    seen = f"_address_seen_{page}"
+    if not wanted or st.session_state.get(seen) == wanted:
+        return {}
+    st.session_state[seen] = wanted
+    return wanted
+
+
+def keep_selection_in_address(page: str, **selection: str | None) -> None:
+    """Write the page's selection into the address (a refresh restores it; "Link to this view" carries it)."""
+    chosen = {k: str(v) for k, v in selection.items() if k in SELECTION and v is not None}
+    try:
+        for name in SELECTION:
+            if name not in chosen and name in st.query_params:
+                del st.query_params[name]
+        for name, value in chosen.items():
+            if st.query_params.get(name) != value:
+                st.query_params[name] = value
+    except Exception:  # noqa: BLE001 - no browser (bare script run)
+        pass
+    st.session_state[f"_address_seen_{page}"] = chosen
+
+
+def top_finding(ctx: "Context"):
+    """The Summary's first finding for the frame's choices, or None. Its candidates come from the parity section
+    alone in the quick audit (MATCH only lists the groups under the floor), so the pages read it from a parity-only
+    audit: milliseconds at a τ change where the quick audit's MATCH would add 0.15 s at 1M rows."""
+    findings, words = findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
+
+    def compute(progress):
+        return run_audit(ctx.pred, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
+                                               findings=findings, words=words, progress=progress, **FOCUS_PARAMS))
+
+    summary = cached_with_progress("audit_focus", _audit_key(ctx), compute, "Finding the top group",
+                                   max_entries=16).findings
+    return summary.top[0] if summary is not None and summary.top else None
+
+
+def focus_group(ctx: "Context") -> str | None:
+    """The group a page compares with the reference first: the one the address names (a link to a finding), else
+    the Summary's top finding's; None lets the page take the largest other group. Never under the size floor: the
+    readings check (``fairviz.core.focus``)."""
+    asked = _address(("group",)).get("group")
+    if asked is not None and asked in reference_choices(ctx.pred, ctx.attribute):
+        return asked
+    finding = top_finding(ctx)
+    return finding.candidate.group if finding is not None else None
+
+
+def page_options(ctx: "Context", **settings) -> AuditParams:
+    """The audit parameters a page's section display reads: the frame's choices, the Summary's reference and size
+    floor, and the group its readings open on."""
+    return AuditParams(attribute=ctx.attribute, threshold=ctx.threshold,
+                       findings=FindingsParams(reference=ctx.reference), focus=focus_group(ctx), **settings)
 
 
 def _query_param() -> str | None:
@@ -348,9 +417,12 @@ def current_sample():
     return samples().get(key) if key else None
 
 
-# The Summary's audit: every point estimate and the exact tests (rate gaps, OFI), no resampling, so Home opens in
-# seconds even with a hundred groups (the full audit of 100 groups of 40 rows took 147 s here, this one 3.5 s).
-SUMMARY_PARAMS = dict(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
+# The Summary's audit: only the sections whose exact tests it reads (parity: the rate gaps and OFI; significance:
+# MATCH for groups under the size floor, run only when there is one: ``summary_sections``), no resampling. F_dist and
+# the ECE gap are tested by resampling, which the quick audit skips, so their sections (knee searches, exact
+# calibration fits: 3.3 s of 3.5 s CPU at 1M rows) do not run and the Summary names them "not tested here".
+SUMMARY_PARAMS = dict(sections=QUICK_SECTIONS)
+FOCUS_PARAMS = dict(sections=("parity",))          # the Summary's top finding without MATCH's small-group verdicts
 
 
 def audit(ctx: Context, full: bool = False, nbytes: int = 0):
@@ -358,7 +430,7 @@ def audit(ctx: Context, full: bool = False, nbytes: int = 0):
     and test; else the Summary's quick audit), computed once per server in the analysis pool with a progress bar
     (``nbytes``: its peak memory, taken from the server's byte budget while it runs)."""
     findings, words = findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
-    quick = {} if full else SUMMARY_PARAMS
+    quick = {} if full else dict(sections=summary_sections(ctx.pred, ctx.attribute, findings))
 
     def compute(progress):
         return run_audit(ctx.pred, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,

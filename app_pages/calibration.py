@@ -95,7 +95,9 @@ def page() -> None:
     if not _ui.intervals_wanted(pred, "cal_intervals", "about 2 s per million rows on two cores"):
         params = replace(params, resamples=0)
     audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred)
-    options = AuditParams(attribute=ctx.attribute, calibration=params)
+    # the headline opens on the reference against the Summary's top group (or the group a link names)
+    options = replace(_ui.page_options(ctx, calibration=params), threshold=AuditParams().threshold)
+    _ui.keep_selection_in_address("calibration", group=options.focus)
     items = CALIBRATION.display(pred, audit, options)
     draw([i for i in items if not isinstance(i, Group)])        # notes, headline numbers, the finding
     # only the open tab runs (a click on another reruns the page from the caches): recalibration, which fits on

@@ -5,10 +5,12 @@ import numpy as np
 import streamlit as st
 
 from fairviz.calibration.figures import score_distribution_figure
+from fairviz.core.display import Bullets
 from fairviz.core.markup import md
 from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
+from fairviz.findings import KIND_TITLES, finding_text
 from app_pages import _render, _sources, _ui, _upload
 
 ROW_ROLES_NOTE = ("Without text, id or feature columns the file is reduced once (DuckDB) to counts per group, label "
@@ -118,11 +120,37 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 
 
 def _findings(ctx) -> None:
-    """The Summary: what is unfair, for whom, how sure — the audit's top findings, then its downloads."""
+    """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
+    shows it, then the downloads."""
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)} at τ = {ctx.threshold:.2f}")
-    _render.render(_ui.audit(ctx).summary_display())
+    result = _ui.audit(ctx)
+    summary = result.findings
+    top = summary.top if summary is not None else ()
+    for item in result.summary_display():
+        if top and isinstance(item, Bullets) and item.level == "finding":     # the top findings, each with its link
+            box = st.container(border=True)                  # the neutral box the display list's findings get
+            for finding in top:
+                _render.render([Bullets((finding_text(finding, summary, "plain"),), "plain")], box)
+                with box:
+                    _finding_link(ctx, finding)
+        else:
+            _render.render([item])
     st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
     _ui.report_downloads(ctx)
+
+
+FINDING_PAGES = {"parity": ("app_pages/parity.py", "Group parity", ":material/balance:"),
+                 "residuals": ("app_pages/residuals.py", "Residual distribution", ":material/stacked_line_chart:"),
+                 "calibration": ("app_pages/calibration.py", "Calibration", ":material/target:")}
+
+
+def _finding_link(ctx, finding) -> None:
+    """A link that opens the finding's page on its view: the frame's choices, the compared group and the metric."""
+    view = dict(finding.candidate.view)
+    page, title, icon = FINDING_PAGES[view["page"]]
+    params = _ui.view_params(ctx) | {k: view[k] for k in ("group", "metric") if view.get(k)}
+    st.page_link(page, label=f"Open on {title}: {md(view['group'])} vs {md(view['reference'])}, "
+                             f"{KIND_TITLES[view['kind']]}", icon=icon, query_params=params)
 
 
 def _summary(pred) -> None:

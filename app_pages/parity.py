@@ -4,6 +4,8 @@ Controls → one cached call (the section's ``run``) → the section's display l
 interactive page has: the metric and pair pickers, tabs, downloads, and the scenario builder."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 from app_pages import _parity_common as common
@@ -12,6 +14,7 @@ from app_pages._ui import CACHE_TTL
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
 from fairviz.core.wording import fmt
+from fairviz.findings import FindingsParams
 from fairviz.parity import PAIR_METRICS, SCENARIOS, ParityAudit, ParityParams, analyse, read_pair, scenario
 from fairviz.report import parity as section
 from fairviz.report.options import AuditParams
@@ -62,13 +65,15 @@ def page() -> None:
     options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit,
                           match=MatchParams(alpha=alpha))
     audit = cached_parity(pred.fingerprint, options, variant, convention, tolerance, pred)
+    # the readings open on the reference against the Summary's top group (or the group a link names)
+    options = replace(options, findings=FindingsParams(reference=ctx.reference), focus=_ui.focus_group(ctx))
     items = PARITY.display(pred, audit, options)
     common.render([item for item in items if not isinstance(item, Group)])      # the benefit and the warnings
 
     # only the open tab runs (a click on another reruns the page from the caches)
     tabs = _ui.lazy_tabs(TABS, key="parity_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, audit)
-    for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key), lambda: _table_tab(items, "groups"),
+    for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key, options), lambda: _table_tab(items, "groups"),
                                 lambda: _table_tab(items, "pairs"), _scenario_tab)):
         if tab.open:
             with tab:
@@ -76,9 +81,15 @@ def page() -> None:
     _ui.section_json("parity", pred, audit, options)
 
 
-def _heatmap_tab(audit: ParityAudit, key: tuple) -> None:
+def _heatmap_tab(audit: ParityAudit, key: tuple, options: AuditParams) -> None:
     names = list(audit.names)
-    default_i, default_j = audit.most_disparate()
+    default_i, default_j = section.focus_pair(audit, options)      # the top group against the reference
+    asked = _ui.address_selection("parity")                          # a link or a refresh: its pair and metric
+    if asked.get("group") in names:
+        st.session_state["parity_i"] = asked["group"]
+        st.session_state["parity_j"] = asked["vs"] if asked.get("vs") in names else default_j
+    if asked.get("metric") in PAIR_METRICS:
+        st.session_state["parity_metric"] = asked["metric"]
     common.keep_choice("parity_i", names, default_i)
     common.keep_choice("parity_j", names, default_j)
     c1, c2, c3 = st.columns([2, 2, 2])
@@ -87,6 +98,8 @@ def _heatmap_tab(audit: ParityAudit, key: tuple) -> None:
                           help="OFI and DI first; the rest are the other metrics of the thesis's Table 3.2.")
     group_i = c2.selectbox("Row group i", names, key="parity_i")
     group_j = c3.selectbox("Column group j", names, key="parity_j")
+    _ui.keep_selection_in_address("parity", group=group_i, vs=group_j if group_j != default_j else None,
+                                  metric=metric)
     common.render(section.pair_display(audit, metric, group_i, group_j, key))
     panels = section.panels(audit, key)
     expander = st.expander(panels.title, key="parity_panels", on_change="rerun")      # built when opened

@@ -88,7 +88,9 @@ def page() -> None:
         lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")
     # the curves do not depend on τ: the rates at the sidebar's τ are attached to the kept analysis
     audit = analysed.with_rates(cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred))
-    options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params)
+    # the reading opens on the reference against the Summary's top group (or the group a link names)
+    options = _ui.page_options(ctx, rdf=params)
+    _ui.keep_selection_in_address("residuals", group=options.focus)
     items = RESIDUALS.display(pred, audit, options)
     _render.render([i for i in items if isinstance(i, Text)])           # the analysis' warnings
 

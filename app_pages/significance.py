@@ -15,6 +15,8 @@ from app_pages._ui import CACHE_TTL
 from fairviz.core.confusion_metrics import METRICS as CM_METRICS
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
+from fairviz.core.focus import Focus
+from fairviz.findings import FindingsParams, page_metric
 from fairviz.report import sample_size as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import (CPS_LAMBDA, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams,
@@ -95,7 +97,7 @@ def page() -> None:
     # only the open tab runs (a click on another reruns the page from the caches)
     tabs = _ui.lazy_tabs(TABS, key="match_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, result)
-    for tab, body in zip(tabs, (lambda: _match_tab(result, items, key), lambda: _jaggedness_tab(result.match, key),
+    for tab, body in zip(tabs, (lambda: _match_tab(result, items, key, ctx), lambda: _jaggedness_tab(result.match, key),
                                 lambda: _cps_tab(result, items, key))):
         if tab.open:
             with tab:
@@ -105,29 +107,41 @@ def page() -> None:
 
 # ----------------------------------------------------------------------------------------------- MATCH
 
-def _default_focus(audit: MatchAudit) -> tuple[str, str]:
-    flagged = sorted(audit.significant(), key=lambda r: (audit.counts[r.group].n, r.p_adjusted))
-    if flagged:
-        return flagged[0].group, flagged[0].metric
-    smallest = min(audit.names, key=lambda g: audit.counts[g].n)
-    return smallest, "acc"
+def _default_focus(audit: MatchAudit, ctx: _ui.Context) -> tuple[str, str]:
+    """The Summary's top group and the MATCH metric of its finding (the rate gap in the benefit's orientation); with
+    no finding, the largest group other than the reference, on accuracy. Never a group under the size floor while
+    a larger one exists: a tiny group's MATCH result is on its own row of the table."""
+    finding = _ui.top_finding(ctx)
+    metric = page_metric(finding.candidate.kind, ctx.benefit, "significance") if finding is not None else None
+    sizes = {g: audit.counts[g].n for g in audit.names}
+    pair = Focus(ctx.reference, FindingsParams().min_group_size, _ui.focus_group(ctx)).pair_or_largest(sizes)
+    group = pair[0] if pair is not None else audit.names[0]
+    return group, metric if metric in audit.params.metrics else "acc"
 
 
 def _formula(metric: str) -> str:
     return "𝓑_group − 𝓑_reference" if metric == "ofi" else CM_METRICS[metric].formula
 
 
-def _match_tab(result: SignificanceAudit, items: list, key: tuple) -> None:
+def _match_tab(result: SignificanceAudit, items: list, key: tuple, ctx: _ui.Context) -> None:
     audit = result.match
     common.render(display_group(items, "match").items)
-    group0, metric0 = _default_focus(audit)
-    common.keep_choice("match_group", list(audit.names), group0)
-    common.keep_choice("match_metric", list(audit.params.metrics), metric0)
+    asked = _ui.address_selection("significance")          # a link or a refresh: its group and metric
+    if asked.get("group") in audit.names:
+        st.session_state["match_group"] = asked["group"]
+    if asked.get("metric") in audit.params.metrics:
+        st.session_state["match_metric"] = asked["metric"]
+    if st.session_state.get("match_group") not in audit.names or \
+            st.session_state.get("match_metric") not in audit.params.metrics:
+        group0, metric0 = _default_focus(audit, ctx)
+        common.keep_choice("match_group", list(audit.names), group0)
+        common.keep_choice("match_metric", list(audit.params.metrics), metric0)
     c1, c2 = st.columns(2)
     group = c1.selectbox("Group", list(audit.names), key="match_group",
                          format_func=lambda g: f"{g} (n = {audit.counts[g].n:,})")
     metric = c2.selectbox("Metric", list(audit.params.metrics), key="match_metric",
                           format_func=lambda m: f"{METRIC_LABELS[m]} — {_formula(m)}")
+    _ui.keep_selection_in_address("significance", group=group, metric=metric)
     reference = audit.references[group]
     plot = None if reference is None else cached_null(metric, audit.get(group, metric).n, reference, audit.params)
     common.render(section.focus_display(audit, group, metric, plot, key))

@@ -14,6 +14,7 @@ from fairviz.calibration.feature_residuals import FeatureResiduals, ResidualMode
 from fairviz.calibration.recalibration import RecalibrationResult
 from fairviz.calibration.results import CalibrationAudit, GroupCalibration, LinearBiasTest
 from fairviz.core.display import Text, join, text
+from fairviz.core.focus import Focus
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 
 
@@ -160,3 +161,32 @@ def recalibration_reading(result: RecalibrationResult, method: str) -> Text:
     parts.append(text(". A shared map cannot remove a gap *between* groups when the same score means different risks "
                       "for them; only a per-group map (group-aware) can."))
     return join(*parts)
+
+
+def extremes(cal: CalibrationAudit, focus: Focus = Focus()) -> tuple[GroupCalibration, GroupCalibration] | None:
+    """The worst and the best calibrated group (smooth ECE) among the groups of at least the size floor: a tiny
+    group's ECE is mostly noise, so it never headlines. None when no group is that large."""
+    large = [g for g in cal.groups if g.n >= focus.min_group_size]
+    if not large:
+        return None
+    return max(large, key=lambda g: g.smooth_ece), min(large, key=lambda g: g.smooth_ece)
+
+
+def focus_gap(cal: CalibrationAudit, focus: Focus = Focus()) -> Text | None:
+    """The smooth-ECE gap of the pair the page reads first: the Summary's top group against the reference."""
+    pair = focus.pair({g.name: g.n for g in cal.groups})
+    if pair is None:
+        return None
+    group, reference = pair
+    record = next((p for p in cal.pairs if {p.group_i, p.group_j} == {group, reference}), None)
+    if record is None:
+        return None
+    sign = 1.0 if record.group_i == group else -1.0
+    ci = record.smooth_ece_diff_ci
+    finite = ci is not None and math.isfinite(ci.low) and math.isfinite(ci.high)
+    oriented = tuple(sorted((sign * ci.low, sign * ci.high))) if finite else None
+    interval = f"[{oriented[0]:+.3f}, {oriented[1]:+.3f}]" if oriented else "not computed"
+    return text("**{g}** against the reference **{r}**: smooth ECE {a} vs {b}, a gap of {gap:+.3f} (95% CI "
+                "{interval}; {words}).", "finding", g=group, r=reference, a=fmt(cal.group(group).smooth_ece),
+                b=fmt(cal.group(reference).smooth_ece), gap=sign * record.smooth_ece_diff, interval=interval,
+                words=gap_words(oriented))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from statsmodels.stats.multitest import multipletests
 
-from fairviz.findings.candidates import candidates
+from fairviz.findings.candidates import KIND_SECTIONS, candidates
 from fairviz.findings.results import Finding, FindingsAudit, FindingsParams, OutcomeWords
 
 
@@ -30,8 +30,10 @@ def summarise(data: dict, params: FindingsParams = FindingsParams(),
             strength=abs(candidate.effect) / threshold if threshold > 0 else float("inf")))
     findings.sort(key=lambda f: (not f.headline, -f.strength if f.headline else (f.p_adjusted or 1.0)))
     settings = data.get("parity_settings") or {}
+    skipped = set(data.get("sections_skipped", ()))
+    not_run = tuple(kind for kind, section in KIND_SECTIONS.items() if section in skipped)
     return FindingsAudit(data["attribute"], reference, data["threshold"], settings.get("benefit", "positive"),
-                         params, words or default_words(data), tuple(findings), tuple(small))
+                         params, words or default_words(data), tuple(findings), tuple(small), not_run=not_run)
 
 
 def default_words(data: dict) -> OutcomeWords:

@@ -14,6 +14,7 @@ from scipy.stats import norm
 from statsmodels.stats.proportion import confint_proportions_2indep, test_proportions_2indep
 
 from fairviz.findings.results import Candidate, FindingsParams, SmallGroup
+from fairviz.findings.views import finding_view
 
 Z95 = norm.ppf(0.975)
 
@@ -28,7 +29,34 @@ def reference_group(data: dict, params: FindingsParams) -> str:
     return max(groups, key=lambda g: (groups[g]["n"], -list(groups).index(g)))
 
 
+def with_label_counts(data: dict) -> dict:
+    """The audit's records with every group's size and label-oriented confusion counts at τ. The residual section
+    writes them; the quick audit runs without it, so they come from the parity section's counts, which are in the
+    benefit's orientation: a negative benefit swaps TP↔TN and FN↔FP."""
+    groups = data.get("groups", {})
+    if all("tp" in record for record in groups.values()):
+        return data
+    flipped = (data.get("parity_settings") or {}).get("benefit") == "negative"
+    swap = {"tp": "tn", "tn": "tp", "fp": "fn", "fn": "fp"} if flipped else {c: c for c in CELLS}
+    filled = {}
+    for name, record in groups.items():
+        parity = record.get("parity")
+        if "tp" in record or not parity:
+            filled[name] = record
+            continue
+        counts = {cell: parity[swap[cell]] for cell in CELLS}
+        filled[name] = {"n": sum(counts.values()), **counts, **record}
+    return {**data, "groups": filled}
+
+
+CELLS = ("tp", "fn", "fp", "tn")
+# which section's records each kind reads: a kind whose section the quick audit skipped is named "not tested here"
+KIND_SECTIONS = {"residual_distance": "residuals", "calibration": "calibration", "ofi": "parity", "fpr": "parity",
+                 "fnr": "parity", "selection_rate": "parity"}
+
+
 def candidates(data: dict, params: FindingsParams) -> tuple[str, list[Candidate], list[SmallGroup]]:
+    data = with_label_counts(data)
     reference = reference_group(data, params)
     groups = data["groups"]
     out: list[Candidate] = []
@@ -63,7 +91,7 @@ def _rate_gaps(data: dict, group: str, reference: str) -> list[Candidate]:
         out.append(Candidate(kind, data["attribute"], group, reference, p1 - p2, _newcombe(k1, n1, k2, n2),
                              _score_test(k1, n1, k2, n2), int(g["n"]), int(r["n"]), p1, p2,
                              test="two-proportion score test; Newcombe interval",
-                             view=(("page", "parity"), ("pair", f"{group}\u241f{reference}"), ("metric", kind))))
+                             view=_view(data, kind, group, reference)))
     return out
 
 
@@ -105,19 +133,18 @@ def _pair_candidates(data: dict, group: str, reference: str) -> list[Candidate]:
     if pair is None:
         return []                                      # the pair cap left it out
     n_g, n_r = int(data["groups"][group]["n"]), int(data["groups"][reference]["n"])
-    view = (("pair", f"{group}\u241f{reference}"),)
     out = []
     if pair.get("ofi") is not None:
         out.append(Candidate("ofi", data["attribute"], group, reference, sign * pair["ofi"],
                              _oriented(pair.get("ofi_ci"), sign), pair.get("ofi_p_value"), n_g, n_r,
                              test="OFI: exact test of the marginal benefits [3] ch. 3",
-                             view=(("page", "parity"), *view, ("metric", "ofi"))))
+                             view=_view(data, "ofi", group, reference)))
     if pair.get("f_dist") is not None:
         ci = (pair.get("ci") or {}).get("f_dist")
         out.append(Candidate("residual_distance", data["attribute"], group, reference, pair["f_dist"],
                              tuple(ci) if ci else None, pair.get("p_value_dist"), n_g, n_r,
                              test="permutation test of F_dist (Wasserstein-1) [1] §5",
-                             view=(("page", "residuals"), *view, ("metric", "f_dist"))))
+                             view=_view(data, "residual_distance", group, reference)))
     return out
 
 
@@ -140,7 +167,12 @@ def _calibration_gap(data: dict, group: str, reference: str) -> list[Candidate]:
                       int(data["groups"][group]["n"]), int(data["groups"][reference]["n"]),
                       calibration[group]["ece"], calibration[reference]["ece"],
                       test="bootstrap interval of the ECE gap; p from its normal approximation",
-                      view=(("page", "calibration"), ("pair", f"{group}\u241f{reference}"), ("metric", "ece")))]
+                      view=_view(data, "calibration", group, reference))]
+
+
+def _view(data: dict, kind: str, group: str, reference: str) -> tuple[tuple[str, str], ...]:
+    benefit = (data.get("parity_settings") or {}).get("benefit", "positive")
+    return finding_view(kind, data["attribute"], group, reference, data["threshold"], benefit)
 
 
 def _small_group(data: dict, group: str) -> SmallGroup:

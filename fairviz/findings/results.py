@@ -104,6 +104,7 @@ class FindingsAudit:
     findings: tuple[Finding, ...]             # every candidate, ranked: headline ones first by strength
     small_groups: tuple[SmallGroup, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
+    not_run: tuple[str, ...] = ()             # kinds whose section this audit did not run (the quick audit)
 
     @property
     def top(self) -> tuple[Finding, ...]:
@@ -120,7 +121,8 @@ class FindingsAudit:
         return tuple(k for k in KINDS if k in tested and k not in flagged)
 
     def untested_kinds(self) -> tuple[str, ...]:
-        """Kinds compared without a test (their intervals need resampling, which this audit skipped)."""
-        present = {f.candidate.kind for f in self.findings}
+        """Kinds compared without a test (their intervals need resampling, which this audit skipped), or not at all
+        (their section was skipped)."""
+        present = {f.candidate.kind for f in self.findings} | set(self.not_run)
         tested = {f.candidate.kind for f in self.findings if f.candidate.p_value is not None}
         return tuple(k for k in KINDS if k in present and k not in tested)

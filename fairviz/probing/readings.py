@@ -50,6 +50,19 @@ def _ratio(value) -> str:
     return "undefined" if value is None else f"{value:.2f}×"
 
 
+def _alike_ratios(data: dict) -> Text | None:
+    """Why the probes' headline ratios read alike when they round to the same value: different edits, different
+    Δd, nearly the same knee / non-knee ratio (the average is their mean, so it reads alike too)."""
+    rows = [(PROBES[k], r) for k, r in data["probes"].items() if r["ratio"] is not None]
+    if len(rows) < 2 or len({_ratio(r["ratio"]) for _, r in rows}) > 1:
+        return None
+    return text("The probes' ratios round alike but are separate measurements: {parts}. Both edits move knee rows "
+                "about {shown} as much as non-knee rows; the average over probes is their mean.", "note",
+                parts="; ".join(f"{name} {r['ratio']:.4f}× (mean |Δd| {r['knee_mean']:.4f} knee vs "
+                                f"{r['nonknee_mean']:.4f} non-knee)" for name, r in rows),
+                shown=_ratio(rows[0][1]["ratio"]))
+
+
 def _key(key: str | None, *parts) -> tuple | None:
     return None if key is None else ("probing", key, *parts)
 
@@ -72,6 +85,8 @@ def probe_display(data: dict, key: str | None = None) -> list[Item]:
              for key, name in PROBES.items()]
     cards.append(Metric(text("Average over probes (Table 11)"), _ratio(data["ratio_average"])))
     items.append(Metrics(tuple(cards)))
+    if (alike := _alike_ratios(data)) is not None:
+        items.append(alike)
     items.append(probes_table(data))
     items += [text("{probe}: {note}", "finding", probe=PROBES[key], note=row["note"])
               for key, row in data["probes"].items() if row["note"]]

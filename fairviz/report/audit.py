@@ -44,7 +44,15 @@ class Audit:
         error = next((e for e in self.data.get("errors", []) if e["section"] == section.name), None)
         if error is not None:
             return [text("This section could not be computed: {error}", "error", error=error["error"])]
-        return section.display(section.given(self.pred), result, self.params) if section.display else []
+        return section.display(section.given(self.pred), result, self.focused()) if section.display else []
+
+    def focused(self) -> AuditParams:
+        """The parameters with the Summary's reference and top group: each section's reading opens on that pair."""
+        if self.findings is None:
+            return self.params
+        top = self.findings.top
+        return replace(self.params, findings=replace(self.params.findings, reference=self.findings.reference),
+                       focus=self.params.focus or (top[0].candidate.group if top else None))
 
     def to_html(self) -> str:
         parts = [("Summary", to_html(self.summary_display()))] if self.findings is not None else []
@@ -93,6 +101,8 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     results = {}
     errors = []
     for section in SECTIONS:
+        if options.sections is not None and section.name not in options.sections:
+            continue                            # the quick audit: only what the Summary tests
         given = section.given(pred)
         try:
             result = section.run(given, options)
@@ -104,6 +114,8 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
             continue
         results[section.name] = result
         merge_section(data, part)
+    if options.sections is not None:
+        data["sections_skipped"] = [s.name for s in SECTIONS if s.name not in options.sections]
     findings = _findings(data, options, errors)
     if errors:
         data["errors"] = errors

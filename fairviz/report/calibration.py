@@ -20,6 +20,7 @@ from fairviz.calibration import (
     readings,
 )
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
+from fairviz.core.focus import Focus
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.data import Predictions
 from fairviz.report.options import AuditParams, Section
@@ -135,7 +136,8 @@ def display(pred: Predictions, cal: CalibrationAudit, params: AuditParams | None
     part (reliability, bins, tests, errors, performance) that the page draws in its tabs. The bins are a top-level
     collapsed group: the terminal leaves out collapsed groups at the top level only."""
     ident = figure_ident(pred, cal)
-    return [*headline(cal), reliability_group(cal, ident), bins_group(cal), tests_group(cal, ident),
+    focus = params.focus_of() if params is not None else Focus()
+    return [*headline(cal, focus), reliability_group(cal, ident), bins_group(cal), tests_group(cal, ident),
             errors_group(cal, ident), performance_group(cal, ident)]
 
 
@@ -144,23 +146,32 @@ def figure_ident(pred: Predictions, cal: CalibrationAudit) -> tuple:
     return (pred.fingerprint, cal.attribute, cal.params)
 
 
-def headline(cal: CalibrationAudit) -> list[Item]:
-    worst = max(cal.groups, key=lambda g: g.smooth_ece)
-    best = min(cal.groups, key=lambda g: g.smooth_ece)
+def headline(cal: CalibrationAudit, focus: Focus = Focus()) -> list[Item]:
+    """The headline numbers: all rows, the worst and best group among those of at least the size floor (a tiny
+    group's ECE is mostly noise: it never headlines), the group-difference test; then the pair read first."""
+    extremes = readings.extremes(cal, focus)
     diff = cal.difference
+    floor = f"groups of {focus.min_group_size:,}+ rows"
+    if extremes is None:
+        sides = (Metric(text("Worst group"), "too small to tell", help=f"No group has {focus.min_group_size:,} rows "
+                        "or more: their calibration errors are mostly sampling noise."),)
+    else:
+        worst, best = extremes
+        sides = (Metric(text("Worst group: {name}", name=worst.name), fmt(worst.smooth_ece),
+                        help=f"Among {floor}. 95% CI {fmt_interval(worst.smooth_ece_ci)}"),
+                 Metric(text("Best group: {name}", name=best.name), fmt(best.smooth_ece),
+                        help=f"Among {floor}. 95% CI {fmt_interval(best.smooth_ece_ci)}"))
     metrics = Metrics((
         Metric(text("Smooth ECE, all rows"), fmt(cal.overall.smooth_ece),
                help=f"95% CI {fmt_interval(cal.overall.smooth_ece_ci)}"),
-        Metric(text("Worst group: {name}", name=worst.name), fmt(worst.smooth_ece),
-               help=f"95% CI {fmt_interval(worst.smooth_ece_ci)}"),
-        Metric(text("Best group: {name}", name=best.name), fmt(best.smooth_ece),
-               help=f"95% CI {fmt_interval(best.smooth_ece_ci)}"),
+        *sides,
         Metric(text("Calibration differs by group? p"), fmt_p(diff.p_value) if diff.linear else "—",
                help="The smaller p of two likelihood-ratio tests (group-specific intercept and slope; group-specific "
                     "calibration-in-the-large), Bonferroni-corrected for the two."),
     ))
     notes = [text("{note}", "caveat", note=note) for note in cal.notes]
-    return [*notes, metrics, readings.group_difference(cal)]
+    gap = readings.focus_gap(cal, focus)
+    return [*notes, metrics, readings.group_difference(cal), *((gap,) if gap is not None else ())]
 
 
 def reliability_figure(cal: CalibrationAudit, ident: tuple, shown: list[str] | None = None,

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from fairviz.calibration import CalibrationParams
+from fairviz.core.focus import Focus
 from fairviz.data import Predictions
 from fairviz.findings import FindingsParams, OutcomeWords
 from fairviz.residuals import RDFParams
@@ -24,6 +25,13 @@ class AuditParams:
     findings: FindingsParams = field(default_factory=FindingsParams)   # the Summary's policy (reference group too)
     words: OutcomeWords | None = None    # how label and decision read for people (None: from the mapping)
     explain: Any = None          # fairviz.report.explain.ExplainAuditParams: adds the explanation-disparity section
+    focus: str | None = None     # the group the readings compare with the reference (the Summary's top finding)
+    sections: tuple[str, ...] | None = None   # run only these sections (the Summary's quick audit); None: all
+
+    def focus_of(self) -> Focus:
+        """Which pair the sections' readings name first: the reference against ``focus``, never a group under the
+        Summary's size floor."""
+        return Focus(self.findings.reference, self.findings.min_group_size, self.focus)
 
 
 @dataclass(frozen=True)

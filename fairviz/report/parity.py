@@ -153,11 +153,18 @@ def _pair_numbers(reading, metric: str) -> Metrics:
         third))
 
 
+def focus_pair(audit: ParityAudit, options: AuditParams) -> tuple[str, str]:
+    """The pair read first: the Summary's top group against the reference group (never a group under the size
+    floor while a larger one exists), else the most disparate pair when there is no reference pair to read."""
+    pair = options.focus_of().pair_or_largest({g.name: g.counts.n for g in audit.groups})
+    return pair if pair is not None else audit.most_disparate()
+
+
 def display(pred: Predictions, audit: ParityAudit, options: AuditParams) -> list[Item]:
     """The benefit, the OFI and DI heatmaps with the most disparate pair read, every pair's reading; the Table 3.2
     metrics per pair and the groups' counts as detail."""
     key = figure_key(pred, audit)
-    i, j = audit.most_disparate()
+    i, j = focus_pair(audit, options)
     return [
         readings.benefit_statement(audit.params.benefit, audit.params.threshold, pred.mapping.label),
         *(text("{warning}", "caveat", warning=w) for w in audit.warnings),

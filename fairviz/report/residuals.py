@@ -13,6 +13,7 @@ import numpy as np
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, Text, join, text
 from fairviz.data import Predictions
 from fairviz.report.options import AuditParams, Section
+from fairviz.core.focus import Focus
 from fairviz.residuals import (
     GAP_METRICS,
     METRIC_NAMES,
@@ -89,12 +90,12 @@ def display(pred: Predictions, rdf: ResidualAudit, params: AuditParams) -> list[
     if rdf.at_threshold is None or rdf.at_threshold.threshold != params.threshold:
         raise ValueError("display reads the rates at the audit's threshold: attach them with at_threshold")
     return [*[readings.warning(w) for w in rdf.warnings],
-            curves_group(pred, rdf), pairs_group(rdf), pairs_detail_group(rdf), groups_group(rdf),
+            curves_group(pred, rdf, params.focus_of()), pairs_group(rdf), pairs_detail_group(rdf), groups_group(rdf),
             threshold_group(pred, rdf),
             concentration_group(pred, rdf)]
 
 
-def curves_group(pred: Predictions, rdf: ResidualAudit) -> Group:
+def curves_group(pred: Predictions, rdf: ResidualAudit, focus: Focus = Focus()) -> Group:
     """The sorted residual curves of every group and the outcome panels ([1] §4), with the reading. The page
     draws its own curves (groups and outcome picked) beside this reading."""
     def hover():                    # a label per row costs ~0.5 s a million rows: only when a figure is drawn
@@ -103,7 +104,7 @@ def curves_group(pred: Predictions, rdf: ResidualAudit) -> Group:
     return Group("Sorted residuals", (
         Figure(lambda: figs.sorted_residual_plot(rdf, hover_labels=hover()), figure_key(pred, rdf, "sorted")),
         Figure(lambda: figs.outcome_panels(rdf, hover_labels=hover()), figure_key(pred, rdf, "panels")),
-        readings.curves_reading(rdf)), key="curves")
+        readings.curves_reading(rdf, focus)), key="curves")
 
 
 def pairs_group(rdf: ResidualAudit) -> Group:

@@ -5,7 +5,8 @@ The JSON's warnings are plain strings (``no_knee``, ``small_groups``, …); the 
 """
 from __future__ import annotations
 
-from fairviz.core.display import Text, text
+from fairviz.core.display import Text, join, text
+from fairviz.core.focus import Focus
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 
 # ----------------------------------------------------------------------------------------------- JSON warnings
@@ -50,19 +51,50 @@ def warning(message: str) -> Text:
 
 # ----------------------------------------------------------------------------------------------- curves and pairs
 
-def curves_reading(audit) -> Text:
-    """Which groups err most apart, in the curves' words ([1] §5)."""
-    groups = sorted(audit.groups, key=lambda g: g.median_residual)
-    low, high = groups[0], groups[-1]
-    if not audit.pairs:
-        return text("**Reading.** Typical error (median residual) runs from {low_m} for *{low}* to {high_m} for "
-                    "*{high}*.", low_m=fmt(low.median_residual), low=low.name, high_m=fmt(high.median_residual),
-                    high=high.name)
-    worst = max(audit.pairs, key=lambda p: p.f_dist)
-    return text("**Reading.** Typical error (median residual) runs from {low_m} for *{low}* to {high_m} for *{high}*. "
-                "The most different pair is *{i}* vs *{j}*: F_dist = {dist} (area between their curves), {words}.",
-                low_m=fmt(low.median_residual), low=low.name, high_m=fmt(high.median_residual), high=high.name,
-                i=worst.group_i, j=worst.group_j, dist=fmt(worst.f_dist), words=significance_words(worst.p_dist))
+def curves_reading(audit, focus: Focus = Focus()) -> Text:
+    """Where the groups' typical errors lie, then the pair the page reads first ([1] §5): the reference group
+    against the Summary's top group (``focus``), never a group under the size floor; every pair is in the table."""
+    large = [g for g in audit.groups if g.n >= focus.min_group_size]
+    spread = _spread(large if len(large) >= 2 else audit.groups, focus.min_group_size if len(large) >= 2 else None)
+    pair = focus.pair({g.name: g.n for g in audit.groups})
+    record = _pair_record(audit.pairs, pair) if pair else None
+    if record is None:
+        if pair is None and audit.pairs:
+            return join(spread, text(" No other group has {floor:,} rows or more to compare with the reference, so "
+                                     "no pair is read here: the groups are too small to tell (the pair table has "
+                                     "every pair).", floor=focus.min_group_size))
+        return spread
+    group, reference = pair
+    return join(spread, text(" *{g}* against the reference *{r}*: F_dist = {dist} (area between their curves), "
+                             "{words}.", g=group, r=reference, dist=fmt(record.f_dist),
+                             words=significance_words(record.p_dist)))
+
+
+def _spread(groups, floor: int | None = None) -> Text:
+    """The lowest and highest median residual, with enough digits to tell them apart (or "the same"); among the
+    groups of ``floor`` rows or more when given (a tiny group's median is mostly noise)."""
+    ordered = sorted(groups, key=lambda g: g.median_residual)
+    low, high = ordered[0], ordered[-1]
+    low_m, high_m = _apart(low.median_residual, high.median_residual)
+    among = f" among groups of {floor:,}+ rows" if floor is not None else ""
+    if low_m == high_m:
+        return text("**Reading.** Typical error (median residual) is the same, {m}, for every group{among}.",
+                    m=low_m, among=among)
+    return text("**Reading.** Typical error (median residual){among} runs from {low_m} for *{low}* to {high_m} for "
+                "*{high}*.", among=among, low_m=low_m, low=low.name, high_m=high_m, high=high.name)
+
+
+def _apart(a: float, b: float) -> tuple[str, str]:
+    """Two numbers with 3 digits, or up to 6 where 3 would print two different values alike."""
+    for digits in (3, 4, 5, 6):
+        x, y = fmt(a, digits), fmt(b, digits)
+        if x != y:
+            return x, y
+    return fmt(a), fmt(b)
+
+
+def _pair_record(pairs, pair: tuple[str, str]):
+    return next((p for p in pairs if {p.group_i, p.group_j} == set(pair)), None)
 
 
 def pairs_note(params) -> Text:

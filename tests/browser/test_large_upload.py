@@ -14,7 +14,7 @@ from .conftest import no_traceback, wait_for_app
 GROUPS = ("g1", "g2", "g3", "g4", "g5")
 # page (sidebar link) → what its first view must show (its figures also draw every uploaded group: see GROUPS)
 AUDIT_PAGES = {
-    "Residual distribution": ("Sorted residuals by group", "The most different pair is"),
+    "Residual distribution": ("Sorted residuals by group", "against the reference"),
     "Calibration": ("Smooth ECE, all rows", "Worst group: g"),
     "Group parity": ("Objective Fairness Index", "Benefit = score ≥"),
     "Sample-size significance": ("group × metric scores differ", "differ from all other rows"),

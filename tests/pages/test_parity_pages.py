@@ -33,8 +33,12 @@ def test_parity_page_reproduces_compas_and_reads_the_pair():
     at = _open("app_pages/parity.py")
     assert at.session_state["threshold"] == 0.4                      # the sample's threshold survives the switch
     assert _radio(at, "Beneficial outcome").value == "negative"       # COMPAS: low risk is the benefit
-    assert at.selectbox(key="parity_i").value == "Other"              # the largest |OFI| is preselected
-    assert at.selectbox(key="parity_j").value == "Native American"
+    # the Summary's top group against the reference is preselected (issue 23), never a group under the size floor
+    assert at.selectbox(key="parity_i").value == "African-American"
+    assert at.selectbox(key="parity_j").value == "Caucasian"
+    assert (_metrics(at)["OFI (i − j)"], _metrics(at)["DI (i ÷ j)"]) == ("-0.120", "0.632")
+    at.selectbox(key="parity_i").set_value("Other").run()             # the largest |OFI|, two small groups
+    at.selectbox(key="parity_j").set_value("Native American").run()
     m = _metrics(at)
     assert (m["OFI (i − j)"], m["DI (i ÷ j)"], m["DPPL (i − j)"]) == ("0.254", "2.371", "0.457")
     assert "Algorithmic bias in favour of Other" in _text(at)

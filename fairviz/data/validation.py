@@ -6,6 +6,7 @@ compare are dropped and named.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,9 @@ from fairviz.data.model import (
     plain_value,
     weighted_bincount,
 )
+from fairviz.data.checks import confirm_direction
 from fairviz.data.reading import read_table
+from fairviz.data.scales import SCALE_TITLES, guess_scale, oriented, to_probability
 from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values
 
 MIN_GROUP_SIZE = 2
@@ -30,12 +33,14 @@ MIN_GROUP_SIZE = 2
 
 def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
                       file_fingerprint: str = "", weights: np.ndarray | None = None,
-                      limits: GroupLimits | None = None) -> Predictions:
+                      limits: GroupLimits | None = None, converted: bool = False) -> Predictions:
     """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
 
     With ``weights`` (rows per entry: the counts of fairviz.data.engine's table) every message counts rows, and the
     result is weighted data (``Predictions.weight``). ``limits`` caps the groups per attribute
-    (``fairviz.data.limits``; the defaults unless given)."""
+    (``fairviz.data.limits``; the defaults unless given). The score is converted to the probability of the positive
+    label (the mapping's scale and direction, ``fairviz.data.scales``) unless ``converted`` (the engine's SQL did it),
+    and its direction is checked (``fairviz.data.checks``)."""
     limits = limits or DEFAULT_LIMITS
     check_columns(frame, mapping)
     problems: list[str] = []
@@ -60,8 +65,12 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
 
     score_values = score.to_numpy(dtype=float)[keep]
     w = None if w is None else w[keep]
-    _check_score_range(score_values, mapping.score, problems, w)
+    mapping = replace(mapping, score_scale=mapping.score_scale or "probability")   # callers guess (scales.py)
+    if not converted:                            # the engine's reduction converts in its SQL
+        score_values = oriented(to_probability(score_values, mapping.score_scale), mapping.score_direction)
+    _check_score_range(score_values, mapping.score, problems, w, mapping.score_scale)
     y = _binary_labels(y_raw[keep], mapping, problems)
+    positive, other = _label_value(y_raw[keep], y, 1), _label_value(y_raw[keep], y, 0)   # named in messages
     if problems:                       # group checks on rows that are about to change would only add noise
         raise DataError(problems)
     attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
@@ -88,6 +97,9 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     if too_many:
         raise DataError(too_many)
 
+    note = confirm_direction(y, score_values, w, score_name=mapping.score, label=mapping.label, positive=positive,
+                             other=other, direction=mapping.score_direction)
+    notes += [note] if note else []
     fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
     return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
                        source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w, limits=limits)
@@ -149,7 +161,16 @@ def _numeric_scores(series: pd.Series, name: str, problems: list[str], weights=N
     return numeric
 
 
-def _check_score_range(score: np.ndarray, name: str, problems: list[str], weights=None) -> None:
+def _label_value(raw: pd.Series, y: np.ndarray, value: int):
+    """The label column's own value behind y = ``value`` (None when no kept row has it)."""
+    if raw.size != y.size:
+        return None
+    hits = np.flatnonzero(y == value)
+    return plain_value(raw.iloc[hits[0]]) if hits.size else None
+
+
+def _check_score_range(score: np.ndarray, name: str, problems: list[str], weights=None,
+                       scale: str | None = "probability") -> None:
     infinite = np.isinf(score)
     if infinite.any():
         problems.append(f"The score column '{name}' has {_count(infinite, weights):,} infinite values; "
@@ -158,10 +179,20 @@ def _check_score_range(score: np.ndarray, name: str, problems: list[str], weight
     outside = (finite < 0) | (finite > 1)
     if outside.any():
         outside_rows = _count(outside, None if weights is None else weights[~infinite])
-        hint = " They look like logits or raw scores: convert them to probabilities first." \
-            if finite.min() < 0 or finite.max() > 1.5 else ""
-        problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1] "
+        converted = "" if scale in (None, "probability") else f" after reading it as {SCALE_TITLES[scale]}"
+        hint = _range_hint(finite) if not converted else ""
+        problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1]{converted} "
                         f"(range {finite.min():.3g} to {finite.max():.3g}).{hint}")
+
+
+def _range_hint(finite: np.ndarray) -> str:
+    """What the out-of-range values look like, from their range (the guess the user can confirm)."""
+    guess = guess_scale(finite)
+    if guess.scale == "percent":
+        return " They look like percentages (0–100): give the score scale 'percent' (÷ 100)."
+    if guess.scale == "logit":
+        return " They look like logits (log-odds): give the score scale 'logit' (the logistic function)."
+    return " They are not probabilities, percentages or logits: convert them to probabilities first."
 
 
 def _binary_labels(series: pd.Series, mapping: ColumnMapping, problems: list[str]) -> np.ndarray:

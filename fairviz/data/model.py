@@ -46,13 +46,16 @@ class ColumnMapping:
     # (fairviz.data.checks: a score that runs the other way stops the audit); "as-is" → the user confirmed it as it
     # is (audited even when the check disagrees, which the notes say); "reversed" → 1 − p is that probability.
     score_direction: str | None = None
+    # A guess's other columns that could be the score (several probability columns: several models); not part of
+    # the mapping itself, so neither its JSON nor its repr (a cache key) carries it.
+    candidate_scores: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {"label": self.label, "score": self.score, "groups": list(self.groups),
                 "positive_label": plain_value(self.positive_label), "text": self.text,
                 "features": list(self.features), "row_id": self.row_id, "intersect": self.intersect,
                 "score_scale": self.score_scale, "score_direction": self.score_direction or "as-is",
-                "direction_checked": self.score_direction is None}
+                "direction_confirmed": self.score_direction is not None}
 
 
 @dataclass(frozen=True)

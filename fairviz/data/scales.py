@@ -106,3 +106,14 @@ def with_guessed_scale(mapping, values):
     from dataclasses import replace
     scale, note = resolved_scale(values, mapping.score_scale)
     return replace(mapping, score_scale=scale), note
+
+
+CONVERSIONS = {"probability": "", "percent": " (÷ 100)", "logit": " (the logistic function)"}
+
+
+def score_statement(mapping: dict) -> str:
+    """The data line's words for the score (a mapping's ``to_dict``): its column, scale and direction."""
+    scale = mapping.get("score_scale") or "probability"
+    reversed_ = {"reversed": ", reversed (1 − p)", "as-is": ", direction as given"}.get(
+        mapping.get("score_direction"), "") if mapping.get("direction_confirmed") else ""
+    return f"score '{mapping.get('score')}' read as {SCALE_NAMES.get(scale, scale)}{CONVERSIONS.get(scale, '')}{reversed_}"

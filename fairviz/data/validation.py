@@ -26,7 +26,7 @@ from fairviz.data.model import (
 from fairviz.data.checks import confirm_direction
 from fairviz.data.reading import read_table
 from fairviz.data.scales import SCALE_TITLES, guess_scale, oriented, to_probability
-from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values
+from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values, range_order
 
 MIN_GROUP_SIZE = 2
 
@@ -71,6 +71,8 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     _check_score_range(score_values, mapping.score, problems, w, mapping.score_scale)
     y = _binary_labels(y_raw[keep], mapping, problems)
     positive, other = _label_value(y_raw[keep], y, 1), _label_value(y_raw[keep], y, 0)   # named in messages
+    if mapping.positive_label is None and positive is not None:
+        mapping = replace(mapping, positive_label=positive)       # the guess, stated wherever the label is named
     if problems:                       # group checks on rows that are about to change would only add noise
         raise DataError(problems)
     attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
@@ -263,10 +265,15 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
 
 
 def _ordered_view(attribute: str, codes: np.ndarray, names: list[str], weights: np.ndarray | None = None) -> GroupView:
-    """A GroupView whose groups are ordered largest first (ties by name); groups with no rows are left out."""
+    """A GroupView whose groups are ordered largest first (ties by name), or in their natural order when every group
+    is a numeric range ('<18', '18-25', '75+': ``roles.range_order``); groups with no rows are left out."""
     sizes = weighted_bincount(codes, weights, len(names))
     present = np.flatnonzero(sizes)
-    order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
+    natural = range_order([str(names[k]) for k in present])
+    if natural is not None:
+        order = present[np.argsort(np.array(natural), kind="stable")]
+    else:
+        order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
     remap = np.full(len(names), -1, dtype=np.int64)
     remap[order] = np.arange(order.size)
     return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order), weights)

@@ -58,13 +58,21 @@ def offer(digest: str, _frame: pd.DataFrame) -> Offer:
         return chosen[:MAX_OFFERED]
 
     labels = capped(two_valued or scanned, guess.label)
-    scores = capped([c for c in numeric_columns(frame)[:MAX_SCANNED] if c != guess.label], guess.score,
-                    *guess.candidate_scores)
+    # numbers only; a column guessed as the score that is mostly numbers with a few typos is offered too, so that
+    # validation can name its bad values
+    typos = guess.score not in numbers and guess.score != guess.label and _mostly_numbers(frame[guess.score])
+    scores = capped([c for c in numeric_columns(frame)[:MAX_SCANNED] if c != guess.label],
+                    *((guess.score,) if guess.score in numbers or typos else ()), *guess.candidate_scores)
     groups = capped(few, *guess.groups)
     others = capped([c for c in scanned if c not in numbers], guess.text, guess.row_id)
     features = capped([c for c in numeric_columns(frame)[:MAX_SCANNED]], *guess.features[:10])
     offered = set(labels) | set(scores) | set(groups) | set(others) | set(features)
     return Offer(guess, labels, scores, groups, others, features, len(columns) - len(offered), len(columns))
+
+
+def _mostly_numbers(series: pd.Series) -> bool:
+    values = series.dropna()
+    return len(values) > 0 and pd.to_numeric(values, errors="coerce").notna().mean() >= 0.5
 
 
 def mapping_form(upload: _upload.Uploaded) -> None:
@@ -86,7 +94,8 @@ def mapping_form(upload: _upload.Uploaded) -> None:
     shown = [f"{guess.label} = {plain_value(v)}" for v in values]
     positive = guess_positive_label(values) if len(values) == 2 else None
     good = guess_good_outcome(guess.label, values, positive) if len(values) == 2 else None
-    scale_guess = guess_scale(frame[guess.score]) if guess.score in found.scores else None
+    scale_guess = guess_scale(pd.to_numeric(frame[guess.score], errors="coerce")) if guess.score in found.scores \
+        else None
     scale = scale_guess.scale if scale_guess is not None and unambiguous(scale_guess) else "probability"
     with st.form("mapping"):
         c1, c2, c3 = st.columns(3)

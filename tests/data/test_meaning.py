@@ -141,3 +141,24 @@ def test_the_logit_conversion_keeps_missing_nan_and_extremes_apart_in_sql():
     values = np.sort(stats.table["score"].dropna().to_numpy())
     np.testing.assert_allclose(values, expit([-800.0, -2.0, 0.0, 2.0, 800.0]), rtol=1e-15, atol=1e-300)
     assert stats.table["score"].isna().sum() == 1                      # a missing score stays missing, never 0 or 1
+
+
+def test_postgres_converts_extreme_logits_without_overflow():
+    """PostgreSQL raises on exp() overflow and underflow: the conversion clamps, and NULL stays NULL."""
+    pytest.importorskip("psycopg")
+    from tests.data.servers import load_frame, postgres_bin, postgres_server
+    if postgres_bin() is None:
+        pytest.skip("no PostgreSQL server")
+    from fairviz.data.sources import Table
+    logits = np.array([800.0, -800.0, 0.0, 2.0, -2.0, 35.0] * 4)
+    frame = pd.DataFrame({"y": [1, 0] * 12, "score": logits, "g": ["a", "b", "c"] * 8})
+    mapping = ColumnMapping("y", "score", ("g",), score_scale="logit", score_direction="reversed")
+    with postgres_server() as url:
+        load_frame(url, "logits", frame)
+        engine = Engine("postgres", dsn=url)
+        try:
+            stats = engine.reduce(Table("logits"), mapping)
+        finally:
+            engine.close()
+    np.testing.assert_allclose(np.unique(stats.table["score"].to_numpy(dtype=float)), np.unique(1 - expit(logits)),
+                               rtol=1e-15, atol=1e-300)

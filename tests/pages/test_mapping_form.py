@@ -117,3 +117,14 @@ def test_a_file_of_50000_columns_gets_a_capped_form(tmp_path, monkeypatch):
     assert score.value == "score" and len(score.options) <= MAX_OFFERED
     assert all(len(m.options) <= MAX_OFFERED for m in at.multiselect)
     assert any("This file has 50,003 columns" in c.value and "are not offered" in c.value for c in at.caption)
+
+
+def test_a_score_with_a_typo_is_offered_so_that_validation_names_it(tmp_path, monkeypatch):
+    path = tmp_path / "typo.csv"
+    path.write_text("label,score,group\n1,high,A\n0,0.2,B\n1,0.9,A\n")
+    at = _open(path, monkeypatch)
+    score = next(s for s in at.selectbox if s.label.startswith("Score column"))
+    assert score.value == "score" and score.options == ["score"]            # the label is not offered
+    _submit(at)
+    assert not at.exception and "predictions" not in at.session_state
+    assert any("non-numeric values" in e.value for e in at.error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from fairviz.cli.main import main
@@ -78,3 +79,17 @@ def test_percent_and_logit_files_audit_as_their_probability_files(files, tmp_pat
             for key, value in theirs.items():
                 if isinstance(value, float):
                     assert mine[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
+
+
+def test_dstar_of_a_reversed_percent_score_reads_the_converted_score(files, tmp_path):
+    pct = tmp_path / "pct_default.csv"
+    import pandas as pd
+    frame = pd.read_csv(files["inverted"])
+    frame.assign(p_default=frame["p_default"] * 100).to_csv(pct, index=False, float_format="%.17g")
+    dstar = tmp_path / "dstar.csv"
+    code, data = _audit(pct, "--score", "p_default", "--score-scale", "percent", "--score-direction", "reversed",
+                        "--dstar", str(dstar), folder=tmp_path)
+    rows = pd.read_csv(dstar)
+    assert code == 0 and len(rows) > 0 and data["mapping"]["score_scale"] == "percent"
+    expected = (1 - rows["p_default"] / 100) - (rows["approved"] == "yes")
+    assert np.abs(rows["residual D"] - expected).max() < 1e-12

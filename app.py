@@ -11,6 +11,7 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
 from fairviz.core.markup import md
+from fairviz.data.scales import score_statement
 from app_pages import _ui
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
@@ -70,7 +71,7 @@ def draw_frame(benefit: bool, reference: bool):
     _ui.settle_frame(pred)
     _ui.restart_notice()
     with st.sidebar:
-        st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · score *{md(pred.mapping.score)}* · "
+        st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · {md(score_statement(pred.mapping.to_dict()))} · "
                     f"label *{md(pred.mapping.label)}*")
         st.selectbox("Group attribute", pred.choices(), key=_ui.ATTRIBUTE, persist_state="session",
                      help=ATTRIBUTE_HELP)

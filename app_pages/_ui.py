@@ -28,6 +28,7 @@ PRED = "predictions"          # session-state keys
 ATTRIBUTE = "attribute"        # the frame's widgets (drawn once, in app.py)
 THRESHOLD = "threshold"
 BENEFIT = "benefit"
+DATA_BENEFIT = "data_benefit"  # the benefit the mapping form's good outcome implies for the data in use
 REFERENCE = "reference"        # the group every other group is compared with (the Summary, comparisons)
 NEW_DATA = "_new_data"
 FROM_LINK = "_from_link"       # the view a new session read from its address, applied once to the frame         # set by use_predictions: the frame resets its widgets for the new data
@@ -77,11 +78,12 @@ def bundled(key: str) -> Predictions:
     return load_sample(key)
 
 
-def use_predictions(pred: Predictions, threshold: float | None = None) -> None:
+def use_predictions(pred: Predictions, threshold: float | None = None, benefit: str | None = None) -> None:
     """Make ``pred`` the data of every page (called by the home page after validation). The frame's widgets start
     again on the new data (its first attribute, ``threshold`` when given, its beneficial outcome) when the frame is
     next drawn: in this run when called from a widget callback, else in the next run (follow with ``st.rerun()``)."""
     st.session_state[PRED] = pred
+    st.session_state[DATA_BENEFIT] = benefit       # an upload's answer to "the good outcome is …" (None: default)
     st.session_state.pop(RESTARTED, None)
     st.session_state[NEW_DATA] = threshold
 
@@ -103,6 +105,8 @@ def current() -> Predictions:
 def default_benefit() -> str:
     """COMPAS-like samples start with the negative prediction as the benefit (a high risk score is a harm), as the
     thesis does; every other data set with the positive one."""
+    if st.session_state.get(DATA_BENEFIT) in BENEFIT_LABELS:
+        return st.session_state[DATA_BENEFIT]
     return "negative" if st.session_state.get("sample_key") in NEGATIVE_BY_DEFAULT else "positive"
 
 

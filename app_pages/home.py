@@ -7,15 +7,10 @@ import streamlit as st
 from fairviz.calibration.figures import score_distribution_figure
 from fairviz.core.display import Bullets
 from fairviz.core.markup import md
-from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
 from fairviz.findings import KIND_TITLES, finding_text
-from app_pages import _render, _sources, _ui, _upload
-
-ROW_ROLES_NOTE = ("Without text, id or feature columns the file is reduced once (DuckDB) to counts per group, label "
-                  "and score, and every audit page reads that small table. Text, id and feature columns need the "
-                  "rows themselves, so mapping one keeps every row in memory (slower for large files).")
+from app_pages import _mapping, _render, _sources, _ui, _upload
 
 
 def page() -> None:
@@ -60,8 +55,8 @@ def _load_chosen_sample() -> None:
 
 def _upload_section() -> None:
     st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label, "
-               "a score in [0, 1] (probability of the positive class) and one or more group columns; optional "
-               "text, id and feature columns.")
+               "a score (a probability, a percentage or a logit of one label value) and one or more group columns; "
+               "optional text, id and feature columns.")
     upload = _upload.read_upload("Predictions file", key="upload", preview_only=True,
                                  empty="No file uploaded yet: the pages keep showing the current data.")
     if upload is None:
@@ -72,51 +67,8 @@ def _upload_section() -> None:
 
 
 def _mapping_form(upload: _upload.Uploaded) -> None:
-    frame, name = upload.frame, upload.name          # the first rows: enough to guess and check the roles
-    guess = guess_mapping(frame)
-    columns = list(frame.columns)
-    _upload.preview(frame, name, "Check the column roles:", rows=upload.rows)
-    with st.form("mapping"):
-        c1, c2, c3 = st.columns(3)
-        label = _upload.pick(c1, "Label column (binary)", columns, guess.label)
-        score = _upload.pick(c2, "Score column (probability in [0, 1])", columns, guess.score)
-        groups = c3.multiselect("Group column(s)", columns, default=list(guess.groups))
-        values = label_values(frame[label]) if label in frame else []
-        c4, c5, c6 = st.columns(3)
-        positive = c4.selectbox("Positive label value", values or ["—"],
-                                index=values.index(guess_positive_label(values)) if len(values) == 2 else 0,
-                                help="Which label value means Y = 1.")
-        text = _upload.pick(c5, "Text column (optional)", columns, guess.text, optional=True)
-        row_id = _upload.pick(c6, "Id column (optional)", columns, guess.row_id, optional=True)
-        features = st.multiselect("Feature columns (optional, numeric)", columns, default=list(guess.features)[:10])
-        intersect = st.checkbox("Also compare intersections of the first two group columns", value=False)
-        submitted = st.form_submit_button("Use these columns", type="primary")
-        st.caption(ROW_ROLES_NOTE)
-    if not submitted:
-        return
-    mapping = ColumnMapping(label=label, score=score, groups=tuple(groups),
-                            positive_label=positive if len(values) == 2 else None,
-                            text=text, features=tuple(features), row_id=row_id, intersect=intersect)
-    row_level = bool(mapping.text or mapping.row_id or mapping.features)
-    try:
-        if row_level:                                 # texts, ids and features need the rows themselves
-            chosen = (mapping.label, mapping.score, *mapping.groups, *mapping.features,
-                      *(c for c in (mapping.text, mapping.row_id) if c))
-            full, digest = upload.columns(chosen)     # only the mapped columns are decoded
-            pred = build_predictions(full, mapping, source=name, file_fingerprint=digest)
-        else:                                         # the engine's reduction: counts per (group, label, score)
-            pred = _upload.reduce_upload(upload.digest, name, repr(mapping), upload.raw, mapping).predictions()
-            _upload.remember_reduced(upload, mapping, pred.fingerprint)   # D* can fetch the file's rows again
-    except DataError as err:
-        _ui.show_data_error(err)
-        st.caption("Nothing was replaced: the pages keep showing the previous data until these are fixed.")
-        return
-    _ui.use_predictions(pred)
-    st.session_state["sample_key"] = None
-    how = ("row by row, because text, id or feature columns are mapped" if row_level else
-           f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
-    st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{name}' ({how}). Every page now uses this file."
-    st.rerun()
+    """The roles and the meaning of the upload, asked and checked (app_pages/_mapping.py)."""
+    _mapping.mapping_form(upload)
 
 
 def _findings(ctx) -> None:

@@ -2,8 +2,10 @@
 terminal summary, the rows reduced where they live (DuckDB, Spark, Spark Connect, PostgreSQL)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
 
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
@@ -16,7 +18,9 @@ from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, 
 from fairviz.core.markup import csv_bytes
 from fairviz.data.samples import match_sample
 from fairviz.explain import ExplainParams
-from fairviz.report.api import add_engine, sample_settings, summary_params
+from fairviz.data.checks import ScoreDirectionError
+from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scale
+from fairviz.report.api import add_engine, reduce_scaled, sample_settings, summary_params
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.explain import ExplainAuditParams
 from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load_policy
@@ -52,6 +56,16 @@ def add_parser(commands) -> None:
                                                        "(the first one is audited)")
     audit.add_argument("--intersect", action="store_true", help="audit the intersection of the first two --group columns")
     audit.add_argument("--positive-label", help="the label value that means positive (when labels are not 0/1)")
+    audit.add_argument("--score-scale", choices=SCALES, default=None,
+                       help="what the score's numbers are: 'probability' in [0, 1], 'percent' in [0, 100] (÷ 100) or "
+                            "'logit' (the logistic function). Default: guessed; a score outside [0, 1] is converted "
+                            "only when it unambiguously reads as percentages (values up to 100, some above 10) or "
+                            "logits (values on both sides of 0), and the output says so")
+    audit.add_argument("--score-direction", choices=DIRECTIONS, default=None,
+                       help="which way the score runs. Default: checked — a score that runs the other way (AUROC "
+                            "below 0.5 or a negative calibration slope, beyond their 95%% intervals) stops the audit "
+                            "(exit 2). 'reversed': use 1 − score as the probability of the positive label; 'as-is': "
+                            "audit the score as it is anyway (the output says the check disagreed)")
     audit.add_argument("--threshold", type=float, default=None,
                        help="decision threshold: positive when score ≥ it (default 0.5, or a bundled sample's own)")
     audit.add_argument("--json", type=Path, help="write the audit JSON here ('-' for stdout)")
@@ -116,22 +130,13 @@ def run(args) -> int:
                             groups=tuple(args.group) if args.group else guess.groups,
                             positive_label=args.positive_label if args.positive_label is not None else guess.positive_label,
                             text=args.text or (guess.text if guess.text in frame else None),
-                            row_id=guess.row_id, intersect=args.intersect)
-    stats = None
-    if args.explain and args.dstar:
-        raise DataError("--dstar reads D* through the engine; run it without --explain.")
-    if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
-        if not isinstance(source, Files):
-            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
-        if source.format != "csv" and len(source.files) > 1:
-            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
-        columns = [c for c in (mapping.label, mapping.score, *mapping.groups, mapping.text, mapping.row_id) if c]
-        frame, digest = read_table(source.files[0], columns=columns)
-        pred = build_predictions(frame, mapping, source=source.name, file_fingerprint=digest,
-                                 limits=limits)
-    else:                             # every classification section reads the engine's table
-        stats = engine.reduce(source, mapping)
-        pred = stats.predictions(limits)
+                            row_id=guess.row_id, intersect=args.intersect, score_scale=args.score_scale,
+                            score_direction=args.score_direction)
+    try:
+        pred, stats, scale_note = predictions_of(args, engine, source, mapping, limits)
+    except ScoreDirectionError as err:
+        raise DataError(f"{err} Give --score-direction reversed to use 1 − {mapping.score}, or --score-direction "
+                        "as-is to audit the score as it is.") from err
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)
@@ -152,15 +157,38 @@ def run(args) -> int:
                                          cps_lambda=args.cps_lambda, explain=explain,
                                          **summary_params(sample, attribute, policy)))
     if stats is not None:
-        add_engine(audit, stats, mapping, note)
+        add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale), note)
     elif note:
         audit.data["notes"].append(note)
+    if scale_note:
+        audit.data["notes"].append(scale_note)
     if args.dstar:
         rows = dstar_rows(engine, source, stats, pred, audit.results["residuals"])
         write_atomically(args.dstar, csv_bytes(rows))
         audit.data["notes"].append(f"D*: {len(rows):,} rows with every column of the input written to {args.dstar}.")
     write_outputs(args, audit)
     return exit_code(audit.findings, args.fail_on)
+
+
+def predictions_of(args, engine, source, mapping: ColumnMapping, limits: GroupLimits):
+    """The predictions (checked: a score that runs the other way raises ``ScoreDirectionError``), the engine's table
+    (None on the row path) and the note on a guessed score scale."""
+    if args.explain and args.dstar:
+        raise DataError("--dstar reads D* through the engine; run it without --explain.")
+    if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
+        if not isinstance(source, Files):
+            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
+        if source.format != "csv" and len(source.files) > 1:
+            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
+        columns = [c for c in (mapping.label, mapping.score, *mapping.groups, mapping.text, mapping.row_id) if c]
+        frame, digest = read_table(source.files[0], columns=columns)
+        numeric = mapping.score in frame and pd.api.types.is_numeric_dtype(frame[mapping.score])
+        mapping, scale_note = with_guessed_scale(mapping, frame[mapping.score]) if numeric else (mapping, "")
+        return build_predictions(frame, mapping, source=source.name, file_fingerprint=digest, limits=limits), None, \
+            scale_note
+    # every classification section reads the engine's table
+    stats, scale_note = reduce_scaled(engine, source, mapping)
+    return stats.predictions(limits), stats, scale_note
 
 
 def write_outputs(args, audit) -> None:

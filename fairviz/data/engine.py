@@ -36,6 +36,7 @@ from fairviz.data.dialects import DIALECTS
 from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
 from fairviz.data.roles import guess_mapping
+from fairviz.data.scales import probability_sql
 from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, SufficientStats,  # noqa: F401
                                     core_mapping, reduction_sql, single_valued,
                                     stats_from_cells)            # (re-exported: the engine's face)
@@ -380,7 +381,7 @@ class Engine:
         columns = list(types)
         q, d = self.dialect.quote, self.dialect
         picked_rel, params = self._picks_relation(wanted, [types[c] for c in keys])
-        score = d.as_double(q(mapping.score))
+        score = probability_sql(d.as_double(q(mapping.score)), mapping.score_scale, mapping.score_direction, d.is_nan)
         cell = f"FLOOR({score} * {int(stats.key_cells)})" if stats.key_cells else score
         partition = ", ".join([q(c) for c in keys] + [cell])
         order = ", ".join([score] + [q(c) for c in columns if c != mapping.score])   # ties: any fixed order

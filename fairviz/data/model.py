@@ -39,11 +39,23 @@ class ColumnMapping:
     features: tuple[str, ...] = ()
     row_id: str | None = None
     intersect: bool = False          # add the intersection of the first two group columns as an attribute
+    # What the score's numbers mean (fairviz.data.scales): "probability", "percent" (÷ 100) or "logit" (logistic
+    # function); None → guessed from the values, converted only when the guess is unambiguous.
+    score_scale: str | None = None
+    # Which way the score runs: None → the score is taken as the probability of the positive label and checked
+    # (fairviz.data.checks: a score that runs the other way stops the audit); "as-is" → the user confirmed it as it
+    # is (audited even when the check disagrees, which the notes say); "reversed" → 1 − p is that probability.
+    score_direction: str | None = None
+    # A guess's other columns that could be the score (several probability columns: several models); not part of
+    # the mapping itself, so neither its JSON nor its repr (a cache key) carries it.
+    candidate_scores: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {"label": self.label, "score": self.score, "groups": list(self.groups),
                 "positive_label": plain_value(self.positive_label), "text": self.text,
-                "features": list(self.features), "row_id": self.row_id, "intersect": self.intersect}
+                "features": list(self.features), "row_id": self.row_id, "intersect": self.intersect,
+                "score_scale": self.score_scale, "score_direction": self.score_direction or "as-is",
+                "direction_confirmed": self.score_direction is not None}
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ import pandas as pd
 from fairviz.data.dialects import DUCKDB, Dialect
 from fairviz.data.limits import GroupLimits
 from fairviz.data.model import ColumnMapping, DataError, Predictions
+from fairviz.data.scales import probability_sql
 from fairviz.data.validation import build_predictions
 
 DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples of 1/10, 1/15, 1/30 are cell edges)
@@ -46,7 +47,7 @@ class SufficientStats:
         columns = [c for c in dict.fromkeys((*self.mapping.groups, self.mapping.label, self.mapping.score))]
         pred = build_predictions(self.table[columns], core_mapping(self.mapping), source=self.source,
                                  file_fingerprint=self.fingerprint, weights=self.table[COUNT].to_numpy(),
-                                 limits=limits)
+                                 limits=limits, converted=True)
         if not self.exact:
             pred = pred.with_note(f"Scores were reduced to cells of width {self.resolution:.2g} ({len(self.table):,} "
                                   f"cells for {self.rows:,} rows); reported numbers move by less than 1e-4.",
@@ -57,7 +58,8 @@ class SufficientStats:
 def core_mapping(mapping: ColumnMapping) -> ColumnMapping:
     """The mapping without the row-level roles (text, features, id): the table does not carry them."""
     return ColumnMapping(label=mapping.label, score=mapping.score, groups=mapping.groups,
-                         positive_label=mapping.positive_label, intersect=mapping.intersect)
+                         positive_label=mapping.positive_label, intersect=mapping.intersect,
+                         score_scale=mapping.score_scale, score_direction=mapping.score_direction)
 
 
 # ----------------------------------------------------------------------------------------------- the SQL
@@ -72,7 +74,8 @@ def reduction_sql(source: str, mapping: ColumnMapping, numeric_score: bool, cell
     n, lo, hi, total (min, max and sum of the scores in the cell). ``cells`` = 0: one cell per distinct score."""
     q = dialect.quote
     keys = [f"{q(g)} AS g{k}" for k, g in enumerate(mapping.groups)]
-    score = dialect.as_double(q(mapping.score)) if numeric_score else q(mapping.score)
+    score = probability_sql(dialect.as_double(q(mapping.score)), mapping.score_scale, mapping.score_direction,
+                            dialect.is_nan) if numeric_score else q(mapping.score)
     inner = f"SELECT {', '.join(keys)}, {q(mapping.label)} AS y, {score} AS s FROM {source}"
     groups = [f"g{k}" for k in range(len(mapping.groups))] + ["y"]
     if not numeric_score:

@@ -42,6 +42,7 @@ ROLE_NAMES = {
 # predictions file's z is more often a feature, so only that form looks for it.
 TRAINING_GROUP_NAMES = ROLE_NAMES["group"] + ("z",)
 TRUE_WORDS = {"1", "true", "yes", "y", "t", "pos", "positive"}     # label values that read as the positive class
+MAX_SCANNED = 1_000           # role guessing reads the contents of this many columns (names: all of them)
 MAX_GUESSED_GROUPS = 50        # a column with more distinct values is not guessed to be a group column
 
 # Wide quantile columns: 'q0.05', 'q_0.9', 'quantile_0.5', '0.95' (levels) or 'q05', 'p95' (percent).
@@ -69,6 +70,11 @@ def first_named(columns: Iterable, role: str | tuple[str, ...]) -> Any:
 def is_numeric(series: pd.Series) -> bool:
     """Numbers, not true/false."""
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def numeric_columns(frame: pd.DataFrame) -> list:
+    """The columns holding numbers (not true/false), from the dtypes alone: fast on a very wide frame."""
+    return [c for c, dtype in zip(frame.columns, frame.dtypes) if getattr(dtype, "kind", "O") in "iuf"]
 
 
 def has_few_values(series: pd.Series) -> bool:
@@ -102,21 +108,92 @@ def quantile_level(column: Any) -> float | None:
 # ----------------------------------------------------------------------------------------------- the four forms
 
 def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
-    """A predictions file: each column's role from its name and content (the user confirms on the home page)."""
+    """A predictions file: each column's role from its name and content (the user confirms on the home page). Ids
+    (``id``, ``*_id``) are never groups, scores or features; the score is a numeric column other than the label
+    (named like a score, else probability-like, else percentages or logits), and the other probability-like columns
+    are ``candidate_scores`` (several models); band columns ('18-25', '75+') are groups. Contents are read in the
+    first ``MAX_SCANNED`` columns only (names in all), so a very wide file is guessed in a second."""
     columns = list(frame.columns)
+    scanned = columns[:MAX_SCANNED]
+    ids = [c for c in columns if is_id_name(c)]
     label = next(iter(named(columns, "label")), None) or next(
-        (c for c in columns if frame[c].dropna().nunique() == 2), columns[0])
-    score = next((c for c in named(columns, "score") if c != label), None) or next(
-        (c for c in columns if c != label and looks_like_probability(frame[c])), columns[min(1, len(columns) - 1)])
-    groups = tuple(c for c in named(columns, "group") if c not in (label, score))
+        (c for c in scanned if c not in ids and frame[c].dropna().nunique() == 2), columns[0])
+    scores = score_candidates(frame, exclude=(label, *ids))
+    score = scores[0] if scores else next((c for c in columns if c != label), label)
+    taken = {label, score, *ids}
+    groups = tuple(c for c in named(columns, "group") if c not in taken)
+    groups += tuple(c for c in scanned if c not in taken and c not in groups and looks_like_bands(frame[c]))
     if not groups:
-        groups = tuple(c for c in columns if c not in (label, score) and looks_like_groups(frame[c]))[:1]
+        groups = tuple(c for c in scanned if c not in taken and looks_like_groups(frame[c]))[:1]
     text = next((c for c in named(columns, "text") if c not in (label, score, *groups)), None)
-    row_id = next((c for c in named(columns, "row_id") if c not in (label, score, *groups)), None)
-    taken = {label, score, text, row_id, *groups}
-    features = tuple(c for c in columns if c not in taken and is_numeric(frame[c]))
+    row_id = next((c for c in [*named(columns, "row_id"), *ids] if c not in (label, score, *groups)), None)
+    taken = {label, score, text, row_id, *groups, *ids}
+    features = tuple(c for c in numeric_columns(frame) if c not in taken)
     return ColumnMapping(label=label, score=score, groups=groups, positive_label=None, text=text,
-                         features=features, row_id=row_id)
+                         features=features, row_id=row_id,
+                         candidate_scores=tuple(c for c in scores[1:] if looks_like_probability(frame[c])))
+
+
+def is_id_name(column: Any) -> bool:
+    """``id``, ``row_id``, ``applicant_id``, ``customer id``: an identifier, never a group or a score."""
+    name = str(column).strip().lower()
+    return name in ROLE_NAMES["row_id"] or bool(re.search(r"[_\s.-]id$", name)) or name.endswith("uuid")
+
+
+def score_candidates(frame: pd.DataFrame, exclude: Iterable = ()) -> list:
+    """The columns that could be the score, most likely first: named like a score, then probability-like, then
+    numbers that read as percentages or logits (in the first ``MAX_SCANNED`` columns). Only numbers (never
+    true/false), never ``exclude``. One pass over a block of the numeric columns, so a wide file costs little."""
+    excluded = set(exclude)
+    numbers = numeric_columns(frame)
+    by_name = [c for c in named(numbers, "score") if c not in excluded]
+    seen = excluded | set(by_name)
+    numeric = [c for c in numbers[:MAX_SCANNED] if c not in seen]
+    if not numeric:
+        return by_name
+    block = frame[numeric].to_numpy(dtype=float, na_value=np.nan)
+    block = np.where(np.isfinite(block), block, np.nan)
+    present = ~np.isnan(block).all(axis=0)
+    with np.errstate(invalid="ignore"):
+        low = np.nanmin(np.where(present, block, 0.0), axis=0)
+        high = np.nanmax(np.where(present, block, 0.0), axis=0)
+    ordered = np.sort(block, axis=0)                                   # NaN last
+    distinct = (np.diff(ordered, axis=0) > 0).sum(axis=0) + present    # distinct finite values per column
+    many = present & (distinct > 2)
+    probability = many & (low >= 0) & (high <= 1)
+    # percentages or logits by the rules of fairviz.data.scales (guess_scale, unambiguous), on every column at once
+    other = many & ~probability & (((low >= 0) & (high <= 100) & (high > 10)) | ((low < 0) & (high > 0)))
+    return by_name + [c for c, ok in zip(numeric, probability) if ok] + [c for c, ok in zip(numeric, other) if ok]
+
+
+def looks_like_bands(series: pd.Series) -> bool:
+    """Text values that are all numeric ranges ('18-25', '75+', '<18', 'Less than 25'): groups in a natural order."""
+    if is_numeric(series) or not has_few_values(series):
+        return False
+    return range_order([str(v) for v in series.dropna().unique()]) is not None
+
+
+_NUMBER = r"(-?\d+(?:[.,]\d+)?)"
+_BELOW = re.compile(rf"^(?:<|≤|<=|under|below|less than|up to|younger than)\s*{_NUMBER}", re.I)
+_ABOVE = re.compile(rf"^(?:>|≥|>=|over|above|greater than|more than|older than)\s*{_NUMBER}|^{_NUMBER}\s*(?:\+|and (?:over|above|older|more))$", re.I)
+_RANGE = re.compile(rf"^[\[(]?\s*{_NUMBER}\s*(?:-|–|—|to|,)\s*{_NUMBER}\s*[\])]?$", re.I)
+
+
+def range_key(name: str) -> float | None:
+    """A range's place in the natural order (its lower bound; '<18' just below 18), or None for other names."""
+    text = str(name).strip()
+    for pattern, shift in ((_RANGE, 0.0), (_ABOVE, 0.0), (_BELOW, -0.5)):
+        match = pattern.match(text)
+        if match:
+            number = next(g for g in match.groups() if g is not None)
+            return float(number.replace(",", ".")) + shift
+    return None
+
+
+def range_order(names: list[str]) -> list[float] | None:
+    """Each name's ``range_key`` when every name is a range (at least two), else None: size order stays."""
+    keys = [range_key(n) for n in names]
+    return keys if len(keys) >= 2 and all(k is not None for k in keys) else None
 
 
 def guess_text_roles(frame: pd.DataFrame) -> dict:
@@ -168,3 +245,20 @@ def guess_positive_label(values: list) -> Any:
         if str(value).strip().lower() in TRUE_WORDS:
             return value
     return max(values, key=lambda v: (isinstance(v, (int, float, np.number)), v if not isinstance(v, str) else 0, str(v)))
+
+
+# Label names whose positive value is a harm to the person (reoffending, defaulting, dying): the good outcome is the
+# other value. Matched as parts of the name ('two_year_recid', 'is_fraud', 'default_next_month').
+HARM_WORDS = ("recid", "reoffend", "default", "delinquen", "fraud", "churn", "risk", "death", "died", "dead",
+              "mortality", "readmi", "arrest", "convict", "violent", "disease", "sick", "fail", "bad", "denied",
+              "reject", "declin", "loss", "harm")
+
+
+def guess_good_outcome(label: Any, values: list, positive: Any) -> Any:
+    """The label value that is good for the person: the other value when the label names a harm (``HARM_WORDS``),
+    else the positive value ('approved = yes', 'hired = 1'). Only a preselection: the form asks."""
+    name = str(label).strip().lower()
+    harmful = any(word in name for word in HARM_WORDS)
+    if not harmful or len(values) != 2:
+        return positive
+    return next((v for v in values if v != positive), positive)

@@ -8,6 +8,7 @@ score column is refused, naming the column and examples.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +25,24 @@ from fairviz.data.model import (
     plain_value,
     weighted_bincount,
 )
+from fairviz.data.checks import confirm_direction
 from fairviz.data.reading import NA_VALUES, read_table
-from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values
+from fairviz.data.scales import SCALE_TITLES, guess_scale, oriented, to_probability
+from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values, range_order
 
 MIN_GROUP_SIZE = 2
 
 
 def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
                       file_fingerprint: str = "", weights: np.ndarray | None = None,
-                      limits: GroupLimits | None = None) -> Predictions:
+                      limits: GroupLimits | None = None, converted: bool = False) -> Predictions:
     """Validate ``frame`` under ``mapping``. Raises ``DataError`` listing every blocking problem.
 
     With ``weights`` (rows per entry: the counts of fairviz.data.engine's table) every message counts rows, and the
     result is weighted data (``Predictions.weight``). ``limits`` caps the groups per attribute
-    (``fairviz.data.limits``; the defaults unless given)."""
+    (``fairviz.data.limits``; the defaults unless given). The score is converted to the probability of the positive
+    label (the mapping's scale and direction, ``fairviz.data.scales``) unless ``converted`` (the engine's SQL did it),
+    and its direction is checked (``fairviz.data.checks``)."""
     limits = limits or DEFAULT_LIMITS
     check_columns(frame, mapping)
     problems: list[str] = []
@@ -62,8 +67,14 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
 
     score_values = score.to_numpy(dtype=float)[keep]
     w = None if w is None else w[keep]
-    _check_score_range(score_values, mapping.score, problems, w)
+    mapping = replace(mapping, score_scale=mapping.score_scale or "probability")   # callers guess (scales.py)
+    if not converted:                            # the engine's reduction converts in its SQL
+        score_values = oriented(to_probability(score_values, mapping.score_scale), mapping.score_direction)
+    _check_score_range(score_values, mapping.score, problems, w, mapping.score_scale)
     y = _binary_labels(y_raw[keep], mapping, problems)
+    positive, other = _label_value(y_raw[keep], y, 1), _label_value(y_raw[keep], y, 0)   # named in messages
+    if mapping.positive_label is None and positive is not None:
+        mapping = replace(mapping, positive_label=positive)       # the guess, stated wherever the label is named
     if problems:                       # group checks on rows that are about to change would only add noise
         raise DataError(problems)
     attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
@@ -90,6 +101,9 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     if too_many:
         raise DataError(too_many)
 
+    note = confirm_direction(y, score_values, w, score_name=mapping.score, label=mapping.label, positive=positive,
+                             other=other, direction=mapping.score_direction)
+    notes += [note] if note else []
     fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
     return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
                        source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w, limits=limits)
@@ -163,7 +177,16 @@ def _numeric_scores(series: pd.Series, name: str, problems: list[str], weights=N
     return numeric
 
 
-def _check_score_range(score: np.ndarray, name: str, problems: list[str], weights=None) -> None:
+def _label_value(raw: pd.Series, y: np.ndarray, value: int):
+    """The label column's own value behind y = ``value`` (None when no kept row has it)."""
+    if raw.size != y.size:
+        return None
+    hits = np.flatnonzero(y == value)
+    return plain_value(raw.iloc[hits[0]]) if hits.size else None
+
+
+def _check_score_range(score: np.ndarray, name: str, problems: list[str], weights=None,
+                       scale: str | None = "probability") -> None:
     infinite = np.isinf(score)
     if infinite.any():
         problems.append(f"The score column '{name}' has {_count(infinite, weights):,} infinite values; "
@@ -172,10 +195,20 @@ def _check_score_range(score: np.ndarray, name: str, problems: list[str], weight
     outside = (finite < 0) | (finite > 1)
     if outside.any():
         outside_rows = _count(outside, None if weights is None else weights[~infinite])
-        hint = " They look like logits or raw scores: convert them to probabilities first." \
-            if finite.min() < 0 or finite.max() > 1.5 else ""
-        problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1] "
+        converted = "" if scale in (None, "probability") else f" after reading it as {SCALE_TITLES[scale]}"
+        hint = _range_hint(finite) if not converted else ""
+        problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1]{converted} "
                         f"(range {finite.min():.3g} to {finite.max():.3g}).{hint}")
+
+
+def _range_hint(finite: np.ndarray) -> str:
+    """What the out-of-range values look like, from their range (the guess the user can confirm)."""
+    guess = guess_scale(finite)
+    if guess.scale == "percent":
+        return " They look like percentages (0–100): give the score scale 'percent' (÷ 100)."
+    if guess.scale == "logit":
+        return " They look like logits (log-odds): give the score scale 'logit' (the logistic function)."
+    return " They are not probabilities, percentages or logits: convert them to probabilities first."
 
 
 def _binary_labels(series: pd.Series, mapping: ColumnMapping, problems: list[str]) -> np.ndarray:
@@ -246,10 +279,15 @@ def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: Column
 
 
 def _ordered_view(attribute: str, codes: np.ndarray, names: list[str], weights: np.ndarray | None = None) -> GroupView:
-    """A GroupView whose groups are ordered largest first (ties by name); groups with no rows are left out."""
+    """A GroupView whose groups are ordered largest first (ties by name), or in their natural order when every group
+    is a numeric range ('<18', '18-25', '75+': ``roles.range_order``); groups with no rows are left out."""
     sizes = weighted_bincount(codes, weights, len(names))
     present = np.flatnonzero(sizes)
-    order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
+    natural = range_order([str(names[k]) for k in present])
+    if natural is not None:
+        order = present[np.argsort(np.array(natural), kind="stable")]
+    else:
+        order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
     remap = np.full(len(names), -1, dtype=np.int64)
     remap[order] = np.arange(order.size)
     return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order), weights)

@@ -82,13 +82,14 @@ def reading_text(reading: PairReading) -> Text:
                 body=reading.text)
 
 
-def benefit_statement(benefit: str, threshold: float, label: str) -> Text:
-    """Which prediction is the benefit and which label says a person deserved it."""
+def benefit_statement(benefit: str, threshold: float, label: str, positive=1) -> Text:
+    """Which prediction is the benefit and which label value says a person deserved it (the label's own values)."""
+    positive = 1 if positive is None else positive
     if benefit == "negative":
-        return text("Benefit = score < {threshold:.2f}; a label of 0 in '{label}' means the person deserved it "
-                    "(positive class after the flip).", "note", threshold=threshold, label=label)
-    return text("Benefit = score ≥ {threshold:.2f}; a label of 1 in '{label}' means the person deserved it.", "note",
-                threshold=threshold, label=label)
+        return text("Benefit = score < {threshold:.2f}; {label} ≠ {positive} means the person deserved it "
+                    "(positive class after the flip).", "note", threshold=threshold, label=label, positive=positive)
+    return text("Benefit = score ≥ {threshold:.2f}; {label} = {positive} means the person deserved it.", "note",
+                threshold=threshold, label=label, positive=positive)
 
 
 def metric_about(metric: str) -> Text:

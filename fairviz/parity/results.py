@@ -85,15 +85,23 @@ class ParityAudit:
         return read_pair(i, j, self.group(i).counts, self.group(j).counts, self.params, self.values(i, j), reasons)
 
     def pairs(self) -> list[tuple[str, str]]:
-        """Unordered pairs as (i, j) with i before j in the group order (largest group first)."""
-        return list(combinations(self.names[:self.pair_groups], 2))
+        """Unordered pairs as (i, j) with i before j in the group order (largest first, or a range's natural order),
+        among the ``pair_groups`` largest groups."""
+        return [(self.names[i], self.names[j]) for i, j in combinations(self._paired(), 2)]
+
+    def _paired(self) -> np.ndarray:
+        """The positions of the groups the pair tables cover: the ``pair_groups`` largest, in the group order."""
+        if self.pair_groups is None or self.pair_groups >= len(self.groups):
+            return np.arange(len(self.groups))
+        sizes = np.array([g.counts.n for g in self.groups])
+        return np.sort(np.argsort(-sizes, kind="stable")[:self.pair_groups])
 
     def pair_table(self, limit: int | None = None) -> list[dict]:
         """One record per unordered pair (i before j): every metric (None when undefined), the OFI test, the
         four-fifths verdict and the reading — vectorised, so thousands of pairs cost milliseconds. With ``limit``,
         only the pairs with the largest |OFI|."""
-        size = len(self.groups) if self.pair_groups is None else min(len(self.groups), self.pair_groups)
-        rows, cols = np.triu_indices(size, 1)
+        paired = self._paired()
+        rows, cols = (paired[k] for k in np.triu_indices(paired.size, 1))
         counts = [g.counts for g in self.groups]
         var = np.array([benefit_variance(c) for c in counts])
         ofi_values = self.matrices["ofi"].values[rows, cols]

@@ -7,7 +7,7 @@ Only the reduced table (counts per group, label and score cell) comes back to Py
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -17,6 +17,7 @@ from fairviz.data import ColumnMapping, DataError, guess_mapping
 from fairviz.data.engine import Engine, SufficientStats
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data.samples import match_sample
+from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scale
 from fairviz.findings import FindingsParams, finding_text
 from fairviz.report.findings import findings_settings
 from fairviz.data.sources import Files, Frame, Query, Table, is_spark_frame, locate, read_only_query, table_name
@@ -57,13 +58,17 @@ class AuditResult:
 
 def audit(data=None, label: str | None = None, score: str | None = None, group: str | list[str] | None = None, *,
           positive_label=None, intersect: bool = False, threshold: float | None = None, benefit: str | None = None,
+          score_scale: str | None = None, score_direction: str | None = None,
           table: str | None = None, query: str | None = None, database: str | None = None, engine: str | None = None,
           dsn: str | None = None, spark_master: str | None = None, resamples: int = 1000, knee_resamples: int = 200,
           bins: int = 10, bin_strategy: str = "uniform", match_reference: str = "complement", cps_lambda: float = 5.0,
           max_groups: int = MAX_GROUPS, max_pair_groups: int = MAX_PAIR_GROUPS, seed: int = 0,
           findings: FindingsParams = FindingsParams()) -> AuditResult:
     """Audit predictions where they live; roles not given are guessed from the names, as the CLI does. Threshold
-    and benefit default to 0.5 and 'positive' (a bundled sample's own for its file)."""
+    and benefit default to 0.5 and 'positive' (a bundled sample's own for its file). ``score_scale``
+    ('probability', 'percent', 'logit'; default guessed, see ``reduce_scaled``) and ``score_direction`` ('as-is',
+    'reversed'; default checked: a score that runs the other way raises ``ScoreDirectionError``) as the CLI's flags."""
+    check_score_options(score_scale, score_direction)
     runner, source = open_data(data, table=table, query=query, database=database, engine=engine, dsn=dsn,
                                spark_master=spark_master)
     try:
@@ -75,8 +80,9 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
         mapping = ColumnMapping(label=label or guess.label, score=score or guess.score, groups=groups,
                                 positive_label=positive_label if positive_label is not None else guess.positive_label,
                                 text=guess.text if guess.text in frame else None, row_id=guess.row_id,
-                                intersect=intersect)
-        stats = runner.reduce(source, mapping)
+                                intersect=intersect, score_scale=score_scale, score_direction=score_direction)
+        stats, scale_note = reduce_scaled(runner, source, mapping)
+        mapping = stats.mapping
     finally:
         runner.close()
     pred = stats.predictions(GroupLimits(max_groups=max_groups, max_pair_groups=max_pair_groups))
@@ -89,8 +95,34 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
                          match=MatchParams(reference=match_reference, seed=seed),
                          **summary_params(sample, attribute, findings))
     result = run_audit(pred, params)
-    add_engine(result, stats, mapping, note)
+    add_engine(result, stats, replace(mapping, score_scale=pred.mapping.score_scale), note)
+    if scale_note:
+        result.data["notes"].append(scale_note)
     return AuditResult(result, stats)
+
+
+def check_score_options(scale: str | None, direction: str | None) -> None:
+    if scale is not None and scale not in SCALES:
+        raise DataError(f"The score scale must be one of {', '.join(SCALES)}, not '{scale}'.")
+    if direction is not None and direction not in DIRECTIONS:
+        raise DataError(f"The score direction must be one of {', '.join(DIRECTIONS)}, not '{direction}'.")
+
+
+def reduce_scaled(runner: Engine, source, mapping: ColumnMapping) -> tuple[SufficientStats, str]:
+    """The engine's reduction with the score's scale settled: a given scale is converted in the SQL; without one the
+    score is reduced as a probability, and when its values leave [0, 1] and unambiguously read as percentages or
+    logits (``fairviz.data.scales.resolved_scale``) the source is reduced again with that conversion, which the note
+    states. The range comes from the table itself (it keeps the smallest and largest score), so no sample decides."""
+    stats = runner.reduce(source, mapping)
+    if mapping.score_scale is not None:
+        return stats, ""
+    values = pd.to_numeric(stats.table[mapping.score], errors="coerce").to_numpy(dtype=float)
+    if not ((values < 0) | (values > 1)).any():
+        return stats, ""
+    scaled, note = with_guessed_scale(mapping, values)
+    if scaled.score_scale == "probability":
+        return stats, ""          # validation names the range and what it looks like
+    return runner.reduce(source, scaled), note
 
 
 def open_data(data=None, *, table: str | None = None, query: str | None = None, database: str | None = None,

@@ -15,6 +15,7 @@ from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
 from fairviz.findings import FindingsAudit, summarise
+from fairviz.data.scales import score_statement
 from fairviz.report import calibration, explain, findings as summary_section, parity, residuals, sample_size
 from fairviz.report.html import render_html
 from fairviz.report.options import AuditParams, Section
@@ -69,7 +70,8 @@ class Audit:
     def to_terminal(self) -> str:
         """What the terminal prints: each section's display list, detail groups (collapsed) left out."""
         d = self.data
-        blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}', threshold {d['threshold']}"]
+        blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}', threshold {d['threshold']}, "
+                  f"{score_statement(d.get('mapping', {}))}"]
         blocks += [f"  note: {note}" for note in d.get("notes", [])]
         if self.findings is not None:
             summary = [i for i in self.summary_display() if not (isinstance(i, Group) and i.collapsed)]

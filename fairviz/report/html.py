@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 
 from plotly.offline import get_plotlyjs
 
+from fairviz.data.scales import score_statement
+
 
 _STYLE = """
 body{font-family:Inter,Segoe UI,Helvetica,Arial,sans-serif;max-width:1200px;margin:2rem auto;padding:0 1rem;color:#1f1f1f}
@@ -27,7 +29,8 @@ def render_html(audit: dict, sections: list[tuple[str, str]]) -> str:  # noqa: C
     notes = "".join(f"<li class='warn'>{html.escape(str(w))}</li>" for w in found)
     parts = [f"<h1>{html.escape(title)}</h1>",
              f"<p class='note'>{audit.get('n_rows', 0):,} rows · attribute <b>{html.escape(str(audit.get('attribute')))}</b>"
-             f" · threshold {audit.get('threshold')} · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
+             f" · threshold {audit.get('threshold')} · {html.escape(score_statement(audit.get('mapping', {})))}"
+             f" · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
              f" · fairviz {html.escape(str(audit.get('fairviz_version')))}</p>"]
     folded = (f"<details><summary>{len(found)} note{'s' if len(found) != 1 else ''} on the data and the settings"
               f"</summary><ul>{notes}</ul></details>") if notes else ""

@@ -166,7 +166,8 @@ def display(pred: Predictions, audit: ParityAudit, options: AuditParams) -> list
     key = figure_key(pred, audit)
     i, j = focus_pair(audit, options)
     return [
-        readings.benefit_statement(audit.params.benefit, audit.params.threshold, pred.mapping.label),
+        readings.benefit_statement(audit.params.benefit, audit.params.threshold, pred.mapping.label,
+                                   pred.mapping.positive_label),
         *(text("{warning}", "caveat", warning=w) for w in audit.warnings),
         Group("Group parity: OFI and DI", (
             Figure(lambda: figs.heatmap(audit.matrices["ofi"], highlight=(i, j)), _key(key, "heatmap", "ofi", i, j)),

@@ -102,7 +102,8 @@ def display(pred: Predictions, result: SignificanceAudit, options: AuditParams) 
     key = figure_key(pred, result)
     flagged = readings.flagged_bullets(audit)
     return [
-        benefit_statement(options.benefit, options.threshold, pred.mapping.label),
+        benefit_statement(options.benefit, options.threshold, pred.mapping.label,
+                          pred.mapping.positive_label),
         text("MATCH compares each group with same-size groups drawn from {reference}.", "note",
              reference=audit.reference_label),
         Group("Sample-size significance (MATCH)", (

@@ -8,6 +8,7 @@ import pandas as pd
 
 from fairviz.data import Predictions
 from fairviz.data.engine import Engine, SufficientStats
+from fairviz.data.scales import oriented, to_probability
 from fairviz.residuals.results import ResidualAudit
 
 
@@ -41,9 +42,15 @@ def dstar_rows(engine: Engine, source, stats: SufficientStats, pred: Predictions
     if rows.empty:
         return rows
     added = pd.DataFrame({
-        "residual D": pd.to_numeric(rows[stats.mapping.score], errors="coerce") - rows.pop("__fv_y").astype(float),
+        "residual D": score_probability(rows[stats.mapping.score], stats.mapping) - rows.pop("__fv_y").astype(float),
         "nearest knee": rows.pop("__fv_knee"), f"{residuals.attribute} (analysed)": rows.pop("__fv_group")})
     return pd.concat([added, rows], axis=1)
+
+
+def score_probability(column: pd.Series, mapping) -> np.ndarray:
+    """The file's score as the audit read it: converted from its scale and turned round when it runs the other way."""
+    values = pd.to_numeric(column, errors="coerce").to_numpy(dtype=float)
+    return oriented(to_probability(values, mapping.score_scale or "probability"), mapping.score_direction)
 
 
 def file_dstar_rows(source, stats: SufficientStats, pred: Predictions, audit: ResidualAudit) -> pd.DataFrame:

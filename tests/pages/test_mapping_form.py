@@ -1,0 +1,130 @@
+"""The Home page's mapping form (issue 28): it asks what the score is the probability of and which outcome is good for
+the person, recognises percentages and logits, never defaults the score to the label, stops a score that runs the
+other way with a plain warning and a one-click fix, and stays responsive on a file of 50,000 columns."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+from streamlit.testing.v1 import AppTest
+
+from tests.data.meaning_files import write
+
+ENV = "FAIRVIZ_TEST_UPLOAD"
+
+
+def _form():
+    import os
+    from pathlib import Path
+
+    import streamlit as st
+
+    from app_pages import _mapping, _upload
+    from fairviz.data import read_preview
+
+    path = Path(os.environ["FAIRVIZ_TEST_UPLOAD"])
+    raw = path.read_bytes()
+    frame, digest, info = read_preview(raw, path.name)
+    _mapping.mapping_form(_upload.Uploaded(frame, digest, path.name, f"{info.rows:,}", f"test-{digest}", raw))
+    if "flash" in st.session_state:
+        st.success(st.session_state["flash"])
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return write(tmp_path_factory.mktemp("form"))
+
+
+def _open(path, monkeypatch) -> AppTest:
+    monkeypatch.setenv(ENV, str(path))
+    return AppTest.from_function(_form, default_timeout=180).run()
+
+
+def _submit(at: AppTest) -> AppTest:
+    next(b for b in at.button if b.label == "Use these columns").click().run()
+    return at
+
+
+def test_a_reversed_score_gets_a_warning_and_the_one_click_fix_works(files, monkeypatch):
+    at = _open(files["inverted"], monkeypatch)
+    assert at.selectbox(key="map_positive").value == "approved = yes"       # the guess, shown
+    assert at.selectbox(key="map_good").value == "approved = yes"
+    _submit(at)
+    assert not at.exception and "predictions" not in at.session_state      # nothing loaded, nothing lost
+    warning = " ".join(w.value for w in at.warning)
+    assert "'p\\_default' runs the other way" in warning or "'p_default' runs the other way" in warning
+    assert "approved = no" in warning and "approved = yes" in warning
+    at.button(key="direction_reversed").click().run()
+    assert not at.exception
+    pred = at.session_state["predictions"]
+    assert pred.mapping.score_direction == "reversed" and pred.mapping.score == "p_default"
+    assert roc_auc_score(pred.y, pred.score, sample_weight=pred.weight) > 0.5
+    assert at.session_state["data_benefit"] == "positive"                   # approved = yes is the good outcome
+    assert "Loaded 3,000 rows" in at.session_state["flash"]
+    assert not any("runs the other way" in w.value for w in at.warning)
+
+
+def test_the_good_outcome_sets_the_benefit(files, monkeypatch):
+    at = _open(files["prob"], monkeypatch)
+    at.selectbox(key="map_good").set_value("approved = no")
+    _submit(at)
+    assert not at.exception and at.session_state["data_benefit"] == "negative"
+    assert at.session_state["predictions"].mapping.positive_label == "yes"
+
+
+@pytest.mark.parametrize("name, scale, words", [("pct", "percent", "recognised as a percentage in"),
+                                                 ("logit", "logit", "recognised as a logit")])
+def test_percent_and_logit_scores_are_recognised_and_converted(files, monkeypatch, name, scale, words):
+    at = _open(files[name], monkeypatch)
+    assert at.selectbox(key="map_scale").value == scale
+    assert any(words in c.value for c in at.caption)
+    score = next(s for s in at.selectbox if s.label.startswith("Score column"))
+    assert score.value == "score" and "approved" not in score.options      # the label is never offered as a score
+    _submit(at)
+    pred = at.session_state["predictions"]
+    assert pred.mapping.score_scale == scale and 0 <= pred.score.min() and pred.score.max() <= 1
+    reference = pd.read_csv(files[f"prob_of_{name}"])["score"].to_numpy()
+    np.testing.assert_allclose(np.sort(pred.rows().score), np.sort(reference), rtol=0, atol=1e-12)
+
+
+def test_the_score_never_defaults_to_the_label(tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"outcome": rng.integers(0, 2, 200), "points": rng.uniform(0, 100, 200).round(1),
+                          "region": rng.choice(["north", "south"], 200), "customer_id": np.arange(200)})
+    path = tmp_path / "points.csv"
+    frame.to_csv(path, index=False)
+    at = _open(path, monkeypatch)
+    label = next(s for s in at.selectbox if s.label.startswith("Label column"))
+    score = next(s for s in at.selectbox if s.label.startswith("Score column"))
+    assert label.value == "outcome" and score.value == "points" and "region" not in score.options
+    assert at.selectbox(key="map_scale").value == "percent"
+    assert at.multiselect[0].value == ["region"]                         # the id is no group
+
+
+def test_a_file_of_50000_columns_gets_a_capped_form(tmp_path, monkeypatch):
+    from app_pages._mapping import MAX_OFFERED
+    rng = np.random.default_rng(0)
+    wide = pd.DataFrame(rng.uniform(size=(20, 50_000)).round(3), columns=[f"f{i}" for i in range(50_000)])
+    wide.insert(0, "sex", rng.choice(["a", "b"], 20))
+    wide.insert(0, "score", rng.uniform(size=20).round(3))
+    wide.insert(0, "y", [0, 1] * 10)
+    path = tmp_path / "wide.csv"
+    wide.to_csv(path, index=False)
+    at = _open(path, monkeypatch)
+    assert not at.exception
+    score = next(s for s in at.selectbox if s.label.startswith("Score column"))
+    assert score.value == "score" and len(score.options) <= MAX_OFFERED
+    assert all(len(m.options) <= MAX_OFFERED for m in at.multiselect)
+    assert any("This file has 50,003 columns" in c.value and "are not offered" in c.value for c in at.caption)
+
+
+def test_a_score_with_a_typo_is_offered_so_that_validation_names_it(tmp_path, monkeypatch):
+    path = tmp_path / "typo.csv"
+    path.write_text("label,score,group\n1,high,A\n0,0.2,B\n1,0.9,A\n")
+    at = _open(path, monkeypatch)
+    score = next(s for s in at.selectbox if s.label.startswith("Score column"))
+    assert score.value == "score" and score.options == ["score"]            # the label is not offered
+    _submit(at)
+    assert not at.exception and "predictions" not in at.session_state
+    assert any("non-numeric values" in e.value for e in at.error)

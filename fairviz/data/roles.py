@@ -79,7 +79,16 @@ def numeric_columns(frame: pd.DataFrame) -> list:
 
 def has_few_values(series: pd.Series) -> bool:
     """Between 2 and ``MAX_GUESSED_GROUPS`` distinct non-missing values: a column that could name groups."""
-    return 2 <= series.nunique() <= MAX_GUESSED_GROUPS
+    return 2 <= distinct_count(series) <= MAX_GUESSED_GROUPS
+
+
+def distinct_count(series: pd.Series) -> int:
+    """Distinct non-missing values; 0 for cells that cannot be compared (lists, dicts, arrays from a Parquet list or
+    struct column), which then play no role."""
+    try:
+        return int(series.nunique())
+    except TypeError:
+        return 0
 
 
 def looks_like_groups(series: pd.Series) -> bool:
@@ -117,7 +126,7 @@ def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
     scanned = columns[:MAX_SCANNED]
     ids = [c for c in columns if is_id_name(c)]
     label = next(iter(named(columns, "label")), None) or next(
-        (c for c in scanned if c not in ids and frame[c].dropna().nunique() == 2), columns[0])
+        (c for c in scanned if c not in ids and distinct_count(frame[c]) == 2), columns[0])
     scores = score_candidates(frame, exclude=(label, *ids))
     score = scores[0] if scores else next((c for c in columns if c != label), label)
     taken = {label, score, *ids}

@@ -30,7 +30,9 @@ class Case:
     groups: tuple[str, ...] | None = None       # the audited attribute's groups, when they are the point
     fixed_by: dict = field(default_factory=dict)
     spark: bool = False                         # also through --engine spark (slow)
-    app_expect: str | None = None               # where the app's form settles what the CLI must be told
+    expect_on: dict = field(default_factory=dict)   # path → outcome where a path settles it otherwise (the app's
+                                                    # form asks; the CLI converts an unambiguous scale, the bare
+                                                    # row path with the guessed mapping does not)
     smoke: bool = False                         # its audit runs on the CLI and app paths in the quick run too
 
     @property
@@ -114,7 +116,6 @@ MARKUP = ["[click me](http://evil.example/x)", "![x](http://evil.example/t.png)"
           "'; DROP TABLE src; --", "\" OR 1=1 --", "`rm -rf /`", "**bold** _it_ $x$"]
 NON_BINARY = r"must be binary|distinct values"
 ENGINE = "engine"
-TRUST = "trust"
 
 
 def cases() -> list[Case]:
@@ -200,11 +201,10 @@ def cases() -> list[Case]:
         Case("score_late_text.csv", lambda: csv_bytes(replaced(frame(30_000), "score", 29_999, "oops")),
              expect=r"non-numeric values \(e\.g\. 'oops'\)"),
         Case("score_percent.csv", lambda: csv_bytes(f.assign(score=(f["score"] * 100).round(2))),
-             expect=r"outside \[0, 1\]|percent"),
+             expect=r"outside \[0, 1\]|percent", expect_on={"cli": AUDIT, "app": AUDIT}),
         Case("score_logit.csv", lambda: csv_bytes(f.assign(score=np.log(f["score"] / (1 - f["score"])).round(4))),
-             expect=r"outside \[0, 1\]|logit"),
-        Case("score_reversed.csv", reversed_scores, expect=r"other way|direction",
-             fixed_by={"row": TRUST, "cli": TRUST, "app": TRUST}),
+             expect=r"outside \[0, 1\]|logit", expect_on={"cli": AUDIT, "app": AUDIT}),
+        Case("score_reversed.csv", reversed_scores, expect=r"other way|direction"),
         Case("score_bool.csv", lambda: csv_bytes(f.assign(score=f["score"] > 0.5, p=f["score"]).drop(columns="p")),
              expect=r"true/false|score"),
         Case("score_all_missing.csv", lambda: csv_bytes(f.assign(score="NA")), expect=r"missing|non-numeric|score"),
@@ -216,7 +216,7 @@ def cases() -> list[Case]:
         Case("label_floats.csv", lambda: csv_bytes(f.assign(y=f["y"].astype(float)))),
         Case("label_three_values.csv", lambda: csv_bytes(f.assign(y=np.resize([0, 1, 2], ROWS))), expect=NON_BINARY),
         Case("label_unknown_words.csv", lambda: csv_bytes(f.assign(y=np.where(f["y"] == 1, "approved", "denied"))),
-             expect=r"positive", app_expect=AUDIT),                    # the form asks for the positive value
+             expect=r"positive", expect_on={"app": r"other way"}),    # the form's guess runs the score backwards
         Case("label_na_words.csv", lambda: csv_bytes(replaced(f, "y", 9, "NA"))),
         # groups
         Case("group_codes_01_1.csv", lambda: csv_bytes(frame(groups=("01", "1"))), groups=("01", "1")),

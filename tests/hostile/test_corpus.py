@@ -69,9 +69,9 @@ def _cli(case: Case, path, tmp_path, capsys, engine: str) -> None:
     if code == 2:
         lines = captured.err.strip().splitlines()
         assert len(lines) == 1, captured.err
-        return _outcome(case, lines[0], None)
+        return _outcome(case, lines[0], None, case.expect_on.get("cli"))
     data = json.loads(out.read_text())
-    _outcome(case, None, list(data["groups"]))
+    _outcome(case, None, list(data["groups"]), case.expect_on.get("cli"))
 
 
 class _Upload:
@@ -95,9 +95,10 @@ def _app(case: Case, path, monkeypatch) -> None:
         submit = next(b for b in at.button if b.label == "Use these columns")
         submit.click().run()
         assert not at.exception, at.exception
-    expect = case.app_expect or case.expect
-    if at.error:
-        shown = str(at.error[-1].value)
+    expect = case.expect_on.get("app", case.expect)
+    stopped = [w.value for w in at.warning if "Nothing was loaded" in str(w.value)]   # the direction check's stop
+    if at.error or stopped:
+        shown = str(at.error[-1].value) if at.error else str(stopped[-1])
         assert "Traceback" not in shown and "File \"" not in shown, shown
         lines = [line.lstrip("- ") for line in shown.splitlines() if line.strip()]
         return _outcome(case, re.sub(r"\\(.)", r"\1", lines[-1]), None, expect)      # the page escapes Markdown

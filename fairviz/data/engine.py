@@ -418,25 +418,31 @@ class Engine:
     def preview(self, source, rows: int = PREVIEW_ROWS) -> pd.DataFrame:
         """The first rows, bounded in rows and bytes: enough to guess the column roles. Only plain columns are read
         (numbers, text, dates; lists, structs, maps and binary values are named in ``frame.attrs['unread']``, never
-        decoded), text cut to its first characters, and fewer rows for a wide file."""
+        decoded), text cut to its first characters, and fewer rows for a wide file. Local Parquet is read by Arrow
+        with text columns as dictionaries (one huge value repeated on every row stays one value)."""
         self._register(source)
-        plain = [k for k, t in enumerate(self._types) if not is_nested(t)]
-        unread = [self._names[k] for k in range(len(self._names)) if k not in plain]
-        if not plain:
-            raise DataError(f"'{source.name}' has no column of plain values (numbers or text): "
-                            f"{', '.join(unread[:5])} hold lists, structs, maps or binary values.")
-        rows = max(1, min(int(rows), PREVIEW_CELLS // len(plain)))
-        texts = [k for k in plain if self.dialect.is_text(self._types[k])]
-        chars = max(PREVIEW_MIN_CHARS, min(PREVIEW_CHARS, PREVIEW_TEXT_BYTES // max(rows * len(texts), 1)))
-        select = ", ".join(f"{self.dialect.prefix(f'c{k}', chars)} AS c{k}" if k in texts else f"c{k}"
-                           for k in plain)
-        frame = self.sql(f"SELECT {select} FROM {self._relation} LIMIT {rows}")
-        frame.columns = [self._names[k] for k in plain]
+        if isinstance(source, Files) and source.format == "parquet":
+            frame, unread = parquet_preview(source.files[0], source.name, rows)
+        else:
+            frame, unread = self._sql_preview(rows)
         frame.attrs["unread"] = unread
         if frame.empty:
             raise DataError(f"'{source.name}' has a header but no data rows." if isinstance(source, (Files, Location))
                             else f"'{source.name}' has no rows.")
         return frame
+
+    def _sql_preview(self, rows: int) -> tuple[pd.DataFrame, list[str]]:
+        plain = [k for k, t in enumerate(self._types) if not is_nested(t)]
+        unread = [self._names[k] for k in range(len(self._names)) if k not in plain]
+        _check_plain(plain, unread, getattr(self._source, "name", "the data"))
+        rows = max(1, min(int(rows), PREVIEW_CELLS // len(plain)))
+        texts = [k for k in plain if self.dialect.is_text(self._types[k])]
+        chars = _preview_chars(rows, len(texts))
+        select = ", ".join(f"{self.dialect.prefix(f'c{k}', chars)} AS c{k}" if k in texts else f"c{k}"
+                           for k in plain)
+        frame = self.sql(f"SELECT {select} FROM {self._relation} LIMIT {rows}")
+        frame.columns = [self._names[k] for k in plain]
+        return frame, unread
 
     def reduce(self, source, mapping: ColumnMapping, name: str | None = None) -> SufficientStats:
         """The sufficient statistics of ``source`` (a source of ``fairviz.data.sources``, or an upload's bytes)."""
@@ -650,6 +656,74 @@ def _arrow_type(type_name: str):
     if name == "boolean":
         return pa.bool_()
     return pa.string()
+
+
+def _check_plain(plain: list, unread: list[str], name: str) -> None:
+    if not plain:
+        raise DataError(f"'{name}' has no column of plain values (numbers or text): {', '.join(unread[:5])} hold "
+                        "lists, structs, maps or binary values.")
+
+
+def _preview_chars(rows: int, text_columns: int) -> int:
+    """Characters read of each text value: all text columns of the preview together stay within the byte budget."""
+    return max(PREVIEW_MIN_CHARS, min(PREVIEW_CHARS, PREVIEW_TEXT_BYTES // max(rows * text_columns, 1)))
+
+
+def parquet_preview(path: str, name: str, rows: int = PREVIEW_ROWS) -> tuple[pd.DataFrame, list[str]]:
+    """The first rows of a Parquet file's plain columns, bounded in bytes: text columns read as dictionaries and cut
+    to their first characters before they are decoded; plain-encoded values counted from the footer (their decoded
+    size), so that a wide or heavy file gives fewer rows. Returns (frame, the names of the columns not read)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    try:
+        reader = pq.ParquetFile(path)
+        schema = reader.schema_arrow
+        plain = [f.name for f in schema if not _arrow_nested(f.type)]
+        unread = [f.name for f in schema if _arrow_nested(f.type)]
+        _check_plain(plain, unread, name)
+        texts = [f.name for f in schema if f.name in plain and _arrow_text(f.type)]
+        meta = reader.metadata
+        per_row = 0.0
+        if meta.num_row_groups and meta.num_rows:
+            group = meta.row_group(0)
+            for c in range(group.num_columns):
+                column = group.column(c)
+                if column.path_in_schema in plain:
+                    per_row += column.total_uncompressed_size / max(group.num_rows, 1)
+        rows = int(max(1, min(rows, PREVIEW_CELLS // len(plain), PREVIEW_TEXT_BYTES // max(per_row, 1))))
+        reader = pq.ParquetFile(path, read_dictionary=texts)        # text stays dictionary-encoded as on disk
+        batch = next(reader.iter_batches(batch_size=rows, columns=plain, use_threads=False), None)
+        if batch is None:
+            return schema.empty_table().select(plain).to_pandas(), unread
+        chars = _preview_chars(batch.num_rows, len(texts))
+        columns = []
+        for field_, column in zip(batch.schema, batch.columns):
+            if pa.types.is_dictionary(column.type) and _arrow_text(column.type.value_type):
+                column = pa.DictionaryArray.from_arrays(
+                    column.indices, pc.utf8_slice_codeunits(column.dictionary, 0, chars)).dictionary_decode()
+            elif _arrow_text(column.type):
+                column = pc.utf8_slice_codeunits(column, 0, chars)
+            columns.append(column)
+        return pa.Table.from_arrays(columns, names=batch.schema.names).to_pandas(), unread
+    except DataError:
+        raise
+    except Exception as err:  # noqa: BLE001 - pyarrow raises many types for a damaged file
+        raise DataError(f"'{name}' could not be read as Parquet ({type(err).__name__}: {_first_line(err)}).") \
+            from None
+
+
+def _arrow_nested(arrow_type) -> bool:
+    import pyarrow as pa
+    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    return (pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_null(t))
+
+
+def _arrow_text(arrow_type) -> bool:
+    import pyarrow as pa
+    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", bool)(t)
 
 
 def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):

@@ -42,8 +42,8 @@ from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, 
                                     core_mapping, reduction_sql, single_valued,
                                     stats_from_cells)            # (re-exported: the engine's face)
 from fairviz.data.validation import check_columns
-from fairviz.data.sources import (Files, Frame, Location, Query, Table, locate, resolve,  # noqa: F401 (resolve: re-exported)
-                                  scheme_of)
+from fairviz.data.sources import (Files, Frame, Location, Query, Table, locate,  # noqa: F401 (resolve: re-exported)
+                                  resolve, scheme_of)
 
 Source = Files        # the name this module used for a local file set
 
@@ -216,10 +216,13 @@ class Engine:
 
     def _at(self, name: str) -> str:
         """The positional alias of a column of the source, by its name (the preview's names are stripped)."""
-        for candidates in (self._names, [n.strip() for n in self._names]):
-            if name in candidates:
-                return f"c{candidates.index(name)}"
-        raise DataError(f"'{name}' is not a column of '{getattr(self._source, 'name', 'the data')}'.")
+        if name not in self._names:
+            raise DataError(f"'{name}' is not a column of '{getattr(self._source, 'name', 'the data')}'.")
+        return f"c{self._names.index(name)}"
+
+    def _text_aliases(self, text: tuple[str, ...]) -> set[str]:
+        """The aliases of the columns to read as text (names that are not columns are left to the mapping checks)."""
+        return {self._at(name) for name in text if name in self._names}
 
     def _positions(self, mapping: ColumnMapping) -> ColumnMapping:
         """The mapping in positional names: what the SQL reads."""
@@ -238,8 +241,7 @@ class Engine:
             options = _duckdb_csv_options(sniffed)
             base = f"read_csv({listed}, {options})"
             relation = self._duckdb_positional(base, sniffed.names if sniffed else None)
-            wanted = {self._at(name) for name in text if name in self._names or name in
-                      [n.strip() for n in self._names]}
+            wanted = self._text_aliases(text)
             if not wanted:
                 return relation
             types = ", ".join("'VARCHAR'" if alias in wanted else "'" + type_name.replace("'", "''") + "'"
@@ -261,10 +263,7 @@ class Engine:
         """``base`` renamed by position; its columns and types from DuckDB (the names from the CSV's own header
         when DuckDB agrees on their number: DuckDB renames duplicates and blanks)."""
         rows = self._run(lambda: self._duckdb().execute(f"DESCRIBE SELECT * FROM {base}").fetchall())
-        found = [r[0] for r in rows]
-        if names is not None and len(names) == len(found) and len(set(names)) == len(names) and all(names):
-            found = list(names)
-        return self._positional(base, found, [r[1] for r in rows])
+        return self._positional(base, _header_names(names, [r[0] for r in rows]), [r[1] for r in rows])
 
     def _spark_frame(self, source, text: tuple[str, ...] = ()):
         """The source as a Spark DataFrame whose columns are c0, c1, … (``self._names`` keeps the source's)."""
@@ -283,12 +282,9 @@ class Engine:
         data = source.data if isinstance(source, Frame) else source
         return self._spark_positional(spark.createDataFrame(data.to_pandas()))
 
-    def _spark_positional(self, frame, names=None):
+    def _spark_positional(self, frame):
         schema = self._spark_read(lambda: frame.schema)
-        found = [f.name for f in schema.fields]
-        if names is not None and len(names) == len(found) and len(set(names)) == len(names) and all(names):
-            found = list(names)
-        self._set_columns(found, [f.dataType.simpleString() for f in schema.fields])
+        self._set_columns([f.name for f in schema.fields], [f.dataType.simpleString() for f in schema.fields])
         return frame.toDF(*self._aliases())
 
     def _spark_csv(self, spark, paths, sniffed, text):
@@ -302,10 +298,8 @@ class Engine:
             if sniffed.encoding == "utf-16":
                 options["multiLine"] = True
         inferred = self._spark_read(lambda: spark.read.options(**options, inferSchema=True).csv(paths).schema)
-        self._set_columns(sniffed.names if sniffed is not None and len(sniffed.names) == len(inferred.fields)
-                          and len(set(sniffed.names)) == len(sniffed.names) and all(sniffed.names)
-                          else [f.name for f in inferred.fields], [])
-        wanted = {self._at(name) for name in text if name in self._names}
+        self._set_columns(_header_names(sniffed.names if sniffed else None, [f.name for f in inferred.fields]), [])
+        wanted = self._text_aliases(text)
         decimal = {f"c{k}" for k in (sniffed.decimal_columns if sniffed is not None else ())}
         fields = [StructField(alias, StringType() if alias in wanted or alias in decimal else f.dataType)
                   for alias, f in zip(self._aliases(), inferred.fields)]
@@ -609,6 +603,14 @@ def connect_client_missing() -> list[str]:
     return missing
 
 
+def _header_names(header, found: list[str]) -> list[str]:
+    """The CSV header's own names when the engine found as many columns (the engines rename duplicates and blanks
+    their own way: then theirs)."""
+    if header is not None and len(header) == len(found) and len(set(header)) == len(header) and all(header):
+        return list(header)
+    return found
+
+
 def _sniffed(source: Files | Location) -> CsvFormat | None:
     """How a CSV on this machine is written (a local file, or a file:// URL); None for other URLs (the engine's own
     sniffing reads them)."""
@@ -626,7 +628,8 @@ def _duckdb_csv_options(sniffed: CsvFormat | None) -> str:
     """read_csv's options for a sniffed CSV (every value one of ours, never text from the file)."""
     options = ["header = true", "auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR']"]
     if sniffed is not None:
-        options += [f"delim = '{sniffed.delimiter}'", "quote = '\"'", "escape = '\"'", f"encoding = '{sniffed.encoding}'"]
+        options += [f"delim = '{sniffed.delimiter}'", "quote = '\"'", "escape = '\"'",
+                    f"encoding = '{sniffed.encoding}'"]
         if sniffed.decimal_comma:
             options.append("decimal_separator = ','")
     return ", ".join(options)

@@ -26,28 +26,34 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from fairviz.data.dialects import DIALECTS
+from fairviz.data.dialects import DIALECTS, is_nested
 from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
 from fairviz.data.roles import guess_mapping
 from fairviz.data.scales import probability_sql
+from fairviz.data.sniff import CsvFormat, sniff_csv
 from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, SufficientStats,  # noqa: F401
                                     core_mapping, reduction_sql, single_valued,
                                     stats_from_cells)            # (re-exported: the engine's face)
 from fairviz.data.validation import check_columns
-from fairviz.data.sources import Files, Frame, Location, Query, Table, locate, resolve  # noqa: F401 (resolve: re-exported)
+from fairviz.data.sources import (Files, Frame, Location, Query, Table, locate,  # noqa: F401 (resolve: re-exported)
+                                  resolve, scheme_of)
 
 Source = Files        # the name this module used for a local file set
 
 ENGINES = ("duckdb", "spark", "postgres")
 DEFAULT_SPARK_MASTER = "local[2]"
 PREVIEW_ROWS = 10_000
+PREVIEW_CELLS = 2_000_000           # a wide file's preview reads fewer rows: rows × plain columns stays below this
+PREVIEW_TEXT_BYTES = 64 << 20       # the text a preview decodes, all text columns together
+PREVIEW_CHARS, PREVIEW_MIN_CHARS = 1_000, 32      # characters read of each text value (a text column's are long)
 
 
 # ----------------------------------------------------------------------------------------------- engines
@@ -73,8 +79,11 @@ class Engine:
         self.fetched_rows = 0           # rows that came back from the engine, all queries together
         self._con = None
         self._spark = session
+        self._own_session = session is None      # (a session of the caller's may be a cluster's)
         self._source = None
         self._relation = "src"
+        self._names: list[str] = []      # the registered source's column names, by position (SQL reads c0, c1, …)
+        self._types: list[str] = []
 
     @property
     def connect(self) -> bool:
@@ -84,7 +93,7 @@ class Engine:
     @property
     def local(self) -> bool:
         """The engine reads this machine's files (DuckDB, Spark in local mode)."""
-        return self.kind == "duckdb" or (self.kind == "spark" and self._spark is None and
+        return self.kind == "duckdb" or (self.kind == "spark" and self._own_session and
                                          str(self.master or DEFAULT_SPARK_MASTER).startswith("local"))
 
     # --- the engines' plumbing: a source as a relation, its columns, SQL → pandas
@@ -97,7 +106,7 @@ class Engine:
             if self.threads:
                 config["threads"] = int(self.threads)
             if self.database is not None:
-                if not Path(self.database).is_file():
+                if scheme_of(self.database) is not None or not Path(self.database).is_file():
                     raise DataError(f"Database file not found: {self.database}")
                 try:
                     self._con = duckdb.connect(self.database, read_only=True, config=config)
@@ -143,6 +152,7 @@ class Engine:
         if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
             raise DataError("--engine spark needs Java (Debian: apt-get install openjdk-17-jre-headless).")
         master = self.master or DEFAULT_SPARK_MASTER
+        _check_master(master)
         running = SparkSession._instantiatedSession
         if running is not None and running.sparkContext.master != master:
             running.stop()                                   # getOrCreate would silently keep the other master
@@ -175,52 +185,131 @@ class Engine:
             self._con.read_only = True        # every transaction: BEGIN READ ONLY
         return self._con
 
-    def _register(self, source) -> None:
-        """Make ``source`` the relation that the SQL reads (``self._relation``)."""
+    def _register(self, source, text: tuple[str, ...] = ()) -> None:
+        """Make ``source`` the relation that the SQL reads (``self._relation``), its columns renamed by position
+        (c0, c1, …): no name from a file or a database ever enters SQL text, and no name of ours can meet one of
+        theirs. ``self._names`` keeps the source's own names, in order, for what is shown and returned. ``text``:
+        columns read as text (group columns: codes '01' and '1' stay two groups), where the format has no types of
+        its own (CSV)."""
         self._source = source                   # named in the engine's errors
         if self.kind == "postgres":
             self._relation = self._postgres_relation(source)
         elif self.kind == "duckdb":
-            self._relation = self._duckdb_relation(source)
+            self._relation = self._duckdb_relation(source, text)
         else:
             if isinstance(source, Frame) and source.is_spark:
                 self._spark = source.data.sparkSession          # a Spark DataFrame is reduced on its own session
             self._relation = "__fairviz_src"
-            self._spark_frame(source).createOrReplaceTempView(self._relation)
+            frame = self._spark_frame(source, text)
+            self._run(lambda: frame.createOrReplaceTempView(self._relation))
 
-    def _duckdb_relation(self, source) -> str:
+    def _positional(self, base: str, names: list[str], types: list[str]) -> str:
+        """``base`` with its columns renamed c0, c1, … by a column alias list (DuckDB and PostgreSQL)."""
+        self._set_columns(names, types)
+        return f"(SELECT * FROM {base}) AS __fv_t({', '.join(self._aliases())})"
+
+    def _set_columns(self, names, types) -> None:
+        self._names = [str(n).lstrip("\ufeff").strip() for n in names]   # as the preview shows them
+        self._types = [str(t).upper() for t in types]
+
+    def _aliases(self) -> list[str]:
+        return [f"c{i}" for i in range(len(self._names))]
+
+    def _at(self, name: str) -> str:
+        """The positional alias of a column of the source, by its name (the preview's names are stripped)."""
+        if name not in self._names:
+            raise DataError(f"'{name}' is not a column of '{getattr(self._source, 'name', 'the data')}'.")
+        return f"c{self._names.index(name)}"
+
+    def _text_aliases(self, text: tuple[str, ...]) -> set[str]:
+        """The aliases of the columns to read as text (names that are not columns are left to the mapping checks)."""
+        return {self._at(name) for name in text if name in self._names}
+
+    def _positions(self, mapping: ColumnMapping) -> ColumnMapping:
+        """The mapping in positional names: what the SQL reads."""
+        return ColumnMapping(label=self._at(mapping.label), score=self._at(mapping.score),
+                             groups=tuple(self._at(g) for g in mapping.groups), positive_label=mapping.positive_label,
+                             intersect=mapping.intersect)
+
+    def _duckdb_relation(self, source, text: tuple[str, ...] = ()) -> str:
         con = self._duckdb()
         if isinstance(source, (Files, Location)):
             files = source.files if isinstance(source, Files) else (source.url,)
             listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
-            return f"read_parquet({listed})" if source.format == "parquet" else \
-                f"read_csv({listed}, header = true, auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR'])"
+            if source.format == "parquet":
+                return self._duckdb_positional(f"read_parquet({listed})")
+            sniffed = _sniffed(source)
+            options = _duckdb_csv_options(sniffed)
+            base = f"read_csv({listed}, {options})"
+            relation = self._duckdb_positional(base, sniffed.names if sniffed else None)
+            wanted = self._text_aliases(text)
+            if not wanted:
+                return relation
+            types = ", ".join("'VARCHAR'" if alias in wanted else "'" + type_name.replace("'", "''") + "'"
+                              for alias, type_name in zip(self._aliases(), self._types))
+            return self._duckdb_positional(f"read_csv({listed}, {options}, types = [{types}])", self._names)
         if isinstance(source, Table):
             if self.database is None:
                 raise DataError("--table on DuckDB names a table of a database file: add --database FILE.duckdb.")
-            return source.table
+            return self._duckdb_positional(source.table)
         if isinstance(source, Query):
-            return f"({source.text}) AS q"
+            return self._duckdb_positional(f"({source.text}) AS q")
         data = source.data if isinstance(source, Frame) else source
         if isinstance(source, Frame) and source.is_spark:
             raise DataError("A Spark DataFrame is reduced on its own Spark session, not on DuckDB.")
         con.register("__fairviz_frame", data)
-        return "__fairviz_frame"
+        return self._duckdb_positional("__fairviz_frame")
 
-    def _spark_frame(self, source):
+    def _duckdb_positional(self, base: str, names=None) -> str:
+        """``base`` renamed by position; its columns and types from DuckDB (the names from the CSV's own header
+        when DuckDB agrees on their number: DuckDB renames duplicates and blanks)."""
+        rows = self._run(lambda: self._duckdb().execute(f"DESCRIBE SELECT * FROM {base}").fetchall())
+        return self._positional(base, _header_names(names, [r[0] for r in rows]), [r[1] for r in rows])
+
+    def _spark_frame(self, source, text: tuple[str, ...] = ()):
+        """The source as a Spark DataFrame whose columns are c0, c1, … (``self._names`` keeps the source's)."""
         if isinstance(source, Frame) and source.is_spark:
-            return source.data
+            return self._spark_positional(source.data)
         spark = self.spark()
         if isinstance(source, (Files, Location)):
             paths = list(source.files) if isinstance(source, Files) else [source.url]
-            return self._spark_read(lambda: spark.read.parquet(*paths) if source.format == "parquet" else
-                                    spark.read.csv(paths, header=True, inferSchema=True))
+            if source.format == "parquet":
+                return self._spark_positional(self._spark_read(lambda: spark.read.parquet(*paths)))
+            return self._spark_csv(spark, paths, _sniffed(source), text)
         if isinstance(source, Table):
-            return self._spark_read(lambda: spark.sql(f"SELECT * FROM {source.table}"))
+            return self._spark_positional(self._spark_read(lambda: spark.sql(f"SELECT * FROM {source.table}")))
         if isinstance(source, Query):
-            return self._spark_read(lambda: spark.sql(f"SELECT * FROM ({source.text}) q"))
+            return self._spark_positional(self._spark_read(lambda: spark.sql(f"SELECT * FROM ({source.text}) q")))
         data = source.data if isinstance(source, Frame) else source
-        return spark.createDataFrame(data.to_pandas())
+        return self._spark_positional(spark.createDataFrame(data.to_pandas()))
+
+    def _spark_positional(self, frame):
+        schema = self._spark_read(lambda: frame.schema)
+        self._set_columns([f.name for f in schema.fields], [f.dataType.simpleString() for f in schema.fields])
+        return frame.toDF(*self._aliases())
+
+    def _spark_csv(self, spark, paths, sniffed, text):
+        """A CSV read as DuckDB reads it: the sniffed encoding and delimiter, the inferred types applied by position
+        (the header is skipped, never parsed into SQL), group columns as text, decimal commas as numbers."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType, StructField, StructType
+        options = {"header": True, "mode": "PERMISSIVE"}
+        if sniffed is not None:
+            options.update(sep=sniffed.delimiter, encoding=sniffed.spark_encoding)
+            if sniffed.encoding == "utf-16":
+                options["multiLine"] = True
+        inferred = self._spark_read(lambda: spark.read.options(**options, inferSchema=True).csv(paths).schema)
+        self._set_columns(_header_names(sniffed.names if sniffed else None, [f.name for f in inferred.fields]), [])
+        wanted = self._text_aliases(text)
+        decimal = {f"c{k}" for k in (sniffed.decimal_columns if sniffed is not None else ())}
+        fields = [StructField(alias, StringType() if alias in wanted or alias in decimal else f.dataType)
+                  for alias, f in zip(self._aliases(), inferred.fields)]
+        frame = self._spark_read(lambda: spark.read.options(**options, enforceSchema=True)
+                                 .schema(StructType(fields)).csv(paths))
+        for alias in decimal - wanted:
+            frame = frame.withColumn(alias, F.regexp_replace(F.col(alias), ",", ".").cast("double"))
+        self._types = [f.dataType.simpleString().upper() for f in self._spark_read(lambda: frame.schema).fields]
+        return frame
 
     def _spark_read(self, read):
         try:
@@ -230,24 +319,23 @@ class Engine:
 
     def _postgres_relation(self, source) -> str:
         if isinstance(source, Table):
-            return source.table
-        if isinstance(source, Query):
-            return f"({source.text}) AS q"
-        raise DataError("--engine postgres audits a table or a query of the database: give --table NAME or "
-                        "--query 'SELECT …'.")
+            base = source.table
+        elif isinstance(source, Query):
+            base = f"({source.text}) AS q"
+        else:
+            raise DataError("--engine postgres audits a table or a query of the database: give --table NAME or "
+                            "--query 'SELECT …'.")
+        columns = self._run(lambda: self._postgres_columns(f"SELECT * FROM {base}"))
+        return self._positional(base, [n for n, _ in columns], [t for _, t in columns])
 
     def _columns(self) -> dict[str, str]:
-        """Column name → type name (upper case) of the relation."""
-        if self.kind == "duckdb":
-            rows = self._run(lambda: self._duckdb().execute(f"DESCRIBE SELECT * FROM {self._relation}").fetchall())
-            return {r[0]: str(r[1]).upper() for r in rows}
-        if self.kind == "spark":
-            schema = self._run(lambda: self.spark().table(self._relation).schema)
-            return {f.name: f.dataType.simpleString().upper() for f in schema.fields}
-        return {name: type_name.upper() for name, type_name in
-                self._run(lambda: self._postgres_types(f"SELECT * FROM {self._relation}")).items()}
+        """Column name (the source's own) → type name (upper case) of the registered relation."""
+        return dict(zip(self._names, self._types))
 
     def _postgres_types(self, text: str, params=None) -> dict[str, str]:
+        return dict(self._postgres_columns(text, params))
+
+    def _postgres_columns(self, text: str, params=None) -> list[tuple[str, str]]:
         """The columns of a query and their PostgreSQL types, planned but not run (LIMIT 0)."""
         con = self._postgres()
         with con.cursor() as cur:
@@ -257,7 +345,7 @@ class Engine:
                         [[oid for _, oid in columns]])
             names = dict(cur.fetchall())
         con.rollback()
-        return {name: names.get(oid, "text") for name, oid in columns}
+        return [(name, names.get(oid, "text")) for name, oid in columns]
 
     def _postgres_sql(self, text: str, params=None) -> pd.DataFrame:
         """A query's rows through COPY … TO STDOUT as CSV, parsed by Arrow with the columns' own types."""
@@ -323,14 +411,33 @@ class Engine:
 
     # --- public
     def preview(self, source, rows: int = PREVIEW_ROWS) -> pd.DataFrame:
-        """The first rows, every column: enough to guess the column roles."""
+        """The first rows, bounded in rows and bytes: enough to guess the column roles. Only plain columns are read
+        (numbers, text, dates; lists, structs, maps and binary values are named in ``frame.attrs['unread']``, never
+        decoded), text cut to its first characters, and fewer rows for a wide file. Local Parquet is read by Arrow
+        with text columns as dictionaries (one huge value repeated on every row stays one value)."""
         self._register(source)
-        frame = self.sql(f"SELECT * FROM {self._relation} LIMIT {int(rows)}")
-        frame.columns = [str(c).strip() for c in frame.columns]
+        if isinstance(source, Files) and source.format == "parquet":
+            frame, unread = parquet_preview(source.files[0], source.name, rows)
+        else:
+            frame, unread = self._sql_preview(rows)
+        frame.attrs["unread"] = unread
         if frame.empty:
             raise DataError(f"'{source.name}' has a header but no data rows." if isinstance(source, (Files, Location))
                             else f"'{source.name}' has no rows.")
         return frame
+
+    def _sql_preview(self, rows: int) -> tuple[pd.DataFrame, list[str]]:
+        plain = [k for k, t in enumerate(self._types) if not is_nested(t)]
+        unread = [self._names[k] for k in range(len(self._names)) if k not in plain]
+        _check_plain(plain, unread, getattr(self._source, "name", "the data"))
+        rows = max(1, min(int(rows), PREVIEW_CELLS // len(plain)))
+        texts = [k for k in plain if self.dialect.is_text(self._types[k])]
+        chars = _preview_chars(rows, len(texts))
+        select = ", ".join(f"{self.dialect.prefix(f'c{k}', chars)} AS c{k}" if k in texts else f"c{k}"
+                           for k in plain)
+        frame = self.sql(f"SELECT {select} FROM {self._relation} LIMIT {rows}")
+        frame.columns = [self._names[k] for k in plain]
+        return frame, unread
 
     def reduce(self, source, mapping: ColumnMapping, name: str | None = None) -> SufficientStats:
         """The sufficient statistics of ``source`` (a source of ``fairviz.data.sources``, or an upload's bytes)."""
@@ -340,15 +447,15 @@ class Engine:
         else:
             name = name or source.name
             fingerprint = source.fingerprint or hashlib.blake2b(str(id(source)).encode(), digest_size=16).hexdigest()
-            self._register(source)
-        types = self._columns()
-        check_columns(pd.DataFrame(columns=list(types)), core_mapping(mapping))
-        numeric = self.dialect.is_numeric(types[mapping.score])
+            self._register(source, mapping.groups)
+        check_columns(pd.DataFrame(columns=list(dict.fromkeys(self._names))), core_mapping(mapping))
+        at = self._positions(mapping)
+        numeric = self.dialect.is_numeric(self._types[int(at.score[1:])])
         key_cells = self.cells
-        cells = self.sql(reduction_sql(self._relation, mapping, numeric, key_cells, self.dialect))
+        cells = self.sql(reduction_sql(self._relation, at, numeric, key_cells, self.dialect))
         if numeric and int(cells["n"].sum()) <= EXACT_ROWS and not single_valued(cells):
             key_cells = 0
-            cells = self.sql(reduction_sql(self._relation, mapping, numeric, 0, self.dialect))   # small: exact
+            cells = self.sql(reduction_sql(self._relation, at, numeric, 0, self.dialect))   # small: exact
         digest = hashlib.blake2b(f"{fingerprint}|{self.cells}".encode(), digest_size=16).hexdigest()
         return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, self.cells, key_cells)
 
@@ -376,21 +483,24 @@ class Engine:
             frame, _ = read_table(bytes(source), stats.source)
             self._register(pa.Table.from_pandas(frame, preserve_index=False))
         else:
-            self._register(source)
-        types = self._columns()
-        columns = list(types)
-        q, d = self.dialect.quote, self.dialect
-        picked_rel, params = self._picks_relation(wanted, [types[c] for c in keys])
-        score = probability_sql(d.as_double(q(mapping.score)), mapping.score_scale, mapping.score_direction, d.is_nan)
+            self._register(source, mapping.groups)
+        columns = self._aliases()
+        at = [self._at(c) for c in keys]
+        d = self.dialect
+        picked_rel, params = self._picks_relation(wanted, [self._types[int(a[1:])] for a in at])
+        score = probability_sql(d.as_double(self._at(mapping.score)), mapping.score_scale, mapping.score_direction,
+                                d.is_nan)
         cell = f"FLOOR({score} * {int(stats.key_cells)})" if stats.key_cells else score
-        partition = ", ".join([q(c) for c in keys] + [cell])
-        order = ", ".join([score] + [q(c) for c in columns if c != mapping.score])   # ties: any fixed order
+        partition = ", ".join(at + [cell])
+        order = ", ".join([score] + [c for c in columns if c != self._at(mapping.score)])   # ties: any fixed order
         ranked = (f"SELECT *, {cell} AS __fv_cell, ROW_NUMBER() OVER (PARTITION BY {partition} ORDER BY {order}) "
                   f"AS __fv_rank FROM {self._relation}")
-        join = " AND ".join([f"r.{q(c)} = p.k{i}" for i, c in enumerate(keys)] + ["r.__fv_cell = p.cell"])
-        picked = ", ".join([f"r.{q(c)}" for c in columns] + [f"p.x{i} AS {q(c)}" for i, c in enumerate(extra)])
-        return self.sql(f"SELECT {picked} FROM ({ranked}) r JOIN {picked_rel} ON {join} "
+        join = " AND ".join([f"r.{a} = p.k{i}" for i, a in enumerate(at)] + ["r.__fv_cell = p.cell"])
+        picked = ", ".join([f"r.{c}" for c in columns] + [f"p.x{i}" for i in range(len(extra))])
+        rows = self.sql(f"SELECT {picked} FROM ({ranked}) r JOIN {picked_rel} ON {join} "
                         f"WHERE r.__fv_rank > p.skip AND r.__fv_rank <= p.skip + p.take", params)
+        rows.columns = [*self._names, *extra]
+        return rows
 
     def _picks_relation(self, wanted: pd.DataFrame, key_types: list[str]) -> tuple[str, list | None]:
         """The chosen entries as a relation ``p``: a registered frame, or (PostgreSQL, read-only) arrays unnested
@@ -438,17 +548,44 @@ def _quiet_pyspark_loggers() -> None:
         PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
 
 
-def _reachable(url: str, seconds: float = 10.0) -> None:
-    """Refuse at once a Spark Connect endpoint that nothing listens on (the client would retry for minutes)."""
+def _reachable(url: str, what: str = "the Spark Connect server", default_port: int = 15002,
+               seconds: float = 10.0) -> None:
+    """Refuse at once an endpoint that nothing listens on (the client would retry for minutes)."""
     import socket
     from urllib.parse import urlsplit
-    parts = urlsplit(url.split(";", 1)[0])
+    parts = urlsplit(url.split(";", 1)[0] if "://" in url else "//" + url)
     try:
-        with socket.create_connection((parts.hostname or "localhost", parts.port or 15002), timeout=seconds):
+        port = parts.port or default_port
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=seconds):
             return
     except (OSError, ValueError) as err:
-        raise DataError(f"Could not reach the Spark Connect server at {parts.hostname}:{parts.port or 15002} "
-                        f"({err.strerror or err}).") from None
+        raise DataError(f"Could not reach {what} at {parts.hostname}:{parts.port or default_port} "
+                        f"({getattr(err, 'strerror', None) or err}).") from None
+
+
+_LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,\s*[1-9]\d*)?\])?$")
+_HOSTS_MASTER = re.compile(r"^(spark|mesos)://([^/,:]+:\d+)(,[^/,:]+:\d+)*/?$")
+
+
+def _check_master(master: str) -> None:
+    """Refuse at once a master URL that Spark would fail on slowly or with a Java traceback: a malformed one, YARN
+    without its configuration, a standalone master that nothing listens on (Spark retries for minutes)."""
+    if _LOCAL_MASTER.match(master):
+        return
+    if master == "yarn":
+        if not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
+            raise DataError("--spark-master yarn needs the cluster's configuration: set HADOOP_CONF_DIR or "
+                            "YARN_CONF_DIR.")
+        return
+    if master.startswith("k8s://"):
+        _reachable(master[len("k8s://"):], "the Kubernetes API server", 443)
+        return
+    hosts = _HOSTS_MASTER.match(master)
+    if hosts is None:
+        raise DataError(f"'{master}' is not a Spark master URL: use local[N], spark://HOST:PORT, yarn, "
+                        "k8s://HOST:PORT or sc://HOST:PORT (Spark Connect).")
+    for host in master.split("://", 1)[1].rstrip("/").split(","):
+        _reachable(f"spark://{host}", "the Spark master", 7077)
 
 
 def connect_client_missing() -> list[str]:
@@ -466,6 +603,38 @@ def connect_client_missing() -> list[str]:
         if not found:
             missing.append(package)
     return missing
+
+
+def _header_names(header, found: list[str]) -> list[str]:
+    """The CSV header's own names when the engine found as many columns (the engines rename duplicates and blanks
+    their own way: then theirs)."""
+    if header is not None and len(header) == len(found) and len(set(header)) == len(header) and all(header):
+        return list(header)
+    return found
+
+
+def _sniffed(source: Files | Location) -> CsvFormat | None:
+    """How a CSV on this machine is written (a local file, or a file:// URL); None for other URLs (the engine's own
+    sniffing reads them)."""
+    if isinstance(source, Files):
+        return sniff_csv(source.files[0], source.name)
+    if source.scheme == "file":
+        from urllib.parse import unquote, urlsplit
+        path = unquote(urlsplit(source.url).path)
+        if Path(path).is_file():
+            return sniff_csv(path, source.name)
+    return None
+
+
+def _duckdb_csv_options(sniffed: CsvFormat | None) -> str:
+    """read_csv's options for a sniffed CSV (every value one of ours, never text from the file)."""
+    options = ["header = true", "auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR']"]
+    if sniffed is not None:
+        options += [f"delim = '{sniffed.delimiter}'", "quote = '\"'", "escape = '\"'",
+                    f"encoding = '{sniffed.encoding}'"]
+        if sniffed.decimal_comma:
+            options.append("decimal_separator = ','")
+    return ", ".join(options)
 
 
 def _first_line(err: BaseException) -> str:
@@ -492,6 +661,74 @@ def _arrow_type(type_name: str):
     if name == "boolean":
         return pa.bool_()
     return pa.string()
+
+
+def _check_plain(plain: list, unread: list[str], name: str) -> None:
+    if not plain:
+        raise DataError(f"'{name}' has no column of plain values (numbers or text): {', '.join(unread[:5])} hold "
+                        "lists, structs, maps or binary values.")
+
+
+def _preview_chars(rows: int, text_columns: int) -> int:
+    """Characters read of each text value: all text columns of the preview together stay within the byte budget."""
+    return max(PREVIEW_MIN_CHARS, min(PREVIEW_CHARS, PREVIEW_TEXT_BYTES // max(rows * text_columns, 1)))
+
+
+def parquet_preview(path: str, name: str, rows: int = PREVIEW_ROWS) -> tuple[pd.DataFrame, list[str]]:
+    """The first rows of a Parquet file's plain columns, bounded in bytes: text columns read as dictionaries and cut
+    to their first characters before they are decoded; plain-encoded values counted from the footer (their decoded
+    size), so that a wide or heavy file gives fewer rows. Returns (frame, the names of the columns not read)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    try:
+        reader = pq.ParquetFile(path)
+        schema = reader.schema_arrow
+        plain = [f.name for f in schema if not _arrow_nested(f.type)]
+        unread = [f.name for f in schema if _arrow_nested(f.type)]
+        _check_plain(plain, unread, name)
+        texts = [f.name for f in schema if f.name in plain and _arrow_text(f.type)]
+        meta = reader.metadata
+        per_row = 0.0
+        if meta.num_row_groups and meta.num_rows:
+            group = meta.row_group(0)
+            for c in range(group.num_columns):
+                column = group.column(c)
+                if column.path_in_schema in plain:
+                    per_row += column.total_uncompressed_size / max(group.num_rows, 1)
+        rows = int(max(1, min(rows, PREVIEW_CELLS // len(plain), PREVIEW_TEXT_BYTES // max(per_row, 1))))
+        reader = pq.ParquetFile(path, read_dictionary=texts)        # text stays dictionary-encoded as on disk
+        batch = next(reader.iter_batches(batch_size=rows, columns=plain, use_threads=False), None)
+        if batch is None:
+            return schema.empty_table().select(plain).to_pandas(), unread
+        chars = _preview_chars(batch.num_rows, len(texts))
+        columns = []
+        for field_, column in zip(batch.schema, batch.columns):
+            if pa.types.is_dictionary(column.type) and _arrow_text(column.type.value_type):
+                column = pa.DictionaryArray.from_arrays(
+                    column.indices, pc.utf8_slice_codeunits(column.dictionary, 0, chars)).dictionary_decode()
+            elif _arrow_text(column.type):
+                column = pc.utf8_slice_codeunits(column, 0, chars)
+            columns.append(column)
+        return pa.Table.from_arrays(columns, names=batch.schema.names).to_pandas(), unread
+    except DataError:
+        raise
+    except Exception as err:  # noqa: BLE001 - pyarrow raises many types for a damaged file
+        raise DataError(f"'{name}' could not be read as Parquet ({type(err).__name__}: {_first_line(err)}).") \
+            from None
+
+
+def _arrow_nested(arrow_type) -> bool:
+    import pyarrow as pa
+    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    return (pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
+            or pa.types.is_fixed_size_binary(t) or pa.types.is_null(t))
+
+
+def _arrow_text(arrow_type) -> bool:
+    import pyarrow as pa
+    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", bool)(t)
 
 
 def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):

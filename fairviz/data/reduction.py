@@ -17,7 +17,7 @@ from fairviz.data.validation import build_predictions
 DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples of 1/10, 1/15, 1/30 are cell edges)
 EXACT_ROWS = 200_000            # inputs up to this many rows are always reduced exactly (the table has ≤ that many rows)
 COUNT = "__fairviz_n"           # the count column of the table
-CELL_KEY = "__fairviz_cell"
+CELL_KEY = "__fairviz_cell"     # (no longer a column of the table: kept for the names that import it)
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class SufficientStats:
     engine: str = "duckdb"
     cell_key: np.ndarray | None = None   # per table row: its score cell in the query (FLOOR(s·cells), or s itself)
     key_cells: int = DEFAULT_CELLS       # the cells of that query (0: a cell per distinct score)
+    count: str = COUNT                   # the count column's name (another when the file has a column named COUNT)
 
     @property
     def exact(self) -> bool:
@@ -46,7 +47,7 @@ class SufficientStats:
         """Validated, weighted predictions: one entry per cell, its count as the weight (messages count rows)."""
         columns = [c for c in dict.fromkeys((*self.mapping.groups, self.mapping.label, self.mapping.score))]
         pred = build_predictions(self.table[columns], core_mapping(self.mapping), source=self.source,
-                                 file_fingerprint=self.fingerprint, weights=self.table[COUNT].to_numpy(),
+                                 file_fingerprint=self.fingerprint, weights=self.table[self.count].to_numpy(),
                                  limits=limits, converted=True)
         if not self.exact:
             pred = pred.with_note(f"Scores were reduced to cells of width {self.resolution:.2g} ({len(self.table):,} "
@@ -129,11 +130,20 @@ def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, f
     table = pd.DataFrame({g: cells[f"g{k}"] for k, g in enumerate(mapping.groups)})
     table[mapping.label] = cells["y"]
     table[mapping.score] = score
-    table[COUNT] = n
-    table[CELL_KEY] = pd.to_numeric(cells["cell"], errors="coerce").to_numpy(dtype=float)
     keys = [*mapping.groups, mapping.label, mapping.score]
-    table = table.sort_values(keys, kind="stable", na_position="last",
-                              key=lambda s: s.astype(str) if s.dtype == object else s).reset_index(drop=True)
-    cell_key = table.pop(CELL_KEY).to_numpy()
+    count = count_column(keys)
+    table[count] = n
+    order = table.sort_values(keys, kind="stable", na_position="last",
+                              key=lambda s: s.astype(str) if s.dtype == object else s).index.to_numpy()
+    cell_key = pd.to_numeric(cells["cell"], errors="coerce").to_numpy(dtype=float)[order]
+    table = table.iloc[order].reset_index(drop=True)
     return SufficientStats(table, mapping, 0.0 if exact else 1.0 / resolution_cells, rows, source, fingerprint,
-                           engine, cell_key, key_cells)
+                           engine, cell_key, key_cells, count)
+
+
+def count_column(names) -> str:
+    """The table's count column: ``COUNT``, unless the file has a column of that name (then one that it has not)."""
+    count = COUNT
+    while count in names:
+        count += "_"
+    return count

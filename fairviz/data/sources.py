@@ -139,6 +139,8 @@ def scheme_of(text: str) -> str | None:
 def resolve(path: str | Path) -> Files:
     """A local CSV/Parquet file, folder or glob → its files and format (every problem named in one sentence)."""
     text = str(path)
+    if scheme_of(text) is not None:       # Path() would fold 'http://host/x' into a local 'http:/host/x' that may exist
+        raise DataError(f"'{text}' is a URL, not a file on this machine: give it to the engine as a URL.")
     p = Path(text)
     if any(ch in text for ch in "*?["):
         files = sorted(glob.glob(text, recursive=True))
@@ -160,7 +162,8 @@ def resolve(path: str | Path) -> Files:
         if os.path.getsize(files[0]) == 0:
             raise DataError(f"'{p.name}' is empty: there are no rows to analyse.")
         with open(files[0], "rb") as handle:
-            if b"\x00" in handle.read(4096):
+            head = handle.read(4096)
+            if b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff")):    # UTF-16 text has zeros
                 raise DataError(f"'{p.name}' looks like a binary file, not CSV or Parquet.")
     else:
         raise DataError(f"'{text}' mixes Parquet with other files; point at Parquet files only (or one CSV).")

@@ -147,3 +147,27 @@ def test_the_query_source_runs_in_a_read_only_transaction(dsn):
     with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
         engine._con.execute("CREATE TABLE t (a int)")
     engine.close()
+
+
+def test_hostile_column_names_stay_out_of_the_sql_and_audit_like_plain_ones(dsn, monkeypatch):
+    from psycopg import sql
+    names = {"label": 'zq1") , current_setting(\'data_directory\') AS "x', "score": "zq2'; SELECT 1; --",
+             "group": 'zq3\\" , version() , \\"'}
+    frame = pd.DataFrame({"label": [0, 1, 1, 0] * 50, "score": [0.1, 0.9, 0.6, 0.3] * 50,
+                          "group": ["a", "a", "b", "b"] * 50})
+    load_frame(dsn, "plain_names", frame)
+    with psycopg.connect(dsn, autocommit=True) as con:
+        con.execute(sql.SQL("CREATE TABLE hostile_names ({}, {}, {})").format(
+            *(sql.SQL("{} {}").format(sql.Identifier(names[c]), sql.SQL(t))
+              for c, t in (("label", "bigint"), ("score", "double precision"), ("group", "text")))))
+        con.execute("INSERT INTO hostile_names SELECT * FROM plain_names")
+    texts = []
+    columns = Engine._postgres_columns
+    monkeypatch.setattr(Engine, "_postgres_columns", lambda self, text, params=None:
+                        texts.append(text) or columns(self, text, params))
+    engine = Engine("postgres", dsn=dsn)
+    hostile = engine.reduce(Table("hostile_names"), ColumnMapping(names["label"], names["score"], (names["group"],)))
+    plain = engine.reduce(Table("plain_names"), ColumnMapping("label", "score", ("group",)))
+    engine.close()
+    assert hostile.table.to_numpy().tolist() == plain.table.to_numpy().tolist()
+    assert texts and not [t for t in texts if "zq" in t]

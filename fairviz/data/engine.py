@@ -23,6 +23,8 @@ their own cells so that validation names them as the row-level path does.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import hashlib
 import io
 import os
@@ -226,10 +228,10 @@ class Engine:
         return {self._at(name) for name in text if name in self._names}
 
     def _positions(self, mapping: ColumnMapping) -> ColumnMapping:
-        """The mapping in positional names: what the SQL reads."""
-        return ColumnMapping(label=self._at(mapping.label), score=self._at(mapping.score),
-                             groups=tuple(self._at(g) for g in mapping.groups), positive_label=mapping.positive_label,
-                             intersect=mapping.intersect)
+        """The mapping in positional names: what the SQL reads (every other field, the score's scale and direction
+        among them, kept)."""
+        return dataclasses.replace(core_mapping(mapping), label=self._at(mapping.label), score=self._at(mapping.score),
+                                   groups=tuple(self._at(g) for g in mapping.groups))
 
     def _duckdb_relation(self, source, text: tuple[str, ...] = ()) -> str:
         con = self._duckdb()

@@ -9,6 +9,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 from streamlit.testing.v1 import AppTest
 
+from fairviz.data import DataError, read_preview
 from tests.data.meaning_files import write
 
 ENV = "FAIRVIZ_TEST_UPLOAD"
@@ -102,10 +103,14 @@ def test_the_score_never_defaults_to_the_label(tmp_path, monkeypatch):
     assert at.multiselect[0].value == ["region"]                         # the id is no group
 
 
-def test_a_file_of_50000_columns_gets_a_capped_form(tmp_path, monkeypatch):
+def test_the_widest_file_read_gets_a_capped_form_and_a_wider_one_a_plain_refusal(tmp_path, monkeypatch):
+    """A 50,000-column file froze the form (issue 22): files past the reading limit (10,000 columns) are refused
+    with one message before any form is drawn; up to it, each role offers at most MAX_OFFERED columns."""
     from app_pages._mapping import MAX_OFFERED
+    from fairviz.data.reading import MAX_COLUMNS
     rng = np.random.default_rng(0)
-    wide = pd.DataFrame(rng.uniform(size=(20, 50_000)).round(3), columns=[f"f{i}" for i in range(50_000)])
+    wide = pd.DataFrame(rng.uniform(size=(20, MAX_COLUMNS - 3)).round(3),
+                        columns=[f"f{i}" for i in range(MAX_COLUMNS - 3)])
     wide.insert(0, "sex", rng.choice(["a", "b"], 20))
     wide.insert(0, "score", rng.uniform(size=20).round(3))
     wide.insert(0, "y", [0, 1] * 10)
@@ -116,7 +121,12 @@ def test_a_file_of_50000_columns_gets_a_capped_form(tmp_path, monkeypatch):
     score = next(s for s in at.selectbox if s.label.startswith("Score column"))
     assert score.value == "score" and len(score.options) <= MAX_OFFERED
     assert all(len(m.options) <= MAX_OFFERED for m in at.multiselect)
-    assert any("This file has 50,003 columns" in c.value and "are not offered" in c.value for c in at.caption)
+    assert any(f"This file has {MAX_COLUMNS:,} columns" in c.value and "are not offered" in c.value
+               for c in at.caption)
+    wider = tmp_path / "wider.csv"
+    wider.write_text(",".join(f"c{i}" for i in range(50_000)) + "\n" + ",".join(["1"] * 50_000) + "\n")
+    with pytest.raises(DataError, match="has 50,000 columns; the limit is"):
+        read_preview(wider.read_bytes(), wider.name)
 
 
 def test_a_score_with_a_typo_is_offered_so_that_validation_names_it(tmp_path, monkeypatch):

@@ -6,17 +6,15 @@ commas, and names that hold commas or quotes (parsed by the ``csv`` module, neve
 """
 from __future__ import annotations
 
-import codecs
 import csv
 import io
 import re
 from dataclasses import dataclass
 
+from fairviz.data import reading
 from fairviz.data.model import DataError
 
 SAMPLE_BYTES = 1 << 20              # what the sniffing reads of a file
-MAX_HEADER_BYTES = 1 << 20          # a header line longer than this is refused (no engine reads it in bounded memory)
-DELIMITERS = (",", ";", "\t", "|")
 _DECIMAL_COMMA = re.compile(r"^\s*[-+]?\d*,\d+\s*$")
 _NUMBER_COMMA = re.compile(r"^\s*[-+]?(\d+|\d*,\d+)\s*$")          # an integer or a decimal-comma number
 
@@ -45,49 +43,23 @@ def sniff_csv(path: str, name: str | None = None) -> CsvFormat:
 
 
 def sniff_bytes(head: bytes, name: str, complete: bool = False) -> CsvFormat:
-    """The format of CSV bytes (``head``: the file's start; ``complete``: the whole file)."""
-    encoding, text = _decode(head, name)
-    first_end = text.find("\n")
-    if first_end < 0 and not complete or len(text[:first_end].encode("utf-8", "replace")) > MAX_HEADER_BYTES:
-        raise DataError(f"'{name}' has a header line longer than {MAX_HEADER_BYTES // (1 << 20)} MB: "
-                        "it is not a CSV file with one column name per field.")
-    lines = text.splitlines()
-    if not complete and len(lines) > 1:
-        lines = lines[:-1]                                    # the last line may be cut by the sample's end
-    if not lines or not lines[0].strip():
+    """The format of CSV bytes (``head``: the file's start; ``complete``: the whole file), by the row path's rules
+    (``fairviz.data.reading.sniff_csv``: one set of rules for the app and every engine); the engines add the
+    positions of the decimal-comma columns, which they convert themselves."""
+    # one byte past the sample tells the row path's sniffer that the file goes on (its last line may be cut)
+    dialect = reading.sniff_csv(head if complete else head[:SAMPLE_BYTES] + b" ", name)
+    if not dialect.names:
         raise DataError(f"'{name}' is empty: there are no rows to analyse.")
-    delimiter = _delimiter(lines)
-    rows = list(csv.reader(io.StringIO("\n".join(lines[:200])), delimiter=delimiter))
-    names = tuple(rows[0]) if rows else ()
     decimal_columns = ()
-    if delimiter != ",":
-        decimal_columns = tuple(k for k in range(len(names)) if _decimal_comma([r[k] for r in rows[1:] if k < len(r)]))
-    return CsvFormat(encoding, delimiter, bool(decimal_columns), names, decimal_columns)
-
-
-def _decode(head: bytes, name: str) -> tuple[str, str]:
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16", head[:len(head) - len(head) % 2].decode("utf-16", errors="replace")
-    if b"\x00" in head[:4096]:
-        raise DataError(f"'{name}' looks like a binary file, not CSV or Parquet.")
-    body = head[3:] if head.startswith(codecs.BOM_UTF8) else head
-    try:
-        return "utf-8", body.decode("utf-8")
-    except UnicodeDecodeError as err:
-        if err.start >= len(body) - 4:                        # a character cut at the sample's end
-            return "utf-8", body[:err.start].decode("utf-8")
-    return "latin-1", body.decode("latin-1")
-
-
-def _delimiter(lines: list[str]) -> str:
-    """The delimiter that splits the first lines into the same number of fields (more than one), quotes respected."""
-    sample = lines[:50]
-    best, best_fields = ",", 1
-    for delimiter in DELIMITERS:
-        counts = {len(r) for r in csv.reader(io.StringIO("\n".join(sample)), delimiter=delimiter) if r}
-        if len(counts) == 1 and (fields := counts.pop()) > best_fields:
-            best, best_fields = delimiter, fields
-    return best
+    if dialect.decimal == ",":
+        text = head.decode(dialect.encoding, errors="replace").lstrip("\ufeff")
+        lines = text.splitlines()[:200] if complete else text.splitlines()[:-1][:200]
+        rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=dialect.delimiter))[1:]
+        decimal_columns = tuple(k for k in range(len(dialect.names))
+                                if _decimal_comma([r[k] for r in rows if k < len(r)]))
+    # DuckDB and Spark know Latin-1, not Windows-1252 (they differ only in 0x80–0x9F: € “ ” and the like)
+    encoding = "latin-1" if dialect.encoding == "cp1252" else dialect.encoding
+    return CsvFormat(encoding, dialect.delimiter, bool(decimal_columns), dialect.names, decimal_columns)
 
 
 def _decimal_comma(values: list[str]) -> bool:

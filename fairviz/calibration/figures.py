@@ -16,7 +16,7 @@ from fairviz.calibration.feature_residuals import FeatureResiduals
 from fairviz.calibration.recalibration import RecalibrationResult
 from fairviz.calibration.results import OVERALL, CalibrationAudit, GroupCalibration, ReliabilityTable
 from fairviz.core.markup import plot_text
-from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE, group_style
+from fairviz.core.theme import LEGEND_RIGHT, NEUTRAL, PALETTE, TEMPLATE, group_style
 from fairviz.core.wording import fmt, fmt_p
 
 OVERALL_STYLE = {"color": "#000000", "dash": "solid"}
@@ -196,7 +196,7 @@ def errors_figure(audit: CalibrationAudit) -> go.Figure:
                   annotation_position="top left")
     fig.update_layout(template=TEMPLATE, barmode="group", height=420, yaxis_title="Calibration error",
                       title="Calibration error per group (plain bars ECE, hatched bars smooth ECE; 95% bootstrap CIs)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -267,7 +267,7 @@ def recalibration_metric_figure(result: RecalibrationResult, metric: str = "ece"
                              hovertemplate=f"<b>%{{x}}</b> {res.label}: %{{y:.4f}}<extra></extra>"))
     fig.update_layout(template=TEMPLATE, barmode="group", height=400, yaxis_title=titles[metric],
                       title=f"{titles[metric]} on the evaluation rows, before and after (lower is better)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -317,7 +317,7 @@ def score_distribution_figure(attribute: str, names: list[str], edges: np.ndarra
                                                "<br>%{y:.1%} of the group<extra></extra>"))
     fig.update_layout(template=TEMPLATE, height=height, title=f"Score distribution by {plot_text(attribute)}",
                       xaxis=dict(title="score", range=[0, 1]), yaxis=dict(title="share of the group", tickformat=".0%"),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), margin=dict(t=80))
+                      legend=LEGEND_RIGHT, margin=dict(t=80))
     return fig
 
 

@@ -37,6 +37,7 @@ def builtin_dataset(key: str, generate: int, seed: int) -> xdata.TextDataset:
 
 def page() -> None:
     st.title("Knee probing & augmentation")
+    _ui.own_data("text data sets and models chosen below")
     st.caption(f"The Residual page finds the knees of each group's sorted residual curve and the diagnostic set D*. "
                f"{PAPER} goes on: knee examples are where the model reacts most to demographic edits (§7, App. O), "
                "and fine-tuning on their counterfactual copies is its mitigation (§8.3, Algorithm 1). This page runs "
@@ -160,14 +161,13 @@ def _job(job: str, run_label: str, label: str, runner, dataset, spec, settings, 
 # ----------------------------------------------------------------------------------------------- results
 
 def show_probe(data: dict) -> None:
-    _page_json("probe", data)
     _render.render(probe_display(data, _digest(data)), figure_cache=_ui.figure)
     region = st.radio("Region", ["knee", "non-knee"], horizontal=True, key="probing_examples_region")
     _render.render([examples_table(data, region)])
+    _page_json("probe", data)                      # the download last: the tab opens on its result
 
 
 def show_augment(data: dict) -> None:
-    _page_json("augment", data)
     metric = st.session_state.get("augment_metric", "f_pattern")
     items = augment_display(data, metric, _digest(data))
     _render.render(group(items, "summary").items)
@@ -175,6 +175,7 @@ def show_augment(data: dict) -> None:
              format_func=lambda m: m.replace("f_", "F_"))
     _render.render(group(items, "figure").items, figure_cache=_ui.figure)
     _render.render(group(items, "reading").items)
+    _page_json("augment", data)
 
 
 def _digest(data: dict) -> str:

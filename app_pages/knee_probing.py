@@ -11,7 +11,7 @@ import json
 
 import streamlit as st
 
-from fairviz.core.display import group
+from fairviz.core.display import Figure, Table, group
 from fairviz.core.serialize import clean
 from fairviz.data import DataError
 from fairviz.explain import MODEL_KINDS
@@ -161,7 +161,7 @@ def _job(job: str, run_label: str, label: str, runner, dataset, spec, settings, 
 # ----------------------------------------------------------------------------------------------- results
 
 def show_probe(data: dict) -> None:
-    _render.render(probe_display(data, _digest(data)), figure_cache=_ui.figure)
+    _render.render(_chart_first(probe_display(data, _digest(data))), figure_cache=_ui.figure)
     region = st.radio("Region", ["knee", "non-knee"], horizontal=True, key="probing_examples_region")
     _render.render([examples_table(data, region)])
     _page_json("probe", data)                      # the download last: the tab opens on its result
@@ -176,6 +176,15 @@ def show_augment(data: dict) -> None:
     _render.render(group(items, "figure").items, figure_cache=_ui.figure)
     _render.render(group(items, "reading").items)
     _page_json("augment", data)
+
+
+def _chart_first(items: list) -> list:
+    """The first chart before the tables above it (the tables hold its numbers): the tab opens on the chart."""
+    first = next((i for i, item in enumerate(items) if isinstance(item, Figure)), None)
+    if first is None:
+        return items
+    tables = [item for item in items[:first] if isinstance(item, Table)]
+    return [item for item in items[:first] if not isinstance(item, Table)] + [items[first], *tables, *items[first + 1:]]
 
 
 def _digest(data: dict) -> str:

@@ -45,7 +45,10 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                     name=f"{plot_text(name)}: {knee.side} knee", legendgroup=plot_text(name), showlegend=False,
                     hovertemplate=(f"<b>{plot_text(name)}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
-    ece_text = ", ".join(f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
+    eces = [f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown]
+    # three groups a line: a longer subtitle would run past the chart's edge in the page's column
+    ece_lines = [", ".join(eces[i:i + 3]) for i in range(0, len(eces), 3)] or [""]
+    ece_text = ",</sup><br><sup>".join(ece_lines)
     shapes.append(hline(0, line=dict(color=NEUTRAL, width=1)))
     fig.update_layout(
         template=TEMPLATE, height=height, shapes=shapes,
@@ -54,7 +57,7 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
         xaxis=dict(title="Percentile within group (%)", range=[0, 100]),
         yaxis=dict(title="Residual D = score − label", range=_y_range(outcome)),
         legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0, title_text=""),
-        margin=dict(t=90, b=40),
+        margin=dict(t=70 + 20 * len(ece_lines), b=40),
     )
     return fig
 

@@ -143,7 +143,8 @@ def error_curves_figure(curves: ErrorCurves, group: str, height: int = 430) -> g
             line=dict(color=colour, dash=DASHES[index % len(DASHES)], width=3),
             hovertemplate=f"{name}, n = %{{x}}: MSE %{{y:.5f}} (defined with probability %{{customdata:.3f}})"
                           "<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, height=height, yaxis_type="log",
+    # powers of ten only on the log axis: Plotly draws the 2s and 5s between them at 12 px
+    fig.update_layout(template=TEMPLATE, height=height, yaxis=dict(type="log", dtick=1),
                       title=f"Expected squared error of {label} for samples of '{plot_text(group)}' "
                             "(exact, all matrices)",
                       xaxis_title="sample size n", yaxis_title="mean squared error (log scale)",

@@ -67,3 +67,22 @@ def test_the_invariance_figure_uses_the_shared_template():
     audit = analyse(pred, "g", RDFParams(resamples=0, knee_resamples=0))
     fig = residual_figures.invariance_figure(threshold_invariance(pred, "g", audit=audit))
     assert fig.layout.template.layout.xaxis.tickfont.size >= 16 and _legend_clear_of_title(fig)
+
+
+def test_not_enough_data_sits_mid_panel_and_keeps_its_row():
+    """A group without a calibration test reads "not enough data" in the middle of each panel (at x = 0 it ran past
+    the right edge of the slope panel and was cut off), and its row stays on the axis."""
+    from fairviz.calibration import CalibrationParams, analyse
+    from fairviz.calibration.figures import coefficient_figure
+    rng = np.random.default_rng(3)
+    n = 4000
+    group = np.where(np.arange(n) < 12, "tiny", rng.choice(["a", "b"], n))
+    p = rng.uniform(0.05, 0.95, n)
+    frame = pd.DataFrame({"y": rng.binomial(1, p), "s": p, "g": group})
+    pred = build_predictions(frame, ColumnMapping("y", "s", ("g",)), source="t.csv")
+    fig = coefficient_figure(analyse(pred, "g", CalibrationParams(resamples=0)))
+    notes = [a for a in fig.layout.annotations if a.text == "not enough data"]
+    assert len(notes) == 2 and {a.xref for a in notes} == {"x domain", "x2 domain"}
+    assert all(a.x == 0.5 and a.y == "tiny" for a in notes)
+    assert "tiny" in [y for t in fig.data for y in t.y]
+    assert not any(t.mode == "text" for t in fig.data)

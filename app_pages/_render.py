@@ -1,6 +1,7 @@
 """The app's renderer of a display list (``fairviz.core.display``): the same items the HTML report and the terminal
 draw, as Streamlit elements. Text is escaped span by span for Markdown (``md``); tables go to ``st.dataframe``, whose
-cells are plain text; figures are built when drawn and kept per ``key``.
+cells are plain text (one too wide for its columns to ``st.table``, escaped, with the grid on request); figures are
+built when drawn, kept per ``key`` and drawn in their own template (``plotly_chart``).
 
 Caveats are folded: every caveat a page renders in one run goes into one "N caveats" expander placed right after
 the page's first chart (before any chart: after the first finding or table, else where the first caveat came), so

@@ -302,7 +302,7 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
         xaxis.update(tickmode="array", tickvals=first.x.tolist(), ticktext=[plot_text(v) for v in first.label])
     fig.update_layout(template=TEMPLATE, height=height, xaxis=xaxis,
                       yaxis_title="Mean Pearson residual (y − p̂)/√(p̂(1−p̂))",
-                      title=f"Residuals against {plot_text(feature)}<br><sup>above 0 the model under-predicts, "
+                      title=f"Residuals against {feature}<br><sup>above 0 the model under-predicts, "
                             "below it over-predicts</sup>",
                       legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, title_text=""),
                       margin=dict(t=90, b=130))

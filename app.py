@@ -17,6 +17,20 @@ from app_pages import _ui
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
 st.logo("assets/logo.svg")
 
+# Presenter layout: a page must read on a 1280×720 projector with the sidebar open (tests/browser/test_layout.py).
+# A compact header (less space above a smaller title, narrower side padding: ~170 px more for the first chart and
+# the tables), and headline numbers and their labels that wrap instead of being cut to "-0.…".
+PRESENTER_CSS = """
+[data-testid="stMainBlockContainer"] { padding-top: 3rem; padding-left: 2rem; padding-right: 2rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 2rem; padding: 0 0 0.25rem 0; }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] *, [data-testid="stMetricLabel"],
+[data-testid="stMetricLabel"] * { white-space: normal !important; overflow: visible !important;
+                                  text-overflow: clip !important; overflow-wrap: anywhere; }
+[data-testid="stMetricValue"] { font-size: 1.8rem; line-height: 1.2; }
+[data-testid="stTable"] th, [data-testid="stTable"] td { padding: 0.2rem 0.5rem; }
+"""
+st.html(f"<style>{PRESENTER_CSS}</style>")
+
 
 def _page(name: str, title: str, icon: str, **kwargs) -> StreamlitPage:
     return st.Page(f"app_pages/{name}.py", title=title, icon=f":material/{icon}:", **kwargs)
@@ -49,6 +63,9 @@ PAGES = {
 # the pages that read the loaded data through _ui.context(): they show the frame. The other pages bring their own
 # data (a forecast file, a training set, the Lorenz system, the paper's tables), so the frame would only distract.
 FRAMED = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, EXPLANATIONS, REWEIGHTING)
+# framed pages that show their own data unless asked (Explanations reads the loaded data only under 'Compute now'):
+# the sidebar does not name the loaded data as what the page shows
+OWN_DATA = (EXPLANATIONS,)
 # the beneficial outcome changes what these show: OFI/DI and MATCH/CPS count the benefit, and Home's audit report
 # holds both. Elsewhere it would be a switch that changes nothing on the page.
 WITH_BENEFIT = (HOME, PARITY, SIGNIFICANCE)
@@ -64,15 +81,18 @@ BENEFIT_HELP = ("OFI and DI need to know which prediction helps a person (hired,
                 "and FN↔FP.")
 
 
-def draw_frame(benefit: bool, reference: bool):
+def draw_frame(benefit: bool, reference: bool, own_data: bool = False):
     """The shared choices. Each keeps its value with ``persist_state="session"`` (Streamlit's own way) while a page
     that does not show it is open; values are set through session state (``_ui.settle_frame``), never as defaults."""
     pred = _ui.current()
     _ui.settle_frame(pred)
     _ui.restart_notice()
     with st.sidebar:
-        st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · {md(score_statement(pred.mapping.to_dict()))} · "
-                    f"label *{md(pred.mapping.label)}*")
+        if own_data:
+            st.markdown(f"**Data:** this page's own (see the page). Loaded on Home: {md(pred.source)}")
+        else:
+            st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · "
+                        f"{md(score_statement(pred.mapping.to_dict()))} · label *{md(pred.mapping.label)}*")
         st.selectbox("Group attribute", pred.choices(), key=_ui.ATTRIBUTE, persist_state="session",
                      help=ATTRIBUTE_HELP)
         st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=_ui.THRESHOLD, persist_state="session",
@@ -98,7 +118,8 @@ pg = st.navigation(PAGES, expanded=True)      # every page listed: a collapsed m
 link_slot = None
 if any(pg is framed for framed in FRAMED):
     link_slot = draw_frame(benefit=any(pg is shown for shown in WITH_BENEFIT),
-                           reference=any(pg is shown for shown in WITH_REFERENCE))
+                           reference=any(pg is shown for shown in WITH_REFERENCE),
+                           own_data=any(pg is shown for shown in OWN_DATA))
     _ui.keep_view_in_address(_ui.context())   # the frame's choices reach the address before the page runs
 pg.run()
 if link_slot is not None:

@@ -371,13 +371,26 @@ def figure(key: tuple, build: Callable[[], object]):
 
 
 def chart(fig, **kwargs):
-    """``st.plotly_chart`` of a figure whose names were escaped where they entered it."""
-    return st.plotly_chart(fig, **kwargs)
+    """``st.plotly_chart`` of a figure whose names were escaped where they entered it, in the figure's own template
+    (16 px dark text, not Streamlit's chart theme); the page's caveats fold in after its first chart."""
+    return chart_at(st, fig, **kwargs)
 
 
 def chart_at(where, fig, **kwargs):
     """``chart`` inside a column or container."""
-    return where.plotly_chart(fig, **kwargs)
+    from app_pages import _render
+    shown = _render.plotly_chart(where, fig, **kwargs)
+    _render.anchor_caveats(where, "figure")
+    return shown
+
+
+OWN_DATA = "This page uses its own data: {what}, not the data loaded on Home"
+
+
+def own_data(what: str, unless: str = "") -> None:
+    """The line under a page's title that says the page does not read the loaded data (the sidebar does not name
+    that data there either: app.py's frame). ``unless``: the one choice on the page that does read it."""
+    st.markdown(f":material/dataset: **{OWN_DATA.format(what=what)}**" + (f" ({unless})." if unless else "."))
 
 
 def lazy_tabs(labels: list[str], key: str, keep: dict[int, tuple[str, ...]] | None = None):

@@ -13,6 +13,7 @@ from app_pages._render import render
 
 def page() -> None:
     st.title("Paper reference: data conditions and debiasing")
+    _ui.own_data("the tables printed in the paper")
     render([readings.reference_about()])
     groups = reference_tables()
     for tab, group in zip(st.tabs([g.title for g in groups]), groups):

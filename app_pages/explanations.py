@@ -58,11 +58,14 @@ def section(result_key: str, methods: tuple, metrics: tuple, alpha: float, corre
 def page() -> None:
     ctx = _ui.context()
     st.title("Explanation disparity")
+    _ui.own_data("text data sets and the models trained on them, chosen below",
+                 unless="'Compute now' can read the loaded data's text column" if ctx.pred.mapping.text else "")
     st.caption("Six post-hoc explainers (Grad, Gradient×Input, Integrated Gradients, IG×Input, LIME, Partition SHAP) "
                "explain a text classifier's gold label for every test sentence; seven metrics score each explanation "
                "(faithfulness, complexity, robustness). The page asks whether those scores differ between two groups "
                "— by default the male and female versions of the same sentences (Dhaini et al., FAccT 2025).")
-    mode = st.radio("Results", ["Shipped results (instant)", "Compute now"], horizontal=True, key="explain_mode",
+    r1, r2 = st.columns(2)                         # one row: the page's first chart stays on the first screen
+    mode = r1.radio("Results", ["Shipped results (instant)", "Compute now"], horizontal=True, key="explain_mode",
                     help="Shipped results were computed by scripts/make_explain_demo.py with the tiny model; "
                          "'Compute now' trains a model here and explains it (minutes).")
     if mode.startswith("Shipped"):
@@ -70,7 +73,7 @@ def page() -> None:
         if not options:
             st.error("No shipped results found in assets/explain/: run scripts/make_explain_demo.py, or compute now.")
             return
-        key = st.selectbox("Data set and model", list(options), format_func=options.get, key="explain_shipped")
+        key = r2.selectbox("Data set and model", list(options), format_func=options.get, key="explain_shipped")
         result, result_key = shipped_result(key), f"shipped:{key}"
     else:
         found = _compute(ctx)
@@ -242,7 +245,10 @@ def _model(block: Group) -> None:
     for first, *rest in readings:
         body = "\n".join([_render.markdown(first)]
                           + [f"- {_render.markdown(t)}" for bullets in rest for t in bullets.items])
-        _ui.verdict_box(_VERDICT.get(first.level, "info"), body)
+        if first.level == "caveat":
+            _render.add_caveat(body)              # with the page's other caveats, after its first chart
+        else:
+            _ui.verdict_box(_VERDICT.get(first.level, "info"), body)
 
 
 def _twin_pair(result: xresults.ExplainResult, metrics: list[str], result_key: str) -> None:

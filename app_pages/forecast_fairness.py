@@ -48,6 +48,7 @@ def analysis(digest: str, mapping: ForecastMapping, model: str, compare: str | N
 
 def page() -> None:
     st.title("Forecast fairness")
+    _ui.own_data("quantile forecasts, uploaded here or the bundled Lorenz-63 ones")
     st.caption(readings.ABOUT)
     loaded = source()
     if loaded is None:
@@ -173,7 +174,7 @@ def fans_tab(fc: QuantileForecasts, result: ForecastAudit) -> None:
     name = c1.selectbox("Group", view.names, key="ff_fan_group")
     ids = series_in_group(fc, result.attribute, name)
     series_id = c2.selectbox(f"Series ({ids.size:,} in this group)", ids, key="ff_fan_series")
-    st.plotly_chart(figs.series_fan_figure(fc, series_id, result.attribute, name, result.bands), width="stretch")
+    _ui.chart(figs.series_fan_figure(fc, series_id, result.attribute, name, result.bands), width="stretch")
     render([readings.series_crps(series_crps(fc, series_id), result.group(name).crps)])
 
 

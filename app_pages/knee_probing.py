@@ -11,7 +11,7 @@ import json
 
 import streamlit as st
 
-from fairviz.core.display import group
+from fairviz.core.display import Figure, Table, group
 from fairviz.core.progress import Completion, Stopped
 from fairviz.core.serialize import clean
 from fairviz.data import DataError
@@ -38,6 +38,7 @@ def builtin_dataset(key: str, generate: int, seed: int) -> xdata.TextDataset:
 
 def page() -> None:
     st.title("Knee probing & augmentation")
+    _ui.own_data("text data sets and models chosen below")
     st.caption(f"The Residual page finds the knees of each group's sorted residual curve and the diagnostic set D*. "
                f"{PAPER} goes on: knee examples are where the model reacts most to demographic edits (§7, App. O), "
                "and fine-tuning on their counterfactual copies is its mitigation (§8.3, Algorithm 1). This page runs "
@@ -180,16 +181,15 @@ def _job(job: str, run_label: str, label: str, runner, dataset, spec, settings, 
 # ----------------------------------------------------------------------------------------------- results
 
 def show_probe(data: dict) -> None:
-    _page_json("probe", data)
-    _render.render(probe_display(data, _digest(data)), figure_cache=_ui.figure)
+    _render.render(_chart_first(probe_display(data, _digest(data))), figure_cache=_ui.figure)
     region = st.radio("Region", ["knee", "non-knee"], horizontal=True, key="probing_examples_region")
     _render.render([examples_table(data, region)])
+    _page_json("probe", data)                      # the download last: the tab opens on its result
 
 
 def show_augment(data: dict) -> None:
     if data.get("partial"):
         _render.render([Completion(**{k: data["partial"][k] for k in ("done", "total", "unit")}).note()])
-    _page_json("augment", data)
     metric = st.session_state.get("augment_metric", "f_pattern")
     items = augment_display(data, metric, _digest(data))
     _render.render(group(items, "summary").items)
@@ -197,6 +197,16 @@ def show_augment(data: dict) -> None:
              format_func=lambda m: m.replace("f_", "F_"))
     _render.render(group(items, "figure").items, figure_cache=_ui.figure)
     _render.render(group(items, "reading").items)
+    _page_json("augment", data)
+
+
+def _chart_first(items: list) -> list:
+    """The first chart before the tables above it (the tables hold its numbers): the tab opens on the chart."""
+    first = next((i for i, item in enumerate(items) if isinstance(item, Figure)), None)
+    if first is None:
+        return items
+    tables = [item for item in items[:first] if isinstance(item, Table)]
+    return [item for item in items[:first] if not isinstance(item, Table)] + [items[first], *tables, *items[first + 1:]]
 
 
 def _digest(data: dict) -> str:

@@ -102,6 +102,7 @@ def sidebar() -> tuple[tuple, tuple]:
 
 def page() -> None:
     st.title("Lorenz & PTN: probabilistic forecasts of chaos")
+    _ui.own_data("the Lorenz-63 system, simulated here")
     st.caption("Briscoe, *The Art of Fairness* (PhD thesis, 2024), chapter 5. The Lorenz-63 system is deterministic yet unpredictable beyond a short horizon. "
                "An NVAR model gives one forecast; the Probabilistic Parallel Time Network (PTN) turns it, the recent "
                "history and the system's parameters into 111 quantiles per step: a fan that says how sure it is.")
@@ -126,7 +127,7 @@ def page() -> None:
 def attractor_tab(params, initial) -> None:
     smooth = smooth_trajectory(params, initial)
     c1, c2 = st.columns([3, 2])
-    c1.plotly_chart(figs.attractor_figure(smooth, SMOOTH_GRID,
+    _ui.chart_at(c1, figs.attractor_figure(smooth, SMOOTH_GRID,
                                           title=f"σ = {params[0]:.3f}, ρ = {params[1]:.3f}, β = {params[2]:.4f}"),
                     width="stretch")
     c1.caption("Drawn over t ∈ [0, 40] every 0.02 time units for a smooth curve; the forecasting data use the "
@@ -140,7 +141,7 @@ def attractor_tab(params, initial) -> None:
                   help="First grid time at which the two trajectories are at least the threshold apart.")
         render(([readings.float_resolution(delta, initial[0])] if div.delta == 0 else [])
                + [readings.butterfly(div, delta)])
-    st.plotly_chart(figs.butterfly_figure(div), width="stretch")
+    _ui.chart(figs.butterfly_figure(div), width="stretch")
     st.caption(readings.RK4_NOTE)
 
 
@@ -205,8 +206,8 @@ def fans_tab(bundle: demo.Bundle, label: str, params, initial) -> None:
 def _draw_fan(fans: demo.Fans, i: int, title: str) -> None:
     fan, density = figs.window_figures(fans, i, title)
     c1, c2 = st.columns(2)
-    c1.plotly_chart(fan, width="stretch")
-    c2.plotly_chart(density, width="stretch")
+    _ui.chart_at(c1, fan, width="stretch")
+    _ui.chart_at(c2, density, width="stretch")
     render([readings.fan(fans.score(i))])
 
 
@@ -256,15 +257,15 @@ def train_tab() -> None:
         bundle = trained[label]
         st.markdown(f"**Last trained: {label}**")
         c1, c2 = st.columns(2)
-        c1.plotly_chart(figs.loss_figure(bundle.trained.history), width="stretch")
-        c2.plotly_chart(figs.darts_figure(bundle.trained.arch_weights, bundle.trained.fusion), width="stretch")
+        _ui.chart_at(c1, figs.loss_figure(bundle.trained.history), width="stretch")
+        _ui.chart_at(c2, figs.darts_figure(bundle.trained.arch_weights, bundle.trained.fusion), width="stretch")
         render([readings.trained_skill(bundle.evaluation.skill), readings.trained_run(bundle.trained)])
     else:
         shipped = shipped_bundle()
         st.caption("The pretrained model's training, for reference:")
         c1, c2 = st.columns(2)
-        c1.plotly_chart(figs.loss_figure(shipped.trained.history), width="stretch")
-        c2.plotly_chart(figs.darts_figure(shipped.trained.arch_weights, shipped.trained.fusion), width="stretch")
+        _ui.chart_at(c1, figs.loss_figure(shipped.trained.history), width="stretch")
+        _ui.chart_at(c2, figs.darts_figure(shipped.trained.arch_weights, shipped.trained.fusion), width="stretch")
 
 
 def _train(config: demo.PipelineParams) -> None:
@@ -278,7 +279,7 @@ def _train(config: demo.PipelineParams) -> None:
     chart = st.empty()
 
     def on_epoch(history):
-        chart.plotly_chart(figs.loss_figure(history), width="stretch")
+        _ui.chart_at(chart, figs.loss_figure(history), width="stretch")
 
     # one training per configuration for the whole server, in a heavy-run slot (app_pages/_jobs.py)
     bundle = _jobs.run("ptn_train", key=json.dumps(asdict(config), sort_keys=True, default=str), label="Training the PTN",

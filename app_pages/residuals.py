@@ -126,7 +126,7 @@ def _curves(audit: ResidualAudit, pred, params: RDFParams, ctx: _ui.Context, ite
         outcome = {"All rows": "all", "Y = 0 only": "y0", "Y = 1 only": "y1"}[view]
         fig = _ui.figure(("rdf.sorted", *key, outcome),
                          lambda: figs.sorted_residual_plot(audit, shown or names, outcome, hover, texts))
-    c1.plotly_chart(fig, width="stretch")
+    _ui.chart_at(c1, fig, width="stretch")
     _render.render([i for i in group(items, "curves").items if not isinstance(i, Figure)], c2)
 
 
@@ -196,7 +196,7 @@ def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: Residu
         labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
         chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
         pair = result.pairs[labels.index(chosen)]
-        st.plotly_chart(_ui.figure(("rdf.invariance", pred.fingerprint, ctx.attribute, params, chosen),
+        _ui.chart(_ui.figure(("rdf.invariance", pred.fingerprint, ctx.attribute, params, chosen),
                                    lambda: figs.invariance_figure(result, pair)), width="stretch")
         options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, rdf=params)
         items = THRESHOLD_SECTION.display(pred, result, options)

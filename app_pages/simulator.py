@@ -40,6 +40,7 @@ def uploaded(digest: str, name: str, label: str, group: str, features: tuple, te
 
 def page() -> None:
     st.title("Retraining simulator")
+    _ui.own_data("the training set chosen below (bundled, or a file uploaded here)")
     st.caption("How would a model's accuracy and fairness change if its **training data** were less stereotyped, "
                "or its classes balanced? For each condition the training split is redrawn (m rows whose (class, "
                "group) cells follow the target distribution), every method is retrained, the epoch with the "

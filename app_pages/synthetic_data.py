@@ -151,6 +151,7 @@ def show_result(result: SynthAudit, key: tuple) -> None:
 
 def page() -> None:
     st.title("Synthetic data (HydraGAN)")
+    _ui.own_data("a training table you upload here or a bundled one")
     st.caption("Train a Conditional HydraGAN on a table, generate synthetic training data with the group and label "
                "shares you ask for, and check whether a classifier trained on it is fairer on real data. "
                f"After {CITATION}")

@@ -16,7 +16,7 @@ from fairviz.calibration.feature_residuals import FeatureResiduals
 from fairviz.calibration.recalibration import RecalibrationResult
 from fairviz.calibration.results import OVERALL, CalibrationAudit, GroupCalibration, ReliabilityTable
 from fairviz.core.markup import plot_text
-from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE, group_style
+from fairviz.core.theme import LEGEND_RIGHT, NEUTRAL, PALETTE, TEMPLATE, group_style
 from fairviz.core.wording import fmt, fmt_p
 
 OVERALL_STYLE = {"color": "#000000", "dash": "solid"}
@@ -136,10 +136,10 @@ def reliability_figure(audit: CalibrationAudit, groups: list[str] | None = None,
     fig.update_yaxes(title_text="Rows", row=2, col=1)
     bins = f"{audit.params.n_bins} {'equal-width' if strategy == 'uniform' else 'equal-count'} bins"
     fig.update_layout(template=TEMPLATE, height=height, barmode="overlay",
-                      title=f"Reliability by {plot_text(audit.attribute)} — {bins}, 95% Beta intervals"
-                            + (", smoothed curve with 95% band" if show_curve else ""),
+                      title=f"Reliability by {plot_text(audit.attribute)}<br><sup>{bins}, 95% Beta intervals"
+                            + (", smoothed curve with 95% band" if show_curve else "") + "</sup>",
                       legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0, title_text=""),
-                      margin=dict(t=70, b=150))
+                      margin=dict(t=90, b=150))
     return fig
 
 
@@ -150,14 +150,19 @@ def coefficient_figure(audit: CalibrationAudit) -> go.Figure:
     names = [g.name for g in audit.groups]
     rows = [*audit.groups, audit.overall]
     labels = [plot_text(g.name) for g in rows]
+    annotations = list(fig.layout.annotations)          # the subplot titles
     for col, attr in ((1, "intercept"), (2, "slope")):
         for i, g in enumerate(rows):
             style = _style(names, g.name)
             coef = getattr(g.linear, attr)
-            if coef is None:
-                fig.add_trace(go.Scatter(x=[0], y=[labels[i]], mode="text", text=["not enough data"],
-                                         textfont=dict(color=NEUTRAL, size=13), showlegend=False,
-                                         hovertext=plot_text(g.linear.status), hoverinfo="text"), row=1, col=col)
+            if coef is None:          # the row stays on the axis (an unseen point); the words sit mid-panel, where
+                # they cannot run past the figure's edge (at x = 0 they did, in the slope panel on the right)
+                fig.add_trace(go.Scatter(x=[0], y=[labels[i]], mode="markers", marker=dict(opacity=0),
+                                         showlegend=False, hovertext=plot_text(g.linear.status), hoverinfo="text"),
+                              row=1, col=col)
+                annotations.append(dict(text="not enough data", x=0.5, xref=f"x{'' if col == 1 else col} domain",
+                                        y=labels[i], yref=f"y{'' if col == 1 else col}", showarrow=False,
+                                        font=dict(color=NEUTRAL, size=16)))
                 continue
             ci = coef.interval(audit.params.level)
             fig.add_trace(go.Scatter(
@@ -170,7 +175,7 @@ def coefficient_figure(audit: CalibrationAudit) -> go.Figure:
                 row=1, col=col)
         fig.add_vline(x=0, line=dict(color=NEUTRAL, width=1.5, dash="dot"), row=1, col=col)
     fig.update_yaxes(categoryorder="array", categoryarray=labels[::-1], row=1, col=1)
-    fig.update_layout(template=TEMPLATE, height=max(300, 70 * len(rows) + 140),
+    fig.update_layout(template=TEMPLATE, height=max(300, 70 * len(rows) + 140), annotations=annotations,
                       title="Logistic calibration test: logit P(Y=1) = β₀ + β₁·logit p̂ + offset(logit p̂), 95% CIs")
     return fig
 
@@ -196,7 +201,7 @@ def errors_figure(audit: CalibrationAudit) -> go.Figure:
                   annotation_position="top left")
     fig.update_layout(template=TEMPLATE, barmode="group", height=420, yaxis_title="Calibration error",
                       title="Calibration error per group (plain bars ECE, hatched bars smooth ECE; 95% bootstrap CIs)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -267,7 +272,7 @@ def recalibration_metric_figure(result: RecalibrationResult, metric: str = "ece"
                              hovertemplate=f"<b>%{{x}}</b> {res.label}: %{{y:.4f}}<extra></extra>"))
     fig.update_layout(template=TEMPLATE, barmode="group", height=400, yaxis_title=titles[metric],
                       title=f"{titles[metric]} on the evaluation rows, before and after (lower is better)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -297,8 +302,10 @@ def feature_residual_figure(fr: FeatureResiduals, groups: list[str], height: int
         xaxis.update(tickmode="array", tickvals=first.x.tolist(), ticktext=[plot_text(v) for v in first.label])
     fig.update_layout(template=TEMPLATE, height=height, xaxis=xaxis,
                       yaxis_title="Mean Pearson residual (y − p̂)/√(p̂(1−p̂))",
-                      title=f"Residuals against {feature}: above 0 the model under-predicts, below it over-predicts",
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, title_text=""), margin=dict(b=130))
+                      title=f"Residuals against {feature}<br><sup>above 0 the model under-predicts, "
+                            "below it over-predicts</sup>",
+                      legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0, title_text=""),
+                      margin=dict(t=90, b=130))
     return fig
 
 
@@ -317,7 +324,7 @@ def score_distribution_figure(attribute: str, names: list[str], edges: np.ndarra
                                                "<br>%{y:.1%} of the group<extra></extra>"))
     fig.update_layout(template=TEMPLATE, height=height, title=f"Score distribution by {plot_text(attribute)}",
                       xaxis=dict(title="score", range=[0, 1]), yaxis=dict(title="share of the group", tickformat=".0%"),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0), margin=dict(t=80))
+                      legend=LEGEND_RIGHT, margin=dict(t=80))
     return fig
 
 

@@ -11,15 +11,20 @@ KNEE_COLOUR = "#D55E00"          # vermillion diamonds, as the paper's red knees
 REGION_FILL = "rgba(213, 94, 0, 0.10)"
 NEUTRAL = "#6b6b6b"
 DIVERGING = [[0.0, "#b35806"], [0.25, "#f1a340"], [0.5, "#f7f7f7"], [0.75, "#998ec3"], [1.0, "#542788"]]
-FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=16, color="#1f1f1f")
+INK = "#1f1f1f"                  # text, ticks and axis lines: dark on white, readable on a projector
+FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=16, color=INK)
+TICKS = dict(tickfont=dict(size=16, color=INK), tickcolor=INK, linecolor=INK, ticks="outside",
+             title=dict(font=dict(size=16, color=INK)))
+# legends never cover a title: outside the plot area, right of it, from the plot's top edge down (the title sits
+# above that edge, in the top margin). Figures with a title use this instead of a horizontal legend over the plot.
+LEGEND_RIGHT = dict(orientation="v", x=1.02, xanchor="left", y=1.0, yanchor="top")
 
 pio.templates["fairviz"] = go.layout.Template(layout=go.Layout(
     font=FONT, colorway=PALETTE, paper_bgcolor="white", plot_bgcolor="white",
-    title=dict(font=dict(size=20), x=0.0, xanchor="left"),
-    xaxis=dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False, linecolor="#444", ticks="outside"),
-    yaxis=dict(showgrid=True, gridcolor="#e6e6e6", zeroline=True, zerolinecolor="#999", linecolor="#444",
-               ticks="outside"),
-    legend=dict(bgcolor="rgba(255,255,255,0.85)", bordercolor="#ccc", borderwidth=1),
+    title=dict(font=dict(size=20, color=INK), x=0.0, xanchor="left"),
+    xaxis=dict(showgrid=True, gridcolor="#e6e6e6", zeroline=False, **TICKS),
+    yaxis=dict(showgrid=True, gridcolor="#e6e6e6", zeroline=True, zerolinecolor="#999", **TICKS),
+    legend=dict(bgcolor="rgba(255,255,255,0.85)", bordercolor="#ccc", borderwidth=1, font=dict(size=16, color=INK)),
     hoverlabel=dict(font_size=15), margin=dict(l=70, r=30, t=70, b=60),
 ))
 # "plotly_white+fairviz" merged once and registered under one name: a "a+b" name is merged again on every figure

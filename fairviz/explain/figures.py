@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from fairviz.core.markup import plot_text
-from fairviz.core.theme import PALETTE, TEMPLATE
+from fairviz.core.theme import LEGEND_RIGHT, PALETTE, TEMPLATE
 from fairviz.explain.analysis import heatmap_values
 from fairviz.explain.registry import METHOD_NAMES, METRICS
 from fairviz.explain.results import DisparityAudit, ExplainResult
@@ -64,8 +64,7 @@ def metric_boxplots(result: ExplainResult, report: DisparityAudit | None = None,
         fig.update_xaxes(categoryorder="array", categoryarray=labels, row=row, col=col)
     fig.update_layout(template=TEMPLATE, boxmode="group", height=max(420, rows * panel_height + 120),
                       title=f"Explanation quality per sentence, {plot_text(gi)} vs {plot_text(gj)}",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02 + 0.02 * (rows < 3), xanchor="right",
-                                  x=1.0, title_text=""),
+                      legend=LEGEND_RIGHT,
                       margin=dict(t=110))
     for annotation in fig.layout.annotations:
         annotation.font.size = 15

@@ -136,7 +136,7 @@ def undefined_methods(result: ExplainResult, methods: list[str]) -> list[Text]:
             out.append(text(
                 "**{method} has no defined scores here**: {reason}. For IG this is expected on BERT-style models: "
                 "the gradient w.r.t. the word embeddings sums to zero over the hidden dimension (they enter a "
-                "LayerNorm), so IG without ×input is rounding noise; IG×Input is the usable variant.", "finding",
+                "LayerNorm), so IG without ×input is rounding noise; IG×Input is the usable variant.", "caveat",
                 method=METHOD_NAMES[method], reason=reason))
     return out
 

@@ -10,7 +10,7 @@ from fairviz.forecast import crps as scores
 from fairviz.forecast.density import density_map, mode_count
 from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
-from fairviz.core.theme import NEUTRAL, PALETTE, TEMPLATE, group_style
+from fairviz.core.theme import LEGEND_RIGHT, NEUTRAL, PALETTE, TEMPLATE, group_style
 from fairviz.core.wording import fmt
 
 FAN_BLUE = "0, 114, 178"                  # PALETTE[0] as RGB, for nested translucent bands
@@ -41,7 +41,7 @@ def attractor_figure(states: np.ndarray, time: np.ndarray, title: str = "Lorenz 
     fig.update_layout(template=TEMPLATE, height=height, title=title, margin=dict(l=0, r=0, t=60, b=0),
                       scene=dict(xaxis_title="x", yaxis_title="y", zaxis_title="z", aspectmode="data",
                                  camera=dict(eye=dict(x=1.5, y=-1.5, z=0.7))),
-                      legend=dict(orientation="h", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -65,7 +65,7 @@ def butterfly_figure(div) -> go.Figure:
     fig.update_yaxes(type="log", title_text="‖Δ state‖", exponentformat="power", row=2, col=1)
     fig.update_yaxes(title_text="x", row=1, col=1)
     fig.update_xaxes(title_text="time t", row=2, col=1)
-    fig.update_layout(template=TEMPLATE, height=560, legend=dict(orientation="h", y=1.1, x=0))
+    fig.update_layout(template=TEMPLATE, height=560, legend=LEGEND_RIGHT)
     return fig
 
 
@@ -145,7 +145,7 @@ def loss_figure(history: list[dict], height: int = 360) -> go.Figure:
                              line=dict(color=PALETTE[1], width=2.5, dash="dash")))
     fig.update_layout(template=TEMPLATE, height=height, title="Loss per epoch (normalised scale)",
                       xaxis_title="epoch", yaxis_title="CRPS + ω·ordering penalty",
-                      legend=dict(orientation="h", y=1.12, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -182,7 +182,7 @@ def crps_distribution_figure(crps_model: np.ndarray, crps_baseline: np.ndarray, 
         fig.add_hline(y=q, line=dict(color="#bbbbbb", width=1, dash="dot"))
     fig.update_layout(template=TEMPLATE, height=height, title="Per-forecast CRPS (lower is better)",
                       xaxis_title="CRPS of one 16-step forecast (x units)", yaxis_title="share of forecasts",
-                      legend=dict(orientation="h", y=1.12, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -198,7 +198,7 @@ def pit_figure(hists: dict, height: int = 360) -> go.Figure:
         fig.add_hline(y=1 / bins, line=dict(color=NEUTRAL, dash="dot"))
     fig.update_layout(template=TEMPLATE, height=height, barmode="group", title="PIT histogram (flat = calibrated)",
                       xaxis=dict(title="PIT = forecast CDF at the truth", range=[0, 1]), yaxis_title="share",
-                      legend=dict(orientation="h", y=1.12, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -213,7 +213,7 @@ def coverage_figure(nominal: list[float], observed: dict, height: int = 360) -> 
     fig.add_trace(go.Scatter(x=labels, y=nominal, mode="markers", name="nominal",
                              marker=dict(symbol="line-ew", size=40, line=dict(width=3, color=TRUTH))))
     fig.update_layout(template=TEMPLATE, height=height, barmode="group", yaxis=dict(title="coverage", range=[0, 1.1]),
-                      title="Interval coverage by band", legend=dict(orientation="h", y=1.12, x=0))
+                      title="Interval coverage by band", legend=LEGEND_RIGHT)
     return fig
 
 
@@ -259,7 +259,7 @@ def coverage_gap_figure(result, height: int = 420) -> go.Figure:
     fig.add_hline(y=0, line=dict(color=TRUTH, width=1.5))
     fig.update_layout(template=TEMPLATE, height=height, title="Coverage gap by group (observed − nominal)",
                       xaxis_title=plot_text(result.attribute), yaxis_title="coverage − nominal",
-                      legend=dict(orientation="h", y=1.12, x=0), scattermode="group")
+                      legend=LEGEND_RIGHT, scattermode="group")
     return fig
 
 

@@ -19,7 +19,7 @@ from fairviz.core.markup import plot_text
 from fairviz.parity.di import FOUR_FIFTHS
 from fairviz.parity.pair_metrics import PAIR_METRICS, PairwiseMatrix
 from fairviz.parity.results import ParityAudit
-from fairviz.core.theme import DIVERGING, NEUTRAL, PALETTE, TEMPLATE, hline, vrect
+from fairviz.core.theme import DIVERGING, LEGEND_RIGHT, NEUTRAL, PALETTE, TEMPLATE, hline, vrect
 
 UNDEFINED_FILL = "#d9d9d9"
 SEQUENTIAL = [[0.0, "#ffffff"], [1.0, "#0072B2"]]       # undirected gaps: white (none) → blue (large)
@@ -162,6 +162,6 @@ def benefit_figure(audit: ParityAudit, highlight: tuple[str, str] | None = None)
     fig.update_layout(template=TEMPLATE, barmode="group", height=430,
                       title="Marginal benefit per group: 𝓑 = b − E[b] (OFI(i, j) = 𝓑_i − 𝓑_j)",
                       yaxis=dict(title="share of the group", range=[0, 1.12]),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0),
+                      legend=LEGEND_RIGHT,
                       annotations=annotations, shapes=[*shapes, hline(0, line=dict(color=NEUTRAL, width=1))])
     return fig

@@ -11,8 +11,9 @@ from fairviz.parity.ofi import classify, marginal_benefit, ofi_test
 from fairviz.parity.pair_metrics import PAIR_METRICS, pairwise
 from fairviz.parity.results import PairReading, ParityParams
 
-# how a pair's reading reads: a model at fault or a disparity to look into is a caveat, the rest a finding
-READING_LEVEL = {"algorithmic": "caveat", "systemic": "caveat", "possible": "caveat"}
+# how a pair's reading reads: always the point of the view, a finding (a caveat is a limit on what numbers mean,
+# folded away on the page; a model at fault is what the presenter came to show)
+READING_LEVEL: dict[str, str] = {}
 RULE_WORDS = {"for i": "bias for i", "for j": "bias for j", "none": "no bias", "undefined": "undefined"}
 
 

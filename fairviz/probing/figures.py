@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
+from fairviz.core.theme import LEGEND_RIGHT, TEMPLATE
 from fairviz.probing.results import AUGMENT_STRATEGIES, PROBES, STRATEGY_NAMES
 
 REGION_COLOURS = {"knee": "#d62728", "non-knee": "#7f7f7f"}
@@ -34,8 +35,8 @@ def region_figure(data: dict) -> go.Figure:
         fig.add_trace(go.Bar(x=list(PROBES.values()), y=values, name=f"{region} sample",
                              marker_color=REGION_COLOURS[region],
                              error_y={"type": "data", "array": plus, "arrayminus": minus, "visible": True}))
-    fig.update_layout(barmode="group", title="Counterfactual sensitivity by region: mean |Δd|", height=340,
-                      yaxis_title="mean |f(x′) − f(x)|", margin={"t": 50, "b": 40})
+    fig.update_layout(template=TEMPLATE, legend=LEGEND_RIGHT, barmode="group", height=340,
+                      title="Counterfactual sensitivity by region: mean |Δd|", yaxis_title="mean |f(x′) − f(x)|", margin={"t": 50, "b": 40})
     return fig
 
 
@@ -47,8 +48,8 @@ def strategy_figure(data: dict) -> go.Figure:
                        ("identity_dependence", "identity dependence (removal)")):
         fig.add_trace(go.Bar(x=[STRATEGY_NAMES[n] for n in names],
                              y=[nan_if_none(data["strategies"][n][key]) for n in names], name=label))
-    fig.update_layout(barmode="group", title="Which selection finds the sensitive examples? (App. D.2)", height=340,
-                      yaxis_title="mean |Δd|", margin={"t": 50, "b": 40})
+    fig.update_layout(template=TEMPLATE, legend=LEGEND_RIGHT, barmode="group", height=340,
+                      title="Which selection finds the sensitive examples? (App. D.2)", yaxis_title="mean |Δd|", margin={"t": 50, "b": 40})
     return fig
 
 
@@ -64,8 +65,9 @@ def scatter_figure(data: dict) -> go.Figure:
                                  text=[plot_text(e["text"]) for e in rows], hovertemplate="%{text}<br>|d| %{x:.3f}, Δd %{y:.3f}"))
     c = data["error_vs_sensitivity"]
     rho = "undefined" if c["spearman"] is None else f"{c['spearman']:.2f}"
-    fig.update_layout(title=f"Error vs. sensitivity (Spearman ρ = {rho})", height=360, xaxis_title="|residual| = |f(x) − y|",
-                      yaxis_title="|Δd| under the demographic swap", margin={"t": 50, "b": 40})
+    fig.update_layout(template=TEMPLATE, legend=LEGEND_RIGHT, title=f"Error vs. sensitivity (Spearman ρ = {rho})",
+                      height=360, xaxis_title="|residual| = |f(x) − y|", yaxis_title="|Δd| under the demographic swap",
+                      margin={"t": 50, "b": 40})
     return fig
 
 
@@ -84,7 +86,7 @@ def augmentation_figure(data: dict, metric: str = "f_pattern") -> go.Figure:
                                                 for r in rows]},
                              name=AUGMENT_STRATEGIES[strategy], marker_color=STRATEGY_COLOURS[strategy]))
     better = "higher is fairer" if metric == "f_pattern" else "lower is fairer"
-    fig.update_layout(barmode="group", height=340, margin={"t": 50, "b": 40},
+    fig.update_layout(template=TEMPLATE, legend=LEGEND_RIGHT, barmode="group", height=340, margin={"t": 50, "b": 40},
                       title=f"Δ{metric.replace('f_', 'F_')} after fine-tuning (mean ± std over seeds; {better})",
                       yaxis_title=f"Δ{metric.replace('f_', 'F_')} = after − before")
     return fig

@@ -10,7 +10,7 @@ from plotly.subplots import make_subplots
 
 from fairviz.core.markup import plot_text
 from fairviz.core.serialize import nan_if_none
-from fairviz.core.theme import KNEE_COLOUR, NEUTRAL, REGION_FILL, TEMPLATE, group_style, hline, vrect
+from fairviz.core.theme import INK, KNEE_COLOUR, LEGEND_RIGHT, NEUTRAL, REGION_FILL, TEMPLATE, group_style, hline, vrect
 from fairviz.core.wording import fmt
 from fairviz.residuals.results import PairInvariance, ResidualAudit, ThresholdCheckResult, ThresholdInvarianceResult
 from fairviz.residuals.threshold_invariance import METRIC_NAMES, RDF_METRICS
@@ -39,11 +39,16 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                                         fillcolor=REGION_FILL, line=dict(width=0), layer="below"))
                 fig.add_trace(go.Scatter(
                     x=[100 * knee.percentile], y=[knee.residual], mode="markers",
-                    marker=dict(symbol="diamond", size=14, color=KNEE_COLOUR, line=dict(color="white", width=1.5)),
+                    # the group's colour, so a knee reads as that group's; the dark rim keeps it a knee marker
+                    marker=dict(symbol="diamond", size=15, color=group_style(index)["color"],
+                                line=dict(color=INK, width=1.5)),
                     name=f"{plot_text(name)}: {knee.side} knee", legendgroup=plot_text(name), showlegend=False,
                     hovertemplate=(f"<b>{plot_text(name)}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
-    ece_text = ", ".join(f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown)
+    eces = [f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown]
+    # three groups a line: a longer subtitle would run past the chart's edge in the page's column
+    ece_lines = [", ".join(eces[i:i + 3]) for i in range(0, len(eces), 3)] or [""]
+    ece_text = ",</sup><br><sup>".join(ece_lines)
     shapes.append(hline(0, line=dict(color=NEUTRAL, width=1)))
     fig.update_layout(
         template=TEMPLATE, height=height, shapes=shapes,
@@ -52,7 +57,7 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
         xaxis=dict(title="Percentile within group (%)", range=[0, 100]),
         yaxis=dict(title="Residual D = score − label", range=_y_range(outcome)),
         legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0, title_text=""),
-        margin=dict(t=90, b=40),
+        margin=dict(t=70 + 20 * len(ece_lines), b=40),
     )
     return fig
 
@@ -121,7 +126,7 @@ def outcome_panels(audit: ResidualAudit, groups: list[str] | None = None,
         fig.update_yaxes(range=_y_range(outcome), row=1, col=col)
     fig.update_yaxes(title_text="Residual", row=1, col=1)
     fig.update_layout(template=TEMPLATE, height=height, title="Outcome-conditional residuals",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.08, xanchor="right", x=1.0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -144,7 +149,7 @@ def threshold_figure(check: ThresholdCheckResult) -> go.Figure:
                                  showlegend=index == 0))
     fig.update_layout(template=TEMPLATE, barmode="group", height=420, yaxis=dict(title="Rate", range=[0, 1.05]),
                       title=f"Rates at threshold τ = {check.threshold:.2f}: counted (bars) = from residuals (×)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -175,7 +180,7 @@ def invariance_figure(result: ThresholdInvarianceResult, pair: PairInvariance | 
         label = f"{METRIC_NAMES[m]} (CV {'undefined' if cv is None else f'{cv:.1f}%'})"
         fig.add_trace(go.Scatter(x=list(result.thresholds), y=[nan_if_none(v) for v in pair.values[m]],
                                  mode="lines+markers", name=label, line={"dash": dash}))
-    fig.update_layout(title=f"Metrics across thresholds τ: {plot_text(pair.group_i)} vs {plot_text(pair.group_j)}",
-                      height=360, xaxis_title="threshold τ", yaxis_title="value", margin={"t": 50, "b": 40},
-                      legend={"font": {"size": 10}})
+    fig.update_layout(template=TEMPLATE, height=360, xaxis_title="threshold τ", yaxis_title="value",
+                      title=f"Metrics across thresholds τ: {plot_text(pair.group_i)} vs {plot_text(pair.group_j)}",
+                      margin={"t": 50, "b": 40}, legend=LEGEND_RIGHT)
     return fig

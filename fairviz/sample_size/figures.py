@@ -11,7 +11,8 @@ import plotly.graph_objects as go
 from fairviz.core.markup import plot_text
 from fairviz.sample_size.results import (METRIC_LABELS, CPSRow, ErrorCurves, Jaggedness, MatchAudit, MatchResult,
                                          NullPlot)
-from fairviz.core.theme import DASHES, DIVERGING, KNEE_COLOUR, NEUTRAL, PALETTE, TEMPLATE, vline
+from fairviz.core.theme import (DASHES, DIVERGING, KNEE_COLOUR, LEGEND_RIGHT, NEUTRAL, PALETTE, TEMPLATE,
+                                 vline)
 from fairviz.core.wording import fmt, fmt_p
 
 OBSERVED = KNEE_COLOUR             # vermillion: the group's own score, on every figure of this page
@@ -126,7 +127,7 @@ def jaggedness_figure(j: Jaggedness, group: str, height: int = 460) -> go.Figure
         xaxis_title="subsample size n", yaxis_title=label,
         yaxis2=dict(title="share undefined", overlaying="y", side="right", range=[0, 1], showgrid=False,
                     tickformat=".0%", tickvals=[0, 0.25, 0.5, 0.75, 1.0], visible=bool(np.any(j.undefined_share > 0))),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+        legend=LEGEND_RIGHT)
     return fig
 
 
@@ -142,11 +143,12 @@ def error_curves_figure(curves: ErrorCurves, group: str, height: int = 430) -> g
             line=dict(color=colour, dash=DASHES[index % len(DASHES)], width=3),
             hovertemplate=f"{name}, n = %{{x}}: MSE %{{y:.5f}} (defined with probability %{{customdata:.3f}})"
                           "<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, height=height, yaxis_type="log",
+    # powers of ten only on the log axis: Plotly draws the 2s and 5s between them at 12 px
+    fig.update_layout(template=TEMPLATE, height=height, yaxis=dict(type="log", dtick=1),
                       title=f"Expected squared error of {label} for samples of '{plot_text(group)}' "
                             "(exact, all matrices)",
                       xaxis_title="sample size n", yaxis_title="mean squared error (log scale)",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 
@@ -174,7 +176,7 @@ def cps_figure(rows: list[CPSRow], metric: str, reference_value: float | None = 
                       title=f"{label}: raw vs Cross-Prior-Smoothed" + (
                           f" (raw undefined for {', '.join(undefined)})" if undefined else ""),
                       xaxis_title=label, yaxis=dict(autorange="reversed"),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0))
+                      legend=LEGEND_RIGHT)
     return fig
 
 

@@ -39,10 +39,9 @@ def verdict(result: MatchResult, alpha: float = 0.05, reference: str = "the refe
 
 
 def verdict_text(result: MatchResult, audit: MatchAudit) -> Text:
-    """The verdict as a paragraph: a caveat when the score is beyond noise, a finding otherwise."""
-    significant = result.p_adjusted is not None and result.p_adjusted < audit.params.alpha
-    return text("{words}", "caveat" if significant else "finding",
-                words=verdict(result, audit.params.alpha, audit.reference_label))
+    """The verdict as a paragraph: the point of the view, a finding whether or not the score is beyond noise (a
+    caveat is a limit on what the numbers mean, folded away on the page)."""
+    return text("{words}", "finding", words=verdict(result, audit.params.alpha, audit.reference_label))
 
 
 def tested(audit: MatchAudit) -> int:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -41,6 +42,8 @@ def test_shipped_results_tabs_and_twin_tokens(page, app_url):
 
 def test_model_warnings_follow_the_data_set(page, app_url):
     _open_page(page, app_url)
+    caveats = page.get_by_test_id("stExpander").filter(has_text=re.compile(r"\d+ caveats?"))
+    caveats.first.locator("summary").click()                        # the caveats are folded after the first chart
     page.get_by_text("the label is gender or depends on it").wait_for()          # GECO opens first
     page.get_by_text("Default-class asymmetry").wait_for()
     page.get_by_label("Data set and model").click()

@@ -83,6 +83,7 @@ class Engine:
         self._spark = session
         self._own_session = session is None      # (a session of the caller's may be a cluster's)
         self._source = None
+        self._scratch: str | None = None       # transcoded copies of Windows-1252 CSVs (removed by close)
         self._relation = "src"
         self._names: list[str] = []      # the registered source's column names, by position (SQL reads c0, c1, …)
         self._types: list[str] = []
@@ -241,6 +242,9 @@ class Engine:
             if source.format == "parquet":
                 return self._duckdb_positional(f"read_parquet({listed})")
             sniffed = _sniffed(source)
+            if sniffed is not None and sniffed.encoding == "cp1252":
+                listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in self._as_utf8(files)) + "]"
+                sniffed = dataclasses.replace(sniffed, encoding="utf-8")
             options = _duckdb_csv_options(sniffed)
             base = f"read_csv({listed}, {options})"
             relation = self._duckdb_positional(base, sniffed.names if sniffed else None)
@@ -406,6 +410,18 @@ class Engine:
             return DataError(f"--query runs read-only and the {self.kind} engine refused a write: {first}")
         if isinstance(source, Query):
             return DataError(f"The query failed on {self.kind}: {first}")
+        if isinstance(source, Files) and source.format == "parquet" and any(
+                s in lowered for s in ("magic bytes", "footer", "too small to be a parquet", "parquet")):
+            return DataError(f"'{source.name}' could not be read as Parquet: it is truncated, damaged or not a "
+                             f"Parquet file ({first}).")
+        if isinstance(source, Files) and source.format != "parquet" and "sniffing" in lowered:
+            try:
+                self._strict_csv_read(source)        # names the row DuckDB's sniffer stumbled on
+            except DataError as named:
+                return named
+        if isinstance(source, Files) and source.format != "parquet" and any(
+                s in lowered for s in ("csv error", "sniffing", "encoded", "columns")):
+            return DataError(f"'{source.name}' could not be read as CSV ({first}).")
         if isinstance(source, Location) and self.kind == "duckdb" and ("httpfs" in lowered or "extension" in lowered):
             return DataError("DuckDB reads URLs through its httpfs extension, which is not installed: install it "
                              "once (see docs/engines.md) or use --engine spark.")
@@ -423,10 +439,46 @@ class Engine:
         else:
             frame, unread = self._sql_preview(rows)
         frame.attrs["unread"] = unread
+        if frame.empty and self.kind == "duckdb" and isinstance(source, Files) and source.format != "parquet":
+            self._strict_csv_read(source)       # DuckDB's sniffer reads a file with one bad row as no rows at all
         if frame.empty:
             raise DataError(f"'{source.name}' has a header but no data rows." if isinstance(source, (Files, Location))
                             else f"'{source.name}' has no rows.")
         return frame
+
+    def _as_utf8(self, files) -> list[str]:
+        """Windows-1252 files (which DuckDB cannot decode) transcoded to UTF-8 in the engine's scratch folder, in
+        blocks (memory stays bounded); the folder goes with ``close``."""
+        import codecs
+        import tempfile
+        if self._scratch is None:
+            self._scratch = tempfile.mkdtemp(prefix="fairviz-")
+        copies = []
+        for k, path in enumerate(files):
+            copy = os.path.join(self._scratch, f"utf8-{k}.csv")
+            decoder = codecs.getincrementaldecoder("cp1252")(errors="replace")
+            with open(path, "rb") as src, open(copy, "w", encoding="utf-8", newline="") as dst:
+                while block := src.read(1 << 24):
+                    dst.write(decoder.decode(block))
+                dst.write(decoder.decode(b"", final=True))
+            copies.append(copy)
+        return copies
+
+    def _strict_csv_read(self, source: Files) -> None:
+        """Read the CSV without DuckDB's sniffer (every column as text, the options sniffed by the row path's rules),
+        so a row with more or fewer fields than the header is named instead of the file reading as empty."""
+        sniffed = _sniffed(source)
+        if sniffed is None:
+            return
+        listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in source.files) + "]"
+        columns = "{" + ", ".join(f"'c{k}': 'VARCHAR'" for k in range(len(sniffed.names))) + "}"
+        try:
+            self._duckdb().sql(f"SELECT COUNT(*) FROM read_csv({listed}, header = true, auto_detect = false, "
+                               f"delim = '{sniffed.delimiter}', quote = '\"', escape = '\"', "
+                               f"encoding = '{sniffed.encoding}', columns = {columns})").fetchall()
+        except Exception as err:    # noqa: BLE001 - DuckDB's parse errors have no common class
+            raise DataError(f"'{source.name}' could not be read as CSV: {_first_line(err)} (rows must have the "
+                            f"{len(sniffed.names)} fields of the header).") from None
 
     def _sql_preview(self, rows: int) -> tuple[pd.DataFrame, list[str]]:
         plain = [k for k, t in enumerate(self._types) if not is_nested(t)]
@@ -530,6 +582,10 @@ class Engine:
         return f"(SELECT {', '.join(selects)} FROM unnest({', '.join(unnested)}) AS u({names})) p", arrays
 
     def close(self) -> None:
+        if self._scratch is not None:
+            import shutil
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
         if self._con is not None:
             self._con.close()
             self._con = None

@@ -23,7 +23,8 @@ _NUMBER_COMMA = re.compile(r"^\s*[-+]?(\d+|\d*,\d+)\s*$")          # an integer 
 class CsvFormat:
     """The options an engine needs to read the file as the row path does."""
 
-    encoding: str                   # "utf-8", "utf-16" or "latin-1" (what DuckDB and Python both call them)
+    encoding: str                   # "utf-8", "utf-16", "cp1252" or "latin-1" (Python's names; DuckDB reads no
+                                    # cp1252, so the DuckDB runner transcodes such a file to UTF-8 first)
     delimiter: str
     decimal_comma: bool             # numbers are written 0,5 (only with a delimiter other than ',')
     names: tuple[str, ...]          # the header as the csv module parses it (byte-order mark removed)
@@ -31,7 +32,7 @@ class CsvFormat:
 
     @property
     def spark_encoding(self) -> str:
-        return {"utf-8": "UTF-8", "utf-16": "UTF-16", "latin-1": "ISO-8859-1"}[self.encoding]
+        return {"utf-8": "UTF-8", "utf-16": "UTF-16", "cp1252": "windows-1252", "latin-1": "ISO-8859-1"}[self.encoding]
 
 
 def sniff_csv(path: str, name: str | None = None) -> CsvFormat:
@@ -46,6 +47,8 @@ def sniff_bytes(head: bytes, name: str, complete: bool = False) -> CsvFormat:
     """The format of CSV bytes (``head``: the file's start; ``complete``: the whole file), by the row path's rules
     (``fairviz.data.reading.sniff_csv``: one set of rules for the app and every engine); the engines add the
     positions of the decimal-comma columns, which they convert themselves."""
+    if not head.strip():
+        raise DataError(f"'{name}' is empty: there are no rows to analyse.")
     # one byte past the sample tells the row path's sniffer that the file goes on (its last line may be cut)
     dialect = reading.sniff_csv(head if complete else head[:SAMPLE_BYTES] + b" ", name)
     if not dialect.names:
@@ -57,9 +60,7 @@ def sniff_bytes(head: bytes, name: str, complete: bool = False) -> CsvFormat:
         rows = list(csv.reader(io.StringIO("\n".join(lines)), delimiter=dialect.delimiter))[1:]
         decimal_columns = tuple(k for k in range(len(dialect.names))
                                 if _decimal_comma([r[k] for r in rows if k < len(r)]))
-    # DuckDB and Spark know Latin-1, not Windows-1252 (they differ only in 0x80–0x9F: € “ ” and the like)
-    encoding = "latin-1" if dialect.encoding == "cp1252" else dialect.encoding
-    return CsvFormat(encoding, dialect.delimiter, bool(decimal_columns), dialect.names, decimal_columns)
+    return CsvFormat(dialect.encoding, dialect.delimiter, bool(decimal_columns), dialect.names, decimal_columns)
 
 
 def _decimal_comma(values: list[str]) -> bool:

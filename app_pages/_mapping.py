@@ -75,9 +75,18 @@ def _mostly_numbers(series: pd.Series) -> bool:
     return len(values) > 0 and pd.to_numeric(values, errors="coerce").notna().mean() >= 0.5
 
 
+FORM_OF = "_mapping_form_of"                        # the digest of the file the form's answers are about
+ANSWER_KEYS = ("map_positive", "map_good", "map_scale")
+
+
 def mapping_form(upload: _upload.Uploaded) -> None:
     """The form, then (when a mapping was stopped by the direction check) the warning with its one-click fixes."""
     frame, name = upload.frame, upload.name          # the first rows: enough to guess and check the roles
+    if st.session_state.get(FORM_OF) != upload.digest:
+        # a new file: its guesses, not the last file's answers (keyed widgets keep their value across reruns)
+        for key in ANSWER_KEYS:
+            st.session_state.pop(key, None)
+        st.session_state[FORM_OF] = upload.digest
     found = offer(upload.digest, frame)
     guess = found.guess
     _upload.preview(frame, name, "Check the column roles and what the score means:", rows=upload.rows)

@@ -31,13 +31,6 @@ CRASH = re.compile(r"Something went wrong|incident|Traceback|File \"")
 CHART_GROUPS = """() => [...document.querySelectorAll('.js-plotly-plot .legendtext')].map(t => t.textContent)"""
 SHOWS_GROUPS = f"""(want) => {{ const got = ({CHART_GROUPS})();
   return got.length === want.length && want.every(w => got.includes(w)); }}"""
-# a real bug this file found (test_the_scale_guess_of_the_next_upload_is_used_after_a_refused_mapping)
-KEPT_SCALE = ("bug: Home's mapping form keeps the previous upload's 'Score scale' choice (key map_scale) after a "
-              "refused submission: uploading score_text.csv, submitting it (refused), then score_percent.csv, the "
-              "caption says the score was recognised as a percentage and converted (÷ 100) but the select still "
-              "shows 'a probability in [0, 1]', so submitting as guessed is refused ('… values outside [0, 1] … "
-              "give the score scale percent'); as a tab's first upload the same file audits. Intermittent (8 of 11 tries "
-              "here), so not strict")
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +128,6 @@ def test_hostile_upload_shows_its_message_or_audits(home, corpus, name):
         assert sorted(home.evaluate(CHART_GROUPS)) == sorted(case.groups)
 
 
-@pytest.mark.xfail(strict=False, reason=KEPT_SCALE)
 def test_the_scale_guess_of_the_next_upload_is_used_after_a_refused_mapping(home, corpus):
     """A visitor fixes a file and uploads another: the form's guesses are the new file's, not the last choices."""
     _fresh_upload_tab(home)

@@ -242,8 +242,9 @@ class Engine:
             if source.format == "parquet":
                 return self._duckdb_positional(f"read_parquet({listed})")
             sniffed = _sniffed(source)
-            if sniffed is not None and sniffed.encoding == "cp1252":
-                listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in self._as_utf8(files)) + "]"
+            if sniffed is not None and sniffed.encoding in ("cp1252", "utf-16"):   # DuckDB: no cp1252, no UTF-16 BE
+                listed = "[" + ", ".join("'" + f.replace("'", "''") + "'"
+                                         for f in self._as_utf8(files, sniffed.encoding)) + "]"
                 sniffed = dataclasses.replace(sniffed, encoding="utf-8")
             options = _duckdb_csv_options(sniffed)
             base = f"read_csv({listed}, {options})"
@@ -281,7 +282,11 @@ class Engine:
             paths = list(source.files) if isinstance(source, Files) else [source.url]
             if source.format == "parquet":
                 return self._spark_positional(self._spark_read(lambda: spark.read.parquet(*paths)))
-            return self._spark_csv(spark, paths, _sniffed(source), text)
+            sniffed = _sniffed(source)
+            if sniffed is not None and sniffed.encoding == "cp1252":      # Spark knows no Windows-1252 either
+                paths = self._as_utf8(paths, sniffed.encoding)
+                sniffed = dataclasses.replace(sniffed, encoding="utf-8")
+            return self._spark_csv(spark, paths, sniffed, text)
         if isinstance(source, Table):
             return self._spark_positional(self._spark_read(lambda: spark.sql(f"SELECT * FROM {source.table}")))
         if isinstance(source, Query):
@@ -446,9 +451,9 @@ class Engine:
                             else f"'{source.name}' has no rows.")
         return frame
 
-    def _as_utf8(self, files) -> list[str]:
-        """Windows-1252 files (which DuckDB cannot decode) transcoded to UTF-8 in the engine's scratch folder, in
-        blocks (memory stays bounded); the folder goes with ``close``."""
+    def _as_utf8(self, files, encoding: str) -> list[str]:
+        """Files in an encoding an engine cannot decode (Windows-1252; UTF-16 big-endian on DuckDB) transcoded to
+        UTF-8 in the engine's scratch folder, in blocks (memory stays bounded); the folder goes with ``close``."""
         import codecs
         import tempfile
         if self._scratch is None:
@@ -456,7 +461,7 @@ class Engine:
         copies = []
         for k, path in enumerate(files):
             copy = os.path.join(self._scratch, f"utf8-{k}.csv")
-            decoder = codecs.getincrementaldecoder("cp1252")(errors="replace")
+            decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
             with open(path, "rb") as src, open(copy, "w", encoding="utf-8", newline="") as dst:
                 while block := src.read(1 << 24):
                     dst.write(decoder.decode(block))

@@ -20,13 +20,20 @@ PAGES = ["Residual distribution", "Calibration", "Group parity", "Sample-size si
 # every attribute that makes a browser follow or fetch a URL, in the page and in every same-origin iframe
 OFF_SITE = """(host) => {
   const found = [];
+  // a URL attribute counts where it leads (our own page links carry names, URL-encoded, in their query); style and
+  // srcset hold URLs inside text, so any mention counts there
+  const points = (name, value) => {
+    if (!value.includes(host)) return false;
+    if (['style', 'srcset'].includes(name)) return true;
+    try { return new URL(value, location.href).host.includes(host); } catch (e) { return true; }
+  };
   const scan = (doc, where) => {
     for (const el of doc.querySelectorAll('*')) {
       for (const attr of el.attributes) {
         const name = attr.name.toLowerCase();
         const fetches = ['href', 'xlink:href', 'src', 'srcset', 'action', 'formaction', 'poster', 'data',
                          'background', 'style'].includes(name);
-        if (fetches && attr.value.includes(host)) found.push(`${where} <${el.tagName.toLowerCase()} ${name}="${attr.value}">`);
+        if (fetches && points(name, attr.value)) found.push(`${where} <${el.tagName.toLowerCase()} ${name}="${attr.value}">`);
       }
       if (el.tagName.toLowerCase() === 'iframe') {
         try { if (el.contentDocument) scan(el.contentDocument, 'iframe'); } catch (e) { found.push('cross-origin iframe'); }

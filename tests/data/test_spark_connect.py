@@ -88,6 +88,9 @@ def test_spark_connect_gives_the_duckdb_audit_for_a_url_a_table_and_a_dataframe(
     duck = _duckdb_audit(capsys, folder)
     with spark_connect_server(tmp_path / "connect") as remote:
         by_url = _cli(folder.resolve().as_uri(), "--engine", "spark", "--spark-remote", remote)
+        active = SparkSession.getActiveSession()      # a classic session of an earlier test module blocks
+        if active is not None:                        # a remote one in this process
+            active.stop()
         spark = SparkSession.builder.remote(remote).getOrCreate()
         try:
             spark.read.parquet(folder.resolve().as_uri()).write.saveAsTable("scored_batch")

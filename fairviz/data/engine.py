@@ -304,7 +304,7 @@ class Engine:
         (the header is skipped, never parsed into SQL), group columns as text, decimal commas as numbers."""
         from pyspark.sql import functions as F
         from pyspark.sql.types import StringType, StructField, StructType
-        options = {"header": True, "mode": "PERMISSIVE"}
+        options = {"header": True, "mode": "PERMISSIVE", "escape": '"'}   # RFC 4180: a quote inside quotes is ""
         if sniffed is not None:
             options.update(sep=sniffed.delimiter, encoding=sniffed.spark_encoding)
             if sniffed.encoding == "utf-16":

@@ -504,16 +504,24 @@ def _delimiter(text: str) -> tuple[str, list[str], list[list[str]]]:
 
 
 _DECIMAL_COMMA = re.compile(r"^\s*[+-]?\d+,\d+\s*$")
+_INTEGER = re.compile(r"^[-+]?\d+$")
 _DECIMAL_POINT = re.compile(r"^\s*[+-]?\d*\.\d+\s*$")
 
 
 def _decimal(rows: list[list[str]], delimiter: str) -> str:
-    """',' when a file not separated by commas writes numbers as 0,25 (and none as 0.25)."""
+    """',' when a file not separated by commas writes a column's numbers as 0,25 and no column's as 0.25. Judged
+    per column, so a text column holding '1.0' among words (a group code) does not decide for the numbers."""
     if delimiter == ",":
         return "."
-    cells = [c for r in rows for c in r]
-    return "," if any(_DECIMAL_COMMA.match(c) for c in cells) and not any(_DECIMAL_POINT.match(c) for c in cells) \
-        else "."
+    width = max((len(r) for r in rows), default=0)
+    comma = point = False
+    for k in range(width):
+        filled = [r[k].strip() for r in rows if k < len(r) and r[k].strip()]
+        if filled and all(_DECIMAL_COMMA.match(c) or _INTEGER.match(c) for c in filled):
+            comma = comma or any(_DECIMAL_COMMA.match(c) for c in filled)
+        if filled and all(_DECIMAL_POINT.match(c) or _INTEGER.match(c) for c in filled):
+            point = point or any(_DECIMAL_POINT.match(c) for c in filled)
+    return "," if comma and not point else "."
 
 
 def _csv_options(dialect: CsvDialect, columns=None, text_columns=(), skip_bad_rows: bool = False,

@@ -115,7 +115,6 @@ MARKUP = ["[click me](http://evil.example/x)", "![x](http://evil.example/t.png)"
           "<img src=x onerror=alert(2)>", "http://evil.example/", "=HYPERLINK(\"http://evil\")",
           "'; DROP TABLE src; --", "\" OR 1=1 --", "`rm -rf /`", "**bold** _it_ $x$"]
 NON_BINARY = r"must be binary|distinct values"
-ENGINE = "engine"
 
 
 def cases() -> list[Case]:
@@ -134,7 +133,7 @@ def cases() -> list[Case]:
         Case("bidi_zero_width.csv", lambda: csv_bytes(frame(groups=("a\u202eb", "c\u200bd")))),
         # delimiters, quoting, decimal marks, line endings
         Case("semicolon.csv", lambda: csv_bytes(f, sep=";"), spark=True),
-        Case("tab.tsv", lambda: csv_bytes(f, sep="\t"), fixed_by={"spark": ENGINE}),
+        Case("tab.tsv", lambda: csv_bytes(f, sep="\t"), spark=True),
         Case("pipe.csv", lambda: csv_bytes(f, sep="|")),
         Case("semicolon_decimal_comma.csv", lambda: csv_bytes(f, sep=";", decimal=",")),
         Case("tab_decimal_comma.csv", lambda: csv_bytes(f, sep="\t", decimal=",")),
@@ -226,7 +225,7 @@ def cases() -> list[Case]:
              expect=r"300 groups; the limit is 200"),
         Case("group_markup.csv", lambda: csv_bytes(frame(400, groups=MARKUP[:5])), groups=tuple(sorted(MARKUP[:5]))),
         Case("group_sql_formula.csv", lambda: csv_bytes(frame(400, groups=MARKUP[5:])),
-             groups=tuple(sorted(MARKUP[5:])), spark=True, fixed_by={"spark": ENGINE}),   # Spark's CSV escape
+             groups=tuple(sorted(MARKUP[5:])), spark=True),
         Case("group_spaces_merge.csv", lambda: csv_bytes(frame(groups=("a", " a", "b"))), groups=("a", "b")),
         Case("group_column_named_like_sql.csv", lambda: csv_bytes(frame(group_column="group\" OR 1=1 --"))),
         # Parquet

@@ -28,7 +28,6 @@ import dataclasses
 import hashlib
 import io
 import os
-import re
 import warnings
 from pathlib import Path
 
@@ -36,6 +35,11 @@ import numpy as np
 import pandas as pd
 
 from fairviz.data.dialects import DIALECTS, is_nested
+from fairviz.data.preview import (PREVIEW_CELLS, PREVIEW_CHARS, PREVIEW_MIN_CHARS, PREVIEW_ROWS,  # noqa: F401
+                                  PREVIEW_TEXT_BYTES, arrow_nested, arrow_text, check_plain, first_line,
+                                  parquet_preview, preview_chars)
+from fairviz.data.spark_session import (SPARK_SQL_CONF, check_master, check_reachable,  # noqa: F401
+                                        connect_client_missing, quiet_pyspark_loggers)  # (re-exported)
 from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
 from fairviz.data.roles import guess_mapping
@@ -52,10 +56,6 @@ Source = Files        # the name this module used for a local file set
 
 ENGINES = ("duckdb", "spark", "postgres")
 DEFAULT_SPARK_MASTER = "local[2]"
-PREVIEW_ROWS = 10_000
-PREVIEW_CELLS = 2_000_000           # a wide file's preview reads fewer rows: rows × plain columns stays below this
-PREVIEW_TEXT_BYTES = 64 << 20       # the text a preview decodes, all text columns together
-PREVIEW_CHARS, PREVIEW_MIN_CHARS = 1_000, 32      # characters read of each text value (a text column's are long)
 
 
 # ----------------------------------------------------------------------------------------------- engines
@@ -115,7 +115,7 @@ class Engine:
                     self._con = duckdb.connect(self.database, read_only=True, config=config)
                 except duckdb.Error as err:
                     raise DataError(f"'{self.database}' could not be opened as a DuckDB database: "
-                                    f"{_first_line(err)}") from None
+                                    f"{first_line(err)}") from None
             else:
                 self._con = duckdb.connect(config=config)
             self._con.execute("SET enable_progress_bar = false")   # long reductions would draw into the CLI's output
@@ -127,7 +127,7 @@ class Engine:
                 from pyspark.sql import SparkSession
             except ImportError:
                 raise DataError("--engine spark needs pyspark (pip install pyspark==4.3.0) and Java 17.") from None
-            _quiet_pyspark_loggers()
+            quiet_pyspark_loggers()
             if self.connect:
                 self._spark = self._spark_connect(SparkSession)
             else:
@@ -139,15 +139,15 @@ class Engine:
         if missing:
             raise DataError(f"Spark Connect (sc://) needs the Connect client's packages: pip install "
                             f"'pyspark[connect]==4.3.0' ({', '.join(missing)} missing).")
-        _reachable(self.master)
+        check_reachable(self.master)
         try:
             with warnings.catch_warnings():      # pyspark's nag about pandas 3 would break the CLI's one-line errors
                 warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
                 spark = SparkSession.builder.remote(self.master).getOrCreate()
-            for key, value in _SPARK_SQL_CONF.items():
+            for key, value in SPARK_SQL_CONF.items():
                 spark.conf.set(key, value)
         except Exception as err:  # noqa: BLE001 - grpc raises its own types when the server is not there
-            raise DataError(f"Could not reach the Spark Connect server at {self.master}: {_first_line(err)}") from None
+            raise DataError(f"Could not reach the Spark Connect server at {self.master}: {first_line(err)}") from None
         return spark
 
     def _spark_classic(self, SparkSession):
@@ -155,7 +155,7 @@ class Engine:
         if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
             raise DataError("--engine spark needs Java (Debian: apt-get install openjdk-17-jre-headless).")
         master = self.master or DEFAULT_SPARK_MASTER
-        _check_master(master)
+        check_master(master)
         running = SparkSession._instantiatedSession
         if running is not None and running.sparkContext.master != master:
             running.stop()                                   # getOrCreate would silently keep the other master
@@ -163,13 +163,13 @@ class Engine:
         # the shared builder's spark.remote); a classic session needs both cleared
         os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
         builder = SparkSession.Builder().master(master).appName("fairviz")
-        for key, value in {**_SPARK_SQL_CONF, "spark.sql.execution.arrow.pyspark.enabled": "true",
+        for key, value in {**SPARK_SQL_CONF, "spark.sql.execution.arrow.pyspark.enabled": "true",
                            "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}.items():
             builder = builder.config(key, value)
         try:
             spark = builder.getOrCreate()
         except Exception as err:  # noqa: BLE001 - py4j raises its own types when the master is not there
-            raise DataError(f"Could not start Spark on {master}: {_first_line(err)}") from None
+            raise DataError(f"Could not start Spark on {master}: {first_line(err)}") from None
         spark.sparkContext.setLogLevel("ERROR")
         return spark
 
@@ -182,9 +182,9 @@ class Engine:
             try:
                 self._con = psycopg.connect(self.dsn or "", connect_timeout=10, application_name="fairviz")
             except psycopg.Error as err:
-                raise DataError(f"Could not connect to PostgreSQL: {_first_line(err)}") from None
+                raise DataError(f"Could not connect to PostgreSQL: {first_line(err)}") from None
             except Exception as err:  # noqa: BLE001 - a malformed DSN is a ProgrammingError or a ValueError
-                raise DataError(f"The PostgreSQL connection string is not valid: {_first_line(err)}") from None
+                raise DataError(f"The PostgreSQL connection string is not valid: {first_line(err)}") from None
             self._con.read_only = True        # every transaction: BEGIN READ ONLY
         return self._con
 
@@ -403,7 +403,7 @@ class Engine:
 
     def _read_error(self, err: BaseException) -> DataError:
         """One plain sentence for what the engine said: a table that is not there, a query that failed, a file."""
-        first = _first_line(err)
+        first = first_line(err)
         lowered = first.lower()
         source = self._source
         if isinstance(source, Table) and any(s in lowered for s in ("does not exist", "not found", "not exist",
@@ -482,16 +482,16 @@ class Engine:
                                f"delim = '{sniffed.delimiter}', quote = '\"', escape = '\"', "
                                f"encoding = '{sniffed.encoding}', columns = {columns})").fetchall()
         except Exception as err:    # noqa: BLE001 - DuckDB's parse errors have no common class
-            raise DataError(f"'{source.name}' could not be read as CSV: {_first_line(err)} (rows must have the "
+            raise DataError(f"'{source.name}' could not be read as CSV: {first_line(err)} (rows must have the "
                             f"{len(sniffed.names)} fields of the header).") from None
 
     def _sql_preview(self, rows: int) -> tuple[pd.DataFrame, list[str]]:
         plain = [k for k, t in enumerate(self._types) if not is_nested(t)]
         unread = [self._names[k] for k in range(len(self._names)) if k not in plain]
-        _check_plain(plain, unread, getattr(self._source, "name", "the data"))
+        check_plain(plain, unread, getattr(self._source, "name", "the data"))
         rows = max(1, min(int(rows), PREVIEW_CELLS // len(plain)))
         texts = [k for k in plain if self.dialect.is_text(self._types[k])]
-        chars = _preview_chars(rows, len(texts))
+        chars = preview_chars(rows, len(texts))
         select = ", ".join(f"{self.dialect.prefix(f'c{k}', chars)} AS c{k}" if k in texts else f"c{k}"
                            for k in plain)
         frame = self.sql(f"SELECT {select} FROM {self._relation} LIMIT {rows}")
@@ -596,78 +596,6 @@ class Engine:
             self._con = None
 
 
-_SPARK_SQL_CONF = {"spark.sql.ansi.enabled": "true", "spark.sql.ansi.doubleQuotedIdentifiers": "true",
-                   "spark.sql.shuffle.partitions": "8"}
-
-
-def _quiet_pyspark_loggers() -> None:
-    """pyspark logs every failed query to stderr as JSON; the engine says it once, as one sentence (DataError)."""
-    import logging
-    try:
-        from pyspark.logger import PySparkLogger
-    except ImportError:
-        return
-    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
-        PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
-
-
-def _reachable(url: str, what: str = "the Spark Connect server", default_port: int = 15002,
-               seconds: float = 10.0) -> None:
-    """Refuse at once an endpoint that nothing listens on (the client would retry for minutes)."""
-    import socket
-    from urllib.parse import urlsplit
-    parts = urlsplit(url.split(";", 1)[0] if "://" in url else "//" + url)
-    try:
-        port = parts.port or default_port
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=seconds):
-            return
-    except (OSError, ValueError) as err:
-        raise DataError(f"Could not reach {what} at {parts.hostname}:{parts.port or default_port} "
-                        f"({getattr(err, 'strerror', None) or err}).") from None
-
-
-_LOCAL_MASTER = re.compile(r"^local(\[(\*|[1-9]\d*)(,\s*[1-9]\d*)?\])?$")
-_HOSTS_MASTER = re.compile(r"^(spark|mesos)://([^/,:]+:\d+)(,[^/,:]+:\d+)*/?$")
-
-
-def _check_master(master: str) -> None:
-    """Refuse at once a master URL that Spark would fail on slowly or with a Java traceback: a malformed one, YARN
-    without its configuration, a standalone master that nothing listens on (Spark retries for minutes)."""
-    if _LOCAL_MASTER.match(master):
-        return
-    if master == "yarn":
-        if not (os.environ.get("HADOOP_CONF_DIR") or os.environ.get("YARN_CONF_DIR")):
-            raise DataError("--spark-master yarn needs the cluster's configuration: set HADOOP_CONF_DIR or "
-                            "YARN_CONF_DIR.")
-        return
-    if master.startswith("k8s://"):
-        _reachable(master[len("k8s://"):], "the Kubernetes API server", 443)
-        return
-    hosts = _HOSTS_MASTER.match(master)
-    if hosts is None:
-        raise DataError(f"'{master}' is not a Spark master URL: use local[N], spark://HOST:PORT, yarn, "
-                        "k8s://HOST:PORT or sc://HOST:PORT (Spark Connect).")
-    for host in master.split("://", 1)[1].rstrip("/").split(","):
-        _reachable(f"spark://{host}", "the Spark master", 7077)
-
-
-def connect_client_missing() -> list[str]:
-    """The Spark Connect client's packages that are not installed (pyspark's own check exits the interpreter when
-    it runs outside a script)."""
-    import importlib.util
-    modules = {"grpcio": "grpc", "grpcio-status": "grpc_status", "googleapis-common-protos": "google.rpc",
-               "zstandard": "zstandard"}
-    missing = []
-    for package, module in modules.items():
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if not found:
-            missing.append(package)
-    return missing
-
-
 def _header_names(header, found: list[str]) -> list[str]:
     """The CSV header's own names when the engine found as many columns (the engines rename duplicates and blanks
     their own way: then theirs)."""
@@ -700,11 +628,6 @@ def _duckdb_csv_options(sniffed: CsvFormat | None) -> str:
     return ", ".join(options)
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:200] if text else type(err).__name__
-
-
 def _key_text(value, whole: bool) -> str:
     """A table key as text that PostgreSQL casts back to the column's type (an integer column read as float: '3')."""
     value = value.item() if hasattr(value, "item") else value
@@ -724,74 +647,6 @@ def _arrow_type(type_name: str):
     if name == "boolean":
         return pa.bool_()
     return pa.string()
-
-
-def _check_plain(plain: list, unread: list[str], name: str) -> None:
-    if not plain:
-        raise DataError(f"'{name}' has no column of plain values (numbers or text): {', '.join(unread[:5])} hold "
-                        "lists, structs, maps or binary values.")
-
-
-def _preview_chars(rows: int, text_columns: int) -> int:
-    """Characters read of each text value: all text columns of the preview together stay within the byte budget."""
-    return max(PREVIEW_MIN_CHARS, min(PREVIEW_CHARS, PREVIEW_TEXT_BYTES // max(rows * text_columns, 1)))
-
-
-def parquet_preview(path: str, name: str, rows: int = PREVIEW_ROWS) -> tuple[pd.DataFrame, list[str]]:
-    """The first rows of a Parquet file's plain columns, bounded in bytes: text columns read as dictionaries and cut
-    to their first characters before they are decoded; plain-encoded values counted from the footer (their decoded
-    size), so that a wide or heavy file gives fewer rows. Returns (frame, the names of the columns not read)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-    try:
-        reader = pq.ParquetFile(path)
-        schema = reader.schema_arrow
-        plain = [f.name for f in schema if not _arrow_nested(f.type)]
-        unread = [f.name for f in schema if _arrow_nested(f.type)]
-        _check_plain(plain, unread, name)
-        texts = [f.name for f in schema if f.name in plain and _arrow_text(f.type)]
-        meta = reader.metadata
-        per_row = 0.0
-        if meta.num_row_groups and meta.num_rows:
-            group = meta.row_group(0)
-            for c in range(group.num_columns):
-                column = group.column(c)
-                if column.path_in_schema in plain:
-                    per_row += column.total_uncompressed_size / max(group.num_rows, 1)
-        rows = int(max(1, min(rows, PREVIEW_CELLS // len(plain), PREVIEW_TEXT_BYTES // max(per_row, 1))))
-        reader = pq.ParquetFile(path, read_dictionary=texts)        # text stays dictionary-encoded as on disk
-        batch = next(reader.iter_batches(batch_size=rows, columns=plain, use_threads=False), None)
-        if batch is None:
-            return schema.empty_table().select(plain).to_pandas(), unread
-        chars = _preview_chars(batch.num_rows, len(texts))
-        columns = []
-        for field_, column in zip(batch.schema, batch.columns):
-            if pa.types.is_dictionary(column.type) and _arrow_text(column.type.value_type):
-                column = pa.DictionaryArray.from_arrays(
-                    column.indices, pc.utf8_slice_codeunits(column.dictionary, 0, chars)).dictionary_decode()
-            elif _arrow_text(column.type):
-                column = pc.utf8_slice_codeunits(column, 0, chars)
-            columns.append(column)
-        return pa.Table.from_arrays(columns, names=batch.schema.names).to_pandas(), unread
-    except DataError:
-        raise
-    except Exception as err:  # noqa: BLE001 - pyarrow raises many types for a damaged file
-        raise DataError(f"'{name}' could not be read as Parquet ({type(err).__name__}: {_first_line(err)}).") \
-            from None
-
-
-def _arrow_nested(arrow_type) -> bool:
-    import pyarrow as pa
-    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
-    return (pa.types.is_nested(t) or pa.types.is_binary(t) or pa.types.is_large_binary(t)
-            or pa.types.is_fixed_size_binary(t) or pa.types.is_null(t))
-
-
-def _arrow_text(arrow_type) -> bool:
-    import pyarrow as pa
-    t = arrow_type.value_type if pa.types.is_dictionary(arrow_type) else arrow_type
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", bool)(t)
 
 
 def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):

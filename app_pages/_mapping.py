@@ -75,18 +75,21 @@ def _mostly_numbers(series: pd.Series) -> bool:
     return len(values) > 0 and pd.to_numeric(values, errors="coerce").notna().mean() >= 0.5
 
 
-FORM_OF = "_mapping_form_of"                        # the digest of the file the form's answers are about
 ANSWER_KEYS = ("map_positive", "map_good", "map_scale")
+
+
+def answer_key(name: str, digest: str) -> str:
+    """A widget key per file: with a user key the key alone is the widget's identity in the browser, so a key reused
+    across files would keep the last file's answer on screen while the server computed with the new guess."""
+    return f"{name}/{digest[:16]}"
 
 
 def mapping_form(upload: _upload.Uploaded) -> None:
     """The form, then (when a mapping was stopped by the direction check) the warning with its one-click fixes."""
     frame, name = upload.frame, upload.name          # the first rows: enough to guess and check the roles
-    if st.session_state.get(FORM_OF) != upload.digest:
-        # a new file: its guesses, not the last file's answers (keyed widgets keep their value across reruns)
-        for key in ANSWER_KEYS:
-            st.session_state.pop(key, None)
-        st.session_state[FORM_OF] = upload.digest
+    keys = {name: answer_key(name, upload.digest) for name in ANSWER_KEYS}
+    for stale in [k for k in st.session_state if str(k).split("/")[0] in ANSWER_KEYS and k not in keys.values()]:
+        del st.session_state[stale]                  # the answers about an earlier file
     found = offer(upload.digest, frame)
     guess = found.guess
     _upload.preview(frame, name, "Check the column roles and what the score means:", rows=upload.rows)
@@ -113,14 +116,14 @@ def mapping_form(upload: _upload.Uploaded) -> None:
         groups = c3.multiselect("Group column(s)", found.groups, default=[g for g in guess.groups if g in found.groups])
         c4, c5, c6 = st.columns(3)
         probability_of = c4.selectbox("The score is the probability of", shown or ["—"],
-                                      index=values.index(positive) if positive in values else 0, key="map_positive",
+                                      index=values.index(positive) if positive in values else 0, key=keys["map_positive"],
                                       help="Which label value the score predicts: a higher score means this value is "
                                            "more likely.")
         good_for_person = c5.selectbox("The good outcome for the person is", shown or ["—"],
-                                       index=values.index(good) if good in values else 0, key="map_good",
+                                       index=values.index(good) if good in values else 0, key=keys["map_good"],
                                        help="Being approved, hired, released: the outcome a person would want. Group "
                                             "parity and MATCH count who gets it.")
-        chosen_scale = c6.selectbox("Score scale", SCALES, index=SCALES.index(scale), key="map_scale",
+        chosen_scale = c6.selectbox("Score scale", SCALES, index=SCALES.index(scale), key=keys["map_scale"],
                                     format_func=SCALE_TITLES.get,
                                     help="Percentages are divided by 100, logits go through the logistic function.")
         c7, c8 = st.columns(2)

@@ -42,6 +42,11 @@ def _open(path, monkeypatch) -> AppTest:
     return AppTest.from_function(_form, default_timeout=180).run()
 
 
+def _answer(at: AppTest, label: str):
+    """The form's answer widgets are keyed per file (their keys carry its digest): found by their label."""
+    return next(s for s in at.selectbox if s.label == label)
+
+
 def _submit(at: AppTest) -> AppTest:
     next(b for b in at.button if b.label == "Use these columns").click().run()
     return at
@@ -49,8 +54,8 @@ def _submit(at: AppTest) -> AppTest:
 
 def test_a_reversed_score_gets_a_warning_and_the_one_click_fix_works(files, monkeypatch):
     at = _open(files["inverted"], monkeypatch)
-    assert at.selectbox(key="map_positive").value == "approved = yes"       # the guess, shown
-    assert at.selectbox(key="map_good").value == "approved = yes"
+    assert _answer(at, "The score is the probability of").value == "approved = yes"       # the guess, shown
+    assert _answer(at, "The good outcome for the person is").value == "approved = yes"
     _submit(at)
     assert not at.exception and "predictions" not in at.session_state      # nothing loaded, nothing lost
     warning = " ".join(w.value for w in at.warning)
@@ -68,7 +73,7 @@ def test_a_reversed_score_gets_a_warning_and_the_one_click_fix_works(files, monk
 
 def test_the_good_outcome_sets_the_benefit(files, monkeypatch):
     at = _open(files["prob"], monkeypatch)
-    at.selectbox(key="map_good").set_value("approved = no")
+    _answer(at, "The good outcome for the person is").set_value("approved = no")
     _submit(at)
     assert not at.exception and at.session_state["data_benefit"] == "negative"
     assert at.session_state["predictions"].mapping.positive_label == "yes"
@@ -78,7 +83,7 @@ def test_the_good_outcome_sets_the_benefit(files, monkeypatch):
                                                  ("logit", "logit", "recognised as a logit")])
 def test_percent_and_logit_scores_are_recognised_and_converted(files, monkeypatch, name, scale, words):
     at = _open(files[name], monkeypatch)
-    assert at.selectbox(key="map_scale").value == scale
+    assert _answer(at, "Score scale").value == scale
     assert any(words in c.value for c in at.caption)
     score = next(s for s in at.selectbox if s.label.startswith("Score column"))
     assert score.value == "score" and "approved" not in score.options      # the label is never offered as a score
@@ -99,7 +104,7 @@ def test_the_score_never_defaults_to_the_label(tmp_path, monkeypatch):
     label = next(s for s in at.selectbox if s.label.startswith("Label column"))
     score = next(s for s in at.selectbox if s.label.startswith("Score column"))
     assert label.value == "outcome" and score.value == "points" and "region" not in score.options
-    assert at.selectbox(key="map_scale").value == "percent"
+    assert _answer(at, "Score scale").value == "percent"
     assert at.multiselect[0].value == ["region"]                         # the id is no group
 
 

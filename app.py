@@ -72,6 +72,8 @@ WITH_BENEFIT = (HOME, PARITY, SIGNIFICANCE)
 # the pages that compare groups: the reference group (each group vs it) is theirs
 WITH_REFERENCE = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE)
 
+MODEL_HELP = ("The data holds several models' scores for the same rows: every page audits this one; each page's "
+              "'Compare models' view sets them side by side with paired tests.")
 ATTRIBUTE_HELP = ("Which column defines the groups compared on every page; 'a × b' compares the intersections of two "
                   "columns (small intersections make metrics jumpy: read them with the Sample-size significance page).")
 REFERENCE_HELP = ("Each group is compared with this one (Aequitas' convention): the Summary's findings and the "
@@ -93,6 +95,8 @@ def draw_frame(benefit: bool, reference: bool, own_data: bool = False):
         else:
             st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · "
                         f"{md(score_statement(pred.mapping.to_dict()))} · label *{md(pred.mapping.label)}*")
+        if pred.several_models:
+            st.selectbox("Model", pred.model_names, key=_ui.MODEL, persist_state="session", help=MODEL_HELP)
         st.selectbox("Group attribute", pred.choices(), key=_ui.ATTRIBUTE, persist_state="session",
                      help=ATTRIBUTE_HELP)
         st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=_ui.THRESHOLD, persist_state="session",

@@ -30,6 +30,7 @@ THRESHOLD = "threshold"
 BENEFIT = "benefit"
 DATA_BENEFIT = "data_benefit"  # the benefit the mapping form's good outcome implies for the data in use
 REFERENCE = "reference"        # the group every other group is compared with (the Summary, comparisons)
+MODEL = "model"                # the model every page audits, when the data holds several
 NEW_DATA = "_new_data"
 FROM_LINK = "_from_link"       # the view a new session read from its address, applied once to the frame         # set by use_predictions: the frame resets its widgets for the new data
 PAGE_JSON = "page_json"        # section name → the JSON of what that page shows
@@ -70,6 +71,16 @@ class Context:
     threshold: float
     benefit: str = "positive"      # which prediction helps a person: "positive" (score ≥ τ) or "negative"
     reference: str | None = None   # the group others are compared with (None: the largest)
+
+    @property
+    def model(self) -> str:
+        """The model the page audits (``pred`` is its predictions; the frame's model picker chooses it)."""
+        return self.pred.active_model
+
+    @property
+    def joint(self) -> Predictions:
+        """Every model's predictions on the same rows (what a Compare view and "Add as a model" read)."""
+        return self.pred.joint()
 
 
 @st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=CACHE_TTL)
@@ -123,6 +134,8 @@ def settle_frame(pred: Predictions) -> None:
             state[THRESHOLD] = threshold
     if state.get(ATTRIBUTE) not in pred.choices():
         state[ATTRIBUTE] = pred.choices()[0]
+    if state.get(MODEL) not in pred.model_names:
+        state[MODEL] = pred.model_names[0]
     if THRESHOLD not in state:
         state[THRESHOLD] = DEFAULT_THRESHOLD
     if state.get(BENEFIT) not in BENEFIT_LABELS:
@@ -154,7 +167,7 @@ def default_reference(pred: Predictions, attribute: str) -> str:
 
 def _view_in_link() -> dict:
     try:
-        return {k: st.query_params.get(k) for k in ("sample", "attribute", "tau", "benefit", "reference")
+        return {k: st.query_params.get(k) for k in ("sample", "attribute", "tau", "benefit", "reference", "model")
                 if st.query_params.get(k) is not None}
     except Exception:  # noqa: BLE001 - no browser (bare script run)
         return {}
@@ -178,6 +191,8 @@ def _apply_link(state, pred: Predictions) -> None:
         state[BENEFIT] = view["benefit"]
     if view.get("reference") in reference_choices(pred, state[ATTRIBUTE]):
         state[REFERENCE] = view["reference"]
+    if view.get("model") in pred.model_names:
+        state[MODEL] = view["model"]
 
 
 def view_params(ctx: "Context") -> dict[str, str]:
@@ -188,6 +203,8 @@ def view_params(ctx: "Context") -> dict[str, str]:
     params |= {"attribute": ctx.attribute, "tau": f"{ctx.threshold:.2f}", "benefit": ctx.benefit}
     if ctx.reference is not None:
         params["reference"] = ctx.reference
+    if ctx.pred.several_models:
+        params["model"] = ctx.model
     return params
 
 
@@ -196,7 +213,7 @@ def keep_view_in_address(ctx: "Context") -> str:
     selection (``keep_selection_in_address``)."""
     params = view_params(ctx)
     try:
-        for name in ("sample", UPLOAD_PARAM, "attribute", "tau", "benefit", "reference"):
+        for name in ("sample", UPLOAD_PARAM, "attribute", "tau", "benefit", "reference", "model"):
             if name not in params and name in st.query_params:
                 del st.query_params[name]
         for name, value in params.items():
@@ -302,7 +319,16 @@ def context() -> Context:
     pred = current()
     settle_frame(pred)                # a no-op after the frame drew its widgets
     state = st.session_state
-    return Context(pred, state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT], state.get(REFERENCE))
+    return Context(pred.with_model(state[MODEL]), state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT],
+                   state.get(REFERENCE))
+
+
+def add_model(title: str, scores, note: str) -> None:
+    """Add a model (a mitigation's output, ``scores`` aligned with ``current().joint()``'s entries) to the session's
+    data and make it the model every page audits. Raises ``DataError`` (a name taken, scores outside [0, 1])."""
+    joint = current().joint()
+    st.session_state[PRED] = joint.with_added_model(title, scores, note)
+    st.session_state[MODEL] = title
 
 
 def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],

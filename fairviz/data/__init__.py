@@ -8,6 +8,7 @@ every form that maps columns), ``validation`` (a frame under a mapping → ``Pre
 from fairviz.data.model import (
     INTERSECTION_SEP,
     ColumnMapping,
+    ScoreColumn,
     DataError,
     GroupView,
     Predictions,
@@ -39,6 +40,7 @@ __all__ = [
     # the data model
     "DataError",
     "ColumnMapping",
+    "ScoreColumn",
     "GroupView",
     "Predictions",
     "Sample",

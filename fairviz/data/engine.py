@@ -12,6 +12,9 @@ the few dialect differences kept in ``fairviz.data.dialects``; the sources it re
 - PostgreSQL (``psycopg``): tables and queries run inside the database, in a read-only transaction.
 
 Only the table travels back: at most (groups × 2 labels × ``DEFAULT_CELLS`` + 1) rows, whatever the input size.
+Several models are reduced in the same scan, grouped by every model's cell (``JOINT_CELLS`` per model, so that the
+joint table stays bounded); each model's audit merges the table to its own cells (``Predictions.with_model``) and
+the paired comparisons read the joint cells.
 
 Scores are cut into ``cells`` equal cells of [0, 1] (plus a cell for a score of exactly 1). When every cell of the
 table holds a single distinct score (COMPAS's 10 deciles, any few-valued score), the table *is* the exact count per
@@ -45,7 +48,8 @@ from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_t
 from fairviz.data.roles import guess_mapping
 from fairviz.data.scales import probability_sql
 from fairviz.data.sniff import CsvFormat, sniff_csv
-from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, SufficientStats,  # noqa: F401
+from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, JOINT_CELLS,  # noqa: F401
+                                    SufficientStats,
                                     core_mapping, reduction_sql, single_valued,
                                     stats_from_cells)            # (re-exported: the engine's face)
 from fairviz.data.validation import check_columns
@@ -232,7 +236,9 @@ class Engine:
         """The mapping in positional names: what the SQL reads (every other field, the score's scale and direction
         among them, kept)."""
         return dataclasses.replace(core_mapping(mapping), label=self._at(mapping.label), score=self._at(mapping.score),
-                                   groups=tuple(self._at(g) for g in mapping.groups))
+                                   groups=tuple(self._at(g) for g in mapping.groups),
+                                   more_scores=tuple(dataclasses.replace(m, column=self._at(m.column))
+                                                     for m in mapping.more_scores))
 
     def _duckdb_relation(self, source, text: tuple[str, ...] = ()) -> str:
         con = self._duckdb()
@@ -509,14 +515,14 @@ class Engine:
             self._register(source, mapping.groups)
         check_columns(pd.DataFrame(columns=list(dict.fromkeys(self._names))), core_mapping(mapping))
         at = self._positions(mapping)
-        numeric = self.dialect.is_numeric(self._types[int(at.score[1:])])
-        key_cells = self.cells
+        numeric = tuple(self.dialect.is_numeric(self._types[int(m.column[1:])]) for m in at.models())
+        key_cells = self.cells if len(numeric) == 1 else min(self.cells, JOINT_CELLS)
         cells = self.sql(reduction_sql(self._relation, at, numeric, key_cells, self.dialect))
-        if numeric and int(cells["n"].sum()) <= EXACT_ROWS and not single_valued(cells):
+        if all(numeric) and int(cells["n"].sum()) <= EXACT_ROWS and not single_valued(cells):
             key_cells = 0
             cells = self.sql(reduction_sql(self._relation, at, numeric, 0, self.dialect))   # small: exact
-        digest = hashlib.blake2b(f"{fingerprint}|{self.cells}".encode(), digest_size=16).hexdigest()
-        return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, self.cells, key_cells)
+        digest = hashlib.blake2b(f"{fingerprint}|{key_cells or self.cells}".encode(), digest_size=16).hexdigest()
+        return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, key_cells or self.cells, key_cells)
 
     def rows_of_entries(self, source, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
         """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the source.

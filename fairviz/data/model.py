@@ -8,7 +8,8 @@ silently) → ``Predictions``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,24 @@ class DataError(ValueError):
     def __init__(self, problems: list[str] | str):
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         super().__init__("; ".join(self.problems))
+
+
+@dataclass(frozen=True)
+class ScoreColumn:
+    """One model's score column and what its numbers mean (as ``ColumnMapping.score_scale`` / ``score_direction``)."""
+
+    column: str
+    scale: str | None = None
+    direction: str | None = None
+    name: str | None = None          # the model's name on screen (None: the column's)
+
+    @property
+    def title(self) -> str:
+        return self.name or self.column
+
+    def to_dict(self) -> dict:
+        return {"column": self.column, "name": self.title, "score_scale": self.scale,
+                "score_direction": self.direction or "as-is", "direction_confirmed": self.direction is not None}
 
 
 @dataclass(frozen=True)
@@ -49,13 +68,29 @@ class ColumnMapping:
     # A guess's other columns that could be the score (several probability columns: several models); not part of
     # the mapping itself, so neither its JSON nor its repr (a cache key) carries it.
     candidate_scores: tuple[str, ...] = field(default=(), compare=False, repr=False)
+    # Several models over the same rows (issue: several models on one screen): the other models' score columns.
+    # The first model is (score, score_scale, score_direction), named ``model_name`` (None: the column's name).
+    more_scores: tuple[ScoreColumn, ...] = ()
+    model_name: str | None = None
+
+    def models(self) -> tuple[ScoreColumn, ...]:
+        """Every model, the first mapped first."""
+        return (ScoreColumn(self.score, self.score_scale, self.score_direction, self.model_name), *self.more_scores)
+
+    def for_model(self, model: ScoreColumn) -> "ColumnMapping":
+        """This mapping with ``model`` as its only score (what a one-model audit of it reads)."""
+        return replace(self, score=model.column, score_scale=model.scale, score_direction=model.direction,
+                       model_name=model.name, more_scores=())
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "score": self.score, "groups": list(self.groups),
-                "positive_label": plain_value(self.positive_label), "text": self.text,
-                "features": list(self.features), "row_id": self.row_id, "intersect": self.intersect,
-                "score_scale": self.score_scale, "score_direction": self.score_direction or "as-is",
-                "direction_confirmed": self.score_direction is not None}
+        out = {"label": self.label, "score": self.score, "groups": list(self.groups),
+               "positive_label": plain_value(self.positive_label), "text": self.text,
+               "features": list(self.features), "row_id": self.row_id, "intersect": self.intersect,
+               "score_scale": self.score_scale, "score_direction": self.score_direction or "as-is",
+               "direction_confirmed": self.score_direction is not None}
+        if self.more_scores or self.model_name:          # one-model mappings keep their JSON (and cache keys)
+            out["models"] = [m.to_dict() for m in self.models()]
+        return out
 
 
 @dataclass(frozen=True)
@@ -93,6 +128,12 @@ class Predictions:
     weight: np.ndarray | None = field(default=None, repr=False, compare=False)
     resolution: float = 0.0             # weighted data: 0 = exact scores, else the width of the score cells
     limits: GroupLimits = field(default=DEFAULT_LIMITS, compare=False)   # group-count caps (fairviz.data.limits)
+    # Several models over the same rows: model title → its probabilities, aligned with the entries (y, weight,
+    # groups); ``score`` is the active model's. Empty: one model. Only the joint predictions hold it; a
+    # ``with_model`` view points back to them (``joint``).
+    scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
+    model: str | None = None            # the active model's title (None: the first model)
+    _joint: "Predictions | None" = field(default=None, repr=False, compare=False)
 
     @property
     def n(self) -> int:
@@ -116,13 +157,66 @@ class Predictions:
             frame = pd.DataFrame(index=pd.RangeIndex(int(w.sum())))
             self._intersections["__rows__"] = Predictions(
                 np.repeat(self.y, w), np.repeat(self.score, w), attributes, frame, self.mapping, self.source,
-                self.fingerprint, self.notes, limits=self.limits)
+                self.fingerprint, self.notes, limits=self.limits,
+                scores={k: np.repeat(v, w) for k, v in self.scores.items()}, model=self.model)
         return self._intersections["__rows__"]
 
     def with_note(self, note: str, resolution: float | None = None) -> "Predictions":
-        return Predictions(self.y, self.score, self.attributes, self.frame, self.mapping, self.source,
-                           self.fingerprint, self.notes + (note,), weight=self.weight,
-                           resolution=self.resolution if resolution is None else resolution, limits=self.limits)
+        return replace(self, notes=self.notes + (note,), _intersections={},
+                       resolution=self.resolution if resolution is None else resolution)
+
+    # ------------------------------------------------------------------------------------------ several models
+
+    def joint(self) -> "Predictions":
+        """The predictions every model shares (the entries ``scores`` is aligned with): itself unless a view."""
+        return self._joint if self._joint is not None else self
+
+    @property
+    def model_names(self) -> list[str]:
+        """Every model's title, the first mapped first."""
+        joint = self.joint()
+        return list(joint.scores) if joint.scores else [self.mapping.models()[0].title]
+
+    @property
+    def active_model(self) -> str:
+        return self.model or self.model_names[0]
+
+    @property
+    def several_models(self) -> bool:
+        return len(self.model_names) > 1
+
+    def with_model(self, title: str) -> "Predictions":
+        """The predictions of one model: its scores as ``score``. Weighted data is compressed to the model's own
+        table (entries that share groups, label and this model's score merge), which is what a one-model reduction
+        gives, so every audit costs what one model's does. Built once, then kept."""
+        joint = self.joint()
+        if not joint.scores:
+            if title != self.active_model:
+                raise KeyError(f"unknown model {title!r} (models: {', '.join(self.model_names)})")
+            return self
+        if title not in joint.scores:
+            raise KeyError(f"unknown model {title!r} (models: {', '.join(joint.scores)})")
+        key = f"__model__{title}"
+        if key not in joint._intersections:
+            joint._intersections[key] = _model_view(joint, title)
+        return joint._intersections[key]
+
+    def with_added_model(self, title: str, scores: np.ndarray, note: str) -> "Predictions":
+        """The joint predictions with one more model (a mitigation's output: recalibrated scores, adjusted
+        decisions), its ``scores`` aligned with these entries; ``note`` says how it was made."""
+        joint = self.joint()
+        scores = np.asarray(scores, dtype=float)
+        if scores.shape != joint.y.shape:
+            raise ValueError(f"the new model's scores have {scores.size} entries, the data {joint.y.size}")
+        if not np.all(np.isfinite(scores)) or scores.min() < 0 or scores.max() > 1:
+            raise DataError(f"The model '{title}' has scores outside [0, 1]; it was not added.")
+        existing = joint.scores or {joint.active_model: joint.score}
+        if title in existing:
+            raise DataError(f"A model named '{title}' is already loaded; choose another name.")
+        digest = hashlib.blake2b(scores.tobytes(), digest_size=8).hexdigest()
+        return replace(joint, scores={**existing, title: scores}, notes=joint.notes + (note,), _intersections={},
+                       fingerprint=hashlib.blake2b(f"{joint.fingerprint}|{title}|{digest}".encode(),
+                                                   digest_size=16).hexdigest())
 
     @property
     def attribute_names(self) -> list[str]:
@@ -167,10 +261,9 @@ class Predictions:
         rng = np.random.default_rng(seed)
         shuffled = {name: GroupView(view.attribute, rng.permutation(view.codes), view.names)
                     for name, view in self.attributes.items()}
-        return Predictions(self.y, self.score, shuffled, self.frame, self.mapping, self.source,
-                           f"{self.fingerprint}:shuffled{seed}",
-                           self.notes + (f"Group labels randomly permuted (seed {seed}): a null control.",),
-                           limits=self.limits)
+        return replace(self, attributes=shuffled, fingerprint=f"{self.fingerprint}:shuffled{seed}",
+                       notes=self.notes + (f"Group labels randomly permuted (seed {seed}): a null control.",),
+                       _intersections={}, _joint=None, scores={})
 
 
 @dataclass(frozen=True)
@@ -188,6 +281,31 @@ class Sample:
     benefit: str = "positive"           # which prediction helps a person: "negative" for COMPAS (low risk)
     words: dict = field(default_factory=dict)            # how the label and the decision read for people
     reference_groups: dict = field(default_factory=dict)  # attribute → the group others are compared with
+
+
+def _model_view(joint: Predictions, title: str) -> Predictions:
+    """``joint`` with ``title``'s scores as the score; weighted entries merged per (groups, label, score)."""
+    score = joint.scores[title]
+    fingerprint = hashlib.blake2b(f"{joint.fingerprint}|model={title}".encode(), digest_size=16).hexdigest()
+    view = dict(score=score, model=title, fingerprint=fingerprint, scores={}, _joint=joint, _intersections={})
+    if joint.weight is None:
+        return replace(joint, **view)
+    keys = {f"a{k}": v.codes for k, v in enumerate(joint.attributes.values())}
+    table = pd.DataFrame({**keys, "y": joint.y, "s": score, "w": joint.weight})
+    if joint.resolution:     # binned: this model's cells (its score's cell), each at the mean of its rows' scores
+        table["cell"] = np.floor(score * round(1 / joint.resolution))
+        table["sw"] = score * joint.weight
+        merged = table.groupby([*keys, "y", "cell"], sort=True, observed=True)[["w", "sw"]].sum().reset_index()
+        merged["s"] = merged["sw"] / merged["w"]
+    else:
+        merged = table.groupby([*keys, "y", "s"], sort=True, observed=True)["w"].sum().reset_index()
+    attributes = {name: GroupView(v.attribute, merged[f"a{k}"].to_numpy(np.int32), v.names,
+                                  merged["w"].to_numpy(np.int64))
+                  for k, (name, v) in enumerate(joint.attributes.items())}
+    frame = pd.DataFrame({name: np.asarray(v.names, dtype=object)[attributes[name].codes]
+                          for name, v in joint.attributes.items() if name in joint.frame.columns})
+    view["score"] = merged["s"].to_numpy(float)
+    return replace(joint, **view, y=merged["y"].to_numpy(np.int8), attributes=attributes, weight=merged["w"].to_numpy(np.int64), frame=frame)
 
 
 def intersection_view(a: GroupView, b: GroupView, weights: np.ndarray | None = None) -> GroupView:

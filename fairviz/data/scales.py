@@ -108,6 +108,20 @@ def with_guessed_scale(mapping, values):
     return replace(mapping, score_scale=scale), note
 
 
+def with_guessed_scales(mapping, values_of) -> tuple[object, str]:
+    """Every model's scale settled as ``with_guessed_scale`` settles the first's (``values_of(column)``: that column's
+    values); the note names each model whose scale was guessed."""
+    from dataclasses import replace
+    mapping, note = with_guessed_scale(mapping, values_of(mapping.score))
+    notes, more = [note] if note else [], []
+    for model in mapping.more_scores:
+        scale, model_note = resolved_scale(values_of(model.column), model.scale)
+        more.append(replace(model, scale=scale))
+        if model_note:
+            notes.append(f"Model '{model.title}': {model_note[0].lower()}{model_note[1:]}")
+    return replace(mapping, more_scores=tuple(more)), " ".join(notes)
+
+
 CONVERSIONS = {"probability": "", "percent": " (÷ 100)", "logit": " (the logistic function)"}
 
 

@@ -51,16 +51,20 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     total = len(frame) if w is None else int(w.sum())
 
     score = _numeric_scores(_without_na_texts(frame[mapping.score]), mapping.score, problems, w)
+    mapping, others = _other_models(frame, mapping, notes, w)
     y_raw = _without_na_texts(frame[mapping.label])
     factorized = {c: _factorize(_without_na_texts(frame[c])) for c in mapping.groups}   # one hash pass a column
 
     missing = score.isna() | y_raw.isna()
+    for values in others.values():              # every model is audited on the same rows
+        missing |= values.isna()
     for codes, _ in factorized.values():
         missing |= codes < 0
     keep = ~missing.to_numpy()
     n_missing = _count(~keep, w)
     if n_missing:
-        notes.append(f"{n_missing:,} of {total:,} rows dropped for a missing label, score or group value.")
+        notes.append(f"{n_missing:,} of {total:,} rows dropped for a missing label, score or group value"
+                     f"{' (of any model: every model is audited on the same rows)' if others else ''}.")
     if not keep.any():
         problems.append("Every row has a missing label, score or group value: nothing is left to analyse.")
         raise DataError(problems)
@@ -71,6 +75,7 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     if not converted:                            # the engine's reduction converts in its SQL
         score_values = oriented(to_probability(score_values, mapping.score_scale), mapping.score_direction)
     _check_score_range(score_values, mapping.score, problems, w, mapping.score_scale)
+    other_values = {m: values.to_numpy(dtype=float)[keep] for m, values in others.items()}
     y = _binary_labels(y_raw[keep], mapping, problems)
     positive, other = _label_value(y_raw[keep], y, 1), _label_value(y_raw[keep], y, 0)   # named in messages
     if mapping.positive_label is None and positive is not None:
@@ -90,6 +95,7 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
         w = None if w is None else w[~small]
         attributes = {k: _recode(v, ~small, w) for k, v in attributes.items()}
         y, score_values = y[~small], score_values[~small]
+        other_values = {m: values[~small] for m, values in other_values.items()}
         kept_frame = frame.loc[keep].loc[~small]
         for view in attributes.values():
             if len(view.names) < 2:
@@ -104,9 +110,65 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     note = confirm_direction(y, score_values, w, score_name=mapping.score, label=mapping.label, positive=positive,
                              other=other, direction=mapping.score_direction)
     notes += [note] if note else []
+    mapping, scores = _checked_models(mapping, score_values, other_values, y, w, positive, other, notes, converted)
     fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
     return Predictions(y=y, score=score_values, attributes=attributes, frame=kept_frame, mapping=mapping,
-                       source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w, limits=limits)
+                       source=source, fingerprint=fingerprint, notes=tuple(notes), weight=w, limits=limits,
+                       scores=scores)
+
+
+def _other_models(frame: pd.DataFrame, mapping: ColumnMapping, notes: list[str], weights=None):
+    """The other models' score columns as numbers. A model that cannot be read (a column mapped twice, a name
+    taken, text in it) is left out with a note naming why: the first model's audit goes on."""
+    kept, others, seen = [], {}, {mapping.score: mapping.models()[0].title}
+    titles = {mapping.models()[0].title}
+    for model in mapping.more_scores:
+        if model.column in seen:
+            notes.append(f"Model '{model.title}' left out: its column '{model.column}' is already the model "
+                         f"'{seen[model.column]}' (one column, two names).")
+            continue
+        if model.title in titles:
+            notes.append(f"Model '{model.title}' left out: another model has that name.")
+            continue
+        problems: list[str] = []
+        values = _numeric_scores(_without_na_texts(frame[model.column]), model.column, problems, weights)
+        if problems:
+            notes.append(f"Model '{model.title}' left out: {problems[0]}")
+            continue
+        seen[model.column], others[model.title] = model.title, values
+        titles.add(model.title)
+        kept.append(model)
+    return replace(mapping, more_scores=tuple(kept)), others
+
+
+def _checked_models(mapping: ColumnMapping, first: np.ndarray, others: dict[str, np.ndarray], y, w, positive,
+                    other, notes: list[str], converted: bool) -> tuple[ColumnMapping, dict[str, np.ndarray]]:
+    """Each other model converted to probabilities (its own scale and direction) and checked as the first is: a
+    model whose scores leave [0, 1], are all one value or run the other way is left out with a note."""
+    kept, scores = [], {mapping.models()[0].title: first}
+    for model in mapping.more_scores:
+        model = replace(model, scale=model.scale or "probability")
+        values = others[model.title]
+        if not converted:
+            values = oriented(to_probability(values, model.scale), model.direction)
+        problems: list[str] = []
+        _check_score_range(values, model.column, problems, w, model.scale)
+        if not problems and np.ptp(values) == 0:
+            problems.append(f"The score column '{model.column}' is constant (every row {values[0]:.4g}): a model "
+                            "that gives everyone the same score cannot be compared.")
+        if not problems:
+            try:
+                note = confirm_direction(y, values, w, score_name=model.column, label=mapping.label,
+                                         positive=positive, other=other, direction=model.direction)
+                notes += [note] if note else []
+            except DataError as err:
+                problems += err.problems
+        if problems:
+            notes.append(f"Model '{model.title}' left out: {' '.join(problems)}")
+            continue
+        kept.append(model)
+        scores[model.title] = values
+    return replace(mapping, more_scores=tuple(kept)), (scores if kept else {})
 
 
 def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **mapping_kwargs) -> Predictions:
@@ -121,7 +183,8 @@ def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **m
 
 def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
     """Every mapped column is in ``frame`` and the roles do not overlap (the engine checks a schema with it too)."""
-    needed = {"label": [mapping.label], "score": [mapping.score], "group": list(mapping.groups)}
+    needed = {"label": [mapping.label], "score": [mapping.score, *(m.column for m in mapping.more_scores)],
+              "group": list(mapping.groups)}
     if mapping.text:
         needed["text"] = [mapping.text]
     needed["feature"] = list(mapping.features)
@@ -133,6 +196,8 @@ def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
         problems.append("No group column was chosen: pick at least one column that says which group a row is in.")
     if mapping.label == mapping.score:
         problems.append(f"The label and the score are the same column ('{mapping.label}'); choose two columns.")
+    if mapping.label in (m.column for m in mapping.more_scores):
+        problems.append(f"The label column '{mapping.label}' is also mapped as a model's score; choose two columns.")
     if mapping.label in mapping.groups or mapping.score in mapping.groups:
         problems.append("A group column is also the label or the score column; choose different columns.")
     if problems:

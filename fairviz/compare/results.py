@@ -38,7 +38,6 @@ class CompareParams:
     n_bins: int = 10               # reliability bins of the overlaid diagrams
     max_points: int = 2000         # points per sorted-residual curve
     max_readings: int = 3
-    unit: str = ""                 # what a row is, in words ("adults", "applicants"); "" → "rows"
 
 
 @dataclass(frozen=True)

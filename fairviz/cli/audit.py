@@ -197,12 +197,10 @@ def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None
 def say_models_left_out(mapping: ColumnMapping, pred) -> None:
     """A model that validation left out (the same column twice, scores outside [0, 1], constant, reversed) is named
     on stderr; its note is in the JSON's notes too, and the first model's audit goes on."""
-    kept = set(pred.model_names)
-    for model in mapping.more_scores:
-        if model.title not in kept:
-            for note in pred.notes:
-                if note.startswith(f"Model '{model.title}'"):
-                    print(f"fairviz: {note}", file=sys.stderr)
+    titles = {f"Model '{model.title}' left out: " for model in mapping.more_scores}
+    for note in pred.notes:
+        if any(note.startswith(title) for title in titles):
+            print(f"fairviz: {note}", file=sys.stderr)
 
 
 def predictions_of(args, engine, source, mapping: ColumnMapping, limits: GroupLimits):

@@ -14,6 +14,7 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from fairviz.calibration.reliability import reliability_table
 from fairviz.compare.paired import METRICS, PairedSamples, paired_differences, paired_statistics
@@ -120,14 +121,16 @@ def pair_statistic(y: np.ndarray, codes: np.ndarray, names, reference: str, pair
         decided = decisions(score, threshold).astype(np.int64)
         if benefit == "negative":          # the parity page's flip: the negative prediction is the benefit
             label, decided = 1 - label, 1 - decided
-        cells = np.zeros((index.size, 4 * n_groups))
-        cells[np.arange(index.size), 4 * group + 2 * label + decided] = 1.0      # 0 tn, 1 fp, 2 fn, 3 tp
+        cell = 4 * group + 2 * label + decided                                    # 0 tn, 1 fp, 2 fn, 3 tp
+        # each entry falls in one cell: a sparse (cells × entries) indicator sums the resamples' counts per cell
+        into_cells = sparse.csr_matrix((np.ones(index.size), (cell, np.arange(index.size))),
+                                       shape=(4 * n_groups, index.size))
         d = residuals(score, y[index])
         order = np.argsort(d, kind="stable")
         support, sorted_group = d[order], group[order]
 
         def compute(counts: np.ndarray) -> dict[str, np.ndarray]:
-            c = (counts.astype(float, copy=False) @ cells).reshape(counts.shape[0], n_groups, 4)
+            c = np.asarray(into_cells @ counts.astype(float, copy=False).T).T.reshape(counts.shape[0], n_groups, 4)
             quantities = Cells(tp=c[..., 3], fn=c[..., 2], fp=c[..., 1], tn=c[..., 0])
             per_group = {q: CM_METRICS[q](quantities) for q, _ in PAIR_QUANTITIES.values()}
             ordered = counts[:, order]

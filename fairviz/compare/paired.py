@@ -21,6 +21,7 @@ METRICS = ("ece", "log_loss", "brier", "auroc")
 METRIC_TITLES = {"ece": "ECE", "log_loss": "log-loss", "brier": "Brier score", "auroc": "AUROC"}
 LOWER_IS_BETTER = {"ece": True, "log_loss": True, "brier": True, "auroc": False}
 BLOCK = 100                       # resamples per block: (block × entries) counts at a time bound the memory
+BLOCK_CELLS = 4_000_000           # … and at most this many counts per block (32 MB of floats) for many entries
 EPS = 1e-15
 
 
@@ -119,7 +120,7 @@ def paired_statistics(statistic: Statistic, score_a, score_b, weight=None, resam
     observed_a, observed_b = model_a(counts[None, :]), model_b(counts[None, :])
     boot_rng, perm_rng = np.random.default_rng(seed).spawn(2)
     diffs = {k: [] for k in observed_a}
-    for size in _blocks(resamples):
+    for size in _blocks(resamples, a.size):
         drawn = stats.bootstrap_counts(counts, size, boot_rng)
         ma, mb = model_a(drawn), model_b(drawn)
         for k in diffs:
@@ -164,10 +165,12 @@ def paired_differences(y, score_a, score_b, weight=None, resamples: int = 1000, 
     return out
 
 
-def _blocks(total: int):
+def _blocks(total: int, entries: int = 0):
+    """Block sizes adding up to ``total``: ``BLOCK`` resamples, fewer when the entries are many."""
+    block = max(1, min(BLOCK, BLOCK_CELLS // max(entries, 1)))
     while total > 0:
-        yield min(BLOCK, total)
-        total -= BLOCK
+        yield min(block, total)
+        total -= block
 
 
 def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng) -> dict[str, np.ndarray]:
@@ -176,7 +179,7 @@ def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng
     index = np.concatenate([np.arange(a.size), np.arange(a.size)])
     side_a, side_b = statistic(index, np.concatenate([a, b])), statistic(index, np.concatenate([b, a]))
     null = {}
-    for size in _blocks(permutations):
+    for size in _blocks(permutations, 2 * counts.size):
         swapped = rng.binomial(counts, 0.5, size=(size, counts.size))
         layout = np.concatenate([counts - swapped, swapped], axis=1)
         ma, mb = side_a(layout), side_b(layout)

@@ -26,7 +26,9 @@ from fairviz.core.counts import ConfusionCounts, decisions
 from fairviz.data import DataError, Predictions
 from fairviz.data.groups import group_counts
 from fairviz.residuals.knees import curve_size, percentiles, quantiles_from_counts
+from fairviz.residuals.analysis import analyse as residual_analyse
 from fairviz.residuals.metrics import residuals
+from fairviz.residuals.results import RDFParams
 
 Progress = Callable[[float, str], None]
 # a pair metric: the per-group quantity it contrasts (the parity page's Table 3.2 keys) and how
@@ -76,8 +78,16 @@ def compare_models(joint: Predictions, attribute: str, threshold: float, benefit
     samples = paired_statistics(statistic, a, b, weight, params.resamples, params.permutations, params.seed + 1)
     for key, s in samples.items():
         metric, group = key.split("|", 1)
-        differences.append(_pair_difference(metric, group, reference, s, group_sizes[group] + group_sizes[reference],
-                                            params))
+        differences.append(_samples_difference(metric, group, reference, s,
+                                               group_sizes[group] + group_sizes[reference], params))
+    report(0.7, "Knee error concentration")
+    shares = [knee_shares(joint, attribute, title, weight) for title in (model_a, model_b)]
+    samples = paired_statistics(knee_statistic(y, view.codes, view.names, shares), a, b, weight, params.resamples,
+                                params.permutations, params.seed + 2)
+    for key, s in samples.items():
+        group = None if key == "knee_ratio" else key.split("|", 1)[1]
+        n = int(weight.sum()) if group is None else group_sizes[group]
+        differences.append(_samples_difference("knee_ratio", group, None, s, n, params))
     adjusted = stats.benjamini_hochberg([d.p_value for d in differences])
     differences = tuple(replace(d, p_adjusted=float(p)) for d, p in zip(differences, adjusted))
     report(0.85, "Curves")
@@ -100,8 +110,8 @@ def _difference(d, group: str | None, n: int) -> Difference:
                       delong_ci=delong)
 
 
-def _pair_difference(metric: str, group: str, reference: str, s: PairedSamples, n: int,
-                     params: CompareParams) -> Difference:
+def _samples_difference(metric: str, group: str | None, reference: str | None, s: PairedSamples, n: int,
+                        params: CompareParams) -> Difference:
     interval = s.interval(params.level)
     ci = stats.Interval(-interval.high, -interval.low, interval.level, interval.resamples)
     return Difference(metric, group, reference, s.value_a, s.value_b, -s.difference, ci, s.p_value(),
@@ -116,7 +126,7 @@ def pair_statistic(y: np.ndarray, codes: np.ndarray, names, reference: str, pair
     n_groups, ref = len(names), list(names).index(reference)
     index_of = {g: list(names).index(g) for g in pairs}
 
-    def make(index: np.ndarray, score: np.ndarray):
+    def make(index: np.ndarray, score: np.ndarray, model: np.ndarray):
         label, group = y[index].astype(np.int64), codes[index].astype(np.int64)
         decided = decisions(score, threshold).astype(np.int64)
         if benefit == "negative":          # the parity page's flip: the negative prediction is the benefit
@@ -148,6 +158,40 @@ def pair_statistic(y: np.ndarray, codes: np.ndarray, names, reference: str, pair
     return make
 
 
+def knee_shares(joint: Predictions, attribute: str, title: str, weight: np.ndarray) -> np.ndarray:
+    """The share of each of ``joint``'s entries in its group's knee regions under model ``title``: the residual
+    page's own knees and regions (``fairviz.residuals.analyse``, the paper's settings), found on the joint entries
+    with that model's scores (the same rows, so the same curves)."""
+    one = replace(joint, score=joint.scores[title], model=title, scores={}, _intersections={}, _joint=None,
+                  fingerprint=f"{joint.fingerprint}|entries of {title}")
+    audit = residual_analyse(one, attribute, RDFParams(resamples=0, knee_resamples=0))
+    return audit.region_rows / np.maximum(weight, 1)
+
+
+def knee_statistic(y: np.ndarray, codes: np.ndarray, names, shares: list[np.ndarray]):
+    """Knee error concentration ([1] §8.2, the residual page's ratio): mean |D| of the rows in the knee regions over
+    that of the other rows, on every row and in each group, the regions fixed as found (``shares``: each model's
+    share of every entry in them) — a sub-entry with model m's score is in model m's regions."""
+    def make(index: np.ndarray, score: np.ndarray, model: np.ndarray):
+        error = np.abs(residuals(score, y[index]))
+        inside = np.where(model == 0, shares[0][index], shares[1][index])
+        group = codes[index]
+        masks = {"knee_ratio": None, **{f"knee_ratio|{g}": group == k for k, g in enumerate(names)}}
+
+        def compute(counts: np.ndarray) -> dict[str, np.ndarray]:
+            counts = counts.astype(float, copy=False)
+            out = {}
+            for key, mask in masks.items():
+                knee = inside if mask is None else inside * mask
+                rest = (1 - inside) if mask is None else (1 - inside) * mask
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    out[key] = ((counts @ (knee * error)) / (counts @ knee)) / \
+                        ((counts @ (rest * error)) / (counts @ rest))
+            return out
+        return compute
+    return make
+
+
 def _rates(counts: ConfusionCounts) -> dict:
     return {"selection_rate": counts.ppr(), "fpr": counts.fpr(), "fnr": counts.fnr()}
 
@@ -168,7 +212,7 @@ def _table(joint: Predictions, view, attribute: str, threshold: float, benefit: 
                 continue
             row = {"model": title, "group": ALL if group is None else group,
                    "n": group_sizes[group] if group is not None else sum(group_sizes.values())}
-            for metric in METRICS:
+            for metric in (*METRICS, "knee_ratio"):
                 d = found.get((metric, group))
                 row[metric] = None if d is None else (d.value_a if side == 0 else d.value_b)
             row.update(_rates(c))

@@ -103,20 +103,20 @@ class PairedSamples:
         return stats.permutation_p_value(abs(self.difference), np.abs(self.null)) if self.null.size else float("nan")
 
 
-Statistic = Callable[[np.ndarray, np.ndarray], Callable[[np.ndarray], dict]]
+Statistic = Callable[[np.ndarray, np.ndarray, np.ndarray], Callable[[np.ndarray], dict]]
 
 
 def paired_statistics(statistic: Statistic, score_a, score_b, weight=None, resamples: int = 1000,
                       permutations: int = 1000, seed: int = 0, tested: Statistic | None = None) -> dict[str, PairedSamples]:
-    """Any statistics of two models on the same entries, paired: ``statistic(index, score)`` returns a function of a
-    (resamples × len(index)) matrix of row counts giving ``{name: values}``, for sub-entries that copy entry
-    ``index[k]``'s label and groups with the score ``score[k]``. The bootstrap calls it on the entries themselves
+    """Any statistics of two models on the same entries, paired: ``statistic(index, score, model)`` returns a function
+    of a (resamples × len(index)) matrix of row counts giving ``{name: values}``, for sub-entries that copy entry
+    ``index[k]``'s label and groups with the score ``score[k]`` of model ``model[k]`` (0: a, 1: b). The bootstrap calls it on the entries themselves
     (``index`` = 0…K−1); the permutation test on 2K sub-entries (each entry's rows split between its two scores), with
     ``tested`` instead when given (the statistics that need a permutation test: AUROC has DeLong's)."""
     a, b = np.asarray(score_a, float), np.asarray(score_b, float)
     counts = np.ones(a.size, np.int64) if weight is None else np.asarray(weight).astype(np.int64)
-    own = np.arange(a.size)
-    model_a, model_b = statistic(own, a), statistic(own, b)
+    own, first = np.arange(a.size), np.zeros(a.size, np.int8)
+    model_a, model_b = statistic(own, a, first), statistic(own, b, first + 1)
     observed_a, observed_b = model_a(counts[None, :]), model_b(counts[None, :])
     boot_rng, perm_rng = np.random.default_rng(seed).spawn(2)
     diffs = {k: [] for k in observed_a}
@@ -135,7 +135,7 @@ def metric_statistic(y, metrics=METRICS) -> Statistic:
     """ECE, log-loss, Brier and AUROC as a ``paired_statistics`` statistic."""
     y = np.asarray(y, float)
 
-    def make(index, score):
+    def make(index, score, model):
         entries = _Entries(y[index], score)
         return lambda counts: entries.metrics(counts, metrics)
     return make
@@ -177,7 +177,9 @@ def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng
     """Differences under the null: in each entry of c rows, Binomial(c, ½) rows have their two scores swapped. The
     two sides are laid out as 2K sub-entries (score a, score b) with counts (c − k, k) and (k, c − k)."""
     index = np.concatenate([np.arange(a.size), np.arange(a.size)])
-    side_a, side_b = statistic(index, np.concatenate([a, b])), statistic(index, np.concatenate([b, a]))
+    first, second = np.zeros(a.size, np.int8), np.ones(a.size, np.int8)
+    side_a = statistic(index, np.concatenate([a, b]), np.concatenate([first, second]))
+    side_b = statistic(index, np.concatenate([b, a]), np.concatenate([second, first]))
     null = {}
     for size in _blocks(permutations, 2 * counts.size):
         swapped = rng.binomial(counts, 0.5, size=(size, counts.size))

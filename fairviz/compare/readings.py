@@ -89,10 +89,10 @@ def reading(result: ModelComparison, d: Difference, words: dict) -> Text:
         return text(sentence + tail + "{meaning}", "finding", **numbers,
                     meaning=rate_words(d.metric, result.benefit, words))
     lower = d.value_b < d.value_a
-    better = lower == LOWER_IS_BETTER[d.metric]
     where = " on every row" if d.group is None else " for **{group}** {unit}"
-    sentence = "**{model}** has a " + ("lower" if lower else "higher") + " {title}" + where + \
-        " than {other} (" + ("better" if better else "worse") + ")"
+    sentence = "**{model}** has a " + ("lower" if lower else "higher") + " {title}" + where + " than {other}"
+    if d.metric in LOWER_IS_BETTER:     # knee concentration is neither: the calibration regime says what it should be
+        sentence += " (" + ("better" if lower == LOWER_IS_BETTER[d.metric] else "worse") + ")"
     return text(sentence + tail, "finding", **numbers, other=result.model_a)
 
 

@@ -14,15 +14,16 @@ from fairviz.core.serialize import clean
 
 # every metric a comparison differences, with how it reads; "pair" metrics contrast a group with the reference
 DIFFERENCE_TITLES = {"ece": "ECE", "log_loss": "log-loss", "brier": "Brier score", "auroc": "AUROC",
-                     "ofi": "OFI", "di": "DI", "fpr_gap": "FPR gap", "f_dist": "F_dist"}
+                     "ofi": "OFI", "di": "DI", "fpr_gap": "FPR gap", "f_dist": "F_dist",
+                     "knee_ratio": "knee concentration"}
 PAIR_METRICS = ("ofi", "di", "fpr_gap", "f_dist")
 # the pair metrics' value of "no disparity": a gap closes towards it
 PARITY_VALUE = {"ofi": 0.0, "di": 1.0, "fpr_gap": 0.0, "f_dist": 0.0}
 TOPIC_METRICS = {"calibration": ("ece", "log_loss", "brier", "auroc"),
-                 "residuals": ("f_dist", "ece", "auroc"),
+                 "residuals": ("f_dist", "knee_ratio", "ece", "auroc"),
                  "parity": ("ofi", "di", "fpr_gap")}
 TOPIC_COLUMNS = {"calibration": ("ece", "auroc", "log_loss", "brier"),
-                 "residuals": ("f_dist", "ece", "auroc"),
+                 "residuals": ("f_dist", "knee_ratio", "ece", "auroc"),
                  "parity": ("selection_rate", "fpr", "fnr")}
 ALL = "All rows"
 

@@ -16,7 +16,8 @@ from fairviz.data import Predictions
 TOPICS = ("calibration", "residuals", "parity")
 HEADLINE_LABELS = {"model": "Model", "group": "Group", "n": "Rows", "ece": "ECE", "auroc": "AUROC",
                    "log_loss": "log-loss", "brier": "Brier", "selection_rate": "Benefit rate at τ",
-                   "fpr": "FPR at τ", "fnr": "FNR at τ", "f_dist": "F_dist vs reference"}
+                   "fpr": "FPR at τ", "fnr": "FNR at τ", "f_dist": "F_dist vs reference",
+                   "knee_ratio": "Knee concentration"}
 DIFFERENCE_LABELS = {"metric": "Metric", "group": "Group", "reference": "Against", "value_a": "", "value_b": "",
                      "difference": "Δ (second − first)", "ci": "95% CI", "p_value": "p", "p_adjusted": "p (BH)",
                      "test": "Test", "n": "Rows"}
@@ -64,13 +65,15 @@ def display(result: ModelComparison, topic: str | None = None, words=None, title
 def headline_table(result: ModelComparison, topic: str | None) -> Table:
     columns = ["model", "group", "n", *(TOPIC_COLUMNS[topic] if topic else
                                         ("ece", "auroc", "log_loss", "brier", "selection_rate", "fpr", "fnr",
-                                         "f_dist"))]
+                                         "f_dist", "knee_ratio"))]
     formats = {c: "num" for c in columns}
     formats.update(model="text", group="text", n="int")
     return Table(result.table[columns].reset_index(drop=True), "compare_models", formats, HEADLINE_LABELS,
                  title=text("Every headline metric per model and group"),
                  caption=text("F_dist: the Wasserstein distance between the group's residuals and the reference's "
-                              "({reference}); rates at τ = {tau:g} in the benefit's orientation.",
+                              "({reference}); knee concentration: mean |D| in the knee regions over elsewhere (the "
+                              "Residual page's ratio, each model's own knees); rates at τ = {tau:g} in the benefit's "
+                              "orientation.",
                               reference=result.reference, tau=result.threshold))
 
 

@@ -72,7 +72,7 @@ def test_pair_metrics_are_the_parity_and_residual_pages_numbers(adult, adult_sex
 
 def test_benjamini_hochberg_runs_over_the_whole_family(adult_sex):
     p = [d.p_value for d in adult_sex.differences]
-    assert len(p) == 4 + 2 * 4 + 4                      # every row, each group, the one pair
+    assert len(p) == 4 + 2 * 4 + 4 + 3              # every row, each group, the one pair, knee concentration
     assert [d.p_adjusted for d in adult_sex.differences] == pytest.approx(list(stats.benjamini_hochberg(p)))
     assert any(d.p_adjusted > d.p_value for d in adult_sex.differences)
 
@@ -148,7 +148,7 @@ def test_the_display_list_shows_each_topic_its_part(adult_sex):
                for name, items in (("every", every), ("parity", parity), ("calibration", calibration))}
     assert metrics["parity"] == {"OFI", "DI", "FPR gap"}
     assert metrics["calibration"] == {"ECE", "log-loss", "Brier score", "AUROC"}
-    assert metrics["every"] == metrics["parity"] | metrics["calibration"] | {"F_dist"}
+    assert metrics["every"] == metrics["parity"] | metrics["calibration"] | {"F_dist", "knee concentration"}
     figures = [i.key[0] for i in every if hasattr(i, "build")]
     assert figures == ["compare.reliability", "compare.residuals"]
     assert [i.key[0] for i in parity if hasattr(i, "build")] == []
@@ -163,3 +163,15 @@ def test_the_display_list_shows_each_topic_its_part(adult_sex):
 def section_table(items, key):
     from fairviz.core.display import tables
     return tables(items)[key]
+
+
+def test_knee_concentration_is_the_residual_pages_ratio_for_each_model(adult, adult_sex):
+    from fairviz.residuals import RDFParams
+    from fairviz.residuals import analyse as residual_analyse
+    for side, model in ((0, "gradient boosting"), (1, "logistic regression")):
+        own = residual_analyse(adult.with_model(model), "sex", RDFParams(resamples=0, knee_resamples=0))
+        got = adult_sex.difference("knee_ratio")
+        assert (got.value_a, got.value_b)[side] == pytest.approx(own.concentration.ratio, rel=1e-12), model
+    d = adult_sex.difference("knee_ratio")
+    assert d.ci.low <= d.difference <= d.ci.high and d.test.startswith("paired permutation")
+    assert adult_sex.difference("knee_ratio", "Female").n == 5421

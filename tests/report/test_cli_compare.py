@@ -28,7 +28,7 @@ def test_two_models_on_adult_give_the_comparison(tmp_path, capsys):
     differences = comparison["differences"]
     assert {"auroc", "ece|Female", "ofi|Female vs Male", "fpr_gap|Female vs Male", "f_dist|Female vs Male"} <= \
         set(differences)
-    assert all(KEYS <= set(d) for d in differences.values()) and comparison["tests"] == len(differences) == 16
+    assert all(KEYS <= set(d) for d in differences.values()) and comparison["tests"] == len(differences) == 19
     # the CLI reads the engine's table (weighted entries); the point estimates are the row-level concept's
     expected = compare_models(load_sample("adult"), "sex", 0.5, "positive", "Male",
                               params=CompareParams(resamples=100, permutations=100))

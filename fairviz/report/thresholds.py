@@ -8,19 +8,17 @@ import pandas as pd
 from fairviz.core.display import Figure, Item, Metric, Metrics, Table, text
 from fairviz.thresholds import ThresholdExplorer, figures, readings
 
-TABLE_LABELS = {"group": "group", "n": "rows", "positives": "positives", "rule": "rule (score ≥ threshold)",
+TABLE_LABELS = {"group": "group", "n": "rows", "positives": "positives", "rule": "rule",
                 "tpr": "TPR (expected)", "fpr": "FPR (expected)", "selection_rate": "selection (expected)",
                 "realised_tpr": "TPR (decisions)", "realised_fpr": "FPR (decisions)",
                 "realised_selection": "selection (decisions)"}
 
 
 def display(result: ThresholdExplorer, key: tuple | None = None) -> list[Item]:
-    policy = result.audit.policy
     return [readings.headline(result), headline_numbers(result),
             Figure(lambda: figures.trade_off_figure(result), None if key is None else ("thresholds_trade_off", *key)),
             text(readings.CURVE_NOTE, "note"), thresholds_table(result), text(readings.TABLE_NOTE, "note"),
-            *[t for rule in policy.rules for t in readings.randomised(rule)], readings.realised(result),
-            text(readings.IN_SAMPLE, "caveat"), text(readings.WORK, "note")]
+            readings.realised(result), text(readings.IN_SAMPLE, "caveat"), text(readings.WORK, "note")]
 
 
 def headline_numbers(result: ThresholdExplorer) -> Metrics:
@@ -35,19 +33,10 @@ def headline_numbers(result: ThresholdExplorer) -> Metrics:
                            f"{single.max_gap:.3f}")))
 
 
-def rule_text(thresholds, mix) -> str:
-    """A group's rule in a cell: "≥ 0.55", or "≥ 0.55: 7.2%, ≥ 0.45: 92.8%" (threshold k used with probability
-    mix[k])."""
-    parts = ["nobody" if t == float("inf") else f"≥ {t:.4g}" for t in thresholds]
-    if len(parts) == 1:
-        return parts[0]
-    return ", ".join(f"{p}: {100 * m:.1f}%" for p, m in zip(parts, mix))
-
-
 def thresholds_table(result: ThresholdExplorer) -> Table:
     realised = {r.group: r for r in result.adjusted.realised}
     frame = pd.DataFrame([{"group": r.group, "n": r.n, "positives": int(round(r.positives)),
-                           "rule": rule_text(r.thresholds, r.mix), "tpr": r.tpr, "fpr": r.fpr,
+                           "rule": readings.rule_text(r), "tpr": r.tpr, "fpr": r.fpr,
                            "selection_rate": float(r.selection_rate), "realised_tpr": realised[r.group].tpr,
                            "realised_fpr": realised[r.group].fpr,
                            "realised_selection": realised[r.group].selection_rate}

@@ -14,9 +14,9 @@ GAP_NAME = {"equal_selection": "selection-rate gap", "equal_tpr": "TPR gap", "eq
 CURVE_NOTE = ("The curve: the best expected accuracy when the groups' rates may differ by at most the gap on the "
               "horizontal axis (0: the constraint holds exactly). The grey point is one threshold τ for everyone, "
               "on the same axes.")
-TABLE_NOTE = ("A row with two thresholds is randomised: a row scoring at or above the first threshold gets a yes, one "
-              "below the second a no, and one in between a yes with the probability given. Expected rates are the "
-              "rule's; realised ones are the decisions added as a model.")
+TABLE_NOTE = ("The rule: \"≥ t\" gives a yes to every row scoring t or more; \"p = q on [a, b)\" gives a row scoring "
+              "from a up to (not including) b a yes with probability q (a randomised rule); every other row gets a "
+              "no. Expected rates are the rule's; the decisions' rates are those of the model the page adds.")
 IN_SAMPLE = ("The thresholds are fitted and judged on the same rows: on new rows the groups' rates will differ by "
              "sampling noise, most in small groups. Fit them on one part of the data and check them on the rest "
              "before using them.")
@@ -36,26 +36,16 @@ def headline(result: ThresholdExplorer) -> Text:
                         "about the same accuracy"))
 
 
-def randomised(rule: GroupRule) -> list[Text]:
-    """Where a group's rule flips a coin, in words: one sentence per band of scores with a yes probability strictly
-    between 0 and 1 (none when one threshold decides)."""
+def rule_text(rule: GroupRule) -> str:
+    """A group's rule in a table cell: "≥ 0.65", or "≥ 0.55; p = 0.928 on [0.45, 0.55)" for a randomised one."""
+    top = max(rule.thresholds)
     if not rule.randomised:
-        return []
-    ordered = sorted(zip(rule.thresholds, rule.mix), key=lambda tm: -tm[0])
-    out = []
-    for k in range(len(ordered)):
-        chance = sum(m for _, m in ordered[k + 1:])            # the thresholds at or below the band's scores
-        upper, lower = ordered[k][0], ordered[k + 1][0] if k + 1 < len(ordered) else None
-        if lower is None or not 1e-9 < chance < 1 - 1e-9:
-            continue
-        if upper == float("inf"):
-            out.append(text("**{group}**: a row scoring at least {lower:.3g} gets a yes with probability {p:.3f}.",
-                            "note", group=rule.group, lower=lower, p=chance))
-        else:
-            out.append(text("**{group}**: a row scoring from {lower:.3g} up to (not including) {upper:.3g} gets a yes "
-                            "with probability {p:.3f}.", "note", group=rule.group, lower=lower, upper=upper,
-                            p=chance))
-    return out
+        return "nobody" if top == float("inf") else f"≥ {top:.4g}"
+    parts = [] if top == float("inf") else [f"≥ {top:.4g}"]
+    for lower, upper, chance in rule.bands():
+        where = f"≥ {lower:.4g}" if upper == float("inf") else f"[{lower:.4g}, {upper:.4g})"
+        parts.append(f"p = {chance:.3f} on {where}")
+    return "; ".join(parts)
 
 
 def realised(result: ThresholdExplorer) -> Text:

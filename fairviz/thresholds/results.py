@@ -40,6 +40,17 @@ class GroupRule:
     def randomised(self) -> bool:
         return sum(m > 1e-12 for m in self.mix) > 1
 
+    def bands(self) -> list[tuple[float, float, float]]:
+        """(lower, upper, probability): the scores in [lower, upper) that get a yes with a probability strictly
+        between 0 and 1 (upper is +inf when no threshold above them selects anyone for sure)."""
+        ordered = sorted(zip(self.thresholds, self.mix), key=lambda tm: -tm[0])
+        out = []
+        for k in range(len(ordered) - 1):
+            chance = sum(m for _, m in ordered[k + 1:])        # the thresholds at or below the band's scores
+            if 1e-12 < chance < 1 - 1e-12:
+                out.append((ordered[k + 1][0], ordered[k][0], chance))
+        return out
+
     def positive_probability(self, scores) -> "object":
         import numpy as np
         scores = np.asarray(scores, float)

@@ -157,8 +157,23 @@ def test_the_display_and_its_json_hold_the_policy(compas):
     assert data["realised_max_gap"] == pytest.approx(result.adjusted.realised_gap())
     items = display(result)
     words = " ".join(getattr(i, "plain", lambda: "")() for i in items)
-    assert "Equal true positive rates" in words and "Caucasian" in words and "τ = 0.50" in words
+    assert "Equal true positive rates" in words and "Native American" in words and "τ = 0.50" in words
     frame = decisions_frame(compas, result.adjusted)
     assert list(frame.columns) == ["id", "race", "score", "decision"]
     assert (frame["id"].to_numpy() == compas.frame["id"].to_numpy()).all()
     assert frame["decision"].tolist() == result.adjusted.decisions.astype(int).tolist()
+
+
+def test_the_rule_in_words_is_the_rule_the_decisions_follow(compas):
+    policy = fit(compas.y, compas.score, compas.groups("race").codes, compas.groups("race").names,
+                 ThresholdParams("equalized_odds"))
+    from fairviz.thresholds.readings import rule_text
+    for rule in policy.rules:
+        for lower, upper, chance in rule.bands():
+            inside = np.array([lower, (lower + min(upper, 1.0)) / 2])
+            assert rule.positive_probability(inside) == pytest.approx([chance, chance])
+            assert f"p = {chance:.3f} on" in rule_text(rule)
+        if not rule.randomised:
+            assert rule_text(rule) == f"≥ {rule.thresholds[0]:.4g}"
+    caucasian = policy.rule("Caucasian")
+    assert rule_text(caucasian).startswith(f"≥ {max(caucasian.thresholds):.4g}; p = ")

@@ -18,7 +18,8 @@ import numpy as np
 from fairviz.data import DataError, Predictions
 from fairviz.thresholds import readings
 from fairviz.thresholds.analysis import explore, fit
-from fairviz.thresholds.results import AdjustedDecisions, RealisedRates, ThresholdExplorer, ThresholdParams
+from fairviz.thresholds.results import (AdjustedDecisions, RealisedRates, ThresholdExplorer, ThresholdParams,
+                                        ThresholdPolicy)
 
 # Weighted data is expanded to rows (``Predictions.rows``) for decisions up to this many rows: 8 bytes of score per
 # row and model, the size the pages' row analyses (D*, knees) already expand to.
@@ -39,25 +40,23 @@ def explore_model(joint: Predictions, attribute: str, constraint: str, tau: floa
                   params: ThresholdParams | None = None, model: str | None = None) -> ThresholdExplorer:
     """What the explorer shows: the policy, its trade-off curve, a single threshold τ for everyone on the same axes,
     and the decisions with their realised rates."""
-    adjusted = adjust(joint, attribute, constraint, seed, params, model)
-    base = joint.joint()
-    score, codes, names = _inputs(base, attribute, adjusted.model)
-    audit = _checked(lambda: explore(base.y, score, codes, names, adjusted.policy.params, tau, base.weight,
-                                     attribute))
-    return ThresholdExplorer(audit, adjusted, float(tau))
+    base, model = joint.joint(), model or joint.active_model
+    score, codes, names = _inputs(base, attribute, model)
+    fitted = _params(constraint, seed, params)
+    audit = _checked(lambda: explore(base.y, score, codes, names, fitted, tau, base.weight, attribute))
+    return ThresholdExplorer(audit, adjust(joint, attribute, constraint, seed, params, model, audit.policy), float(tau))
 
 
 def adjust(joint: Predictions, attribute: str, constraint: str, seed: int = 0, params: ThresholdParams | None = None,
-           model: str | None = None) -> AdjustedDecisions:
-    """The fitted policy and its decisions on ``joint.joint()``'s entries (see the module's note)."""
+           model: str | None = None, policy: ThresholdPolicy | None = None) -> AdjustedDecisions:
+    """The fitted policy (``policy`` when already fitted with these settings) and its decisions on
+    ``joint.joint()``'s entries (see the module's note)."""
     base = joint.joint()
     model = model or joint.active_model
     score, codes, names = _inputs(base, attribute, model)
-    try:
-        params = ThresholdParams(constraint, (params or ThresholdParams()).slack, seed)
-    except ValueError as err:
-        raise DataError(str(err)) from err
-    policy = _checked(lambda: fit(base.y, score, codes, names, params, base.weight, attribute))
+    params = _params(constraint, seed, params)
+    if policy is None:
+        policy = _checked(lambda: fit(base.y, score, codes, names, params, base.weight, attribute))
     weight = np.ones(base.y.size, np.int64) if base.weight is None else base.weight.astype(np.int64)
     probability = np.zeros(score.size)
     for g, name in enumerate(names):
@@ -88,6 +87,13 @@ def decision_rows(joint: Predictions) -> Predictions:
                         f"{MAX_DECISION_ROWS:,}): audit a sample of them.")
     return base.rows().with_note(f"The engine's summary is expanded to its {base.n:,} rows, so that per-group "
                                  "decisions can differ between rows the summary held as one entry.")
+
+
+def _params(constraint: str, seed: int, params: ThresholdParams | None) -> ThresholdParams:
+    try:
+        return ThresholdParams(constraint, (params or ThresholdParams()).slack, seed)
+    except ValueError as err:
+        raise DataError(str(err)) from err
 
 
 def _inputs(base: Predictions, attribute: str, model: str) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:

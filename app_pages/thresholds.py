@@ -8,7 +8,7 @@ import json
 
 import streamlit as st
 
-from fairviz.core.markup import csv_bytes
+from fairviz.core.markup import csv_bytes, md
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
 from fairviz.report import thresholds as report
@@ -18,6 +18,7 @@ from app_pages import _ui
 from app_pages._render import render
 
 SECTION = "thresholds"
+ADDED = "thr_added"         # the title of the decisions this page added last
 SEED = 0                    # which of the interchangeable rows a randomised rule gives its yeses (the model's note)
 SLACK_HELP = ("The largest gap allowed between any two groups' constrained rates (0: equal). A little slack buys "
               "accuracy back: the curve below shows how much.")
@@ -42,6 +43,9 @@ def page() -> None:
                "match — post-processing in the sense of Hardt, Price and Srebro, *Equality of Opportunity in "
                "Supervised Learning* (NeurIPS 2016). No model object is needed; the adjusted decisions can be added "
                "as a model that every page audits.")
+    if st.session_state.get(ADDED) == ctx.model:        # the decisions just added are the audited model now
+        render([readings.added_note(ctx.model)])
+        return
     c1, c2 = st.columns([2, 1])
     constraint = c1.selectbox("Constraint", CONSTRAINTS, index=CONSTRAINTS.index("equal_tpr"),
                               format_func=CONSTRAINT_TITLES.get, key="thr_constraint")
@@ -53,27 +57,27 @@ def page() -> None:
     except DataError as err:
         _ui.show_data_error(err, "Per-group thresholds cannot be fitted to these data")
         return
-    render(report.display(result, key), figure_cache=_ui.figure)
-    _add_model(rows, result, ctx.model)
+    render(report.explorer(result, key), figure_cache=_ui.figure)
     data = clean(result.to_dict())
     st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
     stem = _ui.safe_stem(ctx.pred.source)
-    d1, d2 = st.columns(2)
-    with d1:
+    a1, a2, a3 = st.columns([2, 1, 1])
+    with a1:
+        _add_model(rows, result)
+    with a2:
         st.download_button("Thresholds (JSON)", json.dumps(data, indent=2).encode(), f"{stem}_thresholds.json",
                            "application/json", key="thr_json")
-    with d2:
+    with a3:
         st.download_button("Decisions (CSV)", lambda: cached_csv(*key, _rows=rows, _result=result),
                            f"{stem}_decisions.csv", "text/csv", key="thr_csv",
                            help="One line per row: its id (or row number), group, score and decision (1 = yes).")
+    render(report.notes(result))
 
 
-def _add_model(rows: Predictions, result: ThresholdExplorer, active: str) -> None:
+def _add_model(rows: Predictions, result: ThresholdExplorer) -> None:
     adjusted = result.adjusted
-    if st.session_state.get("thr_added") == active:
-        render([readings.added_note(active)])
     if not st.button("Add the decisions as a model", key="thr_add", type="primary",
-                     help=f"Adds '{adjusted.title}' beside the loaded models; every page then audits it."):
+                     help=f"Adds '{md(adjusted.title)}' beside the loaded models; every page then audits it."):
         return
     scores = adjusted.decisions.astype(float)
     try:
@@ -86,7 +90,7 @@ def _add_model(rows: Predictions, result: ThresholdExplorer, active: str) -> Non
     except DataError as err:
         _ui.show_data_error(err, "The decisions were not added")
         return
-    st.session_state["thr_added"] = adjusted.title
+    st.session_state[ADDED] = adjusted.title
     st.rerun()
 
 

@@ -15,10 +15,20 @@ TABLE_LABELS = {"group": "group", "n": "rows", "positives": "positives", "rule":
 
 
 def display(result: ThresholdExplorer, key: tuple | None = None) -> list[Item]:
+    return [*explorer(result, key), *notes(result)]
+
+
+def explorer(result: ThresholdExplorer, key: tuple | None = None) -> list[Item]:
+    """The reading, the headline numbers, the trade-off curve and the per-group table (the page puts its actions
+    right after these)."""
     return [readings.headline(result), headline_numbers(result),
             Figure(lambda: figures.trade_off_figure(result), None if key is None else ("thresholds_trade_off", *key)),
-            text(readings.CURVE_NOTE, "note"), thresholds_table(result), text(readings.TABLE_NOTE, "note"),
-            readings.realised(result), text(readings.IN_SAMPLE, "caveat"), text(readings.WORK, "note")]
+            text(readings.CURVE_NOTE, "note"), thresholds_table(result), text(readings.TABLE_NOTE, "note")]
+
+
+def notes(result: ThresholdExplorer) -> list[Item]:
+    """How the decisions realise the rule, the in-sample caveat and the work behind it."""
+    return [readings.realised(result), text(readings.IN_SAMPLE, "caveat"), text(readings.WORK, "note")]
 
 
 def headline_numbers(result: ThresholdExplorer) -> Metrics:

@@ -61,8 +61,8 @@ def realised(result: ThresholdExplorer) -> Text:
 
 
 def added_note(title: str) -> Text:
-    return text("Added **{title}** as a model: every page now audits it (the sidebar's Model picker switches back).",
-                "finding", title=title)
+    return text("Added **{title}** as a model: every page now audits it. To explore thresholds again, choose a model "
+                "with scores in the sidebar's Model picker.", "finding", title=title)
 
 
 def model_title(model: str, constraint: str, attribute: str) -> str:

@@ -92,9 +92,14 @@ def test_adding_the_decisions_makes_them_the_audited_model():
     np.testing.assert_array_equal(pred.with_model(title).score, scores)
     assert note in pred.notes
     assert f"Added **{title}** as a model" in _text(at).replace("\\", "")
-    at.button(key="thr_add").click().run()                      # the decisions model's own thresholds: a new name
+    assert not at.button and not at.metric                      # no thresholds fitted on the decisions themselves
+    at.session_state["model"] = "score"                         # the sidebar's picker back on the scores
+    at.run()
     assert not at.exception, at.exception
-    assert len(at.session_state["predictions"].model_names) == 3
+    assert at.metric and "Added" not in _text(at)
+    at.button(key="thr_add").click().run()                      # the same decisions again: the name is taken
+    assert not at.exception, at.exception
+    assert "already loaded" in at.error[0].value and len(at.session_state["predictions"].model_names) == 2
 
 
 def test_weighted_data_becomes_its_rows_when_the_decisions_are_added():

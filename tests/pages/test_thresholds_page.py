@@ -125,3 +125,17 @@ def test_data_it_cannot_adjust_gets_a_plain_message():
     assert [e.value for e in at.error] and "has only one outcome" in at.error[0].value
     assert "Traceback" not in _text(at) and "incident" not in _text(at)
     assert not at.button                                       # nothing to add
+
+
+def test_group_and_model_names_show_as_typed():
+    rng = np.random.default_rng(4)
+    score = rng.uniform(0, 1, 600)
+    y = (rng.uniform(0, 1, 600) < score).astype(int)
+    group = np.repeat(["**bold**", "<b>tag</b>", "[a](http://x)"], 200)
+    pred = build_predictions(pd.DataFrame({"y": y, "score": score, "group": group}),
+                             ColumnMapping("y", "score", ("group",)), "names.csv")
+    at = _open(pred, attribute="group")
+    assert not at.error and at.metric
+    table = at.dataframe[0].value if at.dataframe else None
+    shown = list(table["group"]) if table is not None else []
+    assert sorted(shown) == sorted(["**bold**", "<b>tag</b>", "[a](http://x)"])

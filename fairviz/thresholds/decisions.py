@@ -1,12 +1,12 @@
 """The per-group threshold policy applied to the loaded predictions: decisions per row, and the explorer's result.
 
-A randomised rule gives some rows a "yes" with a probability p strictly between 0 and 1. The decisions here realise
-the rule's expected rates on these rows: within each group and outcome, the rows the rule gives a yes with
-probability p get exactly that share of yeses, rounded to a whole row (cumulative rounding in score order), and a
-seeded permutation picks which of those interchangeable rows get them. So each group's realised TPR, FPR and
-selection rate are its expected ones within half a row's share, and two groups' realised rates differ from the
-constraint by at most one row's share of the smaller group. A deployment draws label-blind (it does not know the
-outcome), so its realised rates vary around these by the spread ``label_blind_sd`` reports.
+A randomised rule gives some rows a "yes" with a probability p strictly between 0 and 1. The decisions here are
+label-blind, as a deployed rule must be (it cannot know the outcome): within each group, the rows the rule gives a
+yes with probability p get that share of yeses, rounded to a whole row (cumulative rounding in score order), and a
+seeded permutation picks which of the interchangeable rows (same group and score) get them. So each group's
+selection rate is its expected one within half a row's share, while its realised TPR and FPR vary around the
+expected ones (which the constraint equalises) by the spread ``realised_rates`` reports. Rounding within each
+(group, outcome) would hit the expected TPRs to a row, but only by reading the outcome: no rule can do that.
 
 Weighted (engine) data: an entry stands for several identical rows and holds one score, so an entry whose rows need
 different decisions cannot be kept as one: the decisions then need the rows themselves (``decision_rows``).
@@ -120,13 +120,14 @@ def _checked(run):
 
 def allocate(probability: np.ndarray, y: np.ndarray, codes: np.ndarray, score: np.ndarray, weight: np.ndarray,
              seed: int) -> np.ndarray:
-    """Yeses per entry: within each (group, outcome), the cumulative sum of probability × rows rounded to whole
-    rows in score order (ties in a seeded order), so every entry gets within one row of its expected yeses and the
-    (group, outcome) total is within half a row of it. Certain entries (p = 0 or 1) get exactly none or all."""
+    """Yeses per entry: within each group, the cumulative sum of probability × rows rounded to whole rows in score
+    order (ties in a seeded order), so every entry gets within one row of its expected yeses and the group's total
+    is within half a row of it. Label-blind: ``y`` is not read (kept in the signature for the callers' symmetry).
+    Certain entries (p = 0 or 1) get exactly none or all."""
     p = np.where(probability > 1 - 1e-9, 1.0, np.where(probability < 1e-9, 0.0, probability))
     yes = np.where(p == 1.0, weight, 0).astype(np.int64)
     shuffle = np.random.default_rng(seed).permutation(p.size)
-    cell = codes.astype(np.int64) * 2 + np.asarray(y, np.int64)
+    cell = codes.astype(np.int64)             # never the outcome: a deployed rule cannot read it
     for key in np.unique(cell):
         chance = np.flatnonzero((cell == key) & (p > 0) & (p < 1))
         if chance.size == 0:

@@ -52,10 +52,11 @@ def realised(result: ThresholdExplorer) -> Text:
     adjusted = result.adjusted
     smallest = min(adjusted.realised, key=lambda r: r.n)
     sd = max((r.label_blind_sd for r in adjusted.realised), default=0.0)
-    return text("The decisions realise the rule's expected rates on these rows, rounded to whole rows in each group "
-                "and outcome: their {gap_name} is {gap:.4f} (one row of the smallest group, **{group}**, is "
-                "{share:.4f} of its positives). Drawn label-blind, as a deployment would, a group's TPR varies by "
-                "up to ±{sd:.3f} (one standard deviation).", "note",
+    return text("The decisions are drawn label-blind, as a deployed rule must be: each group gets its expected "
+                "number of yeses to within half a row, and which rows get them never depends on the outcome. So "
+                "the rule's rates are equal by construction, while the decisions' realised {gap_name} is {gap:.4f}: "
+                "a group's TPR varies around the rule's by up to ±{sd:.3f} (one standard deviation; one row of the "
+                "smallest group, **{group}**, is {share:.4f} of its positives).", "note",
                 gap_name=GAP_NAME[adjusted.policy.params.constraint], gap=adjusted.realised_gap(),
                 group=smallest.group, share=1 / max(smallest.positives, 1), sd=sd)
 

@@ -59,7 +59,8 @@ def test_the_explorer_on_compas_and_its_downloads(downloads):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Expected accuracy"] == f"{expected.audit.policy.accuracy:.3f}"
     assert metrics["Accuracy at τ = 0.50"] == f"{expected.audit.single_threshold.accuracy:.3f}"
-    assert float(metrics["TPR gap (decisions)"]) <= 1 / 10          # one row of Native American's 10 positives
+    # the label-blind decisions' realised gap, as computed (not the rule's, which is 0 by construction)
+    assert metrics["TPR gap (decisions)"] == f"{expected.adjusted.realised_gap():.4f}"
     assert "Hardt, Price and Srebro" in _text(at) and "Native American" in _text(at)
     table = at.dataframe[0].value
     assert list(table["group"]) == [r.group for r in expected.audit.policy.rules]
@@ -105,7 +106,8 @@ def test_adding_the_decisions_makes_them_the_audited_model():
 def test_weighted_data_becomes_its_rows_when_the_decisions_are_added():
     weighted = Engine().reduce(resolve(sample_path("compas")), samples()["compas"].mapping).predictions()
     at = _open(weighted)
-    assert float({m.label: m.value for m in at.metric}["TPR gap (decisions)"]) <= 1 / 10
+    gap = float({m.label: m.value for m in at.metric}["TPR gap (decisions)"])
+    assert 0 < gap < 0.2          # label-blind: Native American's 10 positives move by a row (0.1) at a time
     at.button(key="thr_add").click().run()
     assert not at.exception, at.exception
     pred = at.session_state["predictions"]

@@ -1,5 +1,6 @@
 """The threshold explorer's decisions as a model (issue 24, item 3): on COMPAS the equal-TPR decisions give group TPRs
-within one row's share of each other, the added model's audit reads those decisions, weighted data needs its rows,
+label-blind and realise the rule (each group's yeses to half a row), the added model's audit reads those decisions,
+weighted data needs its rows,
 and bad input gets one plain sentence."""
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.data.validation import build_predictions
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.thresholds import display, thresholds_table
+from fairviz.thresholds.decisions import allocate
 from fairviz.thresholds import (adjust, adjusted_model, decision_rows, decisions_frame, explore_model, fit,
                                 ThresholdParams)
 
@@ -30,35 +32,52 @@ def _rates(decisions, pred, attribute):
     return out
 
 
-def test_equal_tpr_decisions_give_group_tprs_within_one_rows_share_on_compas(compas):
+def _selected(decisions, pred, attribute):
+    view = pred.groups(attribute)
+    return {name: int(decisions[view.codes == g].sum()) for g, name in enumerate(view.names)}
+
+
+def test_equal_tpr_decisions_are_label_blind_and_realise_the_rule_on_compas(compas):
+    """The rule's TPRs are equal; its decisions give each group its expected yeses to half a row, never chosen by
+    the outcome, so the realised TPRs vary around the rule's within the stated label-blind spread. (Rounding within
+    each outcome would make them equal to a row's share, but only by reading the outcome: see docs/methods.md.)"""
     scores, title, note = adjusted_model(compas, "race", "equal_tpr")
     assert scores.shape == compas.y.shape and set(np.unique(scores)) == {0.0, 1.0}
     assert title == "score · equal TPR by race" and "Hardt, Price and Srebro" in note
-    rates = _rates(scores, compas, "race")
-    tprs = [tpr for tpr, _, _ in rates.values()]
-    smallest = min(rates, key=lambda g: int((compas.groups("race").codes == compas.groups("race").names.index(g))
-                                            .sum()))
-    assert max(tprs) - min(tprs) <= 1 / rates[smallest][2]          # Native American: 10 positives
-    assert max(tprs) - min(tprs) <= 1 / min(p for _, _, p in rates.values())
-    # each group within half a row of the rule's expected TPR (the programme's common rate)
-    policy = fit(compas.y, compas.score, compas.groups("race").codes, compas.groups("race").names,
-                 ThresholdParams("equal_tpr"))
+    view = compas.groups("race")
+    policy = fit(compas.y, compas.score, view.codes, view.names, ThresholdParams("equal_tpr"))
+    assert max(r.tpr for r in policy.rules) - min(r.tpr for r in policy.rules) < 1e-6
+    adjusted = adjust(compas, "race", "equal_tpr")
+    rules = {r.group: r for r in adjusted.policy.rules}
+    expected = {g: float(rules[g].positive_probability(compas.score[view.codes == k]).sum())
+                for k, g in enumerate(view.names)}
+    for group, yeses in _selected(scores, compas, "race").items():
+        assert abs(yeses - expected[group]) <= 0.5 + 1e-9
+    rates, spread = _rates(scores, compas, "race"), {r.group: r.label_blind_sd for r in adjusted.realised}
     for rule in policy.rules:
-        assert abs(rates[rule.group][0] - rule.tpr) <= 0.5 / rule.positives + 1e-12
-    # without the adjustment the same groups' TPRs are far apart at any single threshold
+        assert abs(rates[rule.group][0] - rule.tpr) <= 3 * spread[rule.group] + 0.5 / rule.positives
+    large = [rates[r.group][0] for r in policy.rules if r.n >= 100]     # groups a finding may headline
+    assert max(large) - min(large) < 0.02                               # measured 0.014 (seed 0)
     single = _rates((compas.score >= 0.5).astype(float), compas, "race")
     assert max(t for t, _, _ in single.values()) - min(t for t, _, _ in single.values()) > 0.2
 
 
-def test_equalized_odds_decisions_hold_tpr_and_fpr_within_a_row(compas):
+def test_the_allocation_never_reads_the_outcome():
+    rng = np.random.default_rng(2)
+    n = 500
+    probability, codes = rng.choice([0.0, 0.3, 1.0], n), rng.integers(0, 3, n)
+    score, weight = rng.choice([0.2, 0.5, 0.8], n), np.ones(n, np.int64)
+    first = allocate(probability, rng.integers(0, 2, n), codes, score, weight, seed=0)
+    np.testing.assert_array_equal(first, allocate(probability, rng.integers(0, 2, n), codes, score, weight, seed=0))
+
+
+def test_equalized_odds_decisions_hold_each_groups_yeses_and_the_rates_within_their_spread(compas):
     scores, _, _ = adjusted_model(compas, "race", "equalized_odds")
+    adjusted = adjust(compas, "race", "equalized_odds")
     rates = _rates(scores, compas, "race")
-    view, y = compas.groups("race"), compas.y.astype(bool)
-    negatives = {name: int(((view.codes == g) & ~y).sum()) for g, name in enumerate(view.names)}
-    for a, (tpr_a, fpr_a, p_a) in rates.items():
-        for b, (tpr_b, fpr_b, p_b) in rates.items():
-            assert abs(tpr_a - tpr_b) <= 0.5 / p_a + 0.5 / p_b + 1e-12
-            assert abs(fpr_a - fpr_b) <= 0.5 / negatives[a] + 0.5 / negatives[b] + 1e-12
+    for r in adjusted.realised:
+        rule = next(x for x in adjusted.policy.rules if x.group == r.group)
+        assert abs(rates[r.group][0] - rule.tpr) <= 3 * r.label_blind_sd + 0.5 / rule.positives
 
 
 def test_the_decisions_are_seeded_and_the_seed_only_picks_among_interchangeable_rows(compas):
@@ -67,7 +86,12 @@ def test_the_decisions_are_seeded_and_the_seed_only_picks_among_interchangeable_
     c, _, _ = adjusted_model(compas, "race", "equal_tpr", seed=5)
     np.testing.assert_array_equal(a, b)
     assert (a != c).any()
-    assert _rates(a, compas, "race") == _rates(c, compas, "race")
+    assert _selected(a, compas, "race") == _selected(c, compas, "race")
+    view = compas.groups("race")
+    for k in range(len(view.names)):                        # the same yeses per (group, score) cell
+        for s in np.unique(compas.score):
+            cell = (view.codes == k) & (compas.score == s)
+            assert a[cell].sum() == c[cell].sum()
 
 
 def test_the_added_model_is_what_every_audit_reads(compas):
@@ -109,7 +133,8 @@ def test_weighted_data_whose_decisions_split_an_entry_needs_its_rows(weighted, c
     rows = decision_rows(weighted)
     assert not rows.weighted and rows.n == 7214 and "expanded to its 7,214 rows" in rows.notes[-1]
     scores, title, note = adjusted_model(rows, "race", "equal_tpr")
-    assert _rates(scores, rows, "race") == _rates(adjusted_model(compas, "race", "equal_tpr")[0], compas, "race")
+    # the same yeses per group as on the file's rows (which rows of a (group, score) cell get them is the seed's)
+    assert _selected(scores, rows, "race") == _selected(adjusted_model(compas, "race", "equal_tpr")[0], compas, "race")
     assert rows.with_added_model(title, scores, note).with_model(title).n == 7214
 
 

@@ -28,6 +28,9 @@ from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 from fairviz.residuals import RDFParams, dstar_rows
 from fairviz.sample_size import MatchParams
+from fairviz.thresholds import CONSTRAINTS, adjusted_model, decision_rows
+
+THRESHOLD_CHOICES = tuple(c.replace("_", "-") for c in CONSTRAINTS)    # equal-selection, equal-tpr, equalized-odds
 
 
 def add_parser(commands) -> None:
@@ -74,6 +77,10 @@ def add_parser(commands) -> None:
                             "below 0.5 or a negative calibration slope, beyond their 95%% intervals) stops the audit "
                             "(exit 2). 'reversed': use 1 − score as the probability of the positive label; 'as-is': "
                             "audit the score as it is anyway (the output says the check disagreed)")
+    audit.add_argument("--thresholds", choices=THRESHOLD_CHOICES, default=None,
+                       help="add per-group thresholds (Hardt, Price and Srebro 2016) on the first model as another "
+                            "model: 'equal-selection' rates, 'equal-tpr' (equal opportunity) or 'equalized-odds' "
+                            "(randomised where needed, seeded by --seed); it is compared with the first model")
     audit.add_argument("--threshold", type=float, default=None,
                        help="decision threshold: positive when score ≥ it (default 0.5, or a bundled sample's own)")
     audit.add_argument("--json", type=Path, help="write the audit JSON here ('-' for stdout)")
@@ -148,6 +155,8 @@ def run(args) -> int:
         raise DataError(f"{err} Give --score-direction reversed to use 1 − {mapping.score}, or --score-direction "
                         "as-is to audit the score as it is.") from err
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    if args.thresholds:
+        pred = with_thresholds(pred, attribute, args.thresholds, args.seed)
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)
     if args.match_reference not in ("complement", "population") and \
@@ -192,6 +201,20 @@ def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None
         return None, (), names[0] if names else None
     more = tuple(ScoreColumn(column, name=name) for column, name in zip(scores[1:], names[1:]))
     return scores[0], more, names[0]
+
+
+def with_thresholds(pred, attribute: str, choice: str, seed: int):
+    """The predictions with the first model's per-group threshold decisions added as a model. The engine's table holds
+    identical rows as one entry; when the decisions split one, they are made on the rows themselves."""
+    constraint = choice.replace("-", "_")
+    try:
+        scores, title, note = adjusted_model(pred, attribute, constraint, seed=seed)
+    except DataError:
+        if not pred.weighted:
+            raise
+        pred = decision_rows(pred)
+        scores, title, note = adjusted_model(pred, attribute, constraint, seed=seed)
+    return pred.with_added_model(title, scores, note)
 
 
 def say_models_left_out(mapping: ColumnMapping, pred) -> None:

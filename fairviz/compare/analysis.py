@@ -99,7 +99,7 @@ def compare_models(joint: Predictions, attribute: str, threshold: float, benefit
                  "cells' mean scores.",)
     report(1.0, "Done")
     return ModelComparison(view.attribute, threshold, benefit, reference, model_a, model_b, params, group_sizes,
-                           table, differences, curves, notes)
+                           table, differences, curves, notes, joint.fingerprint)
 
 
 def _difference(d, group: str | None, n: int) -> Difference:

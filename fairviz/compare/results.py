@@ -100,6 +100,7 @@ class ModelComparison:
     differences: tuple[Difference, ...]
     curves: dict[str, ModelCurves] = field(default_factory=dict, repr=False)
     notes: tuple[str, ...] = ()
+    fingerprint: str = ""                       # the compared data's (figure keys)
 
     @property
     def name(self) -> str:

@@ -53,7 +53,7 @@ def display(result: ModelComparison, topic: str | None = None, words=None, title
     items.append(headline_table(result, topic))
     items.append(difference_table(result, topic))
     key = (result.model_a, result.model_b, result.attribute, result.threshold, result.benefit, result.reference,
-           result.params, id(result))
+           result.params, result.fingerprint)
     if topic in (None, "calibration"):
         items.append(Figure(lambda: figures.reliability_overlay(result), ("compare.reliability", *key)))
     if topic in (None, "residuals"):

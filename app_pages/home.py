@@ -128,13 +128,17 @@ def _score_distribution(pred) -> None:
     """Where the model puts each group's scores (the first attribute's largest groups), in 20 bins. Drawn here, the
     chart also loads the browser's Plotly library while the visitor is on this page: without it, the first audit
     page opened pays that (≈ 1.5 s in Chromium) on top of its own drawing."""
-    attribute = pred.attribute_names[0]
+    _score_chart(pred.fingerprint, pred.attribute_names[0], pred)
+    _render.anchor_caveats(st, "figure")
 
-    def build():
-        names, shares = score_shares(pred, attribute, SCORE_BINS, SHOWN_GROUPS)
-        return score_distribution_figure(attribute, names, SCORE_BINS, shares)
 
-    _ui.chart(_ui.figure(("home.scores", pred.fingerprint, attribute), build), width="stretch")
+@st.cache_data(show_spinner=False, max_entries=8, ttl=_ui.CACHE_TTL)
+def _score_chart(fingerprint: str, attribute: str, _pred) -> None:
+    """The chart drawn once per data: Streamlit keeps the drawn element and replays it on every later run, so a
+    rerun that does not change the data (a τ step) neither rebuilds the figure nor serialises it again (Plotly's
+    JSON encoding of the figure was the largest part of Home's own rerun)."""
+    names, shares = score_shares(_pred, attribute, SCORE_BINS, SHOWN_GROUPS)
+    _render.plotly_chart(st, score_distribution_figure(attribute, names, SCORE_BINS, shares))
 
 
 @st.cache_data(show_spinner=False, max_entries=8, ttl=_ui.CACHE_TTL)

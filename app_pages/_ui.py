@@ -304,6 +304,80 @@ def restart_notice() -> None:
                    "Upload the file again on the Home page to see it.", icon=":material/restart_alt:")
 
 
+# ------------------------------------------------------------------------------------------- τ drawn by a page
+
+TAU_SLOT = "_tau_slot"         # the frame's place for τ when a page draws it from its own fragment
+LINK_SLOT = "_link_slot"       # the frame's place for "Link to this view"
+THRESHOLD_HELP = "A row is predicted positive when its score ≥ τ."
+
+
+def threshold_slider(where=None) -> None:
+    """The decision threshold τ: one slider shared by every page (its value kept in session state). Streamlit gives a
+    widget the identity of the script that draws it (the app's, or a page's); drawn from a page's fragment it takes
+    the app's, as when the frame draws it, so it stays the one slider whichever page drew it."""
+    from contextlib import nullcontext
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    with ctx.run_with_active_hash(ctx.pages_manager.main_script_hash) if ctx is not None else nullcontext():
+        (where or st).slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD, persist_state="session",
+                             help=THRESHOLD_HELP)
+
+
+def frame_threshold(in_page: bool) -> None:
+    """τ in the frame (app.py's sidebar). ``in_page``: the page draws it from its own ``st.fragment`` into a container
+    kept at this place of the sidebar (``page_threshold``), so a τ step reruns that fragment alone instead of the
+    whole app (the frame, the page's other parts: a full rerun sends every element again, each one redrawn by the
+    browser). Streamlit lets a fragment write into a container made outside it, the sidebar included."""
+    if in_page:
+        st.session_state[TAU_SLOT] = {"slot": st.container(), "drawn": False}
+    else:
+        st.session_state.pop(TAU_SLOT, None)
+        threshold_slider()
+
+
+def page_threshold() -> None:
+    """Inside the page's fragment, first: τ into the frame's place for it (nothing when the page runs without the
+    frame, as in a test of the page alone)."""
+    place = st.session_state.get(TAU_SLOT)
+    if place is not None:
+        threshold_slider(place["slot"])
+        place["drawn"] = True
+
+
+def page_link() -> None:
+    """Inside the page's fragment, last: "Link to this view", which carries τ, into the frame's place for it. A
+    fragment writes into a container made outside it only if it wrote there in the last full run too, so it draws
+    the link in every run and the frame then leaves it (``finish_frame``)."""
+    place = st.session_state.get(LINK_SLOT)
+    if place is not None and TAU_SLOT in st.session_state:
+        _draw_link(place["slot"])
+        place["drawn"] = True
+
+
+def frame_link_slot():
+    """The frame's place for "Link to this view" (drawn after the page chose its own selection)."""
+    slot = st.empty()
+    st.session_state[LINK_SLOT] = {"slot": slot, "drawn": False}
+    return slot
+
+
+def finish_frame() -> None:
+    """After the page: τ and "Link to this view" in their sidebar places, unless the page's fragment drew them (or,
+    for τ, stopped before it could)."""
+    for key, draw in ((TAU_SLOT, threshold_slider), (LINK_SLOT, _draw_link)):
+        place = st.session_state.get(key)
+        if place is not None and not place["drawn"]:
+            draw(place["slot"])
+
+
+def _draw_link(slot) -> None:
+    link = keep_view_in_address(context())
+    with slot.container():
+        with st.expander("Link to this view"):
+            st.code(link, language=None, wrap_lines=True)
+            st.caption("Opens this page with these choices. An uploaded file is never part of a link.")
+
+
 def context() -> Context:
     """The data and the frame's choices (attribute, τ, beneficial outcome), drawn by the app before this page ran.
     A page script run on its own (a test) has no frame: it reads the same choices' defaults."""

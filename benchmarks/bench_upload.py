@@ -109,7 +109,8 @@ def start_app(profile: Path | None = None, script: str = "app.py") -> tuple[subp
     proc = subprocess.Popen(
         [sys.executable, *runner, script, "--server.address", "127.0.0.1", "--server.port",
          str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        cwd=ROOT, env=env, stderr=subprocess.STDOUT,
+        stdout=open(os.environ["BENCH_SERVER_LOG"], "w") if os.environ.get("BENCH_SERVER_LOG") else subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(240):
         try:

@@ -14,7 +14,17 @@ A step ends when the page has received the server's "script finished" message, e
 SVG layers and the page is idle (two frames, then ``requestIdleCallback``). It is split in two on the browser's own
 clock: *server* = click → "script finished" handled by the page (the script run, the transfer and the page's handling
 of the deltas before it), *browser* = the drawing after it. An init script timestamps every websocket message
-(``performance.now()``) and reads field 6 (script_finished) of the small ForwardMsg protobufs.
+(``performance.now()``) and reads field 6 (script_finished) of the small ForwardMsg protobufs. Each step also reports
+the messages received and the CPU time the server process and every Chromium process spent (wall times on a shared
+machine run 2–4× the CPU time).
+
+τ steps only: ``--pages "Home,Group parity"`` (default with ``--home-only``: Home), ``--steps N``; ``--floor`` times
+τ steps on a two-line app (a sidebar slider and one line) on the same server settings: Streamlit's own floor.
+Where a step's time goes: ``--profile DIR`` profiles every script run in the server (``profiled_app.py``: cProfile
+on the script thread's CPU clock; ``FAIRVIZ_PROFILE_TIMES_ONLY=1``: timed only) and prints the steps' merged profile
+per page; ``BENCH_TRACE=1`` prints the renderer main thread's time per trace event (script, style, layout, paint),
+``BENCH_JS_PROFILE=1`` the page's JavaScript self time per script and function, ``BENCH_SERVER_LOG=FILE`` keeps
+the server's log.
 """
 from __future__ import annotations
 
@@ -308,7 +318,6 @@ class JsProfile:
         from collections import Counter
         profile = self.cdp.send("Profiler.stop")["profile"]
         nodes = {n["id"]: n for n in profile["nodes"]}
-        gaps = dict(zip(profile["samples"], profile["timeDeltas"][1:] + [0]))
         by_function, by_script = Counter(), Counter()
         for sample, delta in zip(profile["samples"], profile["timeDeltas"][1:] + [0]):
             frame = nodes[sample]["callFrame"]
@@ -316,7 +325,6 @@ class JsProfile:
             script = frame["url"].rsplit("/", 1)[-1] or "-"
             by_function[f"{name} {script}:{frame['lineNumber']}"] += delta / 1000
             by_script[script] += delta / 1000
-        del gaps
         print(f"--- JavaScript self time, {title} (ms)")
         for name, ms in by_script.most_common(12):
             print(f"  {ms:8.1f}  {name}")

@@ -38,7 +38,7 @@ def page() -> None:
 def _threshold_and_findings() -> None:
     """The frame's τ slider (drawn here, in its sidebar place) and the Summary, the one part of Home τ changes: a τ
     step reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each
-    one (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 30. The
+    one (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 40. The
     link to this view carries τ, so a rerun of the fragment alone redraws it too."""
     _ui.page_threshold()
     _ui.guarded(lambda: _findings(_ui.context()))      # a fragment's rerun runs outside the page's guard
@@ -151,7 +151,7 @@ def _score_distribution(pred) -> None:
 def _score_chart(fingerprint: str, attribute: str, _pred) -> None:
     """The chart drawn once per data: Streamlit keeps the drawn element and replays it on every later run, so a
     rerun that does not change the data (a τ step) neither rebuilds the figure nor serialises it again (Plotly's
-    JSON encoding of the figure was the largest part of Home's own rerun)."""
+    JSON encoding of the figure was the costliest element of Home's rerun)."""
     names, shares = score_shares(_pred, attribute, SCORE_BINS, SHOWN_GROUPS)
     _render.plotly_chart(st, score_distribution_figure(attribute, names, SCORE_BINS, shares))
 

@@ -161,13 +161,16 @@ def stats_from_cells(cells: pd.DataFrame, mapping: ColumnMapping, source: str, f
         extra = np.flatnonzero(split)
         for i in values:
             low, high = values[i]
-            values[i] = (np.concatenate([low, high[extra]]), None)
+            values[i] = ((pd.concat([low, high.iloc[extra]], ignore_index=True) if isinstance(low, pd.Series)
+                          else np.concatenate([low, high[extra]])), None)
         cells = pd.concat([cells, cells.iloc[extra]], ignore_index=True)
         n = np.concatenate([np.where(split, n - 1, n), np.ones(extra.size, dtype=np.int64)])
     table = pd.DataFrame({g: cells[f"g{k}"] for k, g in enumerate(mapping.groups)})
     table[mapping.label] = cells["y"]
     for i, model in enumerate(models):
-        table[model.column] = pd.Series(np.asarray(values[i][0]), dtype=float if numeric[i] else object)
+        value = values[i][0]           # a non-numeric score keeps its column's own type: validation names it
+        table[model.column] = value.reset_index(drop=True) if isinstance(value, pd.Series) else pd.Series(value,
+                                                                                                          dtype=float)
     keys = [*mapping.groups, mapping.label, *(m.column for m in models)]
     count = count_column(keys)
     table[count] = n

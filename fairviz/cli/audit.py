@@ -177,7 +177,8 @@ def run(args) -> int:
                                          **summary_params(sample, attribute, policy)))
     say_models_left_out(mapping, pred)
     if stats is not None:
-        add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale), note)
+        add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale,
+                                                 more_scores=pred.mapping.more_scores), note)
     elif note:
         audit.data["notes"].append(note)
     if scale_note:

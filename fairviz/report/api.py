@@ -96,7 +96,8 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
                          match=MatchParams(reference=match_reference, seed=seed),
                          **summary_params(sample, attribute, findings))
     result = run_audit(pred, params)
-    add_engine(result, stats, replace(mapping, score_scale=pred.mapping.score_scale), note)
+    add_engine(result, stats, replace(mapping, score_scale=pred.mapping.score_scale,
+                                      more_scores=pred.mapping.more_scores), note)
     if scale_note:
         result.data["notes"].append(scale_note)
     return AuditResult(result, stats)

@@ -78,6 +78,7 @@ def test_a_second_model_that_cannot_be_used_is_named_and_the_first_is_audited(mo
     data = json.loads(out.read_text())
     assert any(says in note for note in data["notes"])
     assert "comparison" not in data
+    assert "models" not in data["mapping"]                  # the mapping states the models audited: one
     assert data["groups"]["A"]["n"] == 2000 and np.isfinite(data["groups"]["B"]["ece"])
 
 

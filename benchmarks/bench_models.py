@@ -4,8 +4,9 @@ Run by hand (not a test): ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/bench_
 Writes a CSV of ``rows`` predictions × 5 groups with two correlated models' scores at full precision, then times,
 in this process, wall and CPU time:
 - one model: the engine's reduction of the first score + the audit ``fairviz audit`` runs (default settings);
-- two models: one reduction of both scores (one scan) + each model's audit + the paired comparison of the two
-  (``fairviz.compare.paired_differences``, 1,000 resamples and permutations, on the joint cells).
+- two models: one reduction of both scores (one scan) + each model's audit + their comparison as ``fairviz audit
+  --score a --score b`` runs it (``fairviz.compare.compare_models``, default settings: 1,000 resamples and
+  permutations, every difference overall, per group and per pair, BH).
 Each is run twice (the first warms imports); the second is reported, with the ratio two/one.
 """
 from __future__ import annotations
@@ -49,14 +50,16 @@ def one_model(path, mapping):
     return run_audit(pred, AuditParams())
 
 
-def two_models(path, mapping):
-    from fairviz.compare import paired_differences
+def two_models(path, mapping, timings: dict):
+    from fairviz.compare import compare_models
     from fairviz.data.engine import reduce_path
     from fairviz.report.audit import AuditParams, run_audit
-    joint = reduce_path(path, mapping).predictions()
-    audits = [run_audit(joint.with_model(m), AuditParams()) for m in joint.model_names]
-    a, b = joint.model_names
-    comparison = paired_differences(joint.y, joint.scores[a], joint.scores[b], joint.weight)
+    wall, cpu, joint = timed(lambda: reduce_path(path, mapping).predictions())
+    timings["reduction"] = (wall, cpu)
+    wall, cpu, audits = timed(lambda: [run_audit(joint.with_model(m), AuditParams()) for m in joint.model_names])
+    timings["two audits"] = (wall, cpu)
+    wall, cpu, comparison = timed(lambda: compare_models(joint, "group", 0.5))
+    timings["comparison"] = (wall, cpu)
     return audits, comparison, joint
 
 
@@ -72,13 +75,14 @@ def main() -> None:
         path = Path(tmp) / "models.csv"
         write_csv(path, args.rows)
         print(f"{args.rows:,} rows, 5 groups, {path.stat().st_size / 1e6:.0f} MB CSV")
-        results = {}
+        results, timings = {}, {}
         for name, run in (("one model", lambda: one_model(path, single)),
-                          ("two models", lambda: two_models(path, double))):
+                          ("two models", lambda: two_models(path, double, timings))):
             run()                                             # warm: imports, DuckDB's first connection
             results[name] = timed(run)
             wall, cpu, _ = results[name]
             print(f"{name:>10}: {wall:6.2f} s wall, {cpu:6.2f} s CPU")
+        print("  of which: " + ", ".join(f"{k} {w:.2f} s wall / {c:.2f} s CPU" for k, (w, c) in timings.items()))
         joint = results["two models"][2][2]
         print(f"joint cells: {joint.y.size:,}; per model: "
               + ", ".join(f"{m} {joint.with_model(m).y.size:,}" for m in joint.model_names))

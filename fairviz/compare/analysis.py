@@ -24,6 +24,7 @@ from fairviz.core.confusion_metrics import METRICS as CM_METRICS
 from fairviz.core.confusion_metrics import Cells
 from fairviz.core.counts import ConfusionCounts, decisions
 from fairviz.data import DataError, Predictions
+from fairviz.data.model import merged_cells
 from fairviz.data.groups import group_counts
 from fairviz.residuals.knees import curve_size, percentiles, quantiles_from_counts
 from fairviz.residuals.analysis import analyse as residual_analyse
@@ -57,6 +58,43 @@ def compare_models(joint: Predictions, attribute: str, threshold: float, benefit
     group_sizes = {g: int(n) for g, n in zip(view.names, sizes)}
     if reference is None or reference not in view.names:
         reference = view.names[int(np.argmax(sizes))]
+    entries = joint.y.size
+    if entries <= params.max_entries:
+        differences = _differences(joint, attribute, reference, model_a, model_b, threshold, benefit, params,
+                                   report)
+    else:       # observed values on every entry; resampling on the entries merged to cells, re-centred on them
+        exact = _differences(joint, attribute, reference, model_a, model_b, threshold, benefit,
+                             replace(params, resamples=0, permutations=0), lambda *_: None)
+        merged = _differences(merged_cells(joint, params.cells), attribute, reference, model_a, model_b,
+                              threshold, benefit, params, report)
+        differences = [_recentred(e, m) for e, m in zip(exact, merged)]
+    adjusted = stats.benjamini_hochberg([d.p_value for d in differences])
+    differences = tuple(replace(d, p_adjusted=float(p)) for d, p in zip(differences, adjusted))
+    report(0.85, "Curves")
+    table = _table(joint, view, attribute, threshold, benefit, (model_a, model_b), differences, group_sizes)
+    curves = {title: _curves(joint, view, joint.scores[title], weight, params) for title in (model_a, model_b)}
+    notes = ()
+    if entries > params.max_entries:
+        notes = (f"The intervals and permutation tests resample the {entries:,} entries merged to cells of "
+                 f"1/{params.cells} per model (sums of scores and every count at τ on a 0.01 grid kept), so they "
+                 f"take seconds, not minutes; every value and difference is computed on the entries themselves, and "
+                 f"each interval is re-centred on it. The knee ratio's difference is not resampled (knees found on "
+                 f"merged curves move).",)
+    elif joint.weight is not None and joint.resolution:
+        notes = (f"Scores were binned to cells {joint.resolution:g} wide by the engine; every metric reads the "
+                 "cells' mean scores.",)
+    report(1.0, "Done")
+    return ModelComparison(view.attribute, threshold, benefit, reference, model_a, model_b, params, group_sizes,
+                           table, differences, curves, notes, joint.fingerprint)
+
+
+def _differences(joint: Predictions, attribute: str, reference: str, model_a: str, model_b: str,
+                 threshold: float, benefit: str, params: CompareParams, report) -> list[Difference]:
+    """Every paired difference of the comparison, before the family's adjustment."""
+    weight = np.ones(joint.y.size, np.int64) if joint.weight is None else joint.weight.astype(np.int64)
+    view = joint.groups(attribute)
+    sizes = np.bincount(view.codes, weights=weight, minlength=len(view.names)).astype(np.int64)
+    group_sizes = {g: int(n) for g, n in zip(view.names, sizes)}
     y = joint.y.astype(float)
     a, b = joint.scores[model_a], joint.scores[model_b]
 
@@ -88,18 +126,21 @@ def compare_models(joint: Predictions, attribute: str, threshold: float, benefit
         group = None if key == "knee_ratio" else key.split("|", 1)[1]
         n = int(weight.sum()) if group is None else group_sizes[group]
         differences.append(_samples_difference("knee_ratio", group, None, s, n, params))
-    adjusted = stats.benjamini_hochberg([d.p_value for d in differences])
-    differences = tuple(replace(d, p_adjusted=float(p)) for d, p in zip(differences, adjusted))
-    report(0.85, "Curves")
-    table = _table(joint, view, attribute, threshold, benefit, (model_a, model_b), differences, group_sizes)
-    curves = {title: _curves(joint, view, joint.scores[title], weight, params) for title in (model_a, model_b)}
-    notes = ()
-    if joint.weight is not None and joint.resolution:
-        notes = (f"Scores were binned to cells {joint.resolution:g} wide by the engine; every metric reads the "
-                 "cells' mean scores.",)
-    report(1.0, "Done")
-    return ModelComparison(view.attribute, threshold, benefit, reference, model_a, model_b, params, group_sizes,
-                           table, differences, curves, notes, joint.fingerprint)
+    return differences
+
+
+def _recentred(exact: Difference, merged: Difference) -> Difference:
+    """The exact entries' values with the merged entries' resampling: the interval keeps its distances from the
+    estimate, and the permutation p-value is the merged entries' (AUROC keeps DeLong's test on every entry)."""
+    if exact.metric == "knee_ratio":      # knees found on merged curves move: its interval needs every entry
+        return replace(exact, test="not resampled: the knee ratio's interval needs every entry (fewer rows, or "
+                                   "the Residual page)")
+    if not (np.isfinite(merged.difference) and np.isfinite(exact.difference)):
+        return exact
+    shift = exact.difference - merged.difference
+    ci = stats.Interval(merged.ci.low + shift, merged.ci.high + shift, merged.ci.level, merged.ci.resamples)
+    p_value = exact.p_value if exact.metric == "auroc" else merged.p_value
+    return replace(exact, ci=ci, p_value=p_value, test=exact.test if exact.metric == "auroc" else merged.test)
 
 
 def _difference(d, group: str | None, n: int) -> Difference:

@@ -39,6 +39,11 @@ class CompareParams:
     n_bins: int = 10               # reliability bins of the overlaid diagrams
     max_points: int = 2000         # points per sorted-residual curve
     max_readings: int = 3
+    # Above this many entries (rows, or the engine's joint cells) the resampling reads the entries merged to
+    # ``cells`` cells per model (``fairviz.data.model.merged_cells``; 100 keeps ECE's bins and every τ on a 0.01 grid
+    # exact): it costs (resamples × entries), and a million entries would take an hour.
+    max_entries: int = 20_000
+    cells: int = 100
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,8 @@ are the parity and residual pages' own numbers for each model, BH runs over the 
 the right direction and never headline a tiny group."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -175,3 +177,25 @@ def test_knee_concentration_is_the_residual_pages_ratio_for_each_model(adult, ad
     d = adult_sex.difference("knee_ratio")
     assert d.ci.low <= d.difference <= d.ci.high and d.test.startswith("paired permutation")
     assert adult_sex.difference("knee_ratio", "Female").n == 5421
+
+
+def test_many_entries_resample_merged_cells_around_the_exact_values(adult):
+    """Above max_entries the intervals and permutation tests resample the entries merged to 1/100 cells per model,
+    re-centred on values computed on every entry: the values are the unmerged comparison's exactly, and each
+    interval's width is the unmerged one's within Monte Carlo error."""
+    params = replace(FAST, resamples=400, permutations=400)
+    plain = compare_models(adult, "sex", 0.5, "positive", None, params=params)
+    merged = compare_models(adult, "sex", 0.5, "positive", None, params=replace(params, max_entries=1000))
+    assert "merged to cells of 1/100" in merged.notes[0] and not plain.notes
+    for p, m in zip(plain.differences, merged.differences):
+        assert (p.metric, p.group, p.reference) == (m.metric, m.group, m.reference)
+        assert m.value_a == p.value_a and m.value_b == p.value_b and m.difference == p.difference
+        if p.metric == "auroc":
+            assert m.p_value == p.p_value                          # DeLong's test on every entry
+        if p.metric == "knee_ratio":                               # not resampled on merged cells: said so
+            assert np.isnan(m.p_value) and m.test.startswith("not resampled")
+            continue
+        width_p, width_m = p.ci.high - p.ci.low, m.ci.high - m.ci.low
+        if np.isfinite(width_p) and width_p > 1e-9:
+            assert 0.6 < width_m / width_p < 1.6, (p.metric, p.group, width_p, width_m)
+            assert m.ci.low <= m.difference <= m.ci.high or abs(m.difference - (m.ci.low + m.ci.high) / 2) < width_m

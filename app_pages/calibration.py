@@ -20,11 +20,14 @@ from fairviz.calibration import (
     readings,
     recalibrate,
     recalibrated_frame,
+    recalibrated_model,
+    recalibrated_title,
+    recalibration_base,
     residual_model,
     residuals_by_feature,
 )
 from fairviz.core.display import Figure, Group, Item, Table, group, text
-from fairviz.core.markup import csv_bytes
+from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
 from fairviz.report import calibration as section
 from fairviz.report.options import AuditParams
@@ -186,10 +189,10 @@ def _recalibration_tab(pred, ctx) -> None:
     if per_group:
         c3.warning("Per-group recalibration uses group membership when scoring. That is a group-aware model: "
                    "check that it is allowed for this decision before using it.")
+    params = RecalParams(methods=tuple(methods), fraction=fraction, split_column=column, split_value=value,
+                         per_group=per_group)
     try:
-        result = cached_recalibration(pred.fingerprint, ctx.attribute,
-                                      RecalParams(methods=tuple(methods), fraction=fraction, split_column=column,
-                                                  split_value=value, per_group=per_group), pred)
+        result = cached_recalibration(pred.fingerprint, ctx.attribute, params, pred)
     except DataError as err:
         _ui.show_data_error(err, "Recalibration is not possible with this split")
         return
@@ -208,6 +211,45 @@ def _recalibration_tab(pred, ctx) -> None:
     st.download_button("Download recalibrated predictions (CSV)",
                        lambda: csv_bytes(recalibrated_frame(pred, result)),
                        "recalibrated_predictions.csv", "text/csv", key="cal_recal_download")
+    _add_as_model(ctx, result, params, by_file_rows=reduced and column is not None)
+
+
+ADDED = "cal_added_model"            # session key: what the last "Add as a model" click did, shown once
+
+
+def _add_as_model(ctx, result, params: RecalParams, by_file_rows: bool) -> None:
+    """"Recalibrate, then re-run" (Fairness Beyond Metrics' checklist): a method's recalibrated scores become a model
+    of this session, which every page then audits (the sidebar's Model picker switches back)."""
+    st.markdown("**Add as a model.** The recalibrated scores (fitted on the calibration split above, exactly the "
+                "numbers of this tab) become a model of this session: every page then audits it, and the sidebar's "
+                "*Model* picker switches between it and the original.")
+    if message := st.session_state.pop(ADDED, None):
+        (st.success if message[0] == "added" else st.error)(message[1])
+    if by_file_rows:
+        st.caption("A split by a column of the file reads the file row by row; this upload's audits read its counts. "
+                   "Use a random split to add a recalibration as a model.")
+        return
+    model, taken = ctx.pred.active_model, set(ctx.pred.model_names)
+    if base := recalibration_base(model, ctx.pred.model_names):
+        st.caption(f"The model audited is '{md(model)}', itself a recalibration of '{md(base)}': pick '{md(base)}' "
+                   "in the sidebar's Model picker to add another recalibration of it.")
+    for column, fitted in zip(st.columns(len(result.methods)), result.methods):
+        title = recalibrated_title(model, fitted.method, result.attribute, params.per_group)
+        column.button(f"Add {METHODS[fitted.method]} as a model", key=f"cal_add_{fitted.method}",
+                      disabled=title in taken, on_click=_add_model, args=(model, fitted.method, ctx.attribute, params),
+                      help=f"Adds the model '{md(title)}'" + (" (already added)" if title in taken else ""))
+
+
+def _add_model(model: str, method: str, attribute: str, params: RecalParams) -> None:
+    """The button's callback: it runs before the page's next run, so the new model is picked before the sidebar's
+    Model picker is drawn."""
+    try:
+        scores, title, note = recalibrated_model(_ui.current().with_model(model), method, attribute, params)
+        _ui.add_model(title, scores, note)
+    except DataError as err:
+        st.session_state[ADDED] = ("error", "The model was not added: " + " ".join(md(p) for p in err.problems))
+        return
+    st.session_state[ADDED] = ("added", f"Added the model **{md(title)}**: every page now audits it. {md(note)}")
 
 
 def _residuals_tab(pred, ctx) -> None:

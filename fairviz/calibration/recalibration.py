@@ -339,8 +339,12 @@ def recalibrated_model(joint: Predictions, method: str, attribute: str | None = 
     # weighted data: every row of an entry has the entry's (groups, score), so the same recalibrated score
     entry_scores = fitted.scores if view.weight is None else fitted.scores[np.cumsum(view.weight) - view.weight]
     scores = entry_scores[_view_entries(base, view)]
-    title = model + TITLE_SEP + TITLE_WORDS[method] + (f" per {result.attribute}" if params.per_group else "")
-    return scores, title, _model_note(model, method, result, fitted)
+    return scores, recalibrated_title(model, method, result.attribute, params.per_group), _model_note(model, method, result, fitted)
+
+
+def recalibrated_title(model: str, method: str, attribute: str, per_group: bool) -> str:
+    """The name of ``model``'s recalibration: "<model> · <method>", "… per <attribute>" for one map per group."""
+    return model + TITLE_SEP + TITLE_WORDS[method] + (f" per {attribute}" if per_group else "")
 
 
 def recalibration_base(title: str, models: list[str]) -> str | None:

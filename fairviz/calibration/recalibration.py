@@ -339,7 +339,8 @@ def recalibrated_model(joint: Predictions, method: str, attribute: str | None = 
     # weighted data: every row of an entry has the entry's (groups, score), so the same recalibrated score
     entry_scores = fitted.scores if view.weight is None else fitted.scores[np.cumsum(view.weight) - view.weight]
     scores = entry_scores[_view_entries(base, view)]
-    return scores, recalibrated_title(model, method, result.attribute, params.per_group), _model_note(model, method, result, fitted)
+    title = recalibrated_title(model, method, result.attribute, params.per_group)
+    return scores, title, f"{title}: " + _model_note(model, method, result, fitted)
 
 
 def recalibrated_title(model: str, method: str, attribute: str, per_group: bool) -> str:
@@ -354,6 +355,21 @@ def recalibration_base(title: str, models: list[str]) -> str | None:
         if rest and any(rest == word or rest.startswith(word + " per ") for word in TITLE_WORDS.values()):
             return model
     return None
+
+
+def recalibration_pair(model: str, models: list[str]) -> tuple[str, str | None]:
+    """(before, after) for "calibrate, then re-run": ``model`` and its latest recalibration among ``models``, or,
+    when ``model`` is itself a recalibration, the model it recalibrates and ``model``. After is None when ``model``
+    has no recalibration yet."""
+    if base := recalibration_base(model, models):
+        return base, model
+    made = [m for m in models if recalibration_base(m, models) == model]
+    return model, (made[-1] if made else None)
+
+
+def recalibration_note(title: str, notes: tuple[str, ...]) -> str | None:
+    """The note ``recalibrated_model`` wrote for the model ``title`` (kept in the predictions' notes once added)."""
+    return next((n[len(title) + 2:] for n in reversed(notes) if n.startswith(f"{title}: ")), None)
 
 
 def _view_entries(base: Predictions, view: Predictions) -> np.ndarray:

@@ -4,15 +4,19 @@ before/after shape and says 'calibrate first' when ECE ≥ 0.15."""
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.calibration import RecalParams, recalibrated_model
 from fairviz.core.ece import ece
+from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.samples import load_sample
+from fairviz.residuals import RDFParams, calibration_shape
 
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
+from tests.residuals.test_calibrate_first import overconfident
 
 CALIBRATION, RESIDUALS = "app_pages/calibration.py", "app_pages/residuals.py"
 
@@ -27,6 +31,10 @@ def open_page(page: str, pred=None, **state) -> AppTest:
     at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
+
+
+def shape_table(at: AppTest) -> pd.DataFrame:
+    return next(d.value for d in at.dataframe if "knees diagnostic" in d.value.columns)
 
 
 def model_picker(at: AppTest):
@@ -58,6 +66,11 @@ def test_add_as_a_model_lists_the_model_and_the_residual_page_audits_it(sample, 
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["ECE (15 bins)"] == f"{ece(expected, pred.y):.3f}"
     assert f"{ece(expected, pred.y):.3f}" != f"{ece(pred.score, pred.y):.3f}"
+    # calibrate, then re-run: the knee tab sets the original model beside its recalibration just added
+    shape = shape_table(at)
+    assert list(shape["model"]) == [first, title] and list(shape[""]) == ["before", "after"]
+    assert any("It is one of this session's models." in c.value for c in at.caption)
+    assert not any("Calibrate first" in w.value for w in at.warning)          # ECE well below 0.15
     # switching back in the picker audits the original again
     model_picker(at).set_value(first).run()
     open_tab(at, "rdf_tab", "Knee error concentration")
@@ -81,3 +94,27 @@ def test_per_group_recalibration_is_added_under_its_own_name():
     expected, _, _ = recalibrated_model(pred, "platt", "race", RecalParams(per_group=True))
     np.testing.assert_array_equal(joint.scores[title], expected)
     assert model_picker(at).value == title
+
+
+@pytest.mark.slow
+def test_knee_tab_says_calibrate_first_and_shows_the_recalibrated_shape_on_a_miscalibrated_file():
+    pred = build_predictions(overconfident(), ColumnMapping("y", "score", ("group",)), source="overconfident.csv")
+    at = open_page(RESIDUALS, pred)
+    open_tab(at, "rdf_tab", "Knee error concentration")
+    warning = next(w.value for w in at.warning if "Calibrate first" in w.value)
+    assert f"ECE {ece(pred.score, pred.y):.3f}" in warning and "diagnostic only for calibrated models" in warning
+    # no recalibration in the session: temperature scaling (Table 7's method) is fitted for the view, not added
+    scores, title, note = recalibrated_model(pred, "temperature", "group")
+    joint = pred.with_added_model(title, scores, note)
+    expected = calibration_shape(joint.with_model("score"), joint.with_model(title), "group",
+                                 RDFParams(resamples=0), note, False)
+    shape = shape_table(at)
+    assert list(shape["model"]) == ["score", "score · temperature"]
+    assert list(shape["calibration regime"]) == ["poor", "good"]
+    np.testing.assert_allclose(shape["ECE (15 bins)"], [expected.before.ece, expected.after.ece], atol=5e-4)
+    np.testing.assert_allclose(shape["error ratio knee / elsewhere"], [expected.before.ratio, expected.after.ratio],
+                               atol=5e-3)
+    assert any(f"ECE {expected.before.ece:.3f} (poor) → {expected.after.ece:.3f} (good)" in m.value
+               for m in at.markdown)
+    assert any("not added" in c.value for c in at.caption)
+    assert at.session_state["predictions"].model_names == ["score"]        # nothing was added to the session

@@ -14,10 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from fairviz.core.markup import md
-from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, guess_positive_label, label_values
+from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.data.checks import ScoreDirectionError
 from fairviz.data.model import plain_value
-from fairviz.data.roles import MAX_SCANNED, guess_good_outcome, numeric_columns
+from fairviz.data.roles import MAX_SCANNED, guess_good_outcome, looks_like_model_name, numeric_columns
 from fairviz.data.scales import SCALE_TITLES, SCALES, guess_scale, unambiguous
 from app_pages import _ui, _upload
 
@@ -126,6 +126,14 @@ def mapping_form(upload: _upload.Uploaded) -> None:
         chosen_scale = c6.selectbox("Score scale", SCALES, index=SCALES.index(scale), key=keys["map_scale"],
                                     format_func=SCALE_TITLES.get,
                                     help="Percentages are divided by 100, logits go through the logistic function.")
+        others = st.multiselect("Other models: more score columns for the same rows (optional)",
+                                [c for c in found.scores if c != guess.label],
+                                default=[c for c in guess.candidate_scores
+                                         if c in found.scores and c != guess.score and looks_like_model_name(c)],
+                                help="Each is audited on every page (the sidebar's Model picker) and compared with "
+                                     "the score column's model, with paired tests. Its scale is guessed from its "
+                                     "values; a column that is constant, outside [0, 1] or runs the other way is "
+                                     "left out with a message.")
         c7, c8 = st.columns(2)
         text = _upload.pick(c7, "Text column (optional)", found.others, guess.text, optional=True)
         row_id = _upload.pick(c8, "Id column (optional)", found.others, guess.row_id, optional=True)
@@ -140,11 +148,23 @@ def mapping_form(upload: _upload.Uploaded) -> None:
         positive_value = chosen.get(probability_of) if label == guess.label else None
         mapping = ColumnMapping(label=label, score=score, groups=tuple(groups), positive_label=positive_value,
                                 text=text, features=tuple(features), row_id=row_id, intersect=intersect,
-                                score_scale=chosen_scale)
+                                score_scale=chosen_scale,
+                                more_scores=_other_models(frame, [c for c in others if c not in (score, label)]))
         benefit = "positive" if chosen.get(good_for_person, positive_value) == positive_value else "negative"
         st.session_state.pop(PENDING, None)
         load(upload, mapping, benefit)
     _direction_fix(upload)
+
+
+def _other_models(frame: pd.DataFrame, columns: list[str]) -> tuple[ScoreColumn, ...]:
+    """The other models' score columns, each on the scale its first rows unambiguously show (else probability:
+    validation then names a range that is no probability)."""
+    models = []
+    for column in columns:
+        guess = guess_scale(pd.to_numeric(frame[column], errors="coerce"))
+        scale = guess.scale if guess.scale is not None and unambiguous(guess) else "probability"
+        models.append(ScoreColumn(column, scale=scale))
+    return tuple(models)
 
 
 def _recognised(guess: ColumnMapping, scale_guess, values: list, positive, good) -> str:
@@ -177,7 +197,8 @@ def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None
     row_level = bool(mapping.text or mapping.row_id or mapping.features)
     try:
         if row_level:                                 # texts, ids and features need the rows themselves
-            chosen = (mapping.label, mapping.score, *mapping.groups, *mapping.features,
+            chosen = (mapping.label, mapping.score, *(m.column for m in mapping.more_scores), *mapping.groups,
+                      *mapping.features,
                       *(c for c in (mapping.text, mapping.row_id) if c))
             full, digest = upload.columns(chosen)     # only the mapped columns are decoded
             pred = build_predictions(full, mapping, source=upload.name, file_fingerprint=digest)
@@ -197,7 +218,10 @@ def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None
     st.session_state["sample_key"] = None
     how = ("row by row, because text, id or feature columns are mapped" if row_level else
            f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
-    st.session_state["flash"] = f"Loaded {pred.n:,} rows from '{upload.name}' ({how}). Every page now uses this file."
+    models = f" {len(pred.model_names)} models: {', '.join(pred.model_names)}." if pred.several_models else ""
+    left_out = " ".join(note for note in pred.notes if " left out: " in note)
+    st.session_state["flash"] = (f"Loaded {pred.n:,} rows from '{upload.name}' ({how}). Every page now uses this "
+                                 f"file.{models}{' ' + left_out if left_out else ''}")
     st.rerun()
 
 

@@ -659,7 +659,8 @@ def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):
     """An upload's bytes → an Arrow table of the mapped columns only (size checked from metadata first)."""
     import pyarrow as pa
     info = inspect_table(raw, name)
-    wanted = [c for c in dict.fromkeys((*mapping.groups, mapping.label, mapping.score)) if c in info.columns]
+    wanted = [c for c in dict.fromkeys((*mapping.groups, mapping.label, *(m.column for m in mapping.models())))
+              if c in info.columns]
     info.check(wanted)
     fingerprint = hashlib.blake2b(raw, digest_size=16).hexdigest()
     if is_parquet(raw, name):

@@ -136,11 +136,21 @@ def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
         groups = tuple(c for c in scanned if c not in taken and looks_like_groups(frame[c]))[:1]
     text = next((c for c in named(columns, "text") if c not in (label, score, *groups)), None)
     row_id = next((c for c in [*named(columns, "row_id"), *ids] if c not in (label, score, *groups)), None)
-    taken = {label, score, text, row_id, *groups, *ids}
+    candidates = tuple(c for c in scores[1:] if looks_like_probability(frame[c]))
+    models = {c for c in candidates if looks_like_model_name(c)}      # other models, not features
+    taken = {label, score, text, row_id, *groups, *ids, *models}
     features = tuple(c for c in numeric_columns(frame) if c not in taken)
     return ColumnMapping(label=label, score=score, groups=groups, positive_label=None, text=text,
-                         features=features, row_id=row_id,
-                         candidate_scores=tuple(c for c in scores[1:] if looks_like_probability(frame[c])))
+                         features=features, row_id=row_id, candidate_scores=candidates)
+
+
+MODEL_WORDS = frozenset(("score", "scores", "p", "phat", "prob", "proba", "probability", "pred", "prediction",
+                         "predicted", "risk", "yhat", "model", "logit", "logits"))
+
+
+def looks_like_model_name(column: Any) -> bool:
+    """``score_lr``, ``p_default_v2``, ``prob_gbm``, ``model_b``: a name made of a score word and a model's tag."""
+    return any(word in MODEL_WORDS for word in re.split(r"[_\s.\-]+", str(column).strip().lower()))
 
 
 def is_id_name(column: Any) -> bool:

@@ -143,3 +143,32 @@ def test_a_score_with_a_typo_is_offered_so_that_validation_names_it(tmp_path, mo
     _submit(at)
     assert not at.exception and "predictions" not in at.session_state
     assert any("non-numeric values" in e.value for e in at.error)
+
+
+def test_a_second_model_column_is_offered_as_a_model_not_a_feature_and_both_are_loaded(tmp_path, monkeypatch):
+    """Issue 24: 'p_default_v2' beside 'p_default' is guessed as another model (not a feature, which would also send
+    the upload down the row-by-row path); both are loaded by the engine and a bad third model is left out plainly."""
+    rng = np.random.default_rng(5)
+    n = 3000
+    y = rng.integers(0, 2, n)
+    first = np.clip(0.35 * y + rng.uniform(0, 0.65, n), 0, 1).round(3)
+    frame = pd.DataFrame({"defaulted": y, "p_default": first,
+                          "p_default_v2": np.clip(first + rng.normal(0, 0.05, n), 0, 1).round(3),
+                          "score_flat": 0.5, "region": rng.choice(["north", "south"], n),
+                          "income": rng.integers(1000, 9000, n)})
+    path = tmp_path / "two_models.csv"
+    frame.to_csv(path, index=False)
+    at = _open(path, monkeypatch)
+    others = next(m for m in at.multiselect if m.label.startswith("Other models"))
+    features = next(m for m in at.multiselect if m.label.startswith("Feature columns"))
+    assert others.value == ["p_default_v2"] and "p_default_v2" not in features.value
+    assert "score_flat" in others.options                 # offered (numeric), not guessed (constant)
+    others.set_value(["p_default_v2", "score_flat"])
+    features.set_value([])
+    _submit(at)
+    pred = at.session_state["predictions"]
+    assert pred.weighted and pred.model_names == ["p_default", "p_default_v2"]
+    np.testing.assert_allclose(np.sort(pred.with_model("p_default_v2").rows().score), np.sort(frame["p_default_v2"]))
+    flash = at.session_state["flash"]
+    assert "2 models: p_default, p_default_v2" in flash
+    assert "Model 'score_flat' left out: The score column 'score_flat' is constant" in flash

@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 from fairviz.calibration import RecalParams, recalibrated_model
 from fairviz.core.ece import ece
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.data.samples import load_sample
+from fairviz.data.engine import Engine, resolve
+from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.residuals import RDFParams, calibration_shape
 
 from tests.conftest import ROOT
@@ -118,3 +119,18 @@ def test_knee_tab_says_calibrate_first_and_shows_the_recalibrated_shape_on_a_mis
                for m in at.markdown)
     assert any("not added" in c.value for c in at.caption)
     assert at.session_state["predictions"].model_names == ["score"]        # nothing was added to the session
+
+
+@pytest.mark.slow
+def test_add_as_a_model_on_an_upload_reduced_to_counts():
+    weighted = Engine().reduce(resolve(sample_path("compas")), samples()["compas"].mapping).predictions()
+    at = open_page(CALIBRATION, weighted, cal_resamples=0, sample_key=None, attribute="race")
+    open_tab(at, "cal_tab", "Recalibration")
+    at.button(key="cal_add_spline").click().run()
+    assert not at.exception, at.exception
+    title = f"{weighted.model_names[0]} · monotone spline"
+    joint = at.session_state["predictions"]
+    assert joint.weighted and joint.model_names == [*weighted.model_names, title]
+    expected, _, _ = recalibrated_model(weighted, "spline", "race")
+    np.testing.assert_array_equal(joint.scores[title], expected)
+    assert model_picker(at).value == title

@@ -23,6 +23,7 @@ from fairviz.calibration import (
     recalibrated_model,
     recalibrated_title,
     recalibration_base,
+    recalibration_note,
     residual_model,
     residuals_by_feature,
 )
@@ -249,7 +250,8 @@ def _add_model(model: str, method: str, attribute: str, params: RecalParams) -> 
     except DataError as err:
         st.session_state[ADDED] = ("error", "The model was not added: " + " ".join(md(p) for p in err.problems))
         return
-    st.session_state[ADDED] = ("added", f"Added the model **{md(title)}**: every page now audits it. {md(note)}")
+    how = recalibration_note(title, (note,)) or note
+    st.session_state[ADDED] = ("added", f"Added the model **{md(title)}**: every page now audits it. {md(how)}")
 
 
 def _residuals_tab(pred, ctx) -> None:

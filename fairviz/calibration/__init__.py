@@ -24,4 +24,5 @@ from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationPa
 
 __all__ = ["METHODS", "OVERALL", "CalibrationAudit", "CalibrationParams", "FeatureResiduals", "GroupCalibration",
            "RecalParams", "RecalibrationResult", "ResidualModel", "analyse", "figures", "readings", "recalibrate",
-           "recalibrated_frame", "recalibrated_model", "recalibrated_title", "recalibration_base", "recalibration_note", "recalibration_pair", "residual_model", "residuals_by_feature"]
+           "recalibrated_frame", "recalibrated_model", "recalibrated_title", "recalibration_base", "recalibration_note",
+           "recalibration_pair", "residual_model", "residuals_by_feature"]

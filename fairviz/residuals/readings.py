@@ -178,11 +178,12 @@ CALIBRATE_THEN_RERUN = text("Calibrate, then re-run (Fairness Beyond Metrics, Ta
 
 def calibrate_first(c) -> Text:
     """[1] §8.2: with ECE ≥ 0.15 the knees are not yet diagnostic; the checklist's first step is to recalibrate."""
-    return text("**Calibrate first.** ECE {ece} (95% CI {ci}) is in the poor regime (≥ 0.15). *Fairness Beyond Metrics* "
-                "finds knees diagnostic only for calibrated models: below ECE 0.15 the error concentrates in the knee "
-                "regions, above it the error spreads along the whole curve (its Table 2), so these knees do not yet "
-                "mark where the errors sit. Recalibrate (Calibration page, Recalibration tab, *Add as a model*), then "
-                "re-run this audit on the recalibrated model.", "finding", ece=fmt(c.ece), ci=fmt_interval(c.ece_ci))
+    return text("**Calibrate first.** ECE {ece} (95% CI {ci}) is in the poor regime (≥ 0.15). "
+                "*Fairness Beyond Metrics* finds knees diagnostic only for calibrated models: below ECE 0.15 the "
+                "error concentrates in the knee regions, above it the error spreads along the whole curve (its Table "
+                "2), so these knees do not yet mark where the errors sit. Recalibrate (Calibration page, Recalibration "
+                "tab, *Add as a model*), then re-run this audit on the recalibrated model.", "finding",
+                ece=fmt(c.ece), ci=fmt_interval(c.ece_ci))
 
 
 def calibration_shape_table(shape) -> Table:
@@ -208,11 +209,14 @@ def calibration_shape_reading(shape) -> Text:
     if a.verdict == "supported" and a.regime != "poor":
         meaning = "after recalibration the knees are diagnostic: read D* on the recalibrated model."
     elif a.regime == "poor":
-        meaning = "the recalibrated scores are still poorly calibrated: try another method or a larger calibration split."
+        meaning = ("the recalibrated scores are still poorly calibrated: try another method or a larger calibration "
+                   "split.")
     else:
-        meaning = "the knees do not concentrate the error even after recalibration: read them as where behaviour changes."
-    return text("**Calibrate, then re-run** (Table 2 and Table 7 on this data): *{before}* → *{after}*: ECE {eb} "
-                "({rb}) → {ea} ({ra}); knee/elsewhere error ratio {xb} → {xa}; verdict {vb} → {va}. So {meaning}",
+        meaning = ("the knees do not concentrate the error even with calibrated scores: on this data they mark where "
+                   "the model's behaviour changes rather than where its errors sit.")
+    return text("**Before and after recalibration** (the paper's Tables 2 and 7 on this data): *{before}* → "
+                "*{after}*: ECE {eb} ({rb}) → {ea} ({ra}); knee/elsewhere error ratio {xb} → {xa}; verdict {vb} → "
+                "{va}. So {meaning}",
                 before=shape.before_model, after=shape.after_model, eb=fmt(b.ece), rb=b.regime, ea=fmt(a.ece),
                 ra=a.regime, xb=fmt(b.ratio, 2), xa=fmt(a.ratio, 2), vb=b.verdict, va=a.verdict, meaning=meaning)
 

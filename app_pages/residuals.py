@@ -11,8 +11,8 @@ import streamlit as st
 
 from fairviz.calibration import recalibrated_model, recalibration_note, recalibration_pair
 from fairviz.core.display import Figure, Group, Text, group
-from fairviz.data import DataError
 from fairviz.core.markup import csv_bytes
+from fairviz.data import DataError
 from fairviz.report.options import AuditParams
 from fairviz.report.residuals import SECTION as RESIDUALS
 from fairviz.report.residuals import THRESHOLD_SECTION

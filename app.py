@@ -49,20 +49,21 @@ EXPLANATIONS = _page("explanations", "Explanation disparity", "manage_search")
 FORECAST_FAIRNESS = _page("forecast_fairness", "Forecast fairness", "ssid_chart")
 LORENZ = _page("lorenz", "Lorenz & PTN", "cyclone")
 CONDITIONS_REFERENCE = _page("conditions_reference", "Paper reference: conditions", "menu_book")
+THRESHOLDS = _page("thresholds", "Per-group thresholds", "tune")
 
 PAGES = {
     "": [HOME],
     "Audit": [RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE],
     # what a team can do about a finding: probe and augment the knees, reweight the evaluation, simulate retraining
     # under other data conditions, generate data with diversity quotas
-    "What to do": [KNEE_PROBING, REWEIGHTING, SIMULATOR, SYNTHETIC_DATA],
+    "What to do": [THRESHOLDS, KNEE_PROBING, REWEIGHTING, SIMULATOR, SYNTHETIC_DATA],
     "Explanations & forecasts": [EXPLANATIONS, FORECAST_FAIRNESS],
     "Research & reference": [LORENZ, CONDITIONS_REFERENCE],
 }
 
 # the pages that read the loaded data through _ui.context(): they show the frame. The other pages bring their own
 # data (a forecast file, a training set, the Lorenz system, the paper's tables), so the frame would only distract.
-FRAMED = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, EXPLANATIONS, REWEIGHTING)
+FRAMED = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, EXPLANATIONS, REWEIGHTING, THRESHOLDS)
 # framed pages that show their own data unless asked (Explanations reads the loaded data only under 'Compute now'):
 # the sidebar does not name the loaded data as what the page shows
 OWN_DATA = (EXPLANATIONS,)

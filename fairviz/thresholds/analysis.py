@@ -50,6 +50,12 @@ def _upper_hull(x: np.ndarray, y: np.ndarray) -> list[int]:
 
 def fit(y, score, codes, names, params: ThresholdParams = ThresholdParams(), weight=None,
         attribute: str = "group") -> ThresholdPolicy:
+    return _solve(group_hulls(y, score, codes, names, weight), params, attribute)
+
+
+def group_hulls(y, score, codes, names, weight=None) -> list[tuple]:
+    """(name, thresholds, FPR, TPR, positives, negatives) of each group's ROC hull: what every policy is solved on
+    (computed once for a whole trade-off curve: the sorts are the cost)."""
     y, score, codes = np.asarray(y).astype(bool), np.asarray(score, float), np.asarray(codes)
     weight = np.ones(y.size) if weight is None else np.asarray(weight, float)
     groups = []
@@ -61,7 +67,7 @@ def fit(y, score, codes, names, params: ThresholdParams = ThresholdParams(), wei
         if P == 0 or N == 0:
             raise ValueError(f"group '{name}' has only one outcome, so its rates cannot be adjusted")
         groups.append((str(name), *roc_vertices(score[member], y[member], weight[member]), P, N))
-    return _solve(groups, params, attribute)
+    return groups
 
 
 def _solve(groups, params: ThresholdParams, attribute: str) -> ThresholdPolicy:
@@ -151,12 +157,12 @@ def explore(y, score, codes, names, params: ThresholdParams, tau: float, weight=
             attribute: str = "group") -> ThresholdAudit:
     """The policy at ``params.slack``, the trade-off curve from slack 0 to the single threshold's gap, and the
     single threshold's own point."""
+    hulls = group_hulls(y, score, codes, names, weight)           # first: it names a group with one outcome
     single = single_threshold(y, score, codes, names, tau, params.constraint, weight)
-    policy = fit(y, score, codes, names, params, weight, attribute)
+    policy = _solve(hulls, params, attribute)
     curve = []
     for slack in np.linspace(0.0, max(single.max_gap, 1e-9), CURVE_POINTS):
-        p = fit(y, score, codes, names, ThresholdParams(params.constraint, float(slack), params.seed), weight,
-                attribute)
+        p = _solve(hulls, ThresholdParams(params.constraint, float(slack), params.seed), attribute)
         curve.append(TradeOffPoint(float(slack), p.accuracy, p.max_gap))
     return ThresholdAudit(policy, tuple(curve), single)
 

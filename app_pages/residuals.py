@@ -108,14 +108,14 @@ def page() -> None:
             with tab:
                 for name in names:
                     _tab(group(items, name), audit)
-    concentration_tab = tabs[TABS.index("Knee error concentration")]
-    if concentration_tab.open:
-        with concentration_tab:
-            _calibrate_first(ctx, audit, params, shuffle)
     if tabs[-1].open:
         with tabs[-1]:
             _diagnostic_tab(audit, pred, shuffle)
     _ui.section_json("residuals", pred, audit, options)
+    # the knee tab's calibrate-then-re-run, under the tab's concentration verdict
+    if (concentration_tab := tabs[TABS.index("Knee error concentration")]).open:
+        with concentration_tab:
+            _calibrate_first(ctx, audit, params, shuffle)
     _invariance_section(pred, ctx, params, analysed)
 
 

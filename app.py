@@ -72,6 +72,9 @@ OWN_DATA = (EXPLANATIONS,)
 WITH_BENEFIT = (HOME, PARITY, SIGNIFICANCE)
 # the pages that compare groups: the reference group (each group vs it) is theirs
 WITH_REFERENCE = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE)
+# pages that draw τ (in its sidebar place) from their own fragment, with the part τ changes: a τ step reruns that
+# fragment alone (Home: its Summary), not the whole app (_ui.frame_threshold)
+TAU_IN_PAGE = (HOME,)
 
 MODEL_HELP = ("The data holds several models' scores for the same rows: every page audits this one; each page's "
               "'Compare models' view sets them side by side with paired tests.")
@@ -84,7 +87,7 @@ BENEFIT_HELP = ("OFI and DI need to know which prediction helps a person (hired,
                 "and FN↔FP.")
 
 
-def draw_frame(benefit: bool, reference: bool, own_data: bool = False):
+def draw_frame(benefit: bool, reference: bool, own_data: bool = False, tau_in_page: bool = False):
     """The shared choices. Each keeps its value with ``persist_state="session"`` (Streamlit's own way) while a page
     that does not show it is open; values are set through session state (``_ui.settle_frame``), never as defaults."""
     pred = _ui.current()
@@ -100,23 +103,14 @@ def draw_frame(benefit: bool, reference: bool, own_data: bool = False):
             st.selectbox("Model", pred.model_names, key=_ui.MODEL, persist_state="session", help=MODEL_HELP)
         st.selectbox("Group attribute", pred.choices(), key=_ui.ATTRIBUTE, persist_state="session",
                      help=ATTRIBUTE_HELP)
-        st.slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=_ui.THRESHOLD, persist_state="session",
-                  help="A row is predicted positive when its score ≥ τ.")
+        _ui.frame_threshold(in_page=tau_in_page)
         if benefit:
             st.radio("Beneficial outcome", list(_ui.BENEFIT_LABELS), format_func=_ui.BENEFIT_LABELS.get,
                      key=_ui.BENEFIT, persist_state="session", help=BENEFIT_HELP)
         groups = _ui.reference_choices(pred, st.session_state[_ui.ATTRIBUTE])
         if reference and groups:
             st.selectbox("Reference group", groups, key=_ui.REFERENCE, help=REFERENCE_HELP)
-        return st.empty()          # "Link to this view", filled after the page chose its own selection
-
-
-def draw_link(slot) -> None:
-    link = _ui.keep_view_in_address(_ui.context())
-    with slot.container():
-        with st.expander("Link to this view"):
-            st.code(link, language=None, wrap_lines=True)
-            st.caption("Opens this page with these choices. An uploaded file is never part of a link.")
+        return _ui.frame_link_slot()   # "Link to this view", filled after the page chose its own selection
 
 
 pg = st.navigation(PAGES, expanded=True)      # every page listed: a collapsed menu hides pages in a demo
@@ -124,9 +118,10 @@ link_slot = None
 if any(pg is framed for framed in FRAMED):
     link_slot = draw_frame(benefit=any(pg is shown for shown in WITH_BENEFIT),
                            reference=any(pg is shown for shown in WITH_REFERENCE),
-                           own_data=any(pg is shown for shown in OWN_DATA))
+                           own_data=any(pg is shown for shown in OWN_DATA),
+                           tau_in_page=any(pg is shown for shown in TAU_IN_PAGE))
     _ui.keep_view_in_address(_ui.context())   # the frame's choices reach the address before the page runs
 pg.run()
 if link_slot is not None:
-    draw_link(link_slot)
+    _ui.finish_frame()                        # τ and "Link to this view", unless the page's fragment drew them
 _ui.warm_up()                                 # once per process, after the first page is drawn

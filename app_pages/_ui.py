@@ -6,6 +6,7 @@ fairviz function, render its display list.
 """
 from __future__ import annotations
 
+import gc
 import importlib
 import json
 import logging
@@ -62,6 +63,12 @@ def warm_up() -> None:
             go.Figure(trace)
     except Exception:  # noqa: BLE001 - a warm-up must never break the app; the page's own import reports errors
         log.debug("warm-up import failed", exc_info=True)
+    # Streamlit collects garbage after every script run (gc.collect(2), holding the GIL, so the run's last messages
+    # wait): a full pass over every object alive, ~200k after these imports, 0.15–0.25 s per rerun. Freezing what
+    # exists now (modules, classes, the server's own objects, kept for the process's life) takes them out of every
+    # later pass; objects made later (sessions, data, results) are still collected as before.
+    gc.collect()
+    gc.freeze()
 
 
 @dataclass(frozen=True)
@@ -152,7 +159,8 @@ def reference_choices(pred: Predictions, attribute: str) -> list[str]:
         view = pred.groups(attribute)
     except DataError:
         return []
-    return [view.names[g] for g in sorted(range(len(view.names)), key=lambda g: -view.sizes[g])]
+    sizes = view.sizes                # a bincount over every entry: once, not once per comparison of the sort
+    return [view.names[g] for g in sorted(range(len(view.names)), key=lambda g: -sizes[g])]
 
 
 def default_reference(pred: Predictions, attribute: str) -> str:
@@ -311,6 +319,80 @@ def restart_notice() -> None:
         st.warning(f"**This view was of an uploaded file**, and uploads are never kept in a link or across a refresh "
                    f"(no other visitor can reach them): the pages show the bundled sample *{md(pred.source)}*. "
                    "Upload the file again on the Home page to see it.", icon=":material/restart_alt:")
+
+
+# ------------------------------------------------------------------------------------------- τ drawn by a page
+
+TAU_SLOT = "_tau_slot"         # the frame's place for τ when a page draws it from its own fragment
+LINK_SLOT = "_link_slot"       # the frame's place for "Link to this view"
+THRESHOLD_HELP = "A row is predicted positive when its score ≥ τ."
+
+
+def threshold_slider(where=None) -> None:
+    """The decision threshold τ: one slider shared by every page (its value kept in session state). Streamlit gives a
+    widget the identity of the script that draws it (the app's, or a page's); drawn from a page's fragment it takes
+    the app's, as when the frame draws it, so it stays the one slider whichever page drew it."""
+    from contextlib import nullcontext
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    ctx = get_script_run_ctx()
+    with ctx.run_with_active_hash(ctx.pages_manager.main_script_hash) if ctx is not None else nullcontext():
+        (where or st).slider("Decision threshold τ", 0.0, 1.0, step=0.01, key=THRESHOLD, persist_state="session",
+                             help=THRESHOLD_HELP)
+
+
+def frame_threshold(in_page: bool) -> None:
+    """τ in the frame (app.py's sidebar). ``in_page``: the page draws it from its own ``st.fragment`` into a container
+    kept at this place of the sidebar (``page_threshold``), so a τ step reruns that fragment alone instead of the
+    whole app (the frame, the page's other parts: a full rerun sends every element again, each one redrawn by the
+    browser). Streamlit lets a fragment write into a container made outside it, the sidebar included."""
+    if in_page:
+        st.session_state[TAU_SLOT] = {"slot": st.container(), "drawn": False}
+    else:
+        st.session_state.pop(TAU_SLOT, None)
+        threshold_slider()
+
+
+def page_threshold() -> None:
+    """Inside the page's fragment, first: τ into the frame's place for it (nothing when the page runs without the
+    frame, as in a test of the page alone)."""
+    place = st.session_state.get(TAU_SLOT)
+    if place is not None:
+        threshold_slider(place["slot"])
+        place["drawn"] = True
+
+
+def page_link() -> None:
+    """Inside the page's fragment, last: "Link to this view", which carries τ, into the frame's place for it. A
+    fragment writes into a container made outside it only if it wrote there in the last full run too, so it draws
+    the link in every run and the frame then leaves it (``finish_frame``)."""
+    place = st.session_state.get(LINK_SLOT)
+    if place is not None and TAU_SLOT in st.session_state:
+        _draw_link(place["slot"])
+        place["drawn"] = True
+
+
+def frame_link_slot():
+    """The frame's place for "Link to this view" (drawn after the page chose its own selection)."""
+    slot = st.empty()
+    st.session_state[LINK_SLOT] = {"slot": slot, "drawn": False}
+    return slot
+
+
+def finish_frame() -> None:
+    """After the page: τ and "Link to this view" in their sidebar places, unless the page's fragment drew them (or,
+    for τ, stopped before it could)."""
+    for key, draw in ((TAU_SLOT, threshold_slider), (LINK_SLOT, _draw_link)):
+        place = st.session_state.get(key)
+        if place is not None and not place["drawn"]:
+            draw(place["slot"])
+
+
+def _draw_link(slot) -> None:
+    link = keep_view_in_address(context())
+    with slot.container():
+        with st.expander("Link to this view"):
+            st.code(link, language=None, wrap_lines=True)
+            st.caption("Opens this page with these choices. An uploaded file is never part of a link.")
 
 
 def context() -> Context:

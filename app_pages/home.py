@@ -5,7 +5,7 @@ import numpy as np
 import streamlit as st
 
 from fairviz.calibration.figures import score_distribution_figure
-from fairviz.core.display import Bullets
+from fairviz.core.display import Bullets, Group, Text
 from fairviz.core.markup import md
 from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
@@ -30,8 +30,19 @@ def page() -> None:
         _upload_section()
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
-    _findings(ctx)
+    _threshold_and_findings()
     _summary(ctx.pred)
+
+
+@st.fragment
+def _threshold_and_findings() -> None:
+    """The frame's τ slider (drawn here, in its sidebar place) and the Summary, the one part of Home τ changes: a τ
+    step reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each
+    one (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 40. The
+    link to this view carries τ, so a rerun of the fragment alone redraws it too."""
+    _ui.page_threshold()
+    _ui.guarded(lambda: _findings(_ui.context()))      # a fragment's rerun runs outside the page's guard
+    _ui.page_link()
 
 
 def _sample_picker() -> None:
@@ -85,6 +96,10 @@ def _findings(ctx) -> None:
                 _render.render([Bullets((finding_text(finding, summary, "plain"),), "plain")], box)
                 with box:
                     _finding_link(ctx, finding)
+        elif isinstance(item, Group) and item.collapsed and all(isinstance(i, Text) for i in item.items):
+            # every other comparison, one per line in one caption: one element instead of one per comparison
+            # (each element is sent and redrawn at every τ step)
+            st.expander(item.title).caption("\n".join(f"- {_render.markdown(i)}" for i in item.items))
         else:
             _render.render([item])
     st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
@@ -128,13 +143,17 @@ def _score_distribution(pred) -> None:
     """Where the model puts each group's scores (the first attribute's largest groups), in 20 bins. Drawn here, the
     chart also loads the browser's Plotly library while the visitor is on this page: without it, the first audit
     page opened pays that (≈ 1.5 s in Chromium) on top of its own drawing."""
-    attribute = pred.attribute_names[0]
+    _score_chart(pred.fingerprint, pred.attribute_names[0], pred)
+    _render.anchor_caveats(st, "figure")
 
-    def build():
-        names, shares = score_shares(pred, attribute, SCORE_BINS, SHOWN_GROUPS)
-        return score_distribution_figure(attribute, names, SCORE_BINS, shares)
 
-    _ui.chart(_ui.figure(("home.scores", pred.fingerprint, attribute), build), width="stretch")
+@st.cache_data(show_spinner=False, max_entries=8, ttl=_ui.CACHE_TTL)
+def _score_chart(fingerprint: str, attribute: str, _pred) -> None:
+    """The chart drawn once per data: Streamlit keeps the drawn element and replays it on every later run, so a
+    rerun that does not change the data (a τ step) neither rebuilds the figure nor serialises it again (Plotly's
+    JSON encoding of the figure was the costliest element of Home's rerun)."""
+    names, shares = score_shares(_pred, attribute, SCORE_BINS, SHOWN_GROUPS)
+    _render.plotly_chart(st, score_distribution_figure(attribute, names, SCORE_BINS, shares))
 
 
 @st.cache_data(show_spinner=False, max_entries=8, ttl=_ui.CACHE_TTL)

@@ -10,6 +10,7 @@ import streamlit as st
 
 from app_pages import _parity_common as common
 from app_pages import _ui
+from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
@@ -71,10 +72,12 @@ def page() -> None:
     common.render([item for item in items if not isinstance(item, Group)])      # the benefit and the warnings
 
     # only the open tab runs (a click on another reruns the page from the caches)
-    tabs = _ui.lazy_tabs(TABS, key="parity_tab", keep=TAB_WIDGETS)
+    several = ctx.pred.several_models
+    tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="parity_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, audit)
+    compare = [lambda: compare_view(replace(ctx, benefit=benefit), "parity")] if several else []
     for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key, options), lambda: _table_tab(items, "groups"),
-                                lambda: _table_tab(items, "pairs"), _scenario_tab)):
+                                lambda: _table_tab(items, "pairs"), _scenario_tab, *compare)):
         if tab.open:
             with tab:
                 body()

@@ -32,6 +32,7 @@ from fairviz.residuals import (
 )
 from fairviz.residuals import figures as figs
 from app_pages import _render, _ui, _upload
+from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
 
@@ -102,15 +103,18 @@ def page() -> None:
     _curves(audit, pred, params, ctx, items)
     # only the open tab runs (a click on another reruns the page from the caches): the threshold figure, the
     # concentration figure and D* (rows of the table's expansion) cost nothing until they are looked at
-    tabs = _ui.lazy_tabs(TABS, key="rdf_tab")
+    tabs = _ui.lazy_tabs(TABS + (["Compare models"] if ctx.pred.several_models else []), key="rdf_tab")
     for tab, names in zip(tabs, TAB_GROUPS):
         if tab.open:
             with tab:
                 for name in names:
                     _tab(group(items, name), audit)
-    if tabs[-1].open:
-        with tabs[-1]:
+    if tabs[len(TABS) - 1].open:
+        with tabs[len(TABS) - 1]:
             _diagnostic_tab(audit, pred, shuffle)
+    if len(tabs) > len(TABS) and tabs[-1].open:
+        with tabs[-1]:
+            compare_view(ctx, "residuals")
     _ui.section_json("residuals", pred, audit, options)
     # the knee tab's calibrate-then-re-run, under the tab's concentration verdict
     if (concentration_tab := tabs[TABS.index("Knee error concentration")]).open:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from app_pages import _parity_common as common
 from app_pages import _ui
+from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 from fairviz.core.confusion_metrics import METRICS as CM_METRICS
 from fairviz.core.counts import ConfusionCounts
@@ -95,10 +96,12 @@ def page() -> None:
     common.render([item for item in items if not isinstance(item, Group)])       # the reference
 
     # only the open tab runs (a click on another reruns the page from the caches)
-    tabs = _ui.lazy_tabs(TABS, key="match_tab", keep=TAB_WIDGETS)
+    several = ctx.pred.several_models
+    tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="match_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, result)
+    compare = [lambda: compare_view(replace(ctx, benefit=benefit), None)] if several else []
     for tab, body in zip(tabs, (lambda: _match_tab(result, items, key, ctx), lambda: _jaggedness_tab(result.match, key),
-                                lambda: _cps_tab(result, items, key))):
+                                lambda: _cps_tab(result, items, key), *compare)):
         if tab.open:
             with tab:
                 body()

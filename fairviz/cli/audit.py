@@ -2,6 +2,7 @@
 terminal summary, the rows reduced where they live (DuckDB, Spark, Spark Connect, PostgreSQL)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from fairviz.cli.common import emit
 from fairviz.cli.outputs import OutputError, check_input, check_outputs, write_atomically
 from fairviz.findings import KINDS, FindingsParams
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
-from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
+from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
 from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, read_only_query, table_name
 from fairviz.core.markup import csv_bytes
@@ -27,6 +28,9 @@ from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 from fairviz.residuals import RDFParams, dstar_rows
 from fairviz.sample_size import MatchParams
+from fairviz.thresholds import CONSTRAINTS, adjusted_model, decision_rows
+
+THRESHOLD_CHOICES = tuple(c.replace("_", "-") for c in CONSTRAINTS)    # equal-selection, equal-tpr, equalized-odds
 
 
 def add_parser(commands) -> None:
@@ -51,7 +55,14 @@ def add_parser(commands) -> None:
                                      "or ~/.pgpass); omitted: the PG* environment variables")
     audit.add_argument("--memory-limit", help="DuckDB memory limit, e.g. '2GB' (larger inputs spill to disk)")
     audit.add_argument("--label", help="label column (binary); guessed from the names when omitted")
-    audit.add_argument("--score", help="score column: predicted probability of the positive class, in [0, 1]")
+    audit.add_argument("--score", action="append",
+                       help="score column: predicted probability of the positive class, in [0, 1]. Repeat it to "
+                            "compare models on the same rows: the first is audited as with one, each other one is "
+                            "compared with it (paired differences, 'comparison' in the JSON, right after the Summary "
+                            "in the report)")
+    audit.add_argument("--model-name", action="append", default=[],
+                       help="a name for the model of the --score in the same position (repeatable; default: the "
+                            "column's name)")
     audit.add_argument("--group", action="append", help="group column; repeat for more attributes "
                                                        "(the first one is audited)")
     audit.add_argument("--intersect", action="store_true", help="audit the intersection of the first two --group columns")
@@ -66,6 +77,10 @@ def add_parser(commands) -> None:
                             "below 0.5 or a negative calibration slope, beyond their 95%% intervals) stops the audit "
                             "(exit 2). 'reversed': use 1 − score as the probability of the positive label; 'as-is': "
                             "audit the score as it is anyway (the output says the check disagreed)")
+    audit.add_argument("--thresholds", choices=THRESHOLD_CHOICES, default=None,
+                       help="add per-group thresholds (Hardt, Price and Srebro 2016) on the first model as another "
+                            "model: 'equal-selection' rates, 'equal-tpr' (equal opportunity) or 'equalized-odds' "
+                            "(randomised where needed, seeded by --seed); it is compared with the first model")
     audit.add_argument("--threshold", type=float, default=None,
                        help="decision threshold: positive when score ≥ it (default 0.5, or a bundled sample's own)")
     audit.add_argument("--json", type=Path, help="write the audit JSON here ('-' for stdout)")
@@ -126,18 +141,22 @@ def run(args) -> int:
     sample = match_sample(args.path) if isinstance(source, Files) else None
     args, note = apply_sample_settings(args, sample)
     guess = sample.mapping if sample is not None else guess_mapping(frame)
-    mapping = ColumnMapping(label=args.label or guess.label, score=args.score or guess.score,
+    first_score, more_scores, first_name = model_columns(args)
+    mapping = ColumnMapping(label=args.label or guess.label, score=first_score or guess.score,
                             groups=tuple(args.group) if args.group else guess.groups,
                             positive_label=args.positive_label if args.positive_label is not None else guess.positive_label,
                             text=args.text or (guess.text if guess.text in frame else None),
                             row_id=guess.row_id, intersect=args.intersect, score_scale=args.score_scale,
-                            score_direction=args.score_direction)
+                            score_direction=args.score_direction,
+                            more_scores=more_scores, model_name=first_name)
     try:
         pred, stats, scale_note = predictions_of(args, engine, source, mapping, limits)
     except ScoreDirectionError as err:
         raise DataError(f"{err} Give --score-direction reversed to use 1 − {mapping.score}, or --score-direction "
                         "as-is to audit the score as it is.") from err
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    if args.thresholds:
+        pred = with_thresholds(pred, attribute, args.thresholds, args.seed)
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
                        threshold=args.threshold)
     if args.match_reference not in ("complement", "population") and \
@@ -154,8 +173,9 @@ def run(args) -> int:
         explain = ExplainAuditParams(settings=ExplainParams(n_pairs=args.explain_pairs, seed=args.seed))
     audit = run_audit(pred, AuditParams(attribute=attribute, threshold=args.threshold, rdf=params,
                                          calibration=calibration, benefit=args.benefit, match=match,
-                                         cps_lambda=args.cps_lambda, explain=explain,
+                                         cps_lambda=args.cps_lambda, explain=explain, compare=True,
                                          **summary_params(sample, attribute, policy)))
+    say_models_left_out(mapping, pred)
     if stats is not None:
         add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale), note)
     elif note:
@@ -170,6 +190,42 @@ def run(args) -> int:
     return exit_code(audit.findings, args.fail_on)
 
 
+def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None]:
+    """The first --score, the others as more models, and the first model's name (from --model-name, in order)."""
+    scores = args.score or []
+    names = list(args.model_name)
+    if len(names) > max(len(scores), 1):
+        raise DataError(f"{len(names)} --model-name for {len(scores)} --score: give at most one name per score.")
+    names += [None] * (len(scores) - len(names))
+    if not scores:
+        return None, (), names[0] if names else None
+    more = tuple(ScoreColumn(column, name=name) for column, name in zip(scores[1:], names[1:]))
+    return scores[0], more, names[0]
+
+
+def with_thresholds(pred, attribute: str, choice: str, seed: int):
+    """The predictions with the first model's per-group threshold decisions added as a model. The engine's table holds
+    identical rows as one entry; when the decisions split one, they are made on the rows themselves."""
+    constraint = choice.replace("-", "_")
+    try:
+        scores, title, note = adjusted_model(pred, attribute, constraint, seed=seed)
+    except DataError:
+        if not pred.weighted:
+            raise
+        pred = decision_rows(pred)
+        scores, title, note = adjusted_model(pred, attribute, constraint, seed=seed)
+    return pred.with_added_model(title, scores, note)
+
+
+def say_models_left_out(mapping: ColumnMapping, pred) -> None:
+    """A model that validation left out (the same column twice, scores outside [0, 1], constant, reversed) is named
+    on stderr; its note is in the JSON's notes too, and the first model's audit goes on."""
+    titles = {f"Model '{model.title}' left out: " for model in mapping.more_scores}
+    for note in pred.notes:
+        if any(note.startswith(title) for title in titles):
+            print(f"fairviz: {note}", file=sys.stderr)
+
+
 def predictions_of(args, engine, source, mapping: ColumnMapping, limits: GroupLimits):
     """The predictions (checked: a score that runs the other way raises ``ScoreDirectionError``), the engine's table
     (None on the row path) and the note on a guessed score scale."""
@@ -180,7 +236,8 @@ def predictions_of(args, engine, source, mapping: ColumnMapping, limits: GroupLi
             raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
         if source.format != "csv" and len(source.files) > 1:
             raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
-        columns = [c for c in (mapping.label, mapping.score, *mapping.groups, mapping.text, mapping.row_id) if c]
+        columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
+                                             *mapping.groups, mapping.text, mapping.row_id)) if c]
         frame, digest = read_table(source.files[0], columns=columns)
         numeric = mapping.score in frame and pd.api.types.is_numeric_dtype(frame[mapping.score])
         mapping, scale_note = with_guessed_scale(mapping, frame[mapping.score]) if numeric else (mapping, "")

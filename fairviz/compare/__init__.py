@@ -1,6 +1,16 @@
-"""Comparing models on the same rows: paired differences of every metric (issue: several models on one screen)."""
-from fairviz.compare.paired import (LOWER_IS_BETTER, METRIC_TITLES, METRICS, PairedDifference, paired_differences,
-                                    unpaired_interval)
+"""Comparing models on the same rows: paired differences of every metric (issue: several models on one screen).
 
-__all__ = ["LOWER_IS_BETTER", "METRICS", "METRIC_TITLES", "PairedDifference", "paired_differences",
-           "unpaired_interval"]
+``compare_models(joint, attribute, threshold, benefit, reference, model_a, model_b, params)`` gives a
+``ModelComparison`` (model b minus model a, overall, per group and per pair with the reference, BH over the family);
+``readings`` says it in words and ``figures`` overlays the two models' curves."""
+from fairviz.compare import figures, readings
+from fairviz.compare.analysis import compare_models, pair_statistic
+from fairviz.compare.paired import (LOWER_IS_BETTER, METRIC_TITLES, METRICS, PairedDifference, PairedSamples,
+                                    metric_statistic, paired_differences, paired_statistics, unpaired_interval)
+from fairviz.compare.results import (ALL, DIFFERENCE_TITLES, PAIR_METRICS, TOPIC_COLUMNS, TOPIC_METRICS, CompareParams,
+                                     Difference, ModelComparison, ModelCurves)
+
+__all__ = ["ALL", "DIFFERENCE_TITLES", "LOWER_IS_BETTER", "METRICS", "METRIC_TITLES", "PAIR_METRICS", "TOPIC_COLUMNS",
+           "TOPIC_METRICS", "CompareParams", "Difference", "ModelComparison", "ModelCurves", "PairedDifference",
+           "PairedSamples", "compare_models", "figures", "metric_statistic", "pair_statistic", "paired_differences",
+           "paired_statistics", "readings", "unpaired_interval"]

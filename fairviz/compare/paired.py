@@ -9,6 +9,7 @@ every resample and permutation works on those counts, never on expanded rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -20,6 +21,7 @@ METRICS = ("ece", "log_loss", "brier", "auroc")
 METRIC_TITLES = {"ece": "ECE", "log_loss": "log-loss", "brier": "Brier score", "auroc": "AUROC"}
 LOWER_IS_BETTER = {"ece": True, "log_loss": True, "brier": True, "auroc": False}
 BLOCK = 100                       # resamples per block: (block × entries) counts at a time bound the memory
+BLOCK_CELLS = 4_000_000           # … and at most this many counts per block (32 MB of floats) for many entries
 EPS = 1e-15
 
 
@@ -80,58 +82,112 @@ class _Entries:
             return np.where((P > 0) & (N > 0), (pos * (below + 0.5 * neg)).sum(axis=1) / (P * N), np.nan)
 
 
+@dataclass(frozen=True)
+class PairedSamples:
+    """One statistic of both models on the same entries: the observed values, the paired bootstrap's differences
+    (a − b, one resample of the entries feeding both models) and the permutation null's (scores swapped within
+    entries)."""
+    value_a: float
+    value_b: float
+    bootstrap: np.ndarray
+    null: np.ndarray
+
+    @property
+    def difference(self) -> float:
+        return self.value_a - self.value_b
+
+    def interval(self, level: float = 0.95) -> stats.Interval:
+        return stats.basic_interval(self.bootstrap, self.difference, level)
+
+    def p_value(self) -> float:
+        return stats.permutation_p_value(abs(self.difference), np.abs(self.null)) if self.null.size else float("nan")
+
+
+Statistic = Callable[[np.ndarray, np.ndarray, np.ndarray], Callable[[np.ndarray], dict]]
+
+
+def paired_statistics(statistic: Statistic, score_a, score_b, weight=None, resamples: int = 1000,
+                      permutations: int = 1000, seed: int = 0, tested: Statistic | None = None) -> dict[str, PairedSamples]:
+    """Any statistics of two models on the same entries, paired: ``statistic(index, score, model)`` returns a function
+    of a (resamples × len(index)) matrix of row counts giving ``{name: values}``, for sub-entries that copy entry
+    ``index[k]``'s label and groups with the score ``score[k]`` of model ``model[k]`` (0: a, 1: b). The bootstrap calls it on the entries themselves
+    (``index`` = 0…K−1); the permutation test on 2K sub-entries (each entry's rows split between its two scores), with
+    ``tested`` instead when given (the statistics that need a permutation test: AUROC has DeLong's)."""
+    a, b = np.asarray(score_a, float), np.asarray(score_b, float)
+    counts = np.ones(a.size, np.int64) if weight is None else np.asarray(weight).astype(np.int64)
+    own, first = np.arange(a.size), np.zeros(a.size, np.int8)
+    model_a, model_b = statistic(own, a, first), statistic(own, b, first + 1)
+    observed_a, observed_b = model_a(counts[None, :]), model_b(counts[None, :])
+    boot_rng, perm_rng = np.random.default_rng(seed).spawn(2)
+    diffs = {k: [] for k in observed_a}
+    for size in _blocks(resamples, a.size):
+        drawn = stats.bootstrap_counts(counts, size, boot_rng)
+        ma, mb = model_a(drawn), model_b(drawn)
+        for k in diffs:
+            diffs[k].append(ma[k] - mb[k])
+    null = _permutation_null(tested or statistic, a, b, counts, permutations, perm_rng)
+    return {k: PairedSamples(float(observed_a[k][0]), float(observed_b[k][0]),
+                             np.concatenate(diffs[k]) if diffs[k] else np.empty(0), null.get(k, np.empty(0)))
+            for k in observed_a}
+
+
+def metric_statistic(y, metrics=METRICS) -> Statistic:
+    """ECE, log-loss, Brier and AUROC as a ``paired_statistics`` statistic."""
+    y = np.asarray(y, float)
+
+    def make(index, score, model):
+        entries = _Entries(y[index], score)
+        return lambda counts: entries.metrics(counts, metrics)
+    return make
+
+
 def paired_differences(y, score_a, score_b, weight=None, resamples: int = 1000, permutations: int = 1000,
                        seed: int = 0, level: float = 0.95, metrics=METRICS) -> dict[str, PairedDifference]:
     y = np.asarray(y, float)
     a, b = np.asarray(score_a, float), np.asarray(score_b, float)
     counts = np.ones(y.size, np.int64) if weight is None else np.asarray(weight).astype(np.int64)
-    model_a, model_b = _Entries(y, a), _Entries(y, b)
-    observed_a, observed_b = model_a.metrics(counts[None, :], metrics), model_b.metrics(counts[None, :], metrics)
-    rng = np.random.default_rng(seed)
-    boot_rng, perm_rng = rng.spawn(2)
-    diffs = {m: [] for m in metrics}
-    for size in _blocks(resamples):
-        drawn = stats.bootstrap_counts(counts, size, boot_rng)
-        ma, mb = model_a.metrics(drawn, metrics), model_b.metrics(drawn, metrics)
-        for m in metrics:
-            diffs[m].append(ma[m] - mb[m])
-    null = _permutation_null(y, a, b, counts, permutations, perm_rng, metrics)
+    permuted = tuple(m for m in metrics if m != "auroc")
+    samples = paired_statistics(metric_statistic(y, metrics), a, b, counts, resamples, permutations, seed,
+                                tested=metric_statistic(y, permuted) if permuted else None)
     both = 0 < (counts * y).sum() < counts.sum()
     delong = delong_paired(y, a, b, counts) if "auroc" in metrics and both else None
     out = {}
     for m in metrics:
-        observed = float(observed_a[m][0] - observed_b[m][0])
-        interval = stats.basic_interval(np.concatenate(diffs[m]), observed, level)
+        s = samples[m]
+        interval = s.interval(level)
         if m == "auroc":       # the standard test of two correlated AUROCs; swapping scores mixes their scales
             p = delong.p_value if delong else float("nan")
-            out[m] = PairedDifference(m, float(observed_a[m][0]), float(observed_b[m][0]), observed, interval, p,
+            out[m] = PairedDifference(m, s.value_a, s.value_b, s.difference, interval, p,
                                       "DeLong's test (paired)", delong.ci if delong else None)
             continue
-        p = stats.permutation_p_value(abs(observed), np.abs(null[m])) if null[m].size else float("nan")
-        out[m] = PairedDifference(m, float(observed_a[m][0]), float(observed_b[m][0]), observed, interval, p,
+        out[m] = PairedDifference(m, s.value_a, s.value_b, s.difference, interval, s.p_value(),
                                   f"paired permutation test ({permutations:,} swaps within rows)")
     return out
 
 
-def _blocks(total: int):
+def _blocks(total: int, entries: int = 0):
+    """Block sizes adding up to ``total``: ``BLOCK`` resamples, fewer when the entries are many."""
+    block = max(1, min(BLOCK, BLOCK_CELLS // max(entries, 1)))
     while total > 0:
-        yield min(BLOCK, total)
-        total -= BLOCK
+        yield min(block, total)
+        total -= block
 
 
-def _permutation_null(y, a, b, counts, permutations: int, rng, metrics=METRICS) -> dict[str, np.ndarray]:
+def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng) -> dict[str, np.ndarray]:
     """Differences under the null: in each entry of c rows, Binomial(c, ½) rows have their two scores swapped. The
     two sides are laid out as 2K sub-entries (score a, score b) with counts (c − k, k) and (k, c − k)."""
-    y2 = np.concatenate([y, y])
-    side_a, side_b = _Entries(y2, np.concatenate([a, b])), _Entries(y2, np.concatenate([b, a]))
-    null = {m: [] for m in metrics}
-    for size in _blocks(permutations):
+    index = np.concatenate([np.arange(a.size), np.arange(a.size)])
+    first, second = np.zeros(a.size, np.int8), np.ones(a.size, np.int8)
+    side_a = statistic(index, np.concatenate([a, b]), np.concatenate([first, second]))
+    side_b = statistic(index, np.concatenate([b, a]), np.concatenate([second, first]))
+    null = {}
+    for size in _blocks(permutations, 2 * counts.size):
         swapped = rng.binomial(counts, 0.5, size=(size, counts.size))
         layout = np.concatenate([counts - swapped, swapped], axis=1)
-        ma, mb = side_a.metrics(layout, metrics), side_b.metrics(layout, metrics)
-        for m in metrics:
-            null[m].append(ma[m] - mb[m])
-    return {m: np.concatenate(v) if v else np.empty(0) for m, v in null.items()}
+        ma, mb = side_a(layout), side_b(layout)
+        for k in ma:
+            null.setdefault(k, []).append(ma[k] - mb[k])
+    return {k: np.concatenate(v) for k, v in null.items()}
 
 
 def unpaired_interval(y, score_a, score_b, metric: str, weight=None, resamples: int = 1000, seed: int = 0,

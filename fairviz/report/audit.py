@@ -16,7 +16,8 @@ from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
 from fairviz.findings import FindingsAudit, summarise
 from fairviz.data.scales import score_statement
-from fairviz.report import calibration, explain, findings as summary_section, parity, residuals, sample_size
+from fairviz.compare import CompareParams
+from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
 from fairviz.report.html import render_html
 from fairviz.report.options import AuditParams, Section
 from fairviz.report.render import to_html, to_terminal
@@ -32,6 +33,7 @@ class Audit:
     pred: Predictions | None = None
     params: AuditParams = field(default_factory=AuditParams)
     findings: FindingsAudit | None = None         # the Summary (None when it could not be computed)
+    comparisons: dict = field(default_factory=dict)   # '<a>_vs_<b>' → ModelComparison (several models)
 
     def summary_display(self) -> list:
         return summary_section.display(self.findings) if self.findings is not None else []
@@ -57,6 +59,8 @@ class Audit:
 
     def to_html(self) -> str:
         parts = [("Summary", to_html(self.summary_display()))] if self.findings is not None else []
+        if self.comparisons:
+            parts.append(("Comparing models", to_html(compare.report_display(self.comparisons, self.params.words))))
         for section in SECTIONS:
             failed = self._failed(section)
             if section.display is not None or failed:
@@ -76,6 +80,9 @@ class Audit:
         if self.findings is not None:
             summary = [i for i in self.summary_display() if not (isinstance(i, Group) and i.collapsed)]
             blocks.append("Summary\n" + to_terminal(summary, indent="  "))
+        if self.comparisons:
+            blocks.append("Comparing models\n" + to_terminal(compare.report_display(self.comparisons, self.params.words),
+                                                            indent="  "))
         for section in SECTIONS:
             if section.display is None or (section.name not in self.results and not self._failed(section)):
                 continue
@@ -89,6 +96,8 @@ class Audit:
 
 
 def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
+    joint = pred.joint()
+    pred = pred.with_model(pred.active_model)     # several models: the sections audit one, as a one-model audit
     attribute = options.attribute or pred.attribute_names[0]
     options = replace(options, attribute=attribute)
     data = {
@@ -119,9 +128,29 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     if options.sections is not None:
         data["sections_skipped"] = [s.name for s in SECTIONS if s.name not in options.sections]
     findings = _findings(data, options, errors)
+    comparisons = _comparisons(joint, data, options, errors)
     if errors:
         data["errors"] = errors
-    return Audit(clean(data), results, pred, options, findings)
+    return Audit(clean(data), results, pred, options, findings, comparisons)
+
+
+def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: list) -> dict:
+    """With several models and ``options.compare``: the first model against each other (``comparison`` in the
+    JSON), at the audit's threshold, benefit, reference and resamples."""
+    if not options.compare or not joint.several_models:
+        return {}
+    params = CompareParams(resamples=options.rdf.resamples, permutations=options.rdf.resamples,
+                           seed=options.rdf.seed, alpha=options.findings.alpha,
+                           min_group_size=options.findings.min_group_size)
+    reference = (data.get("findings") or {}).get("reference") or options.findings.reference
+    try:
+        found = compare.compare_all(joint, data["attribute"], options.threshold, options.benefit, reference, params)
+    except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
+        log.exception("comparison failed")
+        errors.append({"section": "comparison", "error": _describe(err)})
+        return {}
+    data["comparison"] = {name: compare.to_dict(r, options.words) for name, r in found.items()}
+    return found
 
 
 def _findings(data: dict, options: AuditParams, errors: list) -> FindingsAudit | None:

@@ -27,6 +27,7 @@ class AuditParams:
     explain: Any = None          # fairviz.report.explain.ExplainAuditParams: adds the explanation-disparity section
     focus: str | None = None     # the group the readings compare with the reference (the Summary's top finding)
     sections: tuple[str, ...] | None = None   # run only these sections (the Summary's quick audit); None: all
+    compare: bool = False        # with several models: compare the first with each other (``comparison`` in the JSON)
 
     def focus_of(self) -> Focus:
         """Which pair the sections' readings name first: the reference against ``focus``, never a group under the

@@ -25,7 +25,8 @@ def test_bands_ids_and_candidate_scores_are_guessed():
     assert guess.label == "approved" and guess.score == "model_a"
     assert guess.candidate_scores == ("model_b", "model_c")
     assert guess.groups == ("age_band",) and guess.row_id == "customer_id"
-    assert "customer_id" not in guess.features and guess.features == ("model_b", "model_c", "income")
+    # other models are offered as models, not features (issue 24: a feature also forces the row-by-row path)
+    assert "customer_id" not in guess.features and guess.features == ("income",)
     assert "candidate_scores" not in guess.to_dict()
 
 

@@ -1,0 +1,69 @@
+"""Home's τ step (issue 23, τ ≤ 300 ms): Home draws τ, in its sidebar place, from the fragment that holds its
+Summary, so a τ step reruns that fragment alone (tests/browser/test_home_tau_step.py checks the rerun's scope in
+Chromium); the frame still draws τ on the other pages and whenever Home stops before its fragment; the startup
+objects are out of Streamlit's garbage collection after every run."""
+from __future__ import annotations
+
+import gc
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app_pages import _sources
+from tests.conftest import ROOT
+
+PARITY = "app_pages/parity.py"
+
+
+def _app() -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _sidebar_labels(at: AppTest) -> list[str]:
+    return [w.label for w in at.sidebar if hasattr(w, "label") and w.label]
+
+
+def _link(at: AppTest) -> str:
+    return at.sidebar.code[0].value
+
+
+def test_home_draws_tau_in_its_place_from_the_summarys_fragment():
+    at = _app()
+    assert at.session_state["_tau_slot"]["drawn"] is True                 # Home's fragment drew it
+    labels = _sidebar_labels(at)
+    assert labels.index("Group attribute") < labels.index("Decision threshold τ") < labels.index("Beneficial outcome")
+    at.slider(key="threshold").set_value(0.47).run()
+    assert not at.exception, at.exception
+    assert at.subheader[0].value.endswith("race at τ = 0.47")
+    assert "tau=0.47" in _link(at)                                        # the link carries the new τ
+    assert len(at.sidebar.code) == 1                                      # drawn once: by the fragment, not also by the frame
+
+
+def test_other_pages_draw_tau_in_the_frame_and_keep_its_value():
+    at = _app()
+    at.slider(key="threshold").set_value(0.33).run()
+    at.switch_page(PARITY).run()
+    assert not at.exception, at.exception
+    assert "_tau_slot" not in at.session_state
+    assert at.slider(key="threshold").value == pytest.approx(0.33)
+    labels = _sidebar_labels(at)
+    assert labels.index("Group attribute") < labels.index("Decision threshold τ") < labels.index("Beneficial outcome")
+    assert "tau=0.33" in _link(at)
+
+
+def test_tau_stays_in_the_sidebar_when_home_stops_before_its_summary(monkeypatch):
+    def broken() -> bool:
+        raise RuntimeError("a page bug before the Summary")
+    monkeypatch.setattr(_sources, "offered", broken)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240).run()
+    assert any("Something went wrong" in e.value for e in at.error)      # the page's guard caught it
+    assert at.session_state["_tau_slot"]["drawn"] is False
+    assert at.slider(key="threshold").value == pytest.approx(0.4)        # the frame drew τ after the page
+    assert "tau=0.40" in _link(at)
+
+
+def test_the_startup_objects_leave_the_collection_after_every_run():
+    _app()
+    assert gc.get_freeze_count() > 10_000        # the imports' objects: Streamlit's gc.collect(2) after a run skips them

@@ -33,6 +33,7 @@ from fairviz.data import DataError
 from fairviz.report import calibration as section
 from fairviz.report.options import AuditParams
 from app_pages import _render, _ui, _upload
+from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
 CALIBRATION = section.SECTION
@@ -106,12 +107,14 @@ def page() -> None:
     draw([i for i in items if not isinstance(i, Group)])        # notes, headline numbers, the finding
     # only the open tab runs (a click on another reruns the page from the caches): recalibration, which fits on
     # rows of the table's expansion, costs nothing until it is looked at
-    tabs = _ui.lazy_tabs(TABS, key="cal_tab", keep=TAB_WIDGETS)
+    several = ctx.pred.several_models          # several models: the Compare view of calibration, as a last tab
+    tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="cal_tab", keep=TAB_WIDGETS)
     ident = section.figure_ident(pred, audit)
     bodies = (lambda: _reliability_tab(audit, ident, items), lambda: draw(list(group(items, "tests").items)),
               lambda: draw(list(group(items, "errors").items)),
               lambda: _recalibration_tab(ctx.pred.rows(), ctx),    # a random split of rows: the table expanded
-              lambda: _residuals_tab(ctx.pred, ctx), lambda: _performance_tab(audit, ident, items))
+              lambda: _residuals_tab(ctx.pred, ctx), lambda: _performance_tab(audit, ident, items),
+              *([lambda: compare_view(ctx, "calibration")] if several else []))
     for tab, body in zip(tabs, bodies):
         if tab.open:
             with tab:

@@ -1,6 +1,6 @@
 """'Recalibrate, then re-run' in Streamlit's AppTest (issue 24 item 3): a recalibration added on the Calibration page
 becomes a model that the sidebar's Model picker lists and every page audits; the knee-concentration tab shows the
-before/after shape and says 'calibrate first' when ECE ≥ 0.15."""
+before/after shape and says 'calibrate first' when ECE ≥ 0.15; with several models the Calibration page compares two."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from fairviz.calibration import RecalParams, recalibrated_model
+from fairviz.compare import CompareParams, compare_models
 from fairviz.core.ece import ece
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.engine import Engine, resolve
@@ -134,3 +135,22 @@ def test_add_as_a_model_on_an_upload_reduced_to_counts():
     expected, _, _ = recalibrated_model(weighted, "spline", "race")
     np.testing.assert_array_equal(joint.scores[title], expected)
     assert model_picker(at).value == title
+
+
+@pytest.mark.slow
+def test_calibration_page_compares_two_models_and_a_recalibration_brings_the_tab():
+    at = open_page(CALIBRATION, load_sample("adult"), cal_resamples=0, compare_resamples=200)
+    open_tab(at, "cal_tab", "Compare models")
+    differences = next(d.value for d in at.dataframe if "Δ (second − first)" in d.value.columns)
+    assert {"ECE", "log-loss", "Brier score", "AUROC"} <= set(differences["Metric"])
+    expected = compare_models(load_sample("adult"), "sex", 0.5, "positive", None, "gradient boosting",
+                              "logistic regression", CompareParams(resamples=200, permutations=200))
+    row = differences[(differences["Metric"] == "ECE") & (differences["Group"] == "every row")].iloc[0]
+    assert row["Δ (second − first)"] == pytest.approx(expected.difference("ece").difference)
+    assert any("Reliability of both models" in c.proto.spec for c in at.get("plotly_chart"))
+    # one model: no tab, until a recalibration is added as a model
+    at = open_page(CALIBRATION, load_sample("compas"), cal_resamples=0)
+    assert "Compare models" not in [t.label for t in at.tabs]
+    open_tab(at, "cal_tab", "Recalibration")
+    at.button(key="cal_add_platt").click().run()
+    assert "Compare models" in [t.label for t in at.tabs]

@@ -254,6 +254,8 @@ def _add_model(model: str, method: str, attribute: str, params: RecalParams) -> 
         st.session_state[ADDED] = ("error", "The model was not added: " + " ".join(md(p) for p in err.problems))
         return
     how = recalibration_note(title, (note,)) or note
+    # a second model brings the Compare models tab: with other labels the tabs would open on the first one
+    st.session_state["cal_tab"] = "Recalibration"
     st.session_state[ADDED] = ("added", f"Added the model **{md(title)}**: every page now audits it. {md(how)}")
 
 

@@ -20,15 +20,20 @@ from fairviz.calibration import (
     readings,
     recalibrate,
     recalibrated_frame,
+    recalibrated_model,
+    recalibrated_title,
+    recalibration_base,
+    recalibration_note,
     residual_model,
     residuals_by_feature,
 )
 from fairviz.core.display import Figure, Group, Item, Table, group, text
-from fairviz.core.markup import csv_bytes
+from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
 from fairviz.report import calibration as section
 from fairviz.report.options import AuditParams
 from app_pages import _render, _ui, _upload
+from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
 CALIBRATION = section.SECTION
@@ -102,12 +107,14 @@ def page() -> None:
     draw([i for i in items if not isinstance(i, Group)])        # notes, headline numbers, the finding
     # only the open tab runs (a click on another reruns the page from the caches): recalibration, which fits on
     # rows of the table's expansion, costs nothing until it is looked at
-    tabs = _ui.lazy_tabs(TABS, key="cal_tab", keep=TAB_WIDGETS)
+    several = ctx.pred.several_models          # several models: the Compare view of calibration, as a last tab
+    tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="cal_tab", keep=TAB_WIDGETS)
     ident = section.figure_ident(pred, audit)
     bodies = (lambda: _reliability_tab(audit, ident, items), lambda: draw(list(group(items, "tests").items)),
               lambda: draw(list(group(items, "errors").items)),
               lambda: _recalibration_tab(ctx.pred.rows(), ctx),    # a random split of rows: the table expanded
-              lambda: _residuals_tab(ctx.pred, ctx), lambda: _performance_tab(audit, ident, items))
+              lambda: _residuals_tab(ctx.pred, ctx), lambda: _performance_tab(audit, ident, items),
+              *([lambda: compare_view(ctx, "calibration")] if several else []))
     for tab, body in zip(tabs, bodies):
         if tab.open:
             with tab:
@@ -186,10 +193,10 @@ def _recalibration_tab(pred, ctx) -> None:
     if per_group:
         c3.warning("Per-group recalibration uses group membership when scoring. That is a group-aware model: "
                    "check that it is allowed for this decision before using it.")
+    params = RecalParams(methods=tuple(methods), fraction=fraction, split_column=column, split_value=value,
+                         per_group=per_group)
     try:
-        result = cached_recalibration(pred.fingerprint, ctx.attribute,
-                                      RecalParams(methods=tuple(methods), fraction=fraction, split_column=column,
-                                                  split_value=value, per_group=per_group), pred)
+        result = cached_recalibration(pred.fingerprint, ctx.attribute, params, pred)
     except DataError as err:
         _ui.show_data_error(err, "Recalibration is not possible with this split")
         return
@@ -208,6 +215,48 @@ def _recalibration_tab(pred, ctx) -> None:
     st.download_button("Download recalibrated predictions (CSV)",
                        lambda: csv_bytes(recalibrated_frame(pred, result)),
                        "recalibrated_predictions.csv", "text/csv", key="cal_recal_download")
+    _add_as_model(ctx, result, params, by_file_rows=reduced and column is not None)
+
+
+ADDED = "cal_added_model"            # session key: what the last "Add as a model" click did, shown once
+
+
+def _add_as_model(ctx, result, params: RecalParams, by_file_rows: bool) -> None:
+    """"Recalibrate, then re-run" (Fairness Beyond Metrics' checklist): a method's recalibrated scores become a model
+    of this session, which every page then audits (the sidebar's Model picker switches back)."""
+    st.markdown("**Add as a model.** The recalibrated scores (fitted on the calibration split above, exactly the "
+                "numbers of this tab) become a model of this session: every page then audits it, and the sidebar's "
+                "*Model* picker switches between it and the original.")
+    if message := st.session_state.pop(ADDED, None):
+        (st.success if message[0] == "added" else st.error)(message[1])
+    if by_file_rows:
+        st.caption("A split by a column of the file reads the file row by row; this upload's audits read its counts. "
+                   "Use a random split to add a recalibration as a model.")
+        return
+    model, taken = ctx.pred.active_model, set(ctx.pred.model_names)
+    if base := recalibration_base(model, ctx.pred.model_names):
+        st.caption(f"The model audited is '{md(model)}', itself a recalibration of '{md(base)}': pick '{md(base)}' "
+                   "in the sidebar's Model picker to add another recalibration of it.")
+    for column, fitted in zip(st.columns(len(result.methods)), result.methods):
+        title = recalibrated_title(model, fitted.method, result.attribute, params.per_group)
+        column.button(f"Add {METHODS[fitted.method]} as a model", key=f"cal_add_{fitted.method}",
+                      disabled=title in taken, on_click=_add_model, args=(model, fitted.method, ctx.attribute, params),
+                      help=f"Adds the model '{md(title)}'" + (" (already added)" if title in taken else ""))
+
+
+def _add_model(model: str, method: str, attribute: str, params: RecalParams) -> None:
+    """The button's callback: it runs before the page's next run, so the new model is picked before the sidebar's
+    Model picker is drawn."""
+    try:
+        scores, title, note = recalibrated_model(_ui.current().with_model(model), method, attribute, params)
+        _ui.add_model(title, scores, note)
+    except DataError as err:
+        st.session_state[ADDED] = ("error", "The model was not added: " + " ".join(md(p) for p in err.problems))
+        return
+    how = recalibration_note(title, (note,)) or note
+    # a second model brings the Compare models tab: with other labels the tabs would open on the first one
+    st.session_state["cal_tab"] = "Recalibration"
+    st.session_state[ADDED] = ("added", f"Added the model **{md(title)}**: every page now audits it. {md(how)}")
 
 
 def _residuals_tab(pred, ctx) -> None:

@@ -9,18 +9,23 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
+from fairviz.calibration import recalibrated_model, recalibration_note, recalibration_pair
 from fairviz.core.display import Figure, Group, Text, group
 from fairviz.core.markup import csv_bytes
+from fairviz.data import DataError
 from fairviz.report.options import AuditParams
 from fairviz.report.residuals import SECTION as RESIDUALS
 from fairviz.report.residuals import THRESHOLD_SECTION
 from fairviz.residuals import (
+    CalibrationShape,
     KneeParams,
     RDFParams,
     ResidualAudit,
     analyse,
+    calibration_shape,
     diagnostic_table,
     file_dstar_rows,
+    needs_calibration,
     readings,
     threshold_check,
     threshold_invariance,
@@ -111,6 +116,10 @@ def page() -> None:
         with tabs[-1]:
             compare_view(ctx, "residuals")
     _ui.section_json("residuals", pred, audit, options)
+    # the knee tab's calibrate-then-re-run, under the tab's concentration verdict
+    if (concentration_tab := tabs[TABS.index("Knee error concentration")]).open:
+        with concentration_tab:
+            _calibrate_first(ctx, audit, params, shuffle)
     _invariance_section(pred, ctx, params, analysed)
 
 
@@ -145,6 +154,43 @@ def _tab(part: Group, audit: ResidualAudit) -> None:
             _ui.verdict_box("good" if audit.concentration.verdict == "supported" else "warn", _render.markdown(item))
         else:
             _render.render([item], figure_cache=_ui.figure)
+
+
+def _calibrate_first(ctx: _ui.Context, audit: ResidualAudit, params: RDFParams, shuffled: bool) -> None:
+    """The knee tab's "calibrate, then re-run": "calibrate first" when the audited model's ECE is ≥ 0.15, and the
+    knee error concentration before and after recalibration ([1] Table 2, Table 7)."""
+    if needs_calibration(audit.concentration):
+        _ui.verdict_box("warn", _render.markdown(readings.calibrate_first(audit.concentration)))
+    _render.render([readings.CALIBRATE_THEN_RERUN])
+    if shuffled:
+        st.caption("Shown for the real groups only: switch the random-groups null control off.")
+        return
+    joint = ctx.pred.joint()
+    try:
+        shape = _ui.cached_with_progress(
+            "calibrate_first", (joint.fingerprint, ctx.pred.active_model, ctx.attribute, params),
+            lambda progress: _calibration_shape(ctx, params, audit.concentration),
+            "Recalibrating and finding the knees again")
+    except DataError as err:
+        _ui.show_data_error(err, "No recalibration could be fitted for the before and after")
+        return
+    _render.render([readings.calibration_shape_reading(shape), readings.calibration_shape_table(shape),
+                    readings.calibration_shape_note(shape)])
+
+
+def _calibration_shape(ctx: _ui.Context, params: RDFParams, audited) -> CalibrationShape:
+    """The audited model and its recalibration: the session's latest one, else temperature scaling (Table 7's method)
+    fitted as the Calibration page fits it, for this view only."""
+    joint = ctx.pred.joint()
+    before, after = recalibration_pair(ctx.pred.active_model, ctx.pred.model_names)
+    added = after is not None
+    if not added:
+        scores, after, note = recalibrated_model(joint.with_model(before), "temperature", ctx.attribute)
+        joint = joint.with_added_model(after, scores, note)
+    how = recalibration_note(after, joint.notes) or "added on the Calibration page."
+    before_view, after_view = (RESIDUALS.given(joint.with_model(m)) for m in (before, after))
+    return calibration_shape(before_view, after_view, ctx.attribute, params, how, added,
+                             known={ctx.pred.active_model: audited})
 
 
 def _diagnostic_tab(audit: ResidualAudit, analysed, shuffled: bool) -> None:

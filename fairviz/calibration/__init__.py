@@ -14,9 +14,15 @@ from fairviz.calibration.recalibration import (
     RecalParams,
     recalibrate,
     recalibrated_frame,
+    recalibrated_model,
+    recalibrated_title,
+    recalibration_base,
+    recalibration_note,
+    recalibration_pair,
 )
 from fairviz.calibration.results import OVERALL, CalibrationAudit, CalibrationParams, GroupCalibration
 
 __all__ = ["METHODS", "OVERALL", "CalibrationAudit", "CalibrationParams", "FeatureResiduals", "GroupCalibration",
            "RecalParams", "RecalibrationResult", "ResidualModel", "analyse", "figures", "readings", "recalibrate",
-           "recalibrated_frame", "residual_model", "residuals_by_feature"]
+           "recalibrated_frame", "recalibrated_model", "recalibrated_title", "recalibration_base", "recalibration_note",
+           "recalibration_pair", "residual_model", "residuals_by_feature"]

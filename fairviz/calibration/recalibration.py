@@ -14,7 +14,7 @@ labels clearly (it is a group-aware model, not allowed in every setting).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,7 @@ from scipy.interpolate import BSpline
 from fairviz.calibration.logistic import fit_logistic
 from fairviz.calibration.performance import brier, log_loss
 from fairviz.calibration.reliability import logit, reliability_table, weighted_quantiles
-from fairviz.calibration.results import EPS
+from fairviz.calibration.results import EPS, OVERALL
 from fairviz.calibration.smooth_ece import smooth_ece
 from fairviz.data import DataError, Predictions
 from fairviz.core.ece import ece
@@ -311,3 +311,90 @@ def recalibrated_frame(pred: Predictions, result: RecalibrationResult) -> pd.Dat
     for m in result.methods:
         frame[f"score_{m.method}{'_per_group' if result.params.per_group else ''}"] = m.scores
     return frame
+
+
+# ----------------------------------------------------------------------------------------------- as a model
+
+# How a recalibrated model is named: "<model> · <method>[ per <attribute>]" (the sidebar's Model picker lists it)
+TITLE_SEP = " · "
+TITLE_WORDS = {"platt": "Platt", "temperature": "temperature", "isotonic": "isotonic", "spline": "monotone spline"}
+
+
+def recalibrated_model(joint: Predictions, method: str, attribute: str | None = None,
+                       params: RecalParams = RecalParams()) -> tuple[np.ndarray, str, str]:
+    """The active model's recalibration as a new model: (scores aligned with ``joint.joint()``'s entries, title,
+    note), for ``Predictions.with_added_model``.
+
+    It is the standalone recalibration itself, not a refit: ``recalibrate`` runs on the rows the Calibration page
+    recalibrates (the active model's view, weighted data expanded to rows, so the same seeded split), and each entry
+    takes the recalibrated score of its rows. Auditing the new model on the evaluation rows therefore gives the
+    standalone's evaluation numbers. ``joint`` may be the joint predictions (its first model is recalibrated) or a
+    ``with_model`` view (that model is)."""
+    base = joint.joint()
+    model = joint.active_model
+    view = base.with_model(model)
+    rows = view.rows()
+    result = recalibrate(rows, attribute, replace(params, methods=(method,)))
+    fitted = result.method(method)
+    # weighted data: every row of an entry has the entry's (groups, score), so the same recalibrated score
+    entry_scores = fitted.scores if view.weight is None else fitted.scores[np.cumsum(view.weight) - view.weight]
+    scores = entry_scores[_view_entries(base, view)]
+    title = recalibrated_title(model, method, result.attribute, params.per_group)
+    return scores, title, f"{title}: " + _model_note(model, method, result, fitted)
+
+
+def recalibrated_title(model: str, method: str, attribute: str, per_group: bool) -> str:
+    """The name of ``model``'s recalibration: "<model> · <method>", "… per <attribute>" for one map per group."""
+    return model + TITLE_SEP + TITLE_WORDS[method] + (f" per {attribute}" if per_group else "")
+
+
+def recalibration_base(title: str, models: list[str]) -> str | None:
+    """The model that ``title`` recalibrates (named as ``recalibrated_model`` names it), or None."""
+    for model in sorted(models, key=len, reverse=True):
+        rest = title[len(model) + len(TITLE_SEP):] if title.startswith(model + TITLE_SEP) else None
+        if rest and any(rest == word or rest.startswith(word + " per ") for word in TITLE_WORDS.values()):
+            return model
+    return None
+
+
+def recalibration_pair(model: str, models: list[str]) -> tuple[str, str | None]:
+    """(before, after) for "calibrate, then re-run": ``model`` and its latest recalibration among ``models``, or,
+    when ``model`` is itself a recalibration, the model it recalibrates and ``model``. After is None when ``model``
+    has no recalibration yet."""
+    if base := recalibration_base(model, models):
+        return base, model
+    made = [m for m in models if recalibration_base(m, models) == model]
+    return model, (made[-1] if made else None)
+
+
+def recalibration_note(title: str, notes: tuple[str, ...]) -> str | None:
+    """The note ``recalibrated_model`` wrote for the model ``title`` (kept in the predictions' notes once added)."""
+    return next((n[len(title) + 2:] for n in reversed(notes) if n.startswith(f"{title}: ")), None)
+
+
+def _view_entries(base: Predictions, view: Predictions) -> np.ndarray:
+    """For each of ``base``'s entries, the entry of the one-model ``view`` that holds its rows. Weighted data: the
+    view merged entries sharing groups, label and the model's score (binned: its score cell), in sorted order."""
+    if view.weight is None or view is base:
+        return np.arange(base.y.size)
+    score = base.scores[view.model]
+    keys = {f"a{k}": v.codes for k, v in enumerate(base.attributes.values())}
+    cell = np.floor(score * round(1 / base.resolution)) if base.resolution else score
+    table = pd.DataFrame({**keys, "y": base.y, "s": cell})
+    index = table.groupby(list(table.columns), sort=True, observed=True).ngroup().to_numpy()
+    merged = np.bincount(index, weights=base.weight, minlength=view.y.size)
+    if index.max() + 1 != view.y.size or not np.array_equal(merged, view.weight) or \
+            not np.array_equal(view.y[index], base.y):
+        raise ValueError("the model's view does not merge the joint entries as expected")
+    return index
+
+
+def _model_note(model: str, method: str, result: RecalibrationResult, fitted: MethodResult) -> str:
+    before, after = result.original.metrics[OVERALL], fitted.metrics[OVERALL]
+    maps = "; ".join(f"{name}: {text}" if name != "all" else text for name, text in fitted.descriptions.items())
+    kept = f" Left as they were: {', '.join(fitted.problems)}." if fitted.problems else ""
+    how = TITLE_WORDS[method] + (f" recalibration, one map per {result.attribute} group" if result.params.per_group
+                                 else " recalibration")
+    return (f"'{model}' with {how} ({maps}), fitted on a split: {result.split_label}. "
+            f"Judged on the {after.n:,} evaluation rows: ECE {before.ece:.3f} → {after.ece:.3f}, "
+            f"log-loss {before.log_loss:.3f} → {after.log_loss:.3f}.{kept}")

@@ -4,6 +4,12 @@
 ([1] Theorem 6.1); ``threshold_invariance`` is [1] App. D.1. Pages, the report, probing and the CLI import from here.
 """
 from fairviz.residuals.analysis import analyse, at_threshold
+from fairviz.residuals.calibrate_first import (
+    CalibrationShape,
+    calibration_shape,
+    concentration_of,
+    needs_calibration,
+)
 from fairviz.residuals.concentration import concentration_verdict, knee_concentration
 from fairviz.residuals.curves import CURVE_POINTS, OUTCOMES, SortedGroup, merged_sorted, sort_groups
 from fairviz.residuals.diagnostic_set import diagnostic_table, dstar_rows, file_dstar_rows
@@ -49,4 +55,5 @@ __all__ = [
     "knee_region", "knee_region_sorted", "mean_decomposition", "median_parity", "merged_sorted", "percentile_ranks",
     "rates_from_residuals", "region_labels", "residuals", "sort_groups", "threshold_check", "threshold_invariance",
     "wasserstein_sorted",
+    "CalibrationShape", "calibration_shape", "concentration_of", "needs_calibration",
 ]

@@ -5,7 +5,9 @@ The JSON's warnings are plain strings (``no_knee``, ``small_groups``, …); the 
 """
 from __future__ import annotations
 
-from fairviz.core.display import Text, join, text
+import pandas as pd
+
+from fairviz.core.display import Table, Text, join, text
 from fairviz.core.focus import Focus
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 
@@ -169,6 +171,64 @@ def concentration_note(c, resamples: int) -> Text:
                 "printed table could read either way. Caveat: knee regions near the ends include the tails, which "
                 "hold the largest errors, so part of any ratio is mechanical; compare with the random-groups null "
                 "control in the sidebar.", "note", ci=fmt_interval(c.ratio_ci, 2), b=resamples)
+
+
+CALIBRATE_THEN_RERUN = text("Calibrate, then re-run (Fairness Beyond Metrics, Tables 2 and 7)", "subheading")
+
+
+def calibrate_first(c) -> Text:
+    """[1] §8.2: with ECE ≥ 0.15 the knees are not yet diagnostic; the checklist's first step is to recalibrate."""
+    return text("**Calibrate first.** ECE {ece} (95% CI {ci}) is in the poor regime (≥ 0.15). "
+                "*Fairness Beyond Metrics* finds knees diagnostic only for calibrated models: below ECE 0.15 the "
+                "error concentrates in the knee regions, above it the error spreads along the whole curve (its Table "
+                "2), so these knees do not yet mark where the errors sit. Recalibrate (Calibration page, Recalibration "
+                "tab, *Add as a model*), then re-run this audit on the recalibrated model.", "finding",
+                ece=fmt(c.ece), ci=fmt_interval(c.ece_ci))
+
+
+def calibration_shape_table(shape) -> Table:
+    """Table 2's two rows and Table 7's ECE before and after, on this data."""
+    rows = [(role, model, c) for role, model, c in (("before", shape.before_model, shape.before),
+                                                      ("after", shape.after_model, shape.after))]
+    frame = pd.DataFrame({
+        "step": [r for r, _, _ in rows], "model": [m for _, m, _ in rows],
+        "ece": [c.ece for _, _, c in rows], "ece_ci": [(c.ece_ci.low, c.ece_ci.high) for _, _, c in rows],
+        "regime": [c.regime for _, _, c in rows], "ratio": [c.ratio for _, _, c in rows],
+        "ratio_ci": [(c.ratio_ci.low, c.ratio_ci.high) for _, _, c in rows],
+        "verdict": [c.verdict + (" (borderline)" if c.borderline else "") for _, _, c in rows]})
+    return Table(frame, "calibration_shape",
+                 {"step": "text", "model": "text", "ece": "num", "ece_ci": "ci", "regime": "text", "ratio": "num2",
+                  "ratio_ci": "ci", "verdict": "text"},
+                 {"step": "", "ece": "ECE (15 bins)", "ece_ci": "ECE 95% CI", "regime": "calibration regime",
+                  "ratio": "error ratio knee / elsewhere", "ratio_ci": "ratio 95% CI", "verdict": "knees diagnostic"})
+
+
+def calibration_shape_reading(shape) -> Text:
+    """Before → after in words, and what it means for reading the knees."""
+    b, a = shape.before, shape.after
+    if a.verdict == "supported" and a.regime != "poor":
+        meaning = "after recalibration the knees are diagnostic: read D* on the recalibrated model."
+    elif a.regime == "poor":
+        meaning = ("the recalibrated scores are still poorly calibrated: try another method or a larger calibration "
+                   "split.")
+    else:
+        meaning = ("the knees do not concentrate the error even with calibrated scores: on this data they mark where "
+                   "the model's behaviour changes rather than where its errors sit.")
+    return text("**Before and after recalibration** (the paper's Tables 2 and 7 on this data): *{before}* → "
+                "*{after}*: ECE {eb} ({rb}) → {ea} ({ra}); knee/elsewhere error ratio {xb} → {xa}; verdict {vb} → "
+                "{va}. So {meaning}",
+                before=shape.before_model, after=shape.after_model, eb=fmt(b.ece), rb=b.regime, ea=fmt(a.ece),
+                ra=a.regime, xb=fmt(b.ratio, 2), xa=fmt(a.ratio, 2), vb=b.verdict, va=a.verdict, meaning=meaning)
+
+
+def calibration_shape_note(shape) -> Text:
+    """Which rows each line reads, and where the recalibrated model comes from."""
+    where = ("It is one of this session's models." if shape.added else
+             "It was computed for this view (temperature scaling, the method of the paper's Table 7) and not added: "
+             "add it, or another method, on the Calibration page to audit it on every page.")
+    return text("Both lines read every row, knees found again on the recalibrated scores. The recalibration: {how} "
+                "Its ECE here includes its own calibration rows, so it is slightly optimistic; the Calibration page "
+                "judges it on the held-out rows. {where}", "note", how=shape.how, where=where)
 
 
 # ----------------------------------------------------------------------------------------------- D*

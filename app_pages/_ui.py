@@ -32,6 +32,7 @@ BENEFIT = "benefit"
 DATA_BENEFIT = "data_benefit"  # the benefit the mapping form's good outcome implies for the data in use
 REFERENCE = "reference"        # the group every other group is compared with (the Summary, comparisons)
 MODEL = "model"                # the model every page audits, when the data holds several
+NEW_MODEL = "_new_model"       # a model just added (a mitigation), chosen when the frame is next drawn
 NEW_DATA = "_new_data"
 FROM_LINK = "_from_link"       # the view a new session read from its address, applied once to the frame         # set by use_predictions: the frame resets its widgets for the new data
 PAGE_JSON = "page_json"        # section name → the JSON of what that page shows
@@ -141,6 +142,8 @@ def settle_frame(pred: Predictions) -> None:
             state[THRESHOLD] = threshold
     if state.get(ATTRIBUTE) not in pred.choices():
         state[ATTRIBUTE] = pred.choices()[0]
+    if state.get(NEW_MODEL) in pred.model_names:
+        state[MODEL] = state.pop(NEW_MODEL)
     if state.get(MODEL) not in pred.model_names:
         state[MODEL] = pred.model_names[0]
     if THRESHOLD not in state:
@@ -410,7 +413,9 @@ def add_model(title: str, scores, note: str) -> None:
     data and make it the model every page audits. Raises ``DataError`` (a name taken, scores outside [0, 1])."""
     joint = current().joint()
     st.session_state[PRED] = joint.with_added_model(title, scores, note)
-    st.session_state[MODEL] = title
+    # chosen when the frame is next drawn (settle_frame): a page's button runs after the Model picker was drawn,
+    # and a drawn widget's value cannot be set in the same run
+    st.session_state[NEW_MODEL] = title
 
 
 def cached_with_progress(namespace: str, key: tuple, compute: Callable[[Callable[[float, str], None]], object],

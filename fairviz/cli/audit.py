@@ -28,6 +28,7 @@ from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 from fairviz.residuals import RDFParams, dstar_rows
 from fairviz.sample_size import MatchParams
+from fairviz.calibration.recalibration import METHODS as RECAL_METHODS, RecalParams, recalibrated_model
 from fairviz.thresholds import CONSTRAINTS, adjusted_model, decision_rows
 
 THRESHOLD_CHOICES = tuple(c.replace("_", "-") for c in CONSTRAINTS)    # equal-selection, equal-tpr, equalized-odds
@@ -81,6 +82,10 @@ def add_parser(commands) -> None:
                        help="add per-group thresholds (Hardt, Price and Srebro 2016) on the first model as another "
                             "model: 'equal-selection' rates, 'equal-tpr' (equal opportunity) or 'equalized-odds' "
                             "(randomised where needed, seeded by --seed); it is compared with the first model")
+    audit.add_argument("--recalibrate", choices=tuple(RECAL_METHODS), default=None,
+                       help="add the first model recalibrated (fitted on a seeded half of the rows, as the "
+                            "Calibration page does; --seed) as another model: 'platt', 'temperature', 'isotonic' or "
+                            "'spline'; it is compared with the first model")
     audit.add_argument("--threshold", type=float, default=None,
                        help="decision threshold: positive when score ≥ it (default 0.5, or a bundled sample's own)")
     audit.add_argument("--json", type=Path, help="write the audit JSON here ('-' for stdout)")
@@ -155,6 +160,11 @@ def run(args) -> int:
         raise DataError(f"{err} Give --score-direction reversed to use 1 − {mapping.score}, or --score-direction "
                         "as-is to audit the score as it is.") from err
     attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    first = pred
+    if args.recalibrate:
+        scores, title, note = recalibrated_model(first, args.recalibrate, params=RecalParams(
+            methods=(args.recalibrate,), seed=args.seed))
+        pred = pred.with_added_model(title, scores, note)
     if args.thresholds:
         pred = with_thresholds(pred, attribute, args.thresholds, args.seed)
     params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,

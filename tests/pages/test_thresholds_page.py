@@ -141,3 +141,18 @@ def test_group_and_model_names_show_as_typed():
     table = at.dataframe[0].value if at.dataframe else None
     shown = list(table["group"]) if table is not None else []
     assert sorted(shown) == sorted(["**bold**", "<b>tag</b>", "[a](http://x)"])
+
+
+def test_adding_decisions_with_the_model_picker_on_screen_selects_the_new_model():
+    """In the app (the sidebar's Model picker is drawn before the page's button runs) the added model is chosen
+    when the frame is next drawn, instead of failing to set a drawn widget."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.query_params["sample"] = "adult"
+    at.run()
+    at.switch_page("app_pages/thresholds.py").run()
+    assert not at.exception, at.exception
+    at.button(key="thr_add").click().run()
+    assert not at.exception, at.exception
+    picker = next(s for s in at.selectbox if s.label == "Model")
+    assert picker.value == "gradient boosting · equal TPR by sex" and len(picker.options) == 3
+    assert at.session_state["predictions"].model_names[-1] == picker.value

@@ -4,13 +4,14 @@ terminal; a second model that cannot be used is named in one line on stderr and 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from fairviz.cli.main import main
 from fairviz.compare import CompareParams, compare_models
-from fairviz.data.samples import load_sample, sample_path
+from fairviz.data.samples import load_sample, sample_path, samples
 
 KEYS = {"value_a", "value_b", "difference", "ci", "p_value", "p_adjusted", "test", "n"}
 
@@ -107,3 +108,23 @@ def test_thresholds_add_the_adjusted_decisions_as_a_model_and_compare_them(tmp_p
         # a randomised rule's yeses go to interchangeable rows by a seeded draw over the entries, which the engine's
         # table orders differently from the file: the adjusted model agrees to within a few rows' share
         assert comparison["differences"][key]["value_b"] == pytest.approx(d.value_b, abs=0.01), key
+
+
+def test_recalibrate_adds_the_recalibrated_first_model_and_compares_it(tmp_path):
+    from fairviz.calibration.recalibration import RecalParams, recalibrated_model
+    out = tmp_path / "audit.json"
+    assert main(["audit", str(sample_path("compas")), "--group", "race", "--recalibrate", "isotonic",
+                 "--resamples", "60", "--knee-resamples", "0", "--json", str(out)]) == 0
+    data = json.loads(out.read_text())
+    from fairviz.data.engine import Engine, resolve
+    mapping = replace(samples()["compas"].mapping, groups=("race",), features=(), row_id=None)     # the CLI's
+    pred = Engine().reduce(resolve(sample_path("compas")), mapping).predictions()
+    scores, title, note = recalibrated_model(pred, "isotonic", params=RecalParams(methods=("isotonic",), seed=0))
+    assert list(data["comparison"]) == [f"score_vs_{title}"] and note in data["notes"]
+    expected = compare_models(pred.with_added_model(title, scores, note), "race", 0.4, "negative", "Caucasian",
+                              params=CompareParams(resamples=60, permutations=60))
+    for key in ("ece", "log_loss", "ofi|African-American vs Caucasian"):
+        d = next(x for x in expected.differences if x.key == key)
+        got = data["comparison"][f"score_vs_{title}"]["differences"][key]
+        assert got["value_a"] == pytest.approx(d.value_a, abs=1e-9) and got["value_b"] == pytest.approx(d.value_b,
+                                                                                                       abs=1e-9)

@@ -11,8 +11,10 @@ run: $(STAMP)
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-1} $(PY) -m streamlit run app.py --server.address 127.0.0.1 \
 		--server.port $(PORT) --server.headless true --browser.gatherUsageStats false
 
+# Two workers (pytest-xdist), each taking whole files: the suite's tests are single-threaded (OMP_NUM_THREADS=1) and
+# CI has two cores; a file's module fixtures (an app server, a Spark session) stay in one worker.
 test: $(STAMP) browser java postgres
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
 
 # Unit tests only (no app, no browser, nothing slow): under a minute.
 test-fast: $(STAMP)

@@ -319,10 +319,10 @@ def _model_view(joint: Predictions, title: str) -> Predictions:
     if joint.resolution:     # binned: this model's cells (its score's cell), each at the mean of its rows' scores
         table["cell"] = np.floor(score * round(1 / joint.resolution))
         table["sw"] = score * joint.weight
-        merged = table.groupby([*keys, "y", "cell"], sort=False, observed=True)[["w", "sw"]].sum().reset_index()
+        merged = table.groupby([*keys, "y", "cell"], sort=True, observed=True)[["w", "sw"]].sum().reset_index()
         merged["s"] = merged["sw"] / merged["w"]
-    else:       # in the joint table's order (a model whose entries do not merge keeps its order: seeded splits too)
-        merged = table.groupby([*keys, "y", "s"], sort=False, observed=True)["w"].sum().reset_index()
+    else:       # sorted by groups, label and score (fairviz.calibration.recalibration._view_entries relies on it)
+        merged = table.groupby([*keys, "y", "s"], sort=True, observed=True)["w"].sum().reset_index()
     attributes = {name: GroupView(v.attribute, merged[f"a{k}"].to_numpy(np.int32), v.names,
                                   merged["w"].to_numpy(np.int64))
                   for k, (name, v) in enumerate(joint.attributes.items())}

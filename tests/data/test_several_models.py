@@ -124,16 +124,3 @@ def test_binned_reduction_of_two_models_is_each_models_own_reduction_at_the_join
         assert abs(log_loss(e.y, e.score, sample_weight=e.weight) - log_loss(r.y, r.score)) < 1e-4
         assert np.average(e.score, weights=e.weight) == pytest.approx(r.score.mean(), abs=1e-12)
 
-
-def test_a_models_view_keeps_the_entries_order_when_nothing_merges(tmp_path):
-    """Weighted one-model data with an added model: the first model's view is the table it was (same entries in the
-    same order), so a seeded split of its rows (recalibration) is the same before and after."""
-    frame = _two_models(5000, decimals=2)
-    path = tmp_path / "one.csv"
-    frame.to_csv(path, index=False)
-    pred = reduce_path(path, ColumnMapping("y", "v1", ("g",))).predictions()
-    joint = pred.with_added_model("half", np.full(pred.y.size, 0.5) + 0.1 * pred.score, "made up")
-    view = joint.with_model("v1")
-    np.testing.assert_array_equal(view.score, pred.score)
-    np.testing.assert_array_equal(view.weight, pred.weight)
-    np.testing.assert_array_equal(view.y, pred.y)

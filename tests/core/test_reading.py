@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fairviz.data import reading
+from fairviz.data import csv_reading, parquet_reading, reading, table_info
 from fairviz.data import DataError, inspect_table, read_preview, read_table
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def test_csv_row_estimate_and_cell_limit(monkeypatch):
     raw = ("y,score,group,extra\n" + "1,0.25,a,x\n0,0.75,b,y\n" * 5000).encode()
     info = inspect_table(raw, "t.csv")
     assert info.format == "csv" and info.columns == ("y", "score", "group", "extra") and info.rows == 10_000
-    monkeypatch.setattr(reading, "MAX_CELLS", 35_000)
+    monkeypatch.setattr(table_info, "MAX_CELLS", 35_000)          # TableInfo.check's limit
     with pytest.raises(DataError, match=r"10,000 rows × 4 columns \(40,000 cells\).*limit is 35,000"):
         read_table(raw, "t.csv")
     frame, _ = read_table(raw, "t.csv", columns=["y", "score", "group"])       # 30,000 cells: allowed
@@ -186,13 +186,15 @@ def test_wide_csv_preview_is_bounded_in_cells_and_too_wide_files_are_refused(mon
     frame, _, info = read_preview(raw, "wide.csv")
     assert frame.shape == (200, 1000)
     assert any("first 200 rows" in n and "1,000 columns" in n for n in info.notes)
-    monkeypatch.setattr(reading, "MAX_COLUMNS", 999)
+    for module in (reading, table_info):                           # the preview's and check_names' limit
+        monkeypatch.setattr(module, "MAX_COLUMNS", 999)
     with pytest.raises(DataError, match=r"'wide.csv' has 1,000 columns; the limit is 999"):
         read_preview(raw, "wide.csv")
 
 
 def test_csv_preview_reads_a_bounded_prefix(monkeypatch):
-    monkeypatch.setattr(reading, "PREVIEW_BYTES", 4096)
+    for module in (reading, csv_reading, parquet_reading):
+        monkeypatch.setattr(module, "PREVIEW_BYTES", 4096)
     raw = ("y,score,group\n" + "1,0.5,a\n" * 10_000).encode()
     frame, _, _ = read_preview(raw, "t.csv")
     assert 0 < len(frame) <= 4096 // 8

@@ -31,7 +31,6 @@ import dataclasses
 import hashlib
 import io
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -47,7 +46,6 @@ from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
 from fairviz.data.roles import guess_mapping
 from fairviz.data.scales import probability_sql
-from fairviz.data.sniff import CsvFormat, sniff_csv
 from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, JOINT_CELLS,  # noqa: F401
                                     SufficientStats,
                                     core_mapping, reduction_sql, single_valued,
@@ -56,15 +54,18 @@ from fairviz.data.validation import check_columns
 from fairviz.data.sources import (Files, Frame, Location, Query, Table, locate,  # noqa: F401 (resolve: re-exported)
                                   resolve, scheme_of)
 
+from fairviz.data.duckdb_runner import DuckDBRunner, _duckdb_csv_options, _header_names, _sniffed  # noqa: F401
+from fairviz.data.postgres_runner import PostgresRunner, _arrow_type  # noqa: F401
+from fairviz.data.spark_runner import DEFAULT_SPARK_MASTER, SparkRunner
+
 Source = Files        # the name this module used for a local file set
 
 ENGINES = ("duckdb", "spark", "postgres")
-DEFAULT_SPARK_MASTER = "local[2]"
 
 
 # ----------------------------------------------------------------------------------------------- engines
 
-class Engine:
+class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
     """Runs the reduction where the data lives. ``kind``:
 
     - 'duckdb' (embedded): ``memory_limit`` such as '200MB' spills beyond it; ``database`` a DuckDB file opened
@@ -104,93 +105,7 @@ class Engine:
                                          str(self.master or DEFAULT_SPARK_MASTER).startswith("local"))
 
     # --- the engines' plumbing: a source as a relation, its columns, SQL → pandas
-    def _duckdb(self):
-        if self._con is None:
-            import duckdb
-            config = {"autoinstall_known_extensions": False}   # never download code at run time (see docs/engines.md)
-            if self.memory_limit:
-                config["memory_limit"] = self.memory_limit
-            if self.threads:
-                config["threads"] = int(self.threads)
-            if self.database is not None:
-                if scheme_of(self.database) is not None or not Path(self.database).is_file():
-                    raise DataError(f"Database file not found: {self.database}")
-                try:
-                    self._con = duckdb.connect(self.database, read_only=True, config=config)
-                except duckdb.Error as err:
-                    raise DataError(f"'{self.database}' could not be opened as a DuckDB database: "
-                                    f"{first_line(err)}") from None
-            else:
-                self._con = duckdb.connect(config=config)
-            self._con.execute("SET enable_progress_bar = false")   # long reductions would draw into the CLI's output
-        return self._con
 
-    def spark(self):
-        if self._spark is None:
-            try:
-                from pyspark.sql import SparkSession
-            except ImportError:
-                raise DataError("--engine spark needs pyspark (pip install pyspark==4.3.0) and Java 17.") from None
-            quiet_pyspark_loggers()
-            if self.connect:
-                self._spark = self._spark_connect(SparkSession)
-            else:
-                self._spark = self._spark_classic(SparkSession)
-        return self._spark
-
-    def _spark_connect(self, SparkSession):
-        missing = connect_client_missing()
-        if missing:
-            raise DataError(f"Spark Connect (sc://) needs the Connect client's packages: pip install "
-                            f"'pyspark[connect]==4.3.0' ({', '.join(missing)} missing).")
-        check_reachable(self.master)
-        try:
-            with warnings.catch_warnings():      # pyspark's nag about pandas 3 would break the CLI's one-line errors
-                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-                spark = SparkSession.builder.remote(self.master).getOrCreate()
-            for key, value in SPARK_SQL_CONF.items():
-                spark.conf.set(key, value)
-        except Exception as err:  # noqa: BLE001 - grpc raises its own types when the server is not there
-            raise DataError(f"Could not reach the Spark Connect server at {self.master}: {first_line(err)}") from None
-        return spark
-
-    def _spark_classic(self, SparkSession):
-        import shutil
-        if not shutil.which("java") and not os.environ.get("JAVA_HOME"):
-            raise DataError("--engine spark needs Java (Debian: apt-get install openjdk-17-jre-headless).")
-        master = self.master or DEFAULT_SPARK_MASTER
-        check_master(master)
-        running = SparkSession._instantiatedSession
-        if running is not None and running.sparkContext.master != master:
-            running.stop()                                   # getOrCreate would silently keep the other master
-        # a Spark Connect session earlier in this process leaves pyspark in "connect mode" (an environment flag and
-        # the shared builder's spark.remote); a classic session needs both cleared
-        os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
-        builder = SparkSession.Builder().master(master).appName("fairviz")
-        for key, value in {**SPARK_SQL_CONF, "spark.sql.execution.arrow.pyspark.enabled": "true",
-                           "spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"}.items():
-            builder = builder.config(key, value)
-        try:
-            spark = builder.getOrCreate()
-        except Exception as err:  # noqa: BLE001 - py4j raises its own types when the master is not there
-            raise DataError(f"Could not start Spark on {master}: {first_line(err)}") from None
-        spark.sparkContext.setLogLevel("ERROR")
-        return spark
-
-    def _postgres(self):
-        if self._con is None:
-            try:
-                import psycopg
-            except ImportError:
-                raise DataError("--engine postgres needs psycopg (pip install 'psycopg[binary]==3.3.6').") from None
-            try:
-                self._con = psycopg.connect(self.dsn or "", connect_timeout=10, application_name="fairviz")
-            except psycopg.Error as err:
-                raise DataError(f"Could not connect to PostgreSQL: {first_line(err)}") from None
-            except Exception as err:  # noqa: BLE001 - a malformed DSN is a ProgrammingError or a ValueError
-                raise DataError(f"The PostgreSQL connection string is not valid: {first_line(err)}") from None
-            self._con.read_only = True        # every transaction: BEGIN READ ONLY
-        return self._con
 
     def _register(self, source, text: tuple[str, ...] = ()) -> None:
         """Make ``source`` the relation that the SQL reads (``self._relation``), its columns renamed by position
@@ -240,151 +155,11 @@ class Engine:
                                    more_scores=tuple(dataclasses.replace(m, column=self._at(m.column))
                                                      for m in mapping.more_scores))
 
-    def _duckdb_relation(self, source, text: tuple[str, ...] = ()) -> str:
-        con = self._duckdb()
-        if isinstance(source, (Files, Location)):
-            files = source.files if isinstance(source, Files) else (source.url,)
-            listed = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in files) + "]"
-            if source.format == "parquet":
-                return self._duckdb_positional(f"read_parquet({listed})")
-            sniffed = _sniffed(source)
-            if sniffed is not None and sniffed.encoding in ("cp1252", "utf-16"):   # DuckDB: no cp1252, no UTF-16 BE
-                listed = "[" + ", ".join("'" + f.replace("'", "''") + "'"
-                                         for f in self._as_utf8(files, sniffed.encoding)) + "]"
-                sniffed = dataclasses.replace(sniffed, encoding="utf-8")
-            options = _duckdb_csv_options(sniffed)
-            base = f"read_csv({listed}, {options})"
-            relation = self._duckdb_positional(base, sniffed.names if sniffed else None)
-            wanted = self._text_aliases(text)
-            if not wanted:
-                return relation
-            types = ", ".join("'VARCHAR'" if alias in wanted else "'" + type_name.replace("'", "''") + "'"
-                              for alias, type_name in zip(self._aliases(), self._types))
-            return self._duckdb_positional(f"read_csv({listed}, {options}, types = [{types}])", self._names)
-        if isinstance(source, Table):
-            if self.database is None:
-                raise DataError("--table on DuckDB names a table of a database file: add --database FILE.duckdb.")
-            return self._duckdb_positional(source.table)
-        if isinstance(source, Query):
-            return self._duckdb_positional(f"({source.text}) AS q")
-        data = source.data if isinstance(source, Frame) else source
-        if isinstance(source, Frame) and source.is_spark:
-            raise DataError("A Spark DataFrame is reduced on its own Spark session, not on DuckDB.")
-        con.register("__fairviz_frame", data)
-        return self._duckdb_positional("__fairviz_frame")
-
-    def _duckdb_positional(self, base: str, names=None) -> str:
-        """``base`` renamed by position; its columns and types from DuckDB (the names from the CSV's own header
-        when DuckDB agrees on their number: DuckDB renames duplicates and blanks)."""
-        rows = self._run(lambda: self._duckdb().execute(f"DESCRIBE SELECT * FROM {base}").fetchall())
-        return self._positional(base, _header_names(names, [r[0] for r in rows]), [r[1] for r in rows])
-
-    def _spark_frame(self, source, text: tuple[str, ...] = ()):
-        """The source as a Spark DataFrame whose columns are c0, c1, … (``self._names`` keeps the source's)."""
-        if isinstance(source, Frame) and source.is_spark:
-            return self._spark_positional(source.data)
-        spark = self.spark()
-        if isinstance(source, (Files, Location)):
-            paths = list(source.files) if isinstance(source, Files) else [source.url]
-            if source.format == "parquet":
-                return self._spark_positional(self._spark_read(lambda: spark.read.parquet(*paths)))
-            sniffed = _sniffed(source)
-            if sniffed is not None and sniffed.encoding == "cp1252":      # Spark knows no Windows-1252 either
-                paths = self._as_utf8(paths, sniffed.encoding)
-                sniffed = dataclasses.replace(sniffed, encoding="utf-8")
-            return self._spark_csv(spark, paths, sniffed, text)
-        if isinstance(source, Table):
-            return self._spark_positional(self._spark_read(lambda: spark.sql(f"SELECT * FROM {source.table}")))
-        if isinstance(source, Query):
-            return self._spark_positional(self._spark_read(lambda: spark.sql(f"SELECT * FROM ({source.text}) q")))
-        data = source.data if isinstance(source, Frame) else source
-        return self._spark_positional(spark.createDataFrame(data.to_pandas()))
-
-    def _spark_positional(self, frame):
-        schema = self._spark_read(lambda: frame.schema)
-        self._set_columns([f.name for f in schema.fields], [f.dataType.simpleString() for f in schema.fields])
-        return frame.toDF(*self._aliases())
-
-    def _spark_csv(self, spark, paths, sniffed, text):
-        """A CSV read as DuckDB reads it: the sniffed encoding and delimiter, the inferred types applied by position
-        (the header is skipped, never parsed into SQL), group columns as text, decimal commas as numbers."""
-        from pyspark.sql import functions as F
-        from pyspark.sql.types import StringType, StructField, StructType
-        options = {"header": True, "mode": "PERMISSIVE", "escape": '"'}   # RFC 4180: a quote inside quotes is ""
-        if sniffed is not None:
-            options.update(sep=sniffed.delimiter, encoding=sniffed.spark_encoding)
-            if sniffed.encoding == "utf-16":
-                options["multiLine"] = True
-        inferred = self._spark_read(lambda: spark.read.options(**options, inferSchema=True).csv(paths).schema)
-        self._set_columns(_header_names(sniffed.names if sniffed else None, [f.name for f in inferred.fields]), [])
-        wanted = self._text_aliases(text)
-        decimal = {f"c{k}" for k in (sniffed.decimal_columns if sniffed is not None else ())}
-        fields = [StructField(alias, StringType() if alias in wanted or alias in decimal else f.dataType)
-                  for alias, f in zip(self._aliases(), inferred.fields)]
-        frame = self._spark_read(lambda: spark.read.options(**options, enforceSchema=True)
-                                 .schema(StructType(fields)).csv(paths))
-        for alias in decimal - wanted:
-            frame = frame.withColumn(alias, F.regexp_replace(F.col(alias), ",", ".").cast("double"))
-        self._types = [f.dataType.simpleString().upper() for f in self._spark_read(lambda: frame.schema).fields]
-        return frame
-
-    def _spark_read(self, read):
-        try:
-            return read()
-        except Exception as err:  # noqa: BLE001 - Spark analyses (and fails) when the frame is defined
-            raise self._read_error(err) from None
-
-    def _postgres_relation(self, source) -> str:
-        if isinstance(source, Table):
-            base = source.table
-        elif isinstance(source, Query):
-            base = f"({source.text}) AS q"
-        else:
-            raise DataError("--engine postgres audits a table or a query of the database: give --table NAME or "
-                            "--query 'SELECT …'.")
-        columns = self._run(lambda: self._postgres_columns(f"SELECT * FROM {base}"))
-        return self._positional(base, [n for n, _ in columns], [t for _, t in columns])
 
     def _columns(self) -> dict[str, str]:
         """Column name (the source's own) → type name (upper case) of the registered relation."""
         return dict(zip(self._names, self._types))
 
-    def _postgres_types(self, text: str, params=None) -> dict[str, str]:
-        return dict(self._postgres_columns(text, params))
-
-    def _postgres_columns(self, text: str, params=None) -> list[tuple[str, str]]:
-        """The columns of a query and their PostgreSQL types, planned but not run (LIMIT 0)."""
-        con = self._postgres()
-        with con.cursor() as cur:
-            cur.execute(f"SELECT * FROM ({text}) AS t LIMIT 0", params)
-            columns = [(d.name, d.type_code) for d in cur.description]
-            cur.execute("SELECT oid::int, format_type(oid, NULL) FROM pg_type WHERE oid = ANY(%s)",
-                        [[oid for _, oid in columns]])
-            names = dict(cur.fetchall())
-        con.rollback()
-        return [(name, names.get(oid, "text")) for name, oid in columns]
-
-    def _postgres_sql(self, text: str, params=None) -> pd.DataFrame:
-        """A query's rows through COPY … TO STDOUT as CSV, parsed by Arrow with the columns' own types."""
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-        types = self._postgres_types(text, params)
-        con = self._postgres()
-        buffer = io.BytesIO()
-        with con.cursor() as cur:
-            with cur.copy(f"COPY ({text}) TO STDOUT WITH (FORMAT csv, HEADER true)", params) as copy:
-                for chunk in copy:
-                    buffer.write(chunk)
-        con.rollback()
-        arrow = {name: _arrow_type(type_name) for name, type_name in types.items()}
-        table = pacsv.read_csv(io.BytesIO(buffer.getvalue()), read_options=pacsv.ReadOptions(column_names=list(types),
-                                                                                              skip_rows=1),
-                               convert_options=pacsv.ConvertOptions(
-                                   column_types=arrow, null_values=[""], strings_can_be_null=True,
-                                   quoted_strings_can_be_null=False, true_values=["t"], false_values=["f"]))
-        if table.num_rows == 0:
-            table = pa.table({name: pa.array([], type=t) for name, t in arrow.items()})
-        return table.to_pandas()
 
     def sql(self, text: str, params=None) -> pd.DataFrame:
         def run():
@@ -602,57 +377,12 @@ class Engine:
             self._con = None
 
 
-def _header_names(header, found: list[str]) -> list[str]:
-    """The CSV header's own names when the engine found as many columns (the engines rename duplicates and blanks
-    their own way: then theirs)."""
-    if header is not None and len(header) == len(found) and len(set(header)) == len(header) and all(header):
-        return list(header)
-    return found
-
-
-def _sniffed(source: Files | Location) -> CsvFormat | None:
-    """How a CSV on this machine is written (a local file, or a file:// URL); None for other URLs (the engine's own
-    sniffing reads them)."""
-    if isinstance(source, Files):
-        return sniff_csv(source.files[0], source.name)
-    if source.scheme == "file":
-        from urllib.parse import unquote, urlsplit
-        path = unquote(urlsplit(source.url).path)
-        if Path(path).is_file():
-            return sniff_csv(path, source.name)
-    return None
-
-
-def _duckdb_csv_options(sniffed: CsvFormat | None) -> str:
-    """read_csv's options for a sniffed CSV (every value one of ours, never text from the file)."""
-    options = ["header = true", "auto_type_candidates = ['BIGINT', 'DOUBLE', 'VARCHAR']"]
-    if sniffed is not None:
-        options += [f"delim = '{sniffed.delimiter}'", "quote = '\"'", "escape = '\"'",
-                    f"encoding = '{sniffed.encoding}'"]
-        if sniffed.decimal_comma:
-            options.append("decimal_separator = ','")
-    return ", ".join(options)
-
-
 def _key_text(value, whole: bool) -> str:
     """A table key as text that PostgreSQL casts back to the column's type (an integer column read as float: '3')."""
     value = value.item() if hasattr(value, "item") else value
     if whole and isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
-
-
-def _arrow_type(type_name: str):
-    """A PostgreSQL type name → the Arrow type its CSV text is parsed as (what DuckDB's own types give)."""
-    import pyarrow as pa
-    name = type_name.lower()
-    if name in ("smallint", "integer", "bigint"):
-        return pa.int64()
-    if name in ("real", "double precision") or name.startswith("numeric"):
-        return pa.float64()
-    if name == "boolean":
-        return pa.bool_()
-    return pa.string()
 
 
 def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from scipy import sparse
 
 from fairviz.core import stats
 from fairviz.core.delong import delong_paired
@@ -47,12 +48,19 @@ class _Entries:
         clipped = np.clip(score, EPS, 1 - EPS)
         self.log_loss = -(y * np.log(clipped) + (1 - y) * np.log1p(-clipped))
         self.brier = (score - y) ** 2
-        onehot = np.zeros((score.size, ECE_BINS))
-        onehot[np.arange(score.size), self.bins] = 1.0
-        self.bin_sums = np.hstack([onehot, onehot * score[:, None], onehot * y[:, None]])   # one product per draw
-        self.order = np.argsort(score, kind="stable")
-        s = score[self.order]
-        self.starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+        # entry k adds (1, score, y) to its bin's (count, score sum, label sum): a sparse (entries × 3 bins) matrix,
+        # so a draw's bin sums are one product (a dense one-hot of a million entries would be 360 MB)
+        rows = np.repeat(np.arange(score.size), 3)
+        columns = (self.bins[:, None] + np.array([0, ECE_BINS, 2 * ECE_BINS])).ravel()
+        values = np.column_stack([np.ones(score.size), score, y]).ravel()
+        self.bin_sums = sparse.csr_matrix((values, (rows, columns)), shape=(score.size, 3 * ECE_BINS))
+        # entry k adds its rows to the positives (or negatives) at its distinct score: one sparse product gives a
+        # draw's positives and negatives per distinct score, in the scores' order
+        distinct, at = np.unique(score, return_inverse=True)
+        self.distinct = distinct.size
+        self.into_scores = sparse.csr_matrix(
+            (np.ones(score.size), (np.arange(score.size), at.ravel() + self.distinct * (y == 0))),
+            shape=(score.size, 2 * self.distinct))
 
     def metrics(self, counts: np.ndarray, wanted=METRICS) -> dict[str, np.ndarray]:
         """Each wanted metric for a (resamples × entries) matrix of row counts."""
@@ -61,7 +69,7 @@ class _Entries:
         safe = np.where(total > 0, total, 1)
         out = {}
         if "ece" in wanted:
-            sums = counts @ self.bin_sums
+            sums = np.asarray(counts @ self.bin_sums)
             out["ece"] = ece_from_sums(sums[:, :ECE_BINS], sums[:, ECE_BINS:2 * ECE_BINS], sums[:, 2 * ECE_BINS:])
         if "log_loss" in wanted:
             out["log_loss"] = counts @ self.log_loss / safe
@@ -72,10 +80,8 @@ class _Entries:
         return out
 
     def _auroc(self, counts: np.ndarray) -> np.ndarray:
-        c = counts[:, self.order]
-        y = self.y[self.order]
-        pos = np.add.reduceat(c * y, self.starts, axis=1)
-        neg = np.add.reduceat(c * (1 - y), self.starts, axis=1)
+        both = np.asarray(counts @ self.into_scores)
+        pos, neg = both[:, :self.distinct], both[:, self.distinct:]
         below = np.cumsum(neg, axis=1) - neg
         P, N = pos.sum(axis=1), neg.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -107,12 +113,14 @@ Statistic = Callable[[np.ndarray, np.ndarray, np.ndarray], Callable[[np.ndarray]
 
 
 def paired_statistics(statistic: Statistic, score_a, score_b, weight=None, resamples: int = 1000,
-                      permutations: int = 1000, seed: int = 0, tested: Statistic | None = None) -> dict[str, PairedSamples]:
+                      permutations: int = 1000, seed: int = 0, tested: Statistic | None = None,
+                      progress: Callable[[float], None] | None = None) -> dict[str, PairedSamples]:
     """Any statistics of two models on the same entries, paired: ``statistic(index, score, model)`` returns a function
     of a (resamples × len(index)) matrix of row counts giving ``{name: values}``, for sub-entries that copy entry
     ``index[k]``'s label and groups with the score ``score[k]`` of model ``model[k]`` (0: a, 1: b). The bootstrap calls it on the entries themselves
     (``index`` = 0…K−1); the permutation test on 2K sub-entries (each entry's rows split between its two scores), with
-    ``tested`` instead when given (the statistics that need a permutation test: AUROC has DeLong's)."""
+    ``tested`` instead when given (the statistics that need a permutation test: AUROC has DeLong's).
+    ``progress(fraction done)`` is called after each block (a Stop raised there keeps nothing)."""
     a, b = np.asarray(score_a, float), np.asarray(score_b, float)
     counts = np.ones(a.size, np.int64) if weight is None else np.asarray(weight).astype(np.int64)
     own, first = np.arange(a.size), np.zeros(a.size, np.int8)
@@ -120,12 +128,17 @@ def paired_statistics(statistic: Statistic, score_a, score_b, weight=None, resam
     observed_a, observed_b = model_a(counts[None, :]), model_b(counts[None, :])
     boot_rng, perm_rng = np.random.default_rng(seed).spawn(2)
     diffs = {k: [] for k in observed_a}
+    total, done = max(resamples + permutations, 1), 0
+    tell = progress or (lambda _: None)
     for size in _blocks(resamples, a.size):
         drawn = stats.bootstrap_counts(counts, size, boot_rng)
         ma, mb = model_a(drawn), model_b(drawn)
         for k in diffs:
             diffs[k].append(ma[k] - mb[k])
-    null = _permutation_null(tested or statistic, a, b, counts, permutations, perm_rng)
+        done += size
+        tell(done / total)
+    null = _permutation_null(tested or statistic, a, b, counts, permutations, perm_rng,
+                             lambda swapped: tell((resamples + swapped) / total))
     return {k: PairedSamples(float(observed_a[k][0]), float(observed_b[k][0]),
                              np.concatenate(diffs[k]) if diffs[k] else np.empty(0), null.get(k, np.empty(0)))
             for k in observed_a}
@@ -149,6 +162,13 @@ def paired_differences(y, score_a, score_b, weight=None, resamples: int = 1000, 
     permuted = tuple(m for m in metrics if m != "auroc")
     samples = paired_statistics(metric_statistic(y, metrics), a, b, counts, resamples, permutations, seed,
                                 tested=metric_statistic(y, permuted) if permuted else None)
+    return metric_differences(samples, y, a, b, counts, permutations, level, metrics)
+
+
+def metric_differences(samples: dict[str, PairedSamples], y, a, b, counts, permutations: int, level: float = 0.95,
+                       metrics=METRICS) -> dict[str, PairedDifference]:
+    """``PairedDifference`` of each metric from its paired samples (``metric_statistic``'s), with DeLong's test for
+    AUROC on the entries themselves."""
     both = 0 < (counts * y).sum() < counts.sum()
     delong = delong_paired(y, a, b, counts) if "auroc" in metrics and both else None
     out = {}
@@ -165,6 +185,29 @@ def paired_differences(y, score_a, score_b, weight=None, resamples: int = 1000, 
     return out
 
 
+def family_statistic(parts: list[tuple[str, np.ndarray | None, Statistic]]) -> Statistic:
+    """Several statistics as one, each on a subset of the entries (``(prefix, mask or None, statistic)``; keys come
+    out as ``prefix + key``), so that one draw per block resamples them all: a family costs one bootstrap and one
+    permutation draw, not one per member. Restricting a draw to a subset is that subset's own resample — the Poisson
+    bootstrap and the within-entry swaps draw every entry independently; a multinomial resample (small data) lets
+    the subset's size vary, as an unstratified bootstrap does."""
+    def make(index: np.ndarray, score: np.ndarray, model: np.ndarray):
+        members = []
+        for prefix, mask, statistic in parts:
+            keep = None if mask is None else np.flatnonzero(mask[index])
+            members.append((prefix, keep, statistic(index, score, model) if keep is None
+                            else statistic(index[keep], score[keep], model[keep])))
+
+        def compute(counts: np.ndarray) -> dict[str, np.ndarray]:
+            out = {}
+            for prefix, keep, member in members:
+                found = member(counts if keep is None else counts[:, keep])
+                out.update({prefix + key: value for key, value in found.items()})
+            return out
+        return compute
+    return make
+
+
 def _blocks(total: int, entries: int = 0):
     """Block sizes adding up to ``total``: ``BLOCK`` resamples, fewer when the entries are many."""
     block = max(1, min(BLOCK, BLOCK_CELLS // max(entries, 1)))
@@ -173,7 +216,8 @@ def _blocks(total: int, entries: int = 0):
         total -= block
 
 
-def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng) -> dict[str, np.ndarray]:
+def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng,
+                      progress: Callable[[int], None]) -> dict[str, np.ndarray]:
     """Differences under the null: in each entry of c rows, Binomial(c, ½) rows have their two scores swapped. The
     two sides are laid out as 2K sub-entries (score a, score b) with counts (c − k, k) and (k, c − k)."""
     if permutations <= 0:                  # the statistics on 2K sub-entries cost as much as the test: skip both
@@ -182,13 +226,15 @@ def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng
     first, second = np.zeros(a.size, np.int8), np.ones(a.size, np.int8)
     side_a = statistic(index, np.concatenate([a, b]), np.concatenate([first, second]))
     side_b = statistic(index, np.concatenate([b, a]), np.concatenate([second, first]))
-    null = {}
+    null, done = {}, 0
     for size in _blocks(permutations, 2 * counts.size):
         swapped = rng.binomial(counts, 0.5, size=(size, counts.size))
         layout = np.concatenate([counts - swapped, swapped], axis=1)
         ma, mb = side_a(layout), side_b(layout)
         for k in ma:
             null.setdefault(k, []).append(ma[k] - mb[k])
+        done += size
+        progress(done)
     return {k: np.concatenate(v) for k, v in null.items()}
 
 

@@ -341,15 +341,12 @@ def _model_view(joint: Predictions, title: str) -> Predictions:
     view = dict(score=score, model=title, fingerprint=fingerprint, scores={}, _joint=joint, _intersections={})
     if joint.weight is None:
         return replace(joint, **view)
-    keys = {f"a{k}": v.codes for k, v in enumerate(joint.attributes.values())}
-    table = pd.DataFrame({**keys, "y": joint.y, "s": score, "w": joint.weight})
+    table, by = _model_table(joint, title)
     if joint.resolution:     # binned: this model's cells (its score's cell), each at the mean of its rows' scores
-        table["cell"] = np.floor(score * round(1 / joint.resolution))
-        table["sw"] = score * joint.weight
-        merged = table.groupby([*keys, "y", "cell"], sort=True, observed=True)[["w", "sw"]].sum().reset_index()
+        merged = table.groupby(by, sort=True, observed=True)[["w", "sw"]].sum().reset_index()
         merged["s"] = merged["sw"] / merged["w"]
     else:       # sorted by groups, label and score (fairviz.calibration.recalibration._view_entries relies on it)
-        merged = table.groupby([*keys, "y", "s"], sort=True, observed=True)["w"].sum().reset_index()
+        merged = table.groupby(by, sort=True, observed=True)["w"].sum().reset_index()
     attributes = {name: GroupView(v.attribute, merged[f"a{k}"].to_numpy(np.int32), v.names,
                                   merged["w"].to_numpy(np.int64))
                   for k, (name, v) in enumerate(joint.attributes.items())}
@@ -357,6 +354,28 @@ def _model_view(joint: Predictions, title: str) -> Predictions:
                           for name, v in joint.attributes.items() if name in joint.frame.columns})
     view["score"] = merged["s"].to_numpy(float)
     return replace(joint, **view, y=merged["y"].to_numpy(np.int8), attributes=attributes, weight=merged["w"].to_numpy(np.int64), frame=frame)
+
+
+def _model_table(joint: Predictions, title: str) -> tuple[pd.DataFrame, list[str]]:
+    """The joint entries as a table and the columns a model's view merges them by (groups, label, and the model's
+    score, or its score's cell for binned data)."""
+    score = joint.scores[title]
+    keys = {f"a{k}": v.codes for k, v in enumerate(joint.attributes.values())}
+    table = pd.DataFrame({**keys, "y": joint.y, "s": score, "w": joint.weight})
+    if joint.resolution:
+        table["cell"] = np.floor(score * round(1 / joint.resolution))
+        table["sw"] = score * joint.weight
+        return table, [*keys, "y", "cell"]
+    return table, [*keys, "y", "s"]
+
+
+def model_entry_index(joint: Predictions, title: str) -> np.ndarray:
+    """For each of ``joint``'s entries, the index of the entry of ``joint.with_model(title)`` it is merged into."""
+    joint = joint.joint()
+    if joint.weight is None or not joint.scores:
+        return np.arange(joint.y.size)
+    table, by = _model_table(joint, title)
+    return table.groupby(by, sort=True, observed=True).ngroup().to_numpy()
 
 
 def intersection_view(a: GroupView, b: GroupView, weights: np.ndarray | None = None) -> GroupView:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from fairviz.compare import CompareParams, compare_models, paired_differences, readings
+from fairviz.compare.paired import family_statistic, metric_statistic
 from fairviz.compare.readings import headlines
 from fairviz.core import stats
 from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions
@@ -33,22 +34,49 @@ def adult_sex(adult):
 
 
 def test_per_group_differences_are_paired_differences_on_the_groups_entries(adult, adult_sex):
+    """Every group's metrics come from the family's one resample restricted to the group's entries: the values and
+    DeLong's test are paired_differences' on those entries exactly, and the intervals and permutation p-values agree
+    with its own resampling within Monte Carlo error."""
     view = adult.groups("sex")
     a, b = adult.scores["gradient boosting"], adult.scores["logistic regression"]
+    many = replace(FAST, resamples=1000, permutations=1000)
+    result = compare_models(adult, "sex", 0.5, "positive", None, params=many)
     for k, name in enumerate(view.names):
         mask = view.codes == k
-        expected = paired_differences(adult.y[mask], a[mask], b[mask], None, FAST.resamples, FAST.permutations,
-                                      FAST.seed)
+        expected = paired_differences(adult.y[mask], a[mask], b[mask], None, many.resamples, many.permutations,
+                                      many.seed)
         for metric, e in expected.items():
-            got = adult_sex.difference(metric, name)
+            got = result.difference(metric, name)
             assert got.value_a == e.value_a and got.value_b == e.value_b
             assert got.difference == pytest.approx(-e.difference, abs=1e-15)          # b − a
-            assert (got.ci.low, got.ci.high) == pytest.approx((-e.ci.high, -e.ci.low), abs=1e-15)
-            assert got.p_value == e.p_value and got.test == e.test
-            assert got.n == int(mask.sum())
+            assert got.test == e.test and got.n == int(mask.sum())
+            width, own = got.ci.high - got.ci.low, e.ci.high - e.ci.low
+            assert 0.8 < width / own < 1.25, (name, metric, width, own)
+            assert got.ci.low == pytest.approx(-e.ci.high, abs=0.25 * own)
+            if metric == "auroc":
+                assert got.p_value == e.p_value                                    # DeLong's, on the entries
+            else:
+                assert got.p_value == pytest.approx(e.p_value, abs=0.05) or min(got.p_value, e.p_value) > 0.2
     overall = paired_differences(adult.y, a, b, None, FAST.resamples, FAST.permutations, FAST.seed)
     assert adult_sex.difference("auroc").difference == pytest.approx(-overall["auroc"].difference, abs=1e-15)
     assert adult_sex.difference("auroc").value_a == pytest.approx(0.926, abs=5e-4)
+
+
+def test_a_family_member_on_a_subset_reads_the_subsets_own_counts():
+    """One draw feeds the family: a member restricted to a subset computes exactly what the statistic computes on
+    the subset's entries with the subset's columns of the draw."""
+    rng = np.random.default_rng(5)
+    y = rng.binomial(1, 0.4, 500).astype(float)
+    score, model = rng.random(500), np.zeros(500, np.int8)
+    subset = rng.random(500) < 0.3
+    family = family_statistic([("all|", None, metric_statistic(y)), ("part|", subset, metric_statistic(y))])
+    counts = stats.bootstrap_counts(np.ones(500, np.int64), 40, rng)
+    got = family(np.arange(500), score, model)(counts)
+    alone = metric_statistic(y)(np.flatnonzero(subset), score[subset], model[subset])(counts[:, subset])
+    whole = metric_statistic(y)(np.arange(500), score, model)(counts)
+    for metric in alone:
+        np.testing.assert_array_equal(got[f"part|{metric}"], alone[metric])
+        np.testing.assert_array_equal(got[f"all|{metric}"], whole[metric])
 
 
 def test_pair_metrics_are_the_parity_and_residual_pages_numbers(adult, adult_sex):
@@ -199,3 +227,25 @@ def test_many_entries_resample_merged_cells_around_the_exact_values(adult):
         if np.isfinite(width_p) and width_p > 1e-9:
             assert 0.6 < width_m / width_p < 1.6, (p.metric, p.group, width_p, width_m)
             assert m.ci.low <= m.difference <= m.ci.high or abs(m.difference - (m.ci.low + m.ci.high) / 2) < width_m
+
+
+def test_resampled_f_dist_on_the_grid_is_within_its_stated_error_of_the_exact_distance():
+    """Many entries: the resamples' F_dist reads residuals on a grid (the observed value stays exact); on scores
+    like a model's the grid moves each resample's distance by less than 2e-5 (the docstring's figure)."""
+    from fairviz.compare.analysis import ResidualDistances
+    rng = np.random.default_rng(8)
+    n = 9000
+    group = rng.choice(3, n, p=[0.5, 0.3, 0.2])
+    y = rng.binomial(1, 0.4, n).astype(float)
+    d = np.clip(0.25 + 0.45 * y + rng.normal(0, 0.15, n) + 0.05 * (group == 1), 0, 1) - y
+    weight = rng.integers(1, 50, n)
+    distances = ResidualDistances(d, group, 3, reference=0)
+    assert distances.step > 0
+    draws = stats.bootstrap_counts(weight, 60, rng)
+    on_grid = distances(draws, [1, 2])
+    observed = distances(weight[None, :], [1, 2])
+    distances.step = 0.0                                        # the exact path on the same draws
+    exact = distances(draws, [1, 2])
+    for k in (1, 2):
+        assert np.max(np.abs(on_grid[k] - exact[k])) < 2e-5
+        assert observed[k][0] == distances(weight[None, :], [k])[k][0]       # observed values: exact

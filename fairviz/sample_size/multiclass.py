@@ -1,0 +1,104 @@
+"""MATCH per class ([3] §4.5 on one-vs-rest counts): for each class c, is a group's score on "class c vs the rest"
+what the reference's error pattern would give at the group's own size? Benjamini–Hochberg adjusts the p-values
+across every class × group × metric of the table (not per class), so a table of C classes is not C times as
+likely to flag noise.
+
+The reference defaults to the whole population, not the complement: MATCH treats the reference's rates as exact,
+and a complement as noisy as the group doubles the variance the null leaves out. On data with no disparity at all
+(three groups of 60/30/10%, 800 rows, three classes, 40 seeds) the complement flagged 19 of 40 data sets at BH 5%,
+the population 1 of 40: against the population the group's own rows are part of the reference, so the null is
+conservative (Var(p_g − p_pop) = (1 − s)·σ²/n_g for a group of share s).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+
+from fairviz.core import stats
+from fairviz.core.counts import ConfusionCounts
+from fairviz.data.model import DataError
+from fairviz.sample_size.match import match_groups
+from fairviz.sample_size.results import MatchAudit, MatchParams, MatchResult
+
+
+CLASS_MATCH = MatchParams(reference="population")
+
+
+@dataclass(frozen=True)
+class ClassMatch:
+    """MATCH of every group × metric for each class; ``audits[c]``'s p_adjusted are over the whole table."""
+    attribute: str
+    classes: tuple[str, ...]
+    audits: tuple[MatchAudit, ...]
+    params: MatchParams
+
+    def results(self) -> list[tuple[str, MatchResult]]:
+        return [(c, r) for c, audit in zip(self.classes, self.audits) for r in audit.results]
+
+    def get(self, class_name: str, group: str, metric: str) -> MatchResult | None:
+        return self.audits[self.classes.index(class_name)].get(group, metric)
+
+    def significant(self) -> list[tuple[str, MatchResult]]:
+        return [(c, r) for c, r in self.results() if r.p_adjusted is not None and r.p_adjusted < self.params.alpha]
+
+    def to_dict(self) -> dict:
+        return {"attribute": self.attribute, "reference": self.audits[0].reference_label if self.audits else None,
+                "metrics": list(self.params.metrics),
+                "results": [{"class": c, "group": r.group, "metric": r.metric, **r.to_dict()}
+                            for c, r in self.results()]}
+
+
+def one_vs_rest_counts(y, predicted, codes, n_groups: int, n_classes: int, weights=None) -> np.ndarray:
+    """(C, G, 4) counts TP, FN, FP, TN of "class c vs the rest" per group; an entry of weight w counts w times."""
+    y, predicted, codes = (np.asarray(a, dtype=np.int64) for a in (y, predicted, codes))
+    w = None if weights is None else np.asarray(weights, dtype=float)
+    flat = (y * n_groups + codes) * n_classes + predicted
+    T = np.bincount(flat, weights=w, minlength=n_classes * n_groups * n_classes).round().astype(np.int64)
+    T = T.reshape(n_classes, n_groups, n_classes)
+    out = np.zeros((n_classes, n_groups, 4), dtype=np.int64)
+    for c in range(n_classes):
+        tp = T[c, :, c]
+        fn, fp = T[c].sum(1) - tp, T[:, :, c].sum(0) - tp
+        out[c] = np.stack([tp, fn, fp, T.sum((0, 2)) - tp - fn - fp], axis=1)
+    return out
+
+
+def match_by_class(y, predicted, codes, names: Sequence[str], classes: Sequence[str], weights=None,
+                   attribute: str = "", params: MatchParams = CLASS_MATCH) -> ClassMatch:
+    """MATCH per class and group with Benjamini–Hochberg over classes × groups × metrics. ``y`` and ``predicted``
+    are class codes 0…C−1; groups with no rows are left out."""
+    classes, names = tuple(str(c) for c in classes), tuple(names)
+    y, predicted, codes = (np.asarray(a) for a in (y, predicted, codes))
+    if y.shape != predicted.shape or y.shape != codes.shape:
+        raise DataError("The label, the predicted class and the groups must have one value per row each.")
+    for values, what in ((y, "label"), (predicted, "predicted class")):
+        if values.size and (values.min() < 0 or values.max() >= len(classes)):
+            raise DataError(f"The {what} has values that are not one of the {len(classes)} classes.")
+    counts = one_vs_rest_counts(y, predicted, codes, len(names), len(classes), weights)
+    present = [g for g in range(len(names)) if counts[0, g].sum() > 0]
+    if len(present) < 2:
+        raise DataError(f"MATCH needs at least two groups with rows; this attribute has {len(present)}.")
+    audits = [match_groups(attribute, [names[g] for g in present],
+                           [ConfusionCounts(*map(int, counts[c, g])) for g in present], params)
+              for c in range(len(classes))]
+    flat = [r for audit in audits for r in audit.results]
+    adjusted = iter(stats.benjamini_hochberg([np.nan if r.p_value is None else r.p_value for r in flat]))
+    audits = [replace(audit, results=[replace(r, p_adjusted=_finite(next(adjusted))) for r in audit.results])
+              for audit in audits]
+    return ClassMatch(attribute, classes, tuple(audits), params)
+
+
+def _finite(x) -> float | None:
+    return float(x) if np.isfinite(x) else None
+
+
+def analyse_class_match(pred, attribute: str, params: MatchParams = CLASS_MATCH) -> ClassMatch:
+    """MATCH per class of a Predictions object (``task == "multiclass"``)."""
+    task = getattr(pred, "task", "binary")
+    if task != "multiclass":
+        raise DataError(f"MATCH per class needs multiclass predictions; these are {task}.")
+    view = pred.groups(attribute)
+    return match_by_class(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight, attribute,
+                          params)

@@ -24,13 +24,14 @@ from fairviz.core import stats
 from fairviz.core.stats import Interval
 from fairviz.data.model import DataError
 from fairviz.parity.task_stats import (class_tensor, entry_weights, proxy_classes, proxy_edges, rms_gap,
-                                       shared_support, split_among_groups, two_sided_p)
+                                       row_quantiles, shared_support, split_among_groups, two_sided_p)
 
 ERROR_STATS = ("bias", "mae", "rmse")
 PREDICTION_STATS = ("w1", "ks", "auc")
 PAIR_STATS = ("bias_gap", "mae_gap", "rmse_gap", "w1", "ks", "auc")
 MAX_PAIR_GROUPS = 12            # pairs are tested among the 12 largest groups (66 pairs); the table keeps them all
 HEADLINE_MIN = 100              # a group under 100 rows never headlines
+QUANTILES = np.linspace(0, 1, 201)   # the groups' ŷ distributions as the figures draw them
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class RegressionGroup:
     mse: float
     pearson: float                  # r(y, ŷ) within the group ([5] §7); NaN when either side is constant
     intervals: dict = field(default_factory=dict)   # "bias" | "mae" | "rmse" | "mse" → Interval
+    quantiles: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # ŷ at QUANTILES (figures)
 
     def to_dict(self) -> dict:
         return {"group": self.name, "n": self.n, "bias": self.bias, "mae": self.mae, "rmse": self.rmse,
@@ -258,7 +260,8 @@ def _group_errors(y, predicted, residual, mask, w, name, params, rng):
     samples = _error_stats(support, draws)
     intervals = {k: stats.percentile_interval(samples[k], params.level) for k in ("bias", "mae", "rmse", "mse")}
     group = RegressionGroup(name, n, bias, mae, float(np.sqrt(mse)), mse,
-                            _pearson(y[mask], predicted[mask], wg), intervals)
+                            _pearson(y[mask], predicted[mask], wg), intervals,
+                            row_quantiles(predicted[mask], wg, QUANTILES))
     return group, samples
 
 

@@ -15,9 +15,14 @@ from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
+import plotly.graph_objects as go
 
 from fairviz.core import stats
 from fairviz.core.counts import ConfusionCounts
+from fairviz.core.display import Text, text
+from fairviz.core.markup import plot_text
+from fairviz.core.theme import TEMPLATE
+from fairviz.core.wording import fmt, fmt_p
 from fairviz.data.model import DataError
 from fairviz.sample_size.match import match_groups
 from fairviz.sample_size.results import MatchAudit, MatchParams, MatchResult
@@ -102,3 +107,44 @@ def analyse_class_match(pred, attribute: str, params: MatchParams = CLASS_MATCH)
     view = pred.groups(attribute)
     return match_by_class(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight, attribute,
                           params)
+
+
+def class_match_sentence(match: ClassMatch) -> Text:
+    """The per-class MATCH table in one sentence: how many scores are out of line, and the clearest."""
+    hits = match.significant()
+    if not hits:
+        return text("MATCH per class: no group's one-vs-rest score is out of line with {ref} at the group's own size "
+                    "({tests} tests, Benjamini–Hochberg over classes × groups × metrics).", "finding",
+                    ref=match.to_dict()["reference"], tests=len(match.results()))
+    c, r = min(hits, key=lambda h: h[1].p_adjusted)
+    return text("MATCH per class: {count} of {tests} scores are out of line with {ref} at the group's own size; the "
+                "clearest is **{g}**'s {metric} for class **{c}** ({score} against {refscore}; adjusted p {p}, "
+                "n = {n}).", "finding", count=len(hits), tests=len(match.results()),
+                ref=match.to_dict()["reference"], g=r.group, metric=r.metric.upper(), c=c, score=fmt(r.score),
+                refscore=fmt(r.reference_score), p=fmt_p(r.p_adjusted), n=f"{r.n:,}")
+
+
+def class_match_figure(match: ClassMatch, metric: str = "tpr", height: int | None = None):
+    """Class × group heatmap of one metric's MATCH: colour is −log10 of the adjusted p (white: in line with the
+    reference), the score against the reference's printed in each cell."""
+    groups = match.audits[0].names if match.audits else ()
+    z, labels = [], []
+    for c in match.classes:
+        row, row_labels = [], []
+        for g in groups:
+            r = match.get(c, g, metric)
+            row.append(np.nan if r is None or r.p_adjusted is None else -np.log10(max(r.p_adjusted, 1e-12)))
+            row_labels.append("—" if r is None or r.score is None else
+                              f"{fmt(r.score)} vs {fmt(r.reference_score)}")
+        z.append(row)
+        labels.append(row_labels)
+    fig = go.Figure(go.Heatmap(z=z, x=[plot_text(g) for g in groups], y=[plot_text(c) for c in match.classes],
+                               text=labels, texttemplate="%{text}" if len(groups) * len(match.classes) <= 150 else None,
+                               colorscale=[[0, "#ffffff"], [1, "#D55E00"]], zmin=0,
+                               zmax=max([3.0, *(v for row in z for v in row if np.isfinite(v))]),
+                               colorbar=dict(title="−log10 adjusted p"),
+                               hovertemplate="class %{y}, group %{x}: %{text}<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, height=height or min(700, 220 + 40 * len(match.classes)),
+                      title=f"MATCH per class: {metric.upper()} against {plot_text(match.to_dict()['reference'])}",
+                      xaxis_title="group", yaxis=dict(title="class", autorange="reversed"))
+    return fig

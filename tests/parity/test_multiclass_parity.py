@@ -133,3 +133,54 @@ def test_bad_input_is_one_plain_sentence(case, message):
     with pytest.raises(DataError) as caught:
         multiclass_parity(y, predicted, codes, NAMES, classes, params=FAST)
     assert len(caught.value.problems) == 1 and message in caught.value.problems[0]
+
+
+# ----------------------------------------------------------------------------------------------- Predictions
+
+def _multiclass_frame(n=1200, seed=12):
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    classes = np.array(["cat", "dog", "bird"])
+    group = rng.choice(["x", "y"], n, p=[0.6, 0.4])
+    labels = rng.integers(0, 3, n)
+    probabilities = rng.dirichlet([1, 1, 1], n)
+    probabilities[np.arange(n), labels] += np.where(group == "y", 0.3, 1.5)        # y's rows recognised less
+    probabilities /= probabilities.sum(1, keepdims=True)
+    return pd.DataFrame({"label": classes[labels], "p_cat": probabilities[:, 0], "p_dog": probabilities[:, 1],
+                         "p_bird": probabilities[:, 2], "group": group})
+
+
+def test_analyse_multiclass_reads_real_predictions():
+    from fairviz.data import build_predictions, guess_mapping
+    from fairviz.parity import analyse_multiclass
+    from fairviz.sample_size import analyse_class_match
+    frame = _multiclass_frame()
+    mapping = guess_mapping(frame)
+    pred = build_predictions(frame, mapping)
+    assert pred.task == "multiclass"
+    result = analyse_multiclass(pred, "group", FAST)
+    view = pred.groups("group")
+    assert result.to_dict() == multiclass_parity(pred.y, pred.predicted, view.codes, view.names, pred.classes,
+                                                 attribute="group", params=FAST).to_dict()
+    predicted = frame[["p_cat", "p_dog", "p_bird"]].to_numpy().argmax(1)
+    truth = frame.label.map({"cat": 0, "dog": 1, "bird": 2}).to_numpy()
+    for name in ("x", "y"):
+        m = (frame.group == name).to_numpy()
+        assert result.group(name).macro_f1 == pytest.approx(f1_score(truth[m], predicted[m], average="macro"),
+                                                            abs=1e-12)
+    assert result.gaps["tpr"].p_value < 0.01 and result.group("y").accuracy < result.group("x").accuracy
+    match = analyse_class_match(pred, "group")
+    assert match.classes == pred.classes and match.significant()
+
+
+def test_analyse_multiclass_refuses_regression_predictions():
+    import pandas as pd
+    from fairviz.data import ColumnMapping, build_predictions
+    from fairviz.parity import analyse_multiclass
+    from fairviz.sample_size import analyse_class_match
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"t": rng.normal(size=200), "p": rng.normal(size=200), "g": ["a", "b"] * 100})
+    pred = build_predictions(frame, ColumnMapping("t", "p", ("g",), task="regression"))
+    for analyse in (analyse_multiclass, analyse_class_match):
+        with pytest.raises(DataError, match="multiclass predictions; these are regression"):
+            analyse(pred, "g")

@@ -207,3 +207,49 @@ def test_shared_support_counts_weights():
 def test_class_tensor_counts_rows():
     T = class_tensor(np.array([0, 1, 1]), np.array([1, 1, 0]), np.array([0, 1, 1]), 2, 2, np.array([2, 1, 3]))
     assert T[0, 0, 1] == 2 and T[1, 1, 1] == 1 and T[1, 1, 0] == 3 and T.sum() == 6
+
+
+# ----------------------------------------------------------------------------------------------- Predictions
+
+def _regression_frame(n=900, seed=11):
+    import pandas as pd
+    rng = np.random.default_rng(seed)
+    group = rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2])
+    target = np.round(rng.normal(50, 10, n))
+    prediction = np.round(target + rng.normal(0, 5, n) + 4 * (group == "b"))
+    return pd.DataFrame({"target": target, "y_pred": prediction, "group": group})
+
+
+def test_analyse_regression_reads_real_predictions():
+    from fairviz.data import ColumnMapping, build_predictions
+    from fairviz.parity import analyse_regression
+    frame = _regression_frame()
+    pred = build_predictions(frame, ColumnMapping("target", "y_pred", ("group",), task="regression"))
+    result = analyse_regression(pred, "group", FAST)
+    view = pred.groups("group")
+    assert result.to_dict() == regression_parity(frame.target, frame.y_pred, view.codes, view.names,
+                                                 attribute="group", params=FAST).to_dict()
+    assert result.pair("b", "a").values["bias_gap"] > 3 and result.pair("b", "a").p_values["bias_gap"] < 0.01
+
+
+def test_analyse_regression_on_weighted_predictions_is_the_rows():
+    from fairviz.data import ColumnMapping, build_predictions
+    from fairviz.parity import analyse_regression
+    frame = _regression_frame(n=1500)
+    mapping = ColumnMapping("target", "y_pred", ("group",), task="regression")
+    entries = frame.groupby(["target", "y_pred", "group"], as_index=False).size()
+    weighted = build_predictions(entries.drop(columns="size"), mapping, weights=entries["size"].to_numpy())
+    assert weighted.weight is not None and weighted.weight.sum() == len(frame) > len(entries)
+    rows = build_predictions(frame, mapping)
+    _assert_close(analyse_regression(weighted, "group", FAST).to_dict(),
+                  analyse_regression(rows, "group", FAST).to_dict())
+
+
+def test_analyse_regression_refuses_binary_predictions():
+    import pandas as pd
+    from fairviz.data import ColumnMapping, build_predictions
+    from fairviz.parity import analyse_regression
+    frame = pd.DataFrame({"y": [0, 1] * 50, "p": np.linspace(0.01, 0.99, 100), "g": ["a", "b"] * 50})
+    pred = build_predictions(frame, ColumnMapping("y", "p", ("g",)))
+    with pytest.raises(DataError, match="needs regression predictions; these are binary"):
+        analyse_regression(pred, "g", FAST)

@@ -148,7 +148,8 @@ def checked_classes(y, predicted, codes, names, classes, weights) -> tuple[np.nd
     if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
         raise DataError("A group code has no group name.")
     if np.unique(codes).size < 2:
-        raise DataError(f"Group parity needs at least two groups with rows; this attribute has {np.unique(codes).size}.")
+        raise DataError("Group parity needs at least two groups with rows; this attribute has "
+                        f"{np.unique(codes).size}.")
     empty = [classes[c] for c in np.flatnonzero(np.bincount(y, weights=w, minlength=n_classes) == 0)]
     if empty:
         raise DataError(f"The class{'es' if len(empty) > 1 else ''} {', '.join(map(repr, empty))} "

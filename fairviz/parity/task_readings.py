@@ -3,7 +3,7 @@ Benjamini–Hochberg-adjusted p, the group sizes). A group under 100 rows is des
 units are data: they go into fields, never into the template (``fairviz.core.display.text``)."""
 from __future__ import annotations
 
-from fairviz.core.display import Text, text
+from fairviz.core.display import Text, join, text
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.parity.multiclass import ClassGroup, MulticlassParity
 from fairviz.parity.regression import HEADLINE_MIN, PAIR_STATS, RegressionPair, RegressionParity
@@ -30,8 +30,8 @@ def _ci(interval) -> str:
 # ----------------------------------------------------------------------------------------------- regression
 
 def regression_about(units: str | None) -> Text:
-    return text("Errors are ŷ − y{units}: a positive bias over-predicts. Each gap is group − reference; its p-value "
-                "comes from shuffling group labels, and the adjusted p corrects for the number of pairs "
+    return text("Errors are ŷ − y{units}: a positive bias over-predicts. Each gap is group − reference; its "
+                "p-value comes from shuffling group labels, and the adjusted p corrects for the number of pairs "
                 "(Benjamini–Hochberg).", "note", units=f", in {units}" if units else "")
 
 
@@ -47,11 +47,12 @@ def regression_headline(result: RegressionParity) -> Text:
     what, subject, p = min(pairs or flagged, key=lambda f: (f[2], _order(f[0]), -abs(_size(f))))
     units = result.params.units
     if isinstance(subject, RegressionPair):
-        return text("{sentence} Beyond noise after correcting for {families} families of tests (family-adjusted p {p}).", "finding",
-                    sentence=pair_sentence(subject, what, units).plain(), families=result.families(), p=fmt_p(p))
+        return join(pair_sentence(subject, what, units),
+                    text(" Beyond noise after correcting for {families} families of tests (family-adjusted p {p}).",
+                         families=result.families(), p=fmt_p(p)), level="finding")
     if what.startswith("bounded"):
-        return text("{sentence}", "finding", sentence=bounded_sentence(subject, units).plain())
-    return text("{sentence}", "finding", sentence=proxy_sentence(result).plain())
+        return join(bounded_sentence(subject, units), level="finding")
+    return join(proxy_sentence(result), level="finding")
 
 
 def _order(what: str) -> int:
@@ -128,8 +129,8 @@ def multiclass_headline(result: MulticlassParity) -> Text:
                  p=fmt_p(gap.p_value))
     if worst[0] is None:
         return parts
-    return text("{head} The class that contributes most is **{c}** ({v}).", "finding", head=parts.plain(),
-                c=worst[0], v=fmt(worst[1]))
+    return join(parts, text(" The class that contributes most is **{c}** ({v}).", c=worst[0], v=fmt(worst[1])),
+                level="finding")
 
 
 def cell_sentence(cell: ClassGroup, reference: str) -> Text:

@@ -113,12 +113,12 @@ def multiclass_display(result: MulticlassParity, match: ClassMatch | None = None
     per_class: list[Item] = [Figure(lambda: figs.class_rate_figure(result, "tpr"), _key(key, "rates", "tpr"))]
     if cell is not None:
         per_class.append(readings.cell_sentence(cell, result.reference))
-    per_class.append(text("One vs rest: for class c, the class's rows are the positives and being predicted c is the "
-                          "outcome; OFI and DI read it as the binary audit does (OFI > 0: the group is predicted c "
+    per_class.append(text("One vs rest: for class c, the class's rows are the positives and being predicted c is "
+                          "the outcome; OFI and DI read it as the binary audit does (OFI > 0: the group is predicted c "
                           "more than its labels warrant, relative to {ref}).", "note", ref=result.reference))
     per_class.append(_table([c.to_dict() for c in result.per_class], CLASS_LABELS, "class_parity",
-                            "Gaps are group − reference (Wald 95% CIs); adjusted p: Benjamini–Hochberg over classes "
-                            "× groups."))
+                            "Gaps are group − reference (Wald 95% CIs); adjusted p: Benjamini–Hochberg over "
+                            "classes × groups."))
     shown = sorted(result.groups, key=lambda g: -g.n)[:MAX_CONFUSION_FIGURES]
     confusion: list[Item] = [readings.performance_sentence(result),
                              _table([g.to_dict() for g in result.groups], PERFORMANCE_LABELS, "class_performance")]

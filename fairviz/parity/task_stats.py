@@ -123,16 +123,16 @@ def split_among_groups(cells: np.ndarray, resamples: int, rng: np.random.Generat
     return out
 
 
-def shared_support(values: np.ndarray, weights: np.ndarray, masks: list[np.ndarray],
-                   exact: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct values of the masked entries (snapped to ``stats.MAX_SUPPORT`` grid points above that many,
-    unless ``exact``) and each mask's weighted counts over them: (support (K,), counts (len(masks), K))."""
+def shared_support(values: np.ndarray, weights: np.ndarray, masks: list[np.ndarray], exact: bool = False,
+                   max_support: int = stats.MAX_SUPPORT) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of the masked entries (snapped to ``max_support`` grid points above that many, unless
+    ``exact``) and each mask's weighted counts over them: (support (K,), counts (len(masks), K))."""
     inside = np.logical_or.reduce(masks)
     kept = values[inside]
     if exact:
         support, codes = np.unique(kept, return_inverse=True)
     else:
-        compressed = stats.compress(kept, float(kept.min()), float(kept.max()))
+        compressed = stats.compress(kept, float(kept.min()), float(kept.max()), max_support)
         support, codes = compressed.support, compressed.codes
     counts = np.stack([np.bincount(codes, weights=np.where(m[inside], weights[inside], 0),
                                    minlength=support.size).round().astype(np.int64) for m in masks])

@@ -74,8 +74,8 @@ def regression_display(result: RegressionParity, key: tuple | None = None) -> li
     items: list[Item] = [readings.regression_headline(result), readings.regression_about(units),
                          *(text("{warning}", "caveat", warning=w) for w in result.warnings)]
     if result.snapped:
-        items.append(text("More than 2,048 distinct errors or predictions: the intervals and p-values resample them "
-                          "on a 2,048-point grid (the estimates themselves are exact).", "caveat"))
+        items.append(text("Many distinct errors or predictions: the intervals resample them on a 2,048-point grid "
+                          "and the p-values on a 512-point grid (the estimates themselves are exact).", "caveat"))
     error_items: list[Item] = [Figure(lambda: figs.error_figure(result), _key(key, "errors"))]
     if lead is not None:
         error_items += [readings.pair_sentence(lead, "bias_gap", units), readings.pair_sentence(lead, "mae_gap", units)]

@@ -103,14 +103,16 @@ def test_row_quantiles_are_numpy_quantiles_of_the_rows():
                                rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("rounded", [False, True])
-def test_weighted_entries_are_repeated_rows(rounded):
-    """Every number (point estimates, CIs, p-values, adjusted p-values) of an entry of weight w equals w rows'."""
-    y, predicted, codes = data(n=400, seed=5, rounded=rounded, bias_b=0.3)
+@pytest.mark.parametrize("rounded, n", [(False, 400), (True, 400), (False, 2500)])
+def test_weighted_entries_are_repeated_rows(rounded, n):
+    """Every number (point estimates, CIs, p-values, adjusted p-values) of an entry of weight w equals w rows';
+    with 2,500 distinct values the resampling grids are used too."""
+    y, predicted, codes = data(n=n, seed=5, rounded=rounded, bias_b=0.3)
     weights = np.random.default_rng(6).integers(0, 4, y.size)            # weight 0: an entry of no rows
-    weighted = regression_parity(y, predicted, codes, NAMES, weights, params=FAST).to_dict()
-    rows = regression_parity(*(np.repeat(a, weights) for a in (y, predicted, codes)), NAMES, params=FAST).to_dict()
-    _assert_close(weighted, rows)
+    weighted = regression_parity(y, predicted, codes, NAMES, weights, params=FAST)
+    rows = regression_parity(*(np.repeat(a, weights) for a in (y, predicted, codes)), NAMES, params=FAST)
+    assert weighted.snapped == (n > 512)
+    _assert_close(weighted.to_dict(), rows.to_dict())
 
 
 def _assert_close(a, b, path="result"):

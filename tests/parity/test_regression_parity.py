@@ -255,3 +255,15 @@ def test_analyse_regression_refuses_binary_predictions():
     pred = build_predictions(frame, ColumnMapping("y", "p", ("g",)))
     with pytest.raises(DataError, match="needs regression predictions; these are binary"):
         analyse_regression(pred, "g", FAST)
+
+
+def test_split_among_groups_is_a_permutation_of_group_labels():
+    from fairviz.parity.task_stats import split_among_groups
+    cells = np.array([[3, 0, 5, 2], [1, 4, 0, 1], [2, 2, 2, 2]])
+    out = split_among_groups(cells, 20000, np.random.default_rng(0))
+    assert (out.sum(2) == cells.sum(1)).all() and (out.sum(1) == cells.sum(0)).all()
+    share = cells.sum(1)[:, None] / cells.sum()                  # each cell's rows spread by group size
+    np.testing.assert_allclose(out.mean(0), share * cells.sum(0)[None, :], atol=0.03)
+    n, k, total = cells[0].sum(), cells.sum(0)[0], cells.sum()     # a hypergeometric count's variance
+    expected = n * (k / total) * (1 - k / total) * (total - n) / (total - 1)
+    assert out[:, 0, 0].var() == pytest.approx(expected, rel=0.05)

@@ -79,8 +79,16 @@ def match_by_class(y, predicted, codes, names: Sequence[str], classes: Sequence[
     if y.shape != predicted.shape or y.shape != codes.shape:
         raise DataError("The label, the predicted class and the groups must have one value per row each.")
     for values, what in ((y, "label"), (predicted, "predicted class")):
-        if values.size and (values.min() < 0 or values.max() >= len(classes)):
+        numbers = np.asarray(values, dtype=float)
+        if not np.all(np.isfinite(numbers)):
+            raise DataError(f"The {what} has {int(np.count_nonzero(~np.isfinite(numbers))):,} missing values; drop "
+                            "them first.")
+        if numbers.size and (numbers.min() < 0 or numbers.max() >= len(classes) or np.any(numbers % 1)):
             raise DataError(f"The {what} has values that are not one of the {len(classes)} classes.")
+    if weights is not None:
+        w = np.asarray(weights, dtype=float)
+        if w.shape != y.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w % 1):
+            raise DataError("The weights must be whole numbers of rows (0 or more), one per entry.")
     counts = one_vs_rest_counts(y, predicted, codes, len(names), len(classes), weights)
     present = [g for g in range(len(names)) if counts[0, g].sum() > 0]
     if len(present) < 2:

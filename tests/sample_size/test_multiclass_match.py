@@ -79,7 +79,9 @@ def test_the_default_reference_is_the_population():
 
 @pytest.mark.parametrize("case, message", [("one group", "at least two groups"),
                                            ("unknown class", "not one of the 3 classes"),
-                                           ("lengths", "one value per row")])
+                                           ("lengths", "one value per row"),
+                                           ("nan", "1 missing values"),
+                                           ("weights", "whole numbers")])
 def test_bad_input_is_one_plain_sentence(case, message):
     y, predicted, codes = data(n=200)
     if case == "one group":
@@ -87,8 +89,12 @@ def test_bad_input_is_one_plain_sentence(case, message):
     elif case == "unknown class":
         y = y.copy()
         y[0] = 5
-    else:
+    elif case == "nan":
+        y = y.astype(float)
+        y[4] = np.nan
+    elif case == "lengths":
         codes = codes[:-1]
+    weights = np.full(y.size, 0.5) if case == "weights" else None
     with pytest.raises(DataError) as caught:
-        match_by_class(y, predicted, codes, NAMES, CLASSES, params=PARAMS)
+        match_by_class(y, predicted, codes, NAMES, CLASSES, weights, params=PARAMS)
     assert len(caught.value.problems) == 1 and message in caught.value.problems[0]

@@ -89,3 +89,10 @@ def test_multiclass_display_reads_gap_the_worst_cell_and_match():
         assert item.figure().data
     assert {g.key for g in items if isinstance(g, Group)} >= {"class_parity", "class_confusion", "class_match"}
     assert "<b>other</b>" not in to_html(items)
+
+
+def test_results_are_strict_json():
+    import json
+    result, match = multiclass()
+    for value in (regression(small=True), result, match):
+        assert json.loads(json.dumps(value.to_dict(), allow_nan=False))

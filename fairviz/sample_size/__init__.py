@@ -2,7 +2,8 @@
 
 Inside: ``results`` (what the audit holds), ``analysis`` (MATCH and CPS composed once), ``match`` (the MATCH
 test), ``nulls`` (its null distributions), ``cps`` (Cross-Prior Smoothing, expected-error curves),
-``jaggedness`` (subsample bands), ``holes`` (undefined metrics), ``readings`` (the sentences), ``figures``.
+``jaggedness`` (subsample bands), ``holes`` (undefined metrics), ``readings`` (the sentences), ``figures``;
+``multiclass`` (MATCH per class, one vs rest).
 """
 from fairviz.sample_size.analysis import analyse, analyse_match, from_counts, with_cps_lambda
 from fairviz.sample_size.cps import (CURVE_LIMIT, cps, cps_cells, cps_groups, curve_reference, expected_errors,
@@ -12,6 +13,7 @@ from fairviz.sample_size.holes import (cell_value_count, configuration_count, co
                                        undefined_probability)
 from fairviz.sample_size.jaggedness import jaggedness
 from fairviz.sample_size.match import match, match_groups, monte_carlo_draws, null_distribution, reference_counts
+from fairviz.sample_size.multiclass import CLASS_MATCH, ClassMatch, analyse_class_match, match_by_class
 from fairviz.sample_size.nulls import (BenefitNull, BinomialNull, EmpiricalNull, JRMNull, Null, binom_cdf, binom_pmf,
                                        binom_sf, peizer_pratt_cdf, plot_data)
 from fairviz.sample_size.readings import verdict
@@ -27,4 +29,5 @@ __all__ = ["CPS_LAMBDA", "CURVE_LIMIT", "ENUMERATION_LIMIT", "LEVELS", "MATCH_ME
            "from_counts", "hole_counts", "jaggedness", "match", "match_groups", "monte_carlo_draws",
            "multinomial_log_weights", "null_distribution", "own_value", "peizer_pratt_cdf", "plot_data", "population_counts",
            "printed_hole_count",
-           "reference_counts", "te_pair_holes", "undefined_probability", "verdict", "with_cps_lambda"]
+           "reference_counts", "te_pair_holes", "undefined_probability", "verdict", "with_cps_lambda",
+           "CLASS_MATCH", "ClassMatch", "analyse_class_match", "match_by_class"]

@@ -279,15 +279,15 @@ def mincer_zarnowitz(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, params: Re
     design = np.column_stack([root, root * y_hat])
     q, r = np.linalg.qr(design)
     beta = np.linalg.solve(r, q.T @ (root * y))
-    resid = root * (y - beta[0] - beta[1] * y_hat)          # √w · e
-    rss = float(resid @ resid)
+    error = y - beta[0] - beta[1] * y_hat
+    rss = float(w @ error ** 2)
     df = n - 2
     r_inv = np.linalg.inv(r)
     bread = r_inv @ r_inv.T                                  # (X'WX)⁻¹
     if params.covariance == "classical":
         cov = bread * rss / df
     else:                                                    # White's HC1: n/(n − k) · bread · Σ w e² x x' · bread
-        scores = design * resid[:, None]
+        scores = design * error[:, None]                     # √w·x·e: Σ scores scoresᵀ = Σ w e² x xᵀ
         cov = bread @ (scores.T @ scores) @ bread * n / df
     se = np.sqrt(np.diag(cov))
     t_crit = sps.t.ppf(0.5 + params.level / 2, df)

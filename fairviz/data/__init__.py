@@ -34,6 +34,7 @@ from fairviz.data.roles import (
     label_values,
     quantile_level,
 )
+from fairviz.data.tasks import TASK_TITLES, TASKS
 from fairviz.data.validation import MIN_GROUP_SIZE, build_predictions, load_predictions
 
 __all__ = [
@@ -64,6 +65,8 @@ __all__ = [
     "label_values",
     "guess_positive_label",
     # validation
+    "TASKS",
+    "TASK_TITLES",
     "MIN_GROUP_SIZE",
     "build_predictions",
     "load_predictions",

@@ -72,6 +72,15 @@ class ColumnMapping:
     # The first model is (score, score_scale, score_direction), named ``model_name`` (None: the column's name).
     more_scores: tuple[ScoreColumn, ...] = ()
     model_name: str | None = None
+    # The task (fairviz.data.tasks): "binary" (a two-valued label, ``score`` the probability of the positive one),
+    # "regression" (``label`` a numeric target, ``score`` a numeric prediction, each of ``more_scores`` another
+    # model's) or "multiclass" (``label`` with C classes and either ``class_scores``, one probability column per class
+    # in the order of ``classes``, the label values they stand for, or ``predicted``, a predicted-class column, with
+    # ``score`` its confidence, "" when there is none).
+    task: str = "binary"
+    class_scores: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    predicted: str | None = None
 
     def models(self) -> tuple[ScoreColumn, ...]:
         """Every model, the first mapped first."""
@@ -90,6 +99,9 @@ class ColumnMapping:
                "direction_confirmed": self.score_direction is not None}
         if self.more_scores or self.model_name:          # one-model mappings keep their JSON (and cache keys)
             out["models"] = [m.to_dict() for m in self.models()]
+        if self.task != "binary":                        # … and so do binary ones
+            out.update(task=self.task, class_scores=list(self.class_scores), classes=list(self.classes),
+                       predicted=self.predicted)
         return out
 
 
@@ -112,9 +124,12 @@ class GroupView:
 
 @dataclass(frozen=True)
 class Predictions:
-    """Validated predictions: label y ∈ {0, 1}, score ∈ [0, 1], one or more group attributes."""
+    """Validated predictions and one or more group attributes. Binary (``task``): label y ∈ {0, 1}, score ∈ [0, 1]
+    the probability of 1. Regression: y the numeric target, score the prediction ŷ. Multiclass: y the class codes
+    0…C−1 (``classes`` names them), ``predicted`` the predicted class codes, score the top-label confidence (NaN when
+    none was mapped) and ``class_scores`` the (entries × C) class probabilities when they were mapped."""
 
-    y: np.ndarray                       # int8
+    y: np.ndarray                       # int8 (binary), float64 (regression), int32 class codes (multiclass)
     score: np.ndarray                   # float64
     attributes: dict[str, GroupView]    # attribute name → groups
     frame: pd.DataFrame                 # the kept rows, original columns (for hover, text, features, download)
@@ -134,6 +149,14 @@ class Predictions:
     scores: dict[str, np.ndarray] = field(default_factory=dict, repr=False, compare=False)
     model: str | None = None            # the active model's title (None: the first model)
     _joint: "Predictions | None" = field(default=None, repr=False, compare=False)
+    task: str = "binary"
+    classes: tuple[str, ...] = ()       # multiclass: the class names, code k → classes[k]
+    predicted: np.ndarray | None = field(default=None, repr=False, compare=False)      # multiclass: int32 codes
+    class_scores: np.ndarray | None = field(default=None, repr=False, compare=False)   # multiclass: (entries × C)
+
+    @property
+    def binary(self) -> bool:
+        return self.task == "binary"
 
     @property
     def n(self) -> int:
@@ -158,7 +181,9 @@ class Predictions:
             self._intersections["__rows__"] = Predictions(
                 np.repeat(self.y, w), np.repeat(self.score, w), attributes, frame, self.mapping, self.source,
                 self.fingerprint, self.notes, limits=self.limits,
-                scores={k: np.repeat(v, w) for k, v in self.scores.items()}, model=self.model)
+                scores={k: np.repeat(v, w) for k, v in self.scores.items()}, model=self.model, task=self.task,
+                classes=self.classes, predicted=None if self.predicted is None else np.repeat(self.predicted, w),
+                class_scores=None if self.class_scores is None else np.repeat(self.class_scores, w, axis=0))
         return self._intersections["__rows__"]
 
     def with_note(self, note: str, resolution: float | None = None) -> "Predictions":
@@ -208,7 +233,9 @@ class Predictions:
         scores = np.asarray(scores, dtype=float)
         if scores.shape != joint.y.shape:
             raise ValueError(f"the new model's scores have {scores.size} entries, the data {joint.y.size}")
-        if not np.all(np.isfinite(scores)) or scores.min() < 0 or scores.max() > 1:
+        if not np.all(np.isfinite(scores)):
+            raise DataError(f"The model '{title}' has missing or infinite scores; it was not added.")
+        if joint.binary and (scores.min() < 0 or scores.max() > 1):
             raise DataError(f"The model '{title}' has scores outside [0, 1]; it was not added.")
         existing = joint.scores or {joint.active_model: joint.score}
         if title in existing:

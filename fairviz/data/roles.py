@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from fairviz.data.model import ColumnMapping
+from fairviz.data.model import ColumnMapping, plain_value
 
 # Column names per role, lower case, most telling first (where a form takes the first named column, the order
 # decides; where it takes every named column, the file's order does).
@@ -140,8 +141,10 @@ def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
     models = {c for c in candidates if looks_like_model_name(c)}      # other models, not features
     taken = {label, score, text, row_id, *groups, *ids, *models}
     features = tuple(c for c in numeric_columns(frame) if c not in taken)
-    return ColumnMapping(label=label, score=score, groups=groups, positive_label=None, text=text,
-                         features=features, row_id=row_id, candidate_scores=candidates)
+    guess = ColumnMapping(label=label, score=score, groups=groups, positive_label=None, text=text,
+                          features=features, row_id=row_id, candidate_scores=candidates)
+    task = guess_task(frame, label)
+    return guess if task == "binary" else _task_mapping(frame, guess, task, ids)
 
 
 MODEL_WORDS = frozenset(("score", "scores", "p", "phat", "prob", "proba", "probability", "pred", "prediction",
@@ -281,3 +284,107 @@ def guess_good_outcome(label: Any, values: list, positive: Any) -> Any:
     if not harmful or len(values) != 2:
         return positive
     return next((v for v in values if v != positive), positive)
+
+
+# ----------------------------------------------------------------------------------------------- tasks
+
+MAX_GUESSED_CLASSES = 50       # a label with more values is not guessed to be classes
+FEW_CLASSES = 10               # whole numbers with at most this many values are classes, not a target, when unsure
+PREDICTION_NAMES = ("prediction", "pred", "y_pred", "yhat", "y_hat", "predicted", "forecast", "estimate", "fitted",
+                    "predicted_class", "pred_class", "y_pred_class")
+
+
+def guess_task(frame: pd.DataFrame, label: Any) -> str:
+    """The task a label column suggests: two values → binary; numbers that are not all whole, or many whole
+    numbers → regression; a few categories (or whole numbers with class probability or predicted-class columns, or
+    at most ``FEW_CLASSES`` values) → multiclass. Always shown in the form and changeable."""
+    series = frame[label]
+    n = distinct_count(series)
+    if n <= 2:
+        return "binary"
+    if is_numeric(series):
+        values = series.dropna().to_numpy(dtype=float)
+        if not np.all(values == np.round(values)) or n > MAX_GUESSED_CLASSES:
+            return "regression"
+        classes = {str(plain_value(v)) for v in series.dropna().unique()}
+        if class_columns(frame, classes) or predicted_column(frame, label, classes) or n <= FEW_CLASSES:
+            return "multiclass"
+        return "regression"
+    return "multiclass" if n <= MAX_GUESSED_CLASSES else "binary"
+
+
+def class_columns(frame: pd.DataFrame, classes) -> list:
+    """One probability column per class, named after it (``p_cat``, ``prob_3``, ``dog_prob``), in the classes' order;
+    empty unless every class has one."""
+    wanted = {str(c).strip().lower() for c in classes}
+    found = {}
+    for column in numeric_columns(frame):
+        name = class_of_column(column).strip().lower()
+        if name in wanted and name not in found and str(column).strip().lower() != name:
+            found[name] = column
+    return list(found.values()) if len(found) == len(wanted) else []
+
+
+def predicted_column(frame: pd.DataFrame, label: Any, classes) -> Any:
+    """A column named like a prediction whose values are mostly the label's classes (a model may predict a class
+    no row has), or None."""
+    wanted = {str(c).strip().lower() for c in classes}
+    for column in named([c for c in frame.columns if c != label], PREDICTION_NAMES):
+        values = {str(plain_value(v)).strip().lower() for v in frame[column].dropna().unique()}
+        if values and 2 * len(values - wanted) <= len(values) <= MAX_GUESSED_CLASSES:
+            return column
+    return None
+
+
+def _task_mapping(frame: pd.DataFrame, guess: ColumnMapping, task: str, ids: list) -> ColumnMapping:
+    """The binary guess turned into a regression or multiclass one: the prediction or class columns found."""
+    label = guess.label
+    groups = set(guess.groups)
+    if task == "regression":
+        numbers = [c for c in numeric_columns(frame) if c != label and c not in groups and c not in ids]
+        by_name = named(numbers, PREDICTION_NAMES + ROLE_NAMES["score"])
+        score = by_name[0] if by_name else _most_correlated(frame, label, numbers)
+        models = tuple(c for c in numbers if c != score and looks_like_model_name(c))
+        features = tuple(c for c in guess.features if c not in (score, *models) and c != label)
+        return replace(guess, task=task, score=score or "", features=features, candidate_scores=models)
+    classes = [str(plain_value(v)) for v in frame[label].dropna().unique()]
+    columns = class_columns(frame, classes)
+    if columns:
+        features = tuple(c for c in guess.features if c not in columns)
+        return replace(guess, task=task, score="", class_scores=tuple(columns),
+                       classes=tuple(class_of_column(c) for c in columns), features=features, candidate_scores=())
+    predicted = predicted_column(frame, label, classes)
+    confidence = next((c for c in named(numeric_columns(frame), ("confidence", "conf", "prob", "probability",
+                                                                 "score", "proba")) if c != predicted), None)
+    features = tuple(c for c in guess.features if c != confidence)
+    return replace(guess, task=task, score=confidence or "", predicted=predicted, features=features,
+                   candidate_scores=())
+
+
+def _most_correlated(frame: pd.DataFrame, label: Any, numbers: list) -> Any:
+    """The numeric column closest to the target (largest |correlation|): the likeliest prediction, or None."""
+    if not numbers:
+        return None
+    target = frame[label].astype(float)
+    with np.errstate(all="ignore"):
+        correlations = [abs(frame[c].astype(float).corr(target)) for c in numbers[:MAX_SCANNED]]
+    correlations = [c if np.isfinite(c) else -1 for c in correlations]
+    return numbers[int(np.argmax(correlations))]
+
+
+CLASS_PREFIXES = ("p_", "prob_", "proba_", "probability_", "score_", "p(", "pr_")
+CLASS_SUFFIXES = ("_prob", "_proba", "_probability", "_score", "_p")
+
+
+def class_of_column(column) -> str:
+    """The class a probability column stands for, from its name: ``p_cat`` → ``cat``, ``prob_3`` → ``3``,
+    ``dog_prob`` → ``dog``; else the name itself."""
+    name = str(column).strip()
+    lower = name.lower()
+    for prefix in CLASS_PREFIXES:
+        if lower.startswith(prefix) and len(name) > len(prefix):
+            return name[len(prefix):].rstrip(")")
+    for suffix in CLASS_SUFFIXES:
+        if lower.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name

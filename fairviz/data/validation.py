@@ -16,21 +16,23 @@ import numpy as np
 import pandas as pd
 
 from fairviz.data.limits import DEFAULT_LIMITS, GroupLimits
-from fairviz.data.model import (
-    INTERSECTION_SEP,
-    ColumnMapping,
-    DataError,
-    GroupView,
-    Predictions,
-    plain_value,
-    weighted_bincount,
+from fairviz.data.cleaning import (
+    MIN_GROUP_SIZE,
+    count_rows,
+    drop_small_groups,
+    factorize_groups,
+    group_attributes,
+    numeric_values,
+    without_na_texts,
 )
+from fairviz.data.model import ColumnMapping, DataError, Predictions, plain_value
 from fairviz.data.checks import confirm_direction
-from fairviz.data.reading import NA_VALUES, read_table
+from fairviz.data.reading import read_table
+from fairviz.data.tasks import TASKS, build_task_predictions
 from fairviz.data.scales import SCALE_TITLES, guess_scale, oriented, to_probability
-from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values, range_order
+from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values
 
-MIN_GROUP_SIZE = 2
+__all__ = ["MIN_GROUP_SIZE", "build_predictions", "check_columns", "load_predictions"]
 
 
 def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str = "upload",
@@ -45,15 +47,17 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     and its direction is checked (``fairviz.data.checks``)."""
     limits = limits or DEFAULT_LIMITS
     check_columns(frame, mapping)
+    if mapping.task != "binary":
+        return build_task_predictions(frame, mapping, source, file_fingerprint, weights, limits)
     problems: list[str] = []
     notes: list[str] = []
     w = None if weights is None else np.asarray(weights, dtype=np.int64)
     total = len(frame) if w is None else int(w.sum())
 
-    score = _numeric_scores(_without_na_texts(frame[mapping.score]), mapping.score, problems, w)
+    score = numeric_values(without_na_texts(frame[mapping.score]), mapping.score, problems, w)
     mapping, others = _other_models(frame, mapping, notes, w)
-    y_raw = _without_na_texts(frame[mapping.label])
-    factorized = {c: _factorize(_without_na_texts(frame[c])) for c in mapping.groups}   # one hash pass a column
+    y_raw = without_na_texts(frame[mapping.label])
+    factorized = {c: factorize_groups(without_na_texts(frame[c])) for c in mapping.groups}   # one hash pass a column
 
     missing = score.isna() | y_raw.isna()
     for values in others.values():              # every model is audited on the same rows
@@ -61,7 +65,7 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
     for codes, _ in factorized.values():
         missing |= codes < 0
     keep = ~missing.to_numpy()
-    n_missing = _count(~keep, w)
+    n_missing = count_rows(~keep, w)
     if n_missing:
         notes.append(f"{n_missing:,} of {total:,} rows dropped for a missing label, score or group value"
                      f"{' (of any model: every model is audited on the same rows)' if others else ''}.")
@@ -82,27 +86,17 @@ def build_predictions(frame: pd.DataFrame, mapping: ColumnMapping, source: str =
         mapping = replace(mapping, positive_label=positive)       # the guess, stated wherever the label is named
     if problems:                       # group checks on rows that are about to change would only add noise
         raise DataError(problems)
-    attributes = _attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
+    attributes = group_attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
                              problems, notes, w)
     if problems:
         raise DataError(problems)
 
-    # Drop rows in groups too small to compare (after validation, so counts are reported).
-    small = np.zeros(keep.sum(), dtype=bool)
-    for view in attributes.values():
-        small |= np.isin(view.codes, np.flatnonzero(view.sizes < MIN_GROUP_SIZE))
-    if small.any():
-        w = None if w is None else w[~small]
-        attributes = {k: _recode(v, ~small, w) for k, v in attributes.items()}
-        y, score_values = y[~small], score_values[~small]
-        other_values = {m: values[~small] for m, values in other_values.items()}
-        kept_frame = frame.loc[keep].loc[~small]
-        for view in attributes.values():
-            if len(view.names) < 2:
-                raise DataError(f"Group column '{view.attribute}' has fewer than two groups with at least "
-                                f"{MIN_GROUP_SIZE} rows: fairness compares groups, so at least two are needed.")
-    else:
-        kept_frame = frame.loc[keep]
+    small_kept, attributes, w = drop_small_groups(attributes, w)     # groups too small to compare: named, dropped
+    kept_frame = frame.loc[keep]
+    if small_kept is not None:
+        y, score_values = y[small_kept], score_values[small_kept]
+        other_values = {m: values[small_kept] for m, values in other_values.items()}
+        kept_frame = kept_frame.loc[small_kept]
     too_many = [p for view in attributes.values() if (p := limits.too_many_groups(view.attribute, len(view.names)))]
     if too_many:
         raise DataError(too_many)
@@ -131,7 +125,7 @@ def _other_models(frame: pd.DataFrame, mapping: ColumnMapping, notes: list[str],
             notes.append(f"Model '{model.title}' left out: another model has that name.")
             continue
         problems: list[str] = []
-        values = _numeric_scores(_without_na_texts(frame[model.column]), model.column, problems, weights)
+        values = numeric_values(without_na_texts(frame[model.column]), model.column, problems, weights)
         if problems:
             notes.append(f"Model '{model.title}' left out: {problems[0]}")
             continue
@@ -183,7 +177,14 @@ def load_predictions(path: str | Path, mapping: ColumnMapping | None = None, **m
 
 def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
     """Every mapped column is in ``frame`` and the roles do not overlap (the engine checks a schema with it too)."""
-    needed = {"label": [mapping.label], "score": [mapping.score, *(m.column for m in mapping.more_scores)],
+    if mapping.task not in TASKS:
+        raise DataError(f"The task '{mapping.task}' is not one of {', '.join(TASKS)}.")
+    regression = mapping.task == "regression"
+    needed = {"target" if regression else "label": [mapping.label],
+              "prediction" if regression else "score": [c for c in (mapping.score, *(m.column for m in
+                                                                                      mapping.more_scores)) if c],
+              "class probability": list(mapping.class_scores),
+              "predicted class": [mapping.predicted] if mapping.predicted else [],
               "group": list(mapping.groups)}
     if mapping.text:
         needed["text"] = [mapping.text]
@@ -198,7 +199,10 @@ def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
         problems.append(f"The label and the score are the same column ('{mapping.label}'); choose two columns.")
     if mapping.label in (m.column for m in mapping.more_scores):
         problems.append(f"The label column '{mapping.label}' is also mapped as a model's score; choose two columns.")
-    if mapping.label in mapping.groups or mapping.score in mapping.groups:
+    if mapping.label in (*mapping.class_scores, mapping.predicted):
+        problems.append(f"The label column '{mapping.label}' is also mapped as a class's probability or the predicted "
+                        "class; choose different columns.")
+    if mapping.label in mapping.groups or (mapping.score and mapping.score in mapping.groups):
         problems.append("A group column is also the label or the score column; choose different columns.")
     if problems:
         raise DataError(problems)
@@ -207,39 +211,6 @@ def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
 def _column_list(frame: pd.DataFrame, limit: int = 12) -> str:
     cols = [str(c) for c in frame.columns]
     return ", ".join(cols[:limit]) + (f", … ({len(cols)} in all)" if len(cols) > limit else "")
-
-
-def _count(mask: np.ndarray, weights: np.ndarray | None) -> int:
-    """Rows where ``mask`` holds (weighted data: the sum of their weights)."""
-    mask = np.asarray(mask, dtype=bool)
-    return int(mask.sum()) if weights is None else int(weights[mask].sum())
-
-
-_NA_TEXTS = frozenset(v.lower() for v in NA_VALUES)
-
-
-def _without_na_texts(series: pd.Series) -> pd.Series:
-    """Text columns with the missing-value words (NA, null, …, any case, spaces around) as missing values."""
-    if not (series.dtype == object or pd.api.types.is_string_dtype(series)):
-        return series
-    text = series.astype("string").str.strip().str.lower()
-    missing = text.isin(_NA_TEXTS).fillna(False).to_numpy(dtype=bool)
-    return series.where(~missing) if missing.any() else series
-
-
-def _numeric_scores(series: pd.Series, name: str, problems: list[str], weights=None) -> pd.Series:
-    if pd.api.types.is_bool_dtype(series):
-        problems.append(f"The score column '{name}' holds true/false values; it needs probabilities in [0, 1].")
-        return series.astype(float)
-    if pd.api.types.is_numeric_dtype(series):
-        return series.astype(float)
-    numeric = pd.to_numeric(series, errors="coerce")
-    text_mask = numeric.isna() & series.notna() & (series.astype(str).str.strip() != "")
-    if text_mask.any():
-        examples = ", ".join(repr(v) for v in series[text_mask].astype(str).unique()[:3])
-        problems.append(f"The score column '{name}' has {_count(text_mask.to_numpy(), weights):,} non-numeric values "
-                        f"(e.g. {examples}); scores must be numbers in [0, 1].")
-    return numeric
 
 
 def _label_value(raw: pd.Series, y: np.ndarray, value: int):
@@ -254,12 +225,12 @@ def _check_score_range(score: np.ndarray, name: str, problems: list[str], weight
                        scale: str | None = "probability") -> None:
     infinite = np.isinf(score)
     if infinite.any():
-        problems.append(f"The score column '{name}' has {_count(infinite, weights):,} infinite values; "
+        problems.append(f"The score column '{name}' has {count_rows(infinite, weights):,} infinite values; "
                         "scores must be in [0, 1].")
     finite = score[~infinite]
     outside = (finite < 0) | (finite > 1)
     if outside.any():
-        outside_rows = _count(outside, None if weights is None else weights[~infinite])
+        outside_rows = count_rows(outside, None if weights is None else weights[~infinite])
         converted = "" if scale in (None, "probability") else f" after reading it as {SCALE_TITLES[scale]}"
         hint = _range_hint(finite) if not converted else ""
         problems.append(f"The score column '{name}' has {outside_rows:,} values outside [0, 1]{converted} "
@@ -303,63 +274,6 @@ def _binary_labels(series: pd.Series, mapping: ColumnMapping, problems: list[str
         return (series.to_numpy() == _coerce_like(positive, series)).astype(np.int8)
     text = series.astype(str).str.strip().str.lower().to_numpy()
     return (text == str(plain_value(positive)).strip().lower()).astype(np.int8)
-
-
-def _factorize(series: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """Codes and names of a group column; missing and blank values get code −1. Values that print alike
-    (1 and '1', ' a' and 'a') are one group."""
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    names = [str(u).strip() for u in uniques]
-    distinct = {name: k for k, name in enumerate(dict.fromkeys(n for n in names if n))}
-    remap = np.array([distinct.get(name, -1) for name in names] + [-1], dtype=np.int64)
-    return remap[codes], list(distinct)          # codes of −1 index the appended −1
-
-
-def _attributes(groups: dict[str, tuple[np.ndarray, list[str]]], mapping: ColumnMapping, problems: list[str],
-                notes: list[str], weights: np.ndarray | None = None) -> dict[str, GroupView]:
-    attributes = {}
-    for col, (codes, names) in groups.items():
-        view = _ordered_view(col, codes, names, weights)
-        if len(view.names) < 2:
-            problems.append(f"The group column '{col}' has a single value ('{view.names[0]}'): fairness compares "
-                            "groups, so it needs at least two.")
-        attributes[col] = view
-    if mapping.intersect and len(mapping.groups) >= 2:
-        a, b = mapping.groups[:2]
-        (codes_a, names_a), (codes_b, names_b) = groups[a], groups[b]
-        joint, pairs = pd.factorize(codes_a * len(names_b) + codes_b)
-        joint_names = [f"{names_a[p // len(names_b)]}{INTERSECTION_SEP}{names_b[p % len(names_b)]}" for p in pairs]
-        attributes[f"{a}{INTERSECTION_SEP}{b}"] = _ordered_view(f"{a}{INTERSECTION_SEP}{b}", joint, joint_names,
-                                                                weights)
-    for view in attributes.values():
-        tiny = [f"'{name}' (n = {size})" for name, size in zip(view.names, view.sizes) if size < MIN_GROUP_SIZE]
-        listed = ", ".join(tiny[:10]) + (f", … ({len(tiny):,} in all)" if len(tiny) > 10 else "")
-        if tiny and len(view.names) - len(tiny) >= 2:
-            notes.append(f"Group{'s' if len(tiny) > 1 else ''} {listed} of '{view.attribute}' "
-                         f"dropped: fewer than {MIN_GROUP_SIZE} rows cannot be compared.")
-        elif tiny and len(view.names) >= 2:
-            problems.append(f"The group column '{view.attribute}' has fewer than two groups with at least "
-                            f"{MIN_GROUP_SIZE} rows ({listed}).")
-    return attributes
-
-
-def _ordered_view(attribute: str, codes: np.ndarray, names: list[str], weights: np.ndarray | None = None) -> GroupView:
-    """A GroupView whose groups are ordered largest first (ties by name), or in their natural order when every group
-    is a numeric range ('<18', '18-25', '75+': ``roles.range_order``); groups with no rows are left out."""
-    sizes = weighted_bincount(codes, weights, len(names))
-    present = np.flatnonzero(sizes)
-    natural = range_order([str(names[k]) for k in present])
-    if natural is not None:
-        order = present[np.argsort(np.array(natural), kind="stable")]
-    else:
-        order = present[np.lexsort((np.array(names, dtype=object)[present].astype(str), -sizes[present]))]
-    remap = np.full(len(names), -1, dtype=np.int64)
-    remap[order] = np.arange(order.size)
-    return GroupView(attribute, remap[codes].astype(np.int32), tuple(names[k] for k in order), weights)
-
-
-def _recode(view: GroupView, keep: np.ndarray, weights: np.ndarray | None = None) -> GroupView:
-    return _ordered_view(view.attribute, view.codes[keep], list(view.names), weights)
 
 
 def _same(a: Any, b: Any) -> bool:

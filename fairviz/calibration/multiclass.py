@@ -30,9 +30,9 @@ from fairviz.calibration.task_inputs import entry_weights, finite_values, group_
 from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed, score_cell
 from fairviz.data import DataError
+from fairviz.data.tasks import SUM_TOLERANCE          # the data model's: rows further from 1 are noted, read as given
 
 OVERALL = "overall"
-SUM_TOLERANCE = 1e-4        # a row of class probabilities may sum to 1 ± this
 MIN_EXPECTED = 5            # a bin enters the χ² test on its own with this many expected rows of each outcome
 BLOCK = 100                 # resamples drawn at a time (bounded memory on many cells)
 
@@ -161,7 +161,8 @@ class MulticlassCalibration:
 def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes, names, weight=None,
                            params: MulticlassParams = MulticlassParams(), attribute: str = "", predicted=None,
                            confidence=None, reference: str | None = None) -> MulticlassCalibration:
-    """Top-label and class-wise calibration per group. ``class_scores``: (K × C) probabilities, rows summing to 1;
+    """Top-label and class-wise calibration per group. ``class_scores``: (K × C) probabilities (rows off 1 by more
+    than the data model's tolerance are noted and read as given);
     None when only ``predicted`` class codes and their ``confidence`` are known (top-label only). ``weight``: rows
     per entry. ``reference``: the group the gaps are taken against (the largest when None or unknown)."""
     classes = tuple(str(c) for c in classes)
@@ -170,10 +171,17 @@ def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes,
     w = entry_weights(weight, size)
     codes, names = group_codes(codes, names, size, w)
     probs, pred_class, conf = _probabilities(class_scores, predicted, confidence, classes, size)
+    notes = [f"ECE: {params.ece_bins} equal-width bins; reliability tables: {params.n_bins} "
+             f"{'equal-width' if params.strategy == 'uniform' else 'equal-count'} bins."]
     absent = [c for k, c in enumerate(classes) if not np.any((y == k) & (w > 0))]
     if absent:
-        raise DataError(f"The class {absent[0]!r} has no rows in the label, so its calibration cannot be assessed; "
-                        "drop it from the classes or add rows of it.")
+        notes.append(f"No row has the class {', '.join(absent)}: its one-vs-rest calibration only measures the "
+                     "probability the model gives it (calibrated would be 0).")
+    if probs is not None:
+        off = np.abs(probs.sum(1) - 1) > SUM_TOLERANCE
+        if np.any(off & (w > 0)):
+            notes.append(f"In {int(w[off].sum()):,} rows the class probabilities do not sum to 1 (tolerance "
+                         f"{SUM_TOLERANCE:g}); they are read as given.")
     correct = (pred_class == y).astype(np.int64)
     used = w > 0
 
@@ -187,8 +195,6 @@ def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes,
     sizes = {g.name: g.n for g in groups}
     reference = reference if reference in sizes else max(sizes, key=lambda n: (sizes[n], -list(sizes).index(n)))
     gaps = _gaps(groups, reference, probs is not None)
-    notes = [f"ECE: {params.ece_bins} equal-width bins; reliability tables: {params.n_bins} "
-             f"{'equal-width' if params.strategy == 'uniform' else 'equal-count'} bins."]
     if probs is None:
         notes.append("Only the predicted class and its confidence are mapped, so top-label calibration is shown and "
                      "class-wise calibration (which needs every class's probability) is not available.")
@@ -226,12 +232,16 @@ def _class_codes(values, classes: tuple[str, ...], what: str) -> np.ndarray:
 
 
 def _probabilities(class_scores, predicted, confidence, classes, size):
-    """(probabilities or None, predicted class, confidence) checked: probabilities in [0, 1] summing to 1."""
+    """(probabilities or None, predicted class, confidence) checked: numbers in [0, 1]. Rows whose probabilities do
+    not sum to 1 are read as given (as the data model does; the caller notes them)."""
     if class_scores is None:
         if predicted is None or confidence is None:
             raise DataError("Multiclass calibration needs either every class's probability or the predicted class "
                             "with its confidence.")
         pred_class = _class_codes(predicted, classes, "predicted class")
+        if np.all(np.isnan(np.asarray(confidence, dtype=float))):
+            raise DataError("No confidence is mapped, so top-label calibration (confidence against accuracy) cannot "
+                            "be assessed; map the predicted class's confidence or every class's probability.")
         conf = finite_values(confidence, "confidence", size)
         if pred_class.size != size:
             raise DataError(f"The predicted class has {pred_class.size} values for {size} rows.")
@@ -243,10 +253,6 @@ def _probabilities(class_scores, predicted, confidence, classes, size):
         raise DataError(f"The class probabilities need one column per class ({len(classes)}).")
     if np.any((probs < 0) | (probs > 1)):
         raise DataError("The class probabilities must lie between 0 and 1.")
-    off = np.abs(probs.sum(1) - 1) > SUM_TOLERANCE
-    if off.any():
-        raise DataError(f"In {int(off.sum()):,} rows the class probabilities do not sum to 1 (tolerance "
-                        f"{SUM_TOLERANCE:g}).")
     return probs, probs.argmax(1), probs.max(1)
 
 

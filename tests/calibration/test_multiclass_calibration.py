@@ -164,8 +164,7 @@ def test_predicted_class_and_confidence_give_top_label_only():
 @pytest.mark.parametrize("change, message", [
     (lambda y, p, c: (y, p, np.zeros_like(c)), "at least two groups"),
     (lambda y, p, c: (y, np.where(np.arange(p.size).reshape(p.shape) == 5, np.nan, p), c), "1 missing"),
-    (lambda y, p, c: (np.where(y == 3, 0, y), p, c), "'fish' has no rows"),
-    (lambda y, p, c: (y, p * 0.9, c), "do not sum to 1"),
+    (lambda y, p, c: (y, p * 1.5, c), "between 0 and 1"),
     (lambda y, p, c: (y + 0.5, p, c), "not classes 0 to 3"),
     (lambda y, p, c: (y, p[:, :3], c), "one column per class (4)"),
 ])
@@ -175,6 +174,29 @@ def test_bad_input_is_one_plain_sentence(change, message):
     with pytest.raises(DataError) as error:
         multiclass_calibration(y2, p2, CLASSES, c2, GROUPS, params=MulticlassParams(resamples=0))
     assert len(error.value.problems) == 1 and message in error.value.problems[0]
+
+
+def test_an_absent_class_and_probabilities_off_one_are_noted_and_read_as_given():
+    """As the data model reads them: a class no row has, and rows whose probabilities miss 1, are noted."""
+    y, p, codes = sample(8, n=600)
+    y = np.where(y == 3, 0, y)                                   # no row is a fish
+    p[:50] *= 0.9                                                # 50 rows sum to 0.9
+    result = multiclass_calibration(y, p, CLASSES, codes, GROUPS, params=MulticlassParams(resamples=0))
+    assert any("No row has the class fish" in note for note in result.notes)
+    assert any("In 50 rows the class probabilities do not sum to 1" in note for note in result.notes)
+    fish = result.group("A").classes[3]
+    m = codes == 0
+    assert fish.n_true == 0 and fish.ece == pytest.approx(direct_ece(p[m, 3], np.zeros(m.sum())), abs=1e-12)
+
+
+def test_a_predicted_class_without_a_confidence_is_one_sentence():
+    y, p, codes = sample(9, n=300)
+    with pytest.raises(DataError) as error:
+        multiclass_calibration(y, None, CLASSES, codes, GROUPS, predicted=p.argmax(1),
+                               confidence=np.full(y.size, np.nan))
+    assert error.value.problems == ["No confidence is mapped, so top-label calibration (confidence against accuracy) "
+                                    "cannot be assessed; map the predicted class's confidence or every class's "
+                                    "probability."]
 
 
 def test_analyse_multiclass_refuses_a_regression_task():

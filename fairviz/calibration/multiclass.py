@@ -8,7 +8,7 @@
 
 Every ECE has a percentile bootstrap interval (rows resampled with replacement within the group, the convention of
 every page; ``stats.bootstrap_counts``). A resample draws cells of rows that share their ECE bins, label and
-correctness (and the confidence's 1/2048 cell), each at the cell's mean probabilities, so one draw gives the top-label
+correctness, each at the cell's mean probabilities, so one draw gives the top-label
 and every class's ECE of the same resampled rows. Each group is also tested for calibration: a binned χ² test with
 the probabilities as given (nothing estimated), Σ_b (O_b − E_b)² / Σ_b p̂(1 − p̂) over bins with at least five
 expected rows of each outcome (the others pooled into one bin), Benjamini–Hochberg across groups (and classes).
@@ -28,7 +28,7 @@ from fairviz.calibration.reliability import binomial_interval, reliability_table
 from fairviz.calibration.results import CI_METHODS, STRATEGIES, ReliabilityTable
 from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes
 from fairviz.core import stats
-from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed, score_cell
+from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
 from fairviz.data import DataError
 from fairviz.data.tasks import SUM_TOLERANCE          # the data model's: rows further from 1 are noted, read as given
 
@@ -319,7 +319,7 @@ class _EceDraws:
 
     def __init__(self, y, correct, conf, probs, w, params: MulticlassParams, name: str):
         b = params.ece_bins
-        keys = [score_cell(conf), ece_bin_index(conf, b), correct]
+        keys = [ece_bin_index(conf, b), correct]
         if probs is not None:
             keys += [y] + [ece_bin_index(probs[:, k], b) for k in range(probs.shape[1])]
         cell = _cell_codes(keys)

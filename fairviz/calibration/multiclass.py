@@ -25,7 +25,7 @@ from scipy import sparse
 from scipy import stats as sps
 
 from fairviz.calibration.reliability import binomial_interval, reliability_table
-from fairviz.calibration.results import CI_METHODS, STRATEGIES, ReliabilityTable
+from fairviz.calibration.results import CI_METHODS, STRATEGIES, Progress, ReliabilityTable
 from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes
 from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
@@ -160,11 +160,13 @@ class MulticlassCalibration:
 
 def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes, names, weight=None,
                            params: MulticlassParams = MulticlassParams(), attribute: str = "", predicted=None,
-                           confidence=None, reference: str | None = None) -> MulticlassCalibration:
+                           confidence=None, reference: str | None = None,
+                           progress: Progress | None = None) -> MulticlassCalibration:
     """Top-label and class-wise calibration per group. ``class_scores``: (K × C) probabilities (rows off 1 by more
     than the data model's tolerance are noted and read as given);
     None when only ``predicted`` class codes and their ``confidence`` are known (top-label only). ``weight``: rows
-    per entry. ``reference``: the group the gaps are taken against (the largest when None or unknown)."""
+    per entry. ``reference``: the group the gaps are taken against (the largest when None or unknown).
+    ``progress(fraction, message)`` is called after each block of resamples (a Stop raised there ends the work)."""
     classes = tuple(str(c) for c in classes)
     y = _class_codes(y_codes, classes, "label")
     size = y.size
@@ -185,12 +187,18 @@ def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes,
     correct = (pred_class == y).astype(np.int64)
     used = w > 0
 
-    def analyse_rows(name: str, mask: np.ndarray) -> MulticlassGroup:
-        return _group(name, y[mask], correct[mask], conf[mask], None if probs is None else probs[mask], w[mask],
-                      classes, params)
+    present = [(k, name) for k, name in enumerate(names) if w[codes == k].sum() > 0]
+    report = progress or (lambda *_: None)
 
-    overall = analyse_rows(OVERALL, used)
-    groups = [analyse_rows(name, used & (codes == k)) for k, name in enumerate(names) if w[codes == k].sum() > 0]
+    def analyse_rows(step: int, name: str, mask: np.ndarray) -> MulticlassGroup:
+        def done(fraction: float) -> None:
+            report((step + fraction) / (len(present) + 1), "Resampling all rows" if name == OVERALL
+                   else f"Resampling group {step} of {len(present)}")
+        return _group(name, y[mask], correct[mask], conf[mask], None if probs is None else probs[mask], w[mask],
+                      classes, params, done)
+
+    overall = analyse_rows(0, OVERALL, used)
+    groups = [analyse_rows(i + 1, name, used & (codes == k)) for i, (k, name) in enumerate(present)]
     groups = _adjust(groups)
     sizes = {g.name: g.n for g in groups}
     reference = reference if reference in sizes else max(sizes, key=lambda n: (sizes[n], -list(sizes).index(n)))
@@ -206,8 +214,8 @@ def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes,
 
 
 def analyse_multiclass(pred, attribute: str | None = None,
-                       params: MulticlassParams = MulticlassParams(), reference: str | None = None
-                       ) -> MulticlassCalibration:
+                       params: MulticlassParams = MulticlassParams(), reference: str | None = None,
+                       progress: Progress | None = None) -> MulticlassCalibration:
     """``multiclass_calibration`` of a multiclass ``Predictions``: ``pred.class_scores`` when mapped, else
     ``pred.predicted`` with ``pred.score`` as its confidence."""
     task = getattr(pred, "task", "binary")
@@ -217,7 +225,8 @@ def analyse_multiclass(pred, attribute: str | None = None,
     scores = getattr(pred, "class_scores", None)
     return multiclass_calibration(pred.y, scores, pred.classes, view.codes, view.names, pred.weight, params,
                                   view.attribute, predicted=None if scores is not None else pred.predicted,
-                                  confidence=None if scores is not None else pred.score, reference=reference)
+                                  confidence=None if scores is not None else pred.score, reference=reference,
+                                  progress=progress)
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -258,7 +267,7 @@ def _probabilities(class_scores, predicted, confidence, classes, size):
 
 # ------------------------------------------------------------------------------------------------ one group
 
-def _group(name, y, correct, conf, probs, w, classes, params: MulticlassParams) -> MulticlassGroup:
+def _group(name, y, correct, conf, probs, w, classes, params: MulticlassParams, done) -> MulticlassGroup:
     n = int(round(w.sum()))
     hits = int(round(w @ correct))
     acc_low, acc_high = binomial_interval(hits, n, params.level, "clopper_pearson")
@@ -266,7 +275,7 @@ def _group(name, y, correct, conf, probs, w, classes, params: MulticlassParams) 
     top_table = reliability_table(correct, conf, params.n_bins, params.strategy, params.level, params.ci_method, w)
     status = "" if n >= params.min_rows else f"not enough rows (n = {n:,})"
     top_test = None if status else calibration_chi2(conf, correct, w, params.ece_bins)
-    draws = _EceDraws(y, correct, conf, probs, w, params, name)
+    draws = _EceDraws(y, correct, conf, probs, w, params, name, done)
     top_ci = stats.percentile_interval(draws.top, params.level) if draws.top.size else stats.Interval(np.nan, np.nan)
     per_class, classwise, classwise_ci = (), float("nan"), stats.Interval(np.nan, np.nan)
     if probs is not None:
@@ -317,7 +326,7 @@ def calibration_chi2(p: np.ndarray, outcome: np.ndarray, w: np.ndarray, n_bins: 
 class _EceDraws:
     """Bootstrap ECEs of one group's rows: top-label, each class's and the class-wise mean, from the same draws."""
 
-    def __init__(self, y, correct, conf, probs, w, params: MulticlassParams, name: str):
+    def __init__(self, y, correct, conf, probs, w, params: MulticlassParams, name: str, done=lambda _: None):
         b = params.ece_bins
         keys = [ece_bin_index(conf, b), correct]
         if probs is not None:
@@ -345,6 +354,7 @@ class _EceDraws:
             draw = stats.bootstrap_counts(counts, min(BLOCK, params.resamples - start), rng).astype(float)
             sums = np.asarray((matrix.T @ draw.T).T).reshape(draw.shape[0], len(parts), 3, b)
             out.append(ece_from_sums(sums[:, :, 0], sums[:, :, 1], sums[:, :, 2]))
+            done((start + draw.shape[0]) / params.resamples)
         values = np.vstack(out)
         self.top = values[:, 0]
         if probs is not None:

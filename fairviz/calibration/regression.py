@@ -205,10 +205,10 @@ def regression_calibration(y, y_hat, codes, names, weight=None, params: Regressi
     adjusted = benjamini_hochberg([g.mz.joint.p for g in tested]) if tested else []
     p_bh = {g.name: float(p) for g, p in zip(tested, adjusted)}
     groups = [_with_bh(g, p_bh.get(g.name, np.nan)) for g in groups]
-    skipped = [g.name for g in groups if g.name not in p_bh]
+    skipped = [f"{g.name} ({g.mz.status or f'fewer than {params.min_rows} rows'})" for g in groups
+               if g.name not in p_bh]
     if skipped:
-        notes.append(f"Not tested (fewer than {params.min_rows} rows or a single prediction value): "
-                     f"{', '.join(skipped)}.")
+        notes.append(f"Not tested: {'; '.join(skipped)}.")
     tested_names = tuple(g.name for g in tested)
     same_line = same_slope = None
     if len(tested) >= 2:
@@ -281,6 +281,9 @@ def mincer_zarnowitz(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, params: Re
     beta = np.linalg.solve(r, q.T @ (root * y))
     error = y - beta[0] - beta[1] * y_hat
     rss = float(w @ error ** 2)
+    if rss <= 1e-24 * max(float(w @ y ** 2), 1.0):
+        return MincerZarnowitz(None, None, None, rss, "the target is an exact straight line of the prediction: no "
+                                                      "residual variance to test against")
     df = n - 2
     r_inv = np.linalg.inv(r)
     bread = r_inv @ r_inv.T                                  # (X'WX)⁻¹

@@ -150,6 +150,16 @@ def test_chi2_false_positive_rate_is_near_its_level():
     assert 0.015 <= rejected / 200 <= 0.085
 
 
+def test_progress_is_reported_up_to_done():
+    y, p, codes = sample(12, n=400)
+    seen = []
+    multiclass_calibration(y, p, CLASSES, codes, GROUPS, params=MulticlassParams(resamples=300),
+                           progress=lambda fraction, message: seen.append((fraction, message)))
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == pytest.approx(1.0)
+    assert len(seen) == 3 * 3 and seen[0][1] == "Resampling all rows"      # 3 blocks × (all rows + 2 groups)
+
+
 def test_predicted_class_and_confidence_give_top_label_only():
     y, p, codes = sample(6, sharpen=1.4)
     full = multiclass_calibration(y, p, CLASSES, codes, GROUPS, params=MulticlassParams(resamples=0))

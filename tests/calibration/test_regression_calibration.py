@@ -167,6 +167,18 @@ def test_a_group_too_small_or_flat_is_not_tested_and_said():
     assert any("tiny" in note for note in result.notes)
 
 
+def test_an_exact_line_or_a_constant_target_in_a_group_is_said_not_crashed():
+    y, y_hat, codes = planted(10)
+    y = np.where(codes == 1, 7.0, y)                          # group b: a constant target
+    y = np.where(codes == 2, 2.0 + 0.5 * y_hat, y)            # group c: an exact line
+    result = regression_calibration(y, y_hat, codes, NAMES)
+    assert result.group("a").mz.ok
+    assert "exact straight line" in result.group("b").mz.status          # a constant is a line of slope 0
+    assert "exact straight line" in result.group("c").mz.status
+    assert result.tested == ("a",) and result.same_line is None
+    assert any("cannot be compared" in note for note in result.notes)
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda y, x, c, names: (y, x, np.zeros_like(c), names), "at least two groups"),
     (lambda y, x, c, names: (y, np.full_like(x, 3.0), c, names), "single value"),

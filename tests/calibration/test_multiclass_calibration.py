@@ -98,6 +98,24 @@ def test_bootstrap_intervals_hold_the_estimate_region_and_are_reproducible():
     assert not (gap.ci.low <= 0 <= gap.ci.high)                       # B's over-confidence separates the groups
 
 
+def test_cell_bootstrap_agrees_with_resampling_the_rows_themselves():
+    """The resample draws cells (rows sharing label, correctness and bins, each at its mean probability); its interval
+    is the one of resampling the rows themselves (measured: ends within 0.003 at 2,000 resamples each)."""
+    y, p, codes = sample(21, n=3000, sharpen=1.3)
+    g = multiclass_calibration(y, p, CLASSES, codes, GROUPS, params=MulticlassParams(resamples=500)).group("B")
+    m = codes == 1
+    rng = np.random.default_rng(0)
+    top, classwise = [], []
+    for _ in range(500):
+        i = rng.integers(0, m.sum(), m.sum())
+        yy, pp = y[m][i], p[m][i]
+        top.append(direct_ece(pp.max(1), (pp.argmax(1) == yy).astype(float)))
+        classwise.append(np.mean([direct_ece(pp[:, c], (yy == c).astype(float)) for c in range(len(CLASSES))]))
+    assert [g.top_ece_ci.low, g.top_ece_ci.high] == pytest.approx(np.quantile(top, [0.025, 0.975]), abs=0.01)
+    assert [g.classwise_ece_ci.low, g.classwise_ece_ci.high] == pytest.approx(np.quantile(classwise, [0.025, 0.975]),
+                                                                              abs=0.01)
+
+
 def test_weights_count_as_repeated_rows():
     y, p, codes = sample(4, n=800, sharpen=1.5)
     weight = np.random.default_rng(1).integers(1, 4, y.size)

@@ -1,0 +1,49 @@
+"""Checks shared by the regression and multiclass calibration: arrays of entries, integer weights (an entry of weight
+w stands for w identical rows) and group codes. Each problem becomes a ``DataError`` with one plain sentence."""
+from __future__ import annotations
+
+import numpy as np
+
+from fairviz.data import DataError
+
+
+def entry_weights(weight, size: int) -> np.ndarray:
+    """Rows per entry as floats (ones without weights); whole non-negative numbers only."""
+    if weight is None:
+        return np.ones(size)
+    w = np.asarray(weight, dtype=float)
+    if w.shape != (size,):
+        raise DataError(f"The weights have {w.size} values for {size} rows.")
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or np.any(w != np.round(w)):
+        raise DataError("The weights must be whole numbers of rows, zero or more.")
+    return w
+
+
+def finite_values(values, name: str, size: int | None = None) -> np.ndarray:
+    """A numeric column with no missing or infinite value."""
+    try:
+        out = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"The {name} holds values that are not numbers.") from None
+    if size is not None and out.shape[0] != size:
+        raise DataError(f"The {name} has {out.shape[0]} values for {size} rows.")
+    bad = int(np.count_nonzero(~np.isfinite(out)))
+    if bad:
+        raise DataError(f"The {name} has {bad:,} missing or infinite values.")
+    return out
+
+
+def group_codes(codes, names, size: int, w: np.ndarray) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Group codes checked against the names; at least two groups must have rows."""
+    codes = np.asarray(codes)
+    names = tuple(str(n) for n in names)
+    if codes.shape != (size,):
+        raise DataError(f"The group codes have {codes.size} values for {size} rows.")
+    if codes.size and (codes.min() < 0 or codes.max() >= len(names)):
+        raise DataError("A group code points past the list of group names.")
+    codes = codes.astype(np.int64)
+    sizes = np.bincount(codes, weights=w, minlength=len(names))
+    if np.count_nonzero(sizes > 0) < 2:
+        raise DataError("Calibration by group needs at least two groups with rows; the data have "
+                        f"{int(np.count_nonzero(sizes > 0))}.")
+    return codes, names

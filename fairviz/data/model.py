@@ -245,6 +245,34 @@ class Predictions:
                        fingerprint=hashlib.blake2b(f"{joint.fingerprint}|{title}|{digest}".encode(),
                                                    digest_size=16).hexdigest())
 
+    # ------------------------------------------------------------------------------------------ multiclass
+
+    def one_vs_rest(self, name: str) -> "Predictions":
+        """Multiclass predictions read as binary ones for class ``name``: its rows are the positives and its
+        probability the score (with only a predicted class: 1 where it was predicted, else 0), so every binary audit
+        answers for that class. Built once, then kept."""
+        if self.task != "multiclass":
+            raise ValueError("one_vs_rest needs multiclass predictions")
+        if name not in self.classes:
+            raise DataError(f"There is no class '{name}' (classes: {', '.join(self.classes)}).")
+        key = f"__class__{name}"
+        if key not in self._intersections:
+            k = self.classes.index(name)
+            by_probability = self.class_scores is not None
+            score = self.class_scores[:, k] if by_probability else (self.predicted == k).astype(float)
+            column = self.mapping.class_scores[k] if by_probability else self.mapping.predicted
+            mapping = replace(self.mapping, task="binary", score=column, positive_label=name, class_scores=(),
+                              classes=(), predicted=None, score_scale="probability", score_direction="as-is")
+            fingerprint = hashlib.blake2b(f"{self.fingerprint}|class={name}".encode(), digest_size=16).hexdigest()
+            note = (f"One vs rest: class '{name}' is the positive label and every other class the negative; the score "
+                    + (f"is the probability of '{name}'." if by_probability else
+                       f"is 1 where '{name}' was predicted, else 0 (no class probabilities were mapped)."))
+            self._intersections[key] = replace(
+                self, y=(self.y == k).astype(np.int8), score=np.asarray(score, dtype=float), task="binary",
+                classes=(), predicted=None, class_scores=None, mapping=mapping, fingerprint=fingerprint,
+                notes=self.notes + (note,), scores={}, model=None, _joint=None, _intersections={})
+        return self._intersections[key]
+
     @property
     def attribute_names(self) -> list[str]:
         return list(self.attributes)

@@ -137,3 +137,19 @@ def test_binary_mappings_keep_their_json():
 def test_an_unknown_task_is_one_sentence(regression_frame):
     with pytest.raises(DataError, match="The task 'ranking' is not one of binary, regression, multiclass"):
         build_predictions(regression_frame, ColumnMapping("target", "y_pred", ("group",), task="ranking"))
+
+
+def test_one_vs_rest_reads_a_class_as_a_binary_audit(multiclass_frame):
+    mapping = ColumnMapping("label", "", ("group",), task="multiclass", class_scores=("p_cat", "p_dog", "p_bird"))
+    pred = build_predictions(multiclass_frame, mapping)
+    dog = pred.one_vs_rest("dog")
+    assert dog.binary and dog.mapping.positive_label == "dog" and dog.mapping.score == "p_dog"
+    np.testing.assert_array_equal(dog.y, (multiclass_frame.label == "dog").to_numpy().astype(np.int8))
+    np.testing.assert_array_equal(dog.score, multiclass_frame.p_dog.to_numpy())
+    assert dog.fingerprint != pred.fingerprint and dog is pred.one_vs_rest("dog")
+    with pytest.raises(DataError, match="There is no class 'fish'"):
+        pred.one_vs_rest("fish")
+    hard = build_predictions(multiclass_frame.assign(pred=multiclass_frame.label.shift(1).fillna("cat")),
+                             ColumnMapping("label", "", ("group",), task="multiclass", predicted="pred"))
+    np.testing.assert_array_equal(hard.one_vs_rest("cat").score,
+                                  (hard.predicted == hard.classes.index("cat")).astype(float))

@@ -8,6 +8,8 @@ every resample and permutation works on those counts, never on expanded rows.
 """
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Callable
 
@@ -128,17 +130,32 @@ def paired_statistics(statistic: Statistic, score_a, score_b, weight=None, resam
     observed_a, observed_b = model_a(counts[None, :]), model_b(counts[None, :])
     boot_rng, perm_rng = np.random.default_rng(seed).spawn(2)
     diffs = {k: [] for k in observed_a}
-    total, done = max(resamples + permutations, 1), 0
+    total, done, swapped = max(resamples + permutations, 1), [0], [0]
     tell = progress or (lambda _: None)
-    for size in _blocks(resamples, a.size):
-        drawn = stats.bootstrap_counts(counts, size, boot_rng)
-        ma, mb = model_a(drawn), model_b(drawn)
-        for k in diffs:
-            diffs[k].append(ma[k] - mb[k])
-        done += size
-        tell(done / total)
-    null = _permutation_null(tested or statistic, a, b, counts, permutations, perm_rng,
-                             lambda swapped: tell((resamples + swapped) / total))
+    stop = threading.Event()
+    # the permutation test runs on the second core beside the bootstrap (numpy's generators, sparse products and
+    # array loops release the GIL); this thread keeps the progress and Stop
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        null_job = pool.submit(_permutation_null, tested or statistic, a, b, counts, permutations, perm_rng,
+                               lambda k: swapped.__setitem__(0, k), stop) if stats.WORKERS > 1 else None
+        try:
+            for size in _blocks(resamples, a.size):
+                drawn = stats.bootstrap_counts(counts, size, boot_rng)
+                ma, mb = model_a(drawn), model_b(drawn)
+                for k in diffs:
+                    diffs[k].append(ma[k] - mb[k])
+                done[0] += size
+                tell((done[0] + swapped[0]) / total)
+            if null_job is None:
+                null = _permutation_null(tested or statistic, a, b, counts, permutations, perm_rng,
+                                         lambda k: tell((resamples + k) / total), stop)
+            else:
+                while not wait([null_job], timeout=0.5).done:
+                    tell((done[0] + swapped[0]) / total)
+                null = null_job.result()
+        except BaseException:
+            stop.set()                  # a Stop: the permutations end at their next block
+            raise
     return {k: PairedSamples(float(observed_a[k][0]), float(observed_b[k][0]),
                              np.concatenate(diffs[k]) if diffs[k] else np.empty(0), null.get(k, np.empty(0)))
             for k in observed_a}
@@ -199,6 +216,7 @@ def family_statistic(parts: list[tuple[str, np.ndarray | None, Statistic]]) -> S
                             else statistic(index[keep], score[keep], model[keep])))
 
         def compute(counts: np.ndarray) -> dict[str, np.ndarray]:
+            counts = counts.astype(float, copy=False)           # once for every member
             out = {}
             for prefix, keep, member in members:
                 found = member(counts if keep is None else counts[:, keep])
@@ -216,8 +234,8 @@ def _blocks(total: int, entries: int = 0):
         total -= block
 
 
-def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng,
-                      progress: Callable[[int], None]) -> dict[str, np.ndarray]:
+def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng, progress: Callable[[int], None],
+                      stop: threading.Event) -> dict[str, np.ndarray]:
     """Differences under the null: in each entry of c rows, Binomial(c, ½) rows have their two scores swapped. The
     two sides are laid out as 2K sub-entries (score a, score b) with counts (c − k, k) and (k, c − k)."""
     if permutations <= 0:                  # the statistics on 2K sub-entries cost as much as the test: skip both
@@ -228,6 +246,8 @@ def _permutation_null(statistic: Statistic, a, b, counts, permutations: int, rng
     side_b = statistic(index, np.concatenate([b, a]), np.concatenate([second, first]))
     null, done = {}, 0
     for size in _blocks(permutations, 2 * counts.size):
+        if stop.is_set():
+            return {}
         swapped = rng.binomial(counts, 0.5, size=(size, counts.size))
         layout = np.concatenate([counts - swapped, swapped], axis=1)
         ma, mb = side_a(layout), side_b(layout)

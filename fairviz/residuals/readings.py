@@ -93,7 +93,8 @@ def curves_reading(audit, focus: Focus = Focus()) -> Text:
         return spread
     group, reference = pair
     return join(spread, text(" *{g}* against the reference *{r}*: F_dist = {dist} (area between their curves), "
-                             "{words}.", g=group, r=reference, dist=fmt(record.f_dist),
+                             "{words}.", g=group, r=reference,
+                             dist=fmt(record.f_dist) + (f" {audit.unit}" if audit.regression else ""),
                              words=significance_words(record.p_dist)))
 
 

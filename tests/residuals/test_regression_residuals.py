@@ -185,6 +185,7 @@ def test_the_residual_page_shows_a_regression_uploads_numbers():
     shown = pairs.loc[f"{first.group_i} vs {first.group_j}"]
     assert float(shown["F_dist"]) == pytest.approx(first.f_dist, abs=5e-4)
     assert float(shown["F_pattern"]) == pytest.approx(first.f_pattern, abs=5e-4)
+    assert any(f"F_dist = {first.f_dist:.3f} price" in m.value for m in at.markdown)
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert specs[0]["layout"]["yaxis"]["title"]["text"] == "D = ŷ − y, in units of price"
     assert not [r.label for r in at.radio if r.label == "View"]                   # no outcome views

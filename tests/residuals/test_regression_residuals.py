@@ -195,6 +195,13 @@ def test_the_residual_page_shows_a_regression_uploads_numbers():
     for g in expected.groups:
         assert float(groups.loc[g.name, "mean residual"]) == pytest.approx(g.mean_residual, abs=5e-4)
         assert float(groups.loc[g.name, "mean target"]) == pytest.approx(g.mean_target, abs=5e-4)
+    concentration = open_tab(at, "rdf_tab", "Knee error concentration")
+    assert any(m.label == "Error ratio knee / elsewhere" for m in concentration.metric)
+    assert not [m for m in concentration.metric if "ECE" in m.label] and not concentration.success
+    dstar = open_tab(at, "rdf_tab", "Diagnostic set D*")
+    table = dstar.dataframe[0].value
+    assert len(table) == int(expected.in_knee_region.sum()) and "residual D" in table.columns
+    assert not any("Something went wrong" in e.value for e in dstar.error)
 
 
 @pytest.mark.slow

@@ -87,6 +87,20 @@ BENEFIT_HELP = ("OFI and DI need to know which prediction helps a person (hired,
                 "and FN↔FP.")
 
 
+CLASS_HELP = ("Multiclass data: the pages that read a two-valued label (residuals, sample-size significance, "
+              "thresholds) audit this class against every other one; Calibration and Group parity show every class.")
+
+
+def data_statement(pred) -> str:
+    """What the loaded data are, in a line: the task and its columns."""
+    mapping = pred.mapping
+    if pred.task == "regression":
+        return f"Task: regression · target *{md(mapping.label)}* · prediction *{md(mapping.score)}*"
+    if pred.task == "multiclass":
+        return f"Task: multiclass ({len(pred.classes)} classes) · label *{md(mapping.label)}*"
+    return f"{md(score_statement(mapping.to_dict()))} · label *{md(mapping.label)}*"
+
+
 def draw_frame(benefit: bool, reference: bool, own_data: bool = False, tau_in_page: bool = False):
     """The shared choices. Each keeps its value with ``persist_state="session"`` (Streamlit's own way) while a page
     that does not show it is open; values are set through session state (``_ui.settle_frame``), never as defaults."""
@@ -97,13 +111,19 @@ def draw_frame(benefit: bool, reference: bool, own_data: bool = False, tau_in_pa
         if own_data:
             st.markdown(f"**Data:** this page's own (see the page). Loaded on Home: {md(pred.source)}")
         else:
-            st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · "
-                        f"{md(score_statement(pred.mapping.to_dict()))} · label *{md(pred.mapping.label)}*")
+            st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · {data_statement(pred)}")
         if pred.several_models:
             st.selectbox("Model", pred.model_names, key=_ui.MODEL, persist_state="session", help=MODEL_HELP)
+        if pred.task == "multiclass":
+            st.selectbox("Class (one vs rest)", pred.classes, key=_ui.CLASS, persist_state="session",
+                         help=CLASS_HELP)
         st.selectbox("Group attribute", pred.choices(), key=_ui.ATTRIBUTE, persist_state="session",
                      help=ATTRIBUTE_HELP)
-        _ui.frame_threshold(in_page=tau_in_page)
+        if pred.task == "regression":            # no threshold and no beneficial prediction: a number is predicted
+            _ui.frame_threshold(in_page=False, shown=False)
+            benefit = False
+        else:
+            _ui.frame_threshold(in_page=tau_in_page)
         if benefit:
             st.radio("Beneficial outcome", list(_ui.BENEFIT_LABELS), format_func=_ui.BENEFIT_LABELS.get,
                      key=_ui.BENEFIT, persist_state="session", help=BENEFIT_HELP)

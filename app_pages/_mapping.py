@@ -17,7 +17,14 @@ from fairviz.core.markup import md
 from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, guess_positive_label, label_values
 from fairviz.data.checks import ScoreDirectionError
 from fairviz.data.model import plain_value
-from fairviz.data.roles import MAX_SCANNED, guess_good_outcome, looks_like_model_name, numeric_columns
+from fairviz.data.roles import (
+    MAX_SCANNED,
+    distinct_count,
+    guess_good_outcome,
+    looks_like_model_name,
+    numeric_columns,
+)
+from fairviz.data.tasks import MAX_CLASSES, TASK_TITLES, TASKS
 from fairviz.data.scales import SCALE_TITLES, SCALES, guess_scale, unambiguous
 from app_pages import _ui, _upload
 
@@ -40,6 +47,8 @@ class Offer:
     features: list
     left_out: int             # columns no selector offers (beyond MAX_SCANNED or MAX_OFFERED)
     total: int
+    numbers: list = ()        # numeric columns: a regression's target and predictions, class probabilities
+    class_labels: list = ()   # columns with 3 to MAX_CLASSES values: a multiclass label or predicted class
 
 
 @st.cache_data(show_spinner="Guessing the column roles…", max_entries=4, ttl=_ui.CACHE_TTL)
@@ -60,14 +69,19 @@ def offer(digest: str, _frame: pd.DataFrame) -> Offer:
     labels = capped(two_valued or scanned, guess.label)
     # numbers only; a column guessed as the score that is mostly numbers with a few typos is offered too, so that
     # validation can name its bad values
-    typos = guess.score not in numbers and guess.score != guess.label and _mostly_numbers(frame[guess.score])
+    typos = (guess.score in frame and guess.score not in numbers and guess.score != guess.label
+             and _mostly_numbers(frame[guess.score]))
     scores = capped([c for c in numeric_columns(frame)[:MAX_SCANNED] if c != guess.label],
                     *((guess.score,) if guess.score in numbers or typos else ()), *guess.candidate_scores)
     groups = capped(few, *guess.groups)
     others = capped([c for c in scanned if c not in numbers], guess.text, guess.row_id)
     features = capped([c for c in numeric_columns(frame)[:MAX_SCANNED]], *guess.features[:10])
-    offered = set(labels) | set(scores) | set(groups) | set(others) | set(features)
-    return Offer(guess, labels, scores, groups, others, features, len(columns) - len(offered), len(columns))
+    numbers = capped(numeric_columns(frame)[:MAX_SCANNED], guess.label if guess.task == "regression" else None)
+    class_labels = capped([c for c in scanned if 3 <= distinct_count(frame[c]) <= MAX_CLASSES],
+                          *((guess.label, guess.predicted) if guess.task == "multiclass" else ()))
+    offered = set(labels) | set(scores) | set(groups) | set(others) | set(features) | set(numbers) | set(class_labels)
+    return Offer(guess, labels, scores, groups, others, features, len(columns) - len(offered), len(columns),
+                 numbers, class_labels)
 
 
 def _mostly_numbers(series: pd.Series) -> bool:
@@ -75,7 +89,9 @@ def _mostly_numbers(series: pd.Series) -> bool:
     return len(values) > 0 and pd.to_numeric(values, errors="coerce").notna().mean() >= 0.5
 
 
-ANSWER_KEYS = ("map_positive", "map_good", "map_scale")
+ANSWER_KEYS = ("map_positive", "map_good", "map_scale", "map_task")
+TASK_HELP_TITLES = {"binary": "Binary (two-valued label, a score)", "regression": "Regression (numeric target)",
+                    "multiclass": "Multiclass (a label with 3 or more classes)"}
 
 
 def answer_key(name: str, digest: str) -> str:
@@ -98,9 +114,16 @@ def mapping_form(upload: _upload.Uploaded) -> None:
                    f"(among the first {MAX_SCANNED:,}, at most {MAX_OFFERED:,} per role; type to search). "
                    f"{found.left_out:,} columns are not offered; the command line (`fairviz audit --label … "
                    f"--score … --group …`) takes any of them.")
-    if not found.scores:
+    if not found.scores and not found.class_labels:
         st.error("No column of this file holds numbers, so none can be the score (a probability, a percentage or "
                  "a logit per row).")
+        return
+    task = st.radio("Task", TASKS, index=TASKS.index(guess.task), format_func=TASK_HELP_TITLES.get,
+                    horizontal=True, key=answer_key("map_task", upload.digest),
+                    help="Guessed from the label column: two values → binary; numbers with many values → "
+                         "regression; a few categories (or class probability columns p_<class>) → multiclass.")
+    if task != "binary":
+        task_form(upload, found, task)
         return
     values = label_values(frame[guess.label]) if guess.label in frame else []
     shown = [f"{guess.label} = {plain_value(v)}" for v in values]
@@ -156,6 +179,54 @@ def mapping_form(upload: _upload.Uploaded) -> None:
     _direction_fix(upload)
 
 
+def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
+    """The roles of a regression (target, prediction, other models) or a multiclass file (label, and one
+    probability column per class or a predicted class with its confidence), guessed and changeable."""
+    guess = found.guess if found.guess.task == task else replace(found.guess, task=task)
+    with st.form(f"mapping_{task}"):
+        c1, c2, c3 = st.columns(3)
+        groups = c3.multiselect("Group column(s)", found.groups, default=[g for g in guess.groups if g in found.groups])
+        if task == "regression":
+            label = _upload.pick(c1, "Target column (numbers)", found.numbers, guess.label)
+            score = _upload.pick(c2, "Prediction column (numbers)", found.numbers, guess.score or None)
+            others = st.multiselect("Other models: more prediction columns for the same rows (optional)",
+                                    found.numbers, default=[c for c in guess.candidate_scores if c in found.numbers],
+                                    help="Each is audited on every page (the sidebar's Model picker).")
+            class_scores, predicted = (), None
+        else:
+            label = _upload.pick(c1, "Label column (classes)", found.class_labels, guess.label)
+            class_scores = tuple(c2.multiselect(
+                "Class probability columns (one per class)", found.numbers,
+                default=[c for c in guess.class_scores if c in found.numbers],
+                help="Named after their class (p_cat, prob_3, dog_prob). Leave empty to map a predicted class."))
+            c4, c5 = st.columns(2)
+            predicted = _upload.pick(c4, "Or: predicted-class column", found.class_labels, guess.predicted,
+                                     optional=True)
+            score = _upload.pick(c5, "Its confidence (optional)", found.numbers,
+                                 guess.score if guess.predicted else None, optional=True) or ""
+            others = []
+        c7, c8 = st.columns(2)
+        text = _upload.pick(c7, "Text column (optional)", found.others, guess.text, optional=True)
+        row_id = _upload.pick(c8, "Id column (optional)", found.others, guess.row_id, optional=True)
+        features = st.multiselect("Feature columns (optional, numeric)", found.features,
+                                  default=[f for f in guess.features[:10] if f in found.features])
+        submitted = st.form_submit_button("Use these columns", type="primary")
+        st.caption(f"Guessed task: {TASK_TITLES[found.guess.task]}. {TASK_NOTES[task]}")
+    if submitted:
+        mapping = ColumnMapping(label=label, score=score or "", groups=tuple(groups), text=text,
+                                features=tuple(features), row_id=row_id, task=task,
+                                class_scores=class_scores if task == "multiclass" else (),
+                                predicted=None if class_scores else predicted,
+                                more_scores=tuple(ScoreColumn(c) for c in others if c not in (score, label)))
+        load(upload, mapping, "positive")
+
+
+TASK_NOTES = {"regression": "Residuals, Calibration (in the mean) and Group parity (errors and predictions) audit "
+                            "regression; the other pages read a two-valued label.",
+              "multiclass": "Calibration and Group parity show every class; the other pages read one class against "
+                            "the rest (the sidebar's class)."}
+
+
 def _other_models(frame: pd.DataFrame, columns: list[str]) -> tuple[ScoreColumn, ...]:
     """The other models' score columns, each on the scale its first rows unambiguously show (else probability:
     validation then names a range that is no probability)."""
@@ -194,12 +265,14 @@ def _recognised(guess: ColumnMapping, scale_guess, values: list, positive, good)
 def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None:
     """Build the predictions (row by row or reduced by the engine), check them and make them every page's data. A
     problem is shown and nothing is replaced; a score that runs the other way is kept for the one-click fix."""
-    row_level = bool(mapping.text or mapping.row_id or mapping.features)
+    # texts, ids and features need the rows themselves; so do regression and multiclass data for now (the engine
+    # reduces binary predictions)
+    row_level = bool(mapping.text or mapping.row_id or mapping.features) or mapping.task != "binary"
     try:
-        if row_level:                                 # texts, ids and features need the rows themselves
-            chosen = (mapping.label, mapping.score, *(m.column for m in mapping.more_scores), *mapping.groups,
-                      *mapping.features,
-                      *(c for c in (mapping.text, mapping.row_id) if c))
+        if row_level:
+            chosen = tuple(dict.fromkeys(c for c in (
+                mapping.label, mapping.score, *(m.column for m in mapping.more_scores), *mapping.groups,
+                *mapping.features, *mapping.class_scores, mapping.predicted, mapping.text, mapping.row_id) if c))
             full, digest = upload.columns(chosen)     # only the mapped columns are decoded
             pred = build_predictions(full, mapping, source=upload.name, file_fingerprint=digest)
         else:                                         # the engine's reduction: counts per (group, label, score)
@@ -216,7 +289,8 @@ def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None
     st.session_state.pop(PENDING, None)
     _ui.use_predictions(pred, benefit=benefit)
     st.session_state["sample_key"] = None
-    how = ("row by row, because text, id or feature columns are mapped" if row_level else
+    how = (f"row by row, as {TASK_TITLES[mapping.task]}" if mapping.task != "binary" else
+           "row by row, because text, id or feature columns are mapped" if row_level else
            f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
     models = f" {len(pred.model_names)} models: {', '.join(pred.model_names)}." if pred.several_models else ""
     left_out = " ".join(note for note in pred.notes if " left out: " in note)

@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable
 
+import numpy as np
 import streamlit as st
 
 from fairviz.data import DataError, Predictions
@@ -32,6 +33,7 @@ BENEFIT = "benefit"
 DATA_BENEFIT = "data_benefit"  # the benefit the mapping form's good outcome implies for the data in use
 REFERENCE = "reference"        # the group every other group is compared with (the Summary, comparisons)
 MODEL = "model"                # the model every page audits, when the data holds several
+CLASS = "class"                # multiclass data: the class every binary page reads one vs rest
 NEW_MODEL = "_new_model"       # a model just added (a mitigation), chosen when the frame is next drawn
 NEW_DATA = "_new_data"
 FROM_LINK = "_from_link"       # the view a new session read from its address, applied once to the frame         # set by use_predictions: the frame resets its widgets for the new data
@@ -74,11 +76,22 @@ def warm_up() -> None:
 
 @dataclass(frozen=True)
 class Context:
-    pred: Predictions
+    pred: Predictions              # what a binary page audits: the chosen model, or the chosen class one vs rest
     attribute: str
     threshold: float
     benefit: str = "positive"      # which prediction helps a person: "positive" (score ≥ τ) or "negative"
     reference: str | None = None   # the group others are compared with (None: the largest)
+    data: Predictions | None = None   # the loaded predictions, of any task (None: ``pred``)
+
+    @property
+    def task(self) -> str:
+        """The loaded data's task: "binary", "regression" or "multiclass" (``pred`` is binary for multiclass)."""
+        return (self.data or self.pred).task
+
+    @property
+    def class_name(self) -> str | None:
+        """Multiclass data: the class ``pred`` reads one vs rest."""
+        return self.pred.mapping.positive_label if self.task == "multiclass" else None
 
     @property
     def model(self) -> str:
@@ -146,6 +159,8 @@ def settle_frame(pred: Predictions) -> None:
         state[MODEL] = state.pop(NEW_MODEL)
     if state.get(MODEL) not in pred.model_names:
         state[MODEL] = pred.model_names[0]
+    if pred.task == "multiclass" and state.get(CLASS) not in pred.classes:
+        state[CLASS] = largest_class(pred)
     if THRESHOLD not in state:
         state[THRESHOLD] = DEFAULT_THRESHOLD
     if state.get(BENEFIT) not in BENEFIT_LABELS:
@@ -154,6 +169,12 @@ def settle_frame(pred: Predictions) -> None:
     groups = reference_choices(pred, state[ATTRIBUTE])
     if state.get(REFERENCE) not in groups:
         state[REFERENCE] = default_reference(pred, state[ATTRIBUTE]) if groups else None
+
+
+def largest_class(pred: Predictions) -> str:
+    """The class with the most rows (a binary page opens on it one vs rest)."""
+    counts = np.bincount(pred.y, weights=pred.weight, minlength=len(pred.classes))
+    return pred.classes[int(np.argmax(counts))]
 
 
 def reference_choices(pred: Predictions, attribute: str) -> list[str]:
@@ -178,7 +199,8 @@ def default_reference(pred: Predictions, attribute: str) -> str:
 
 def _view_in_link() -> dict:
     try:
-        return {k: st.query_params.get(k) for k in ("sample", "attribute", "tau", "benefit", "reference", "model")
+        return {k: st.query_params.get(k) for k in ("sample", "attribute", "tau", "benefit", "reference", "model",
+                                                    "class")
                 if st.query_params.get(k) is not None}
     except Exception:  # noqa: BLE001 - no browser (bare script run)
         return {}
@@ -204,6 +226,8 @@ def _apply_link(state, pred: Predictions) -> None:
         state[REFERENCE] = view["reference"]
     if view.get("model") in pred.model_names:
         state[MODEL] = view["model"]
+    if pred.task == "multiclass" and view.get("class") in pred.classes:
+        state[CLASS] = view["class"]
 
 
 def view_params(ctx: "Context") -> dict[str, str]:
@@ -216,6 +240,8 @@ def view_params(ctx: "Context") -> dict[str, str]:
         params["reference"] = ctx.reference
     if ctx.pred.several_models:
         params["model"] = ctx.model
+    if ctx.class_name is not None:
+        params["class"] = str(ctx.class_name)
     return params
 
 
@@ -284,7 +310,8 @@ def top_finding(ctx: "Context"):
         return run_audit(ctx.pred, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
                                                findings=findings, words=words, progress=progress, **FOCUS_PARAMS))
 
-    summary = cached_with_progress("audit_focus", _audit_key(ctx), compute, "Finding the top group",
+    key = (ctx.pred.fingerprint, *_audit_key(ctx)[1:])      # the page's own predictions (one class of multiclass)
+    summary = cached_with_progress("audit_focus", key, compute, "Finding the top group",
                                    max_entries=16).findings
     return summary.top[0] if summary is not None and summary.top else None
 
@@ -343,7 +370,7 @@ def threshold_slider(where=None) -> None:
                              help=THRESHOLD_HELP)
 
 
-def frame_threshold(in_page: bool) -> None:
+def frame_threshold(in_page: bool, shown: bool = True) -> None:
     """τ in the frame (app.py's sidebar). ``in_page``: the page draws it from its own ``st.fragment`` into a container
     kept at this place of the sidebar (``page_threshold``), so a τ step reruns that fragment alone instead of the
     whole app (the frame, the page's other parts: a full rerun sends every element again, each one redrawn by the
@@ -352,7 +379,8 @@ def frame_threshold(in_page: bool) -> None:
         st.session_state[TAU_SLOT] = {"slot": st.container(), "drawn": False}
     else:
         st.session_state.pop(TAU_SLOT, None)
-        threshold_slider()
+        if shown:                     # regression data have no threshold: nothing to draw
+            threshold_slider()
 
 
 def page_threshold() -> None:
@@ -404,8 +432,21 @@ def context() -> Context:
     pred = current()
     settle_frame(pred)                # a no-op after the frame drew its widgets
     state = st.session_state
-    return Context(pred.with_model(state[MODEL]), state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT],
-                   state.get(REFERENCE))
+    view = pred.one_vs_rest(state[CLASS]) if pred.task == "multiclass" else pred.with_model(state[MODEL])
+    return Context(view, state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT], state.get(REFERENCE), data=pred)
+
+
+def binary_only(ctx: Context, title: str) -> bool:
+    """False, with one line saying where to look instead, when the page's method needs a two-valued label and the
+    data are a regression's (multiclass data reach binary pages one vs rest: the sidebar's class)."""
+    if ctx.task != "regression":
+        return True
+    st.title(title)
+    st.info(f"This page's method reads a two-valued label and a probability; the loaded data are a regression's "
+            f"(target '{ctx.pred.mapping.label}', prediction '{ctx.pred.mapping.score}'). Residual distributions, "
+            "calibration in the mean and group parity for regression are on the Residuals, Calibration and Group "
+            "parity pages.")
+    return False
 
 
 def add_model(title: str, scores, note: str) -> None:
@@ -560,18 +601,25 @@ def audit(ctx: Context, full: bool = False, nbytes: int = 0):
     and test; else the Summary's quick audit), computed once per server in the analysis pool with a progress bar
     (``nbytes``: its peak memory, taken from the server's byte budget while it runs)."""
     findings, words = findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference))
-    quick = {} if full else dict(sections=summary_sections(ctx.pred, ctx.attribute, findings))
+    data = audited(ctx)
+    quick = {} if full or not data.binary else dict(sections=summary_sections(data, ctx.attribute, findings))
 
     def compute(progress):
-        return run_audit(ctx.pred, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
+        return run_audit(data, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
                                                findings=findings, words=words, progress=progress, **quick))
 
     return cached_with_progress("audit_full" if full else "audit_summary", _audit_key(ctx), compute,
                                 "Running the full audit" if full else "Summarising", max_entries=8, nbytes=nbytes)
 
 
+def audited(ctx: Context) -> Predictions:
+    """What the audit (Summary, report) reads: the binary page's predictions, or a regression's or multiclass
+    audit's own data (every class, not the frame's one class)."""
+    return ctx.pred if ctx.task == "binary" else ctx.data
+
+
 def _audit_key(ctx: Context) -> tuple:
-    return (ctx.pred.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit,
+    return (audited(ctx).fingerprint, ctx.attribute, ctx.threshold, ctx.benefit,
             *findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference)))
 
 

@@ -32,7 +32,7 @@ from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
 from fairviz.report import calibration as section
 from fairviz.report.options import AuditParams
-from app_pages import _render, _ui, _upload
+from app_pages import _render, _tasks, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
@@ -91,6 +91,9 @@ def settings() -> CalibrationParams:
 
 def page() -> None:
     ctx = _ui.context()
+    if ctx.task != "binary":                # every class, or calibration/parity for regression
+        _tasks.calibration_page(ctx)
+        return
     params = settings()
     pred = CALIBRATION.given(ctx.pred)      # the engine's table as is where the section reads counts, else rows
     st.title("Calibration")

@@ -31,7 +31,7 @@ def page() -> None:
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
     _threshold_and_findings()
-    _summary(ctx.pred)
+    _summary(ctx.data or ctx.pred)
 
 
 @st.fragment
@@ -65,9 +65,10 @@ def _load_chosen_sample() -> None:
 
 
 def _upload_section() -> None:
-    st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label, "
-               "a score (a probability, a percentage or a logit of one label value) and one or more group columns; "
-               "optional text, id and feature columns.")
+    st.caption("CSV (comma, semicolon or tab separated) or Parquet. One row per prediction: a binary label and a "
+               "score (a probability, a percentage or a logit of one label value) — or a numeric target and a "
+               "prediction (regression), or a label with several classes and one probability column per class "
+               "(multiclass) — and one or more group columns; optional text, id and feature columns.")
     upload = _upload.read_upload("Predictions file", key="upload", preview_only=True,
                                  empty="No file uploaded yet: the pages keep showing the current data.")
     if upload is None:
@@ -85,7 +86,8 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
     shows it, then the downloads."""
-    st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)} at τ = {ctx.threshold:.2f}")
+    at = "" if ctx.task == "regression" else f" at τ = {ctx.threshold:.2f}"
+    st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)}{at}")
     result = _ui.audit(ctx)
     summary = result.findings
     top = summary.top if summary is not None else ()
@@ -142,7 +144,9 @@ SHOWN_GROUPS = 8
 def _score_distribution(pred) -> None:
     """Where the model puts each group's scores (the first attribute's largest groups), in 20 bins. Drawn here, the
     chart also loads the browser's Plotly library while the visitor is on this page: without it, the first audit
-    page opened pays that (≈ 1.5 s in Chromium) on top of its own drawing."""
+    page opened pays that (≈ 1.5 s in Chromium) on top of its own drawing. Binary scores only (probabilities)."""
+    if not pred.binary:
+        return
     _score_chart(pred.fingerprint, pred.attribute_names[0], pred)
     _render.anchor_caveats(st, "figure")
 

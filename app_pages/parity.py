@@ -9,7 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app_pages import _parity_common as common
-from app_pages import _ui
+from app_pages import _tasks, _ui
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 from fairviz.core.counts import ConfusionCounts
@@ -55,6 +55,9 @@ def settings() -> tuple[str, bool, float, float]:
 
 def page() -> None:
     ctx = _ui.context()
+    if ctx.task != "binary":                # every class, or calibration/parity for regression
+        _tasks.parity_page(ctx)
+        return
     pred = PARITY.given(ctx.pred)         # the engine's table (weighted counts) is read as is
     benefit = common.benefit_choice(pred)
     variant, convention, tolerance, alpha = settings()

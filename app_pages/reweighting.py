@@ -35,6 +35,8 @@ def cached_intervals(fingerprint: str, attribute: str, threshold: float, _y, _ha
 
 def page() -> None:
     ctx = _ui.context()
+    if not _ui.binary_only(ctx, "Evaluation reweighting"):
+        return
     pred = ctx.pred.rows()          # the engine's table expanded to rows (np.repeat): the cells' bootstrap needs rows
     st.title("Evaluation reweighting")
     st.caption("How would this model's accuracy and fairness read on a test set with other class and group "

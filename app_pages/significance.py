@@ -79,6 +79,8 @@ def settings(names: tuple) -> MatchParams:
 
 def page() -> None:
     ctx = _ui.context()
+    if not _ui.binary_only(ctx, "Sample-size significance: MATCH and Cross-Prior Smoothing"):
+        return
     pred = SIGNIFICANCE.given(ctx.pred)   # the engine's table (weighted counts) is read as is
     benefit = common.benefit_choice(pred)
     st.title("Sample-size significance: MATCH and Cross-Prior Smoothing")

@@ -38,6 +38,8 @@ def cached_csv(fingerprint: str, n: int, model: str, attribute: str, constraint:
 
 def page() -> None:
     ctx = _ui.context()
+    if not _ui.binary_only(ctx, "Per-group thresholds"):
+        return
     st.title("Per-group thresholds")
     st.caption("A threshold per group on the scores of the model chosen in the sidebar, so that the groups' rates "
                "match — post-processing in the sense of Hardt, Price and Srebro, *Equality of Opportunity in "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -74,7 +75,7 @@ def compare_models(joint: Predictions, attribute: str, threshold: float, benefit
         exact, merged = _side_by_side(
             lambda: _differences(joint, attribute, reference, model_a, model_b, threshold, benefit,
                                  replace(params, resamples=0, permutations=0), lambda *_: None),
-            lambda: _differences(merged_cells(joint, params.cells), attribute, reference, model_a, model_b,
+            lambda: _differences(merged_cells(joint, params.cells, threshold), attribute, reference, model_a, model_b,
                                  threshold, benefit, params, report, knees=False))
         resampled = {(m.metric, m.group, m.reference): m for m in merged}
         differences = [_recentred(e, resampled.get((e.metric, e.group, e.reference))) for e in exact]
@@ -86,7 +87,7 @@ def compare_models(joint: Predictions, attribute: str, threshold: float, benefit
     notes = ()
     if entries > params.max_entries:
         notes = (f"The intervals and permutation tests resample the {entries:,} entries merged to cells of "
-                 f"1/{params.cells} per model (sums of scores and every count at τ on a 0.01 grid kept), so they "
+                 f"1/{params.cells} per model, split at τ (sums of scores and every count at τ kept), so they "
                  f"take seconds, not minutes; every value and difference is computed on the entries themselves, and "
                  f"each interval is re-centred on it. The knee ratio's difference is not resampled (knees found on "
                  f"merged curves move).",)
@@ -212,7 +213,11 @@ def pair_statistic(y: np.ndarray, codes: np.ndarray, names, reference: str, pair
         distances = ResidualDistances(residuals(score, y[index]), group, n_groups, ref)
 
         def compute(counts: np.ndarray) -> dict[str, np.ndarray]:
-            c = np.asarray(into_cells @ counts.astype(float, copy=False).T).T.reshape(counts.shape[0], n_groups, 4)
+            if counts.shape[0] > 1:
+                c = np.asarray(into_cells @ counts.astype(float, copy=False).T).T
+            else:                                              # an observed value: one bincount
+                c = np.bincount(cell, weights=counts[0], minlength=4 * n_groups)[None, :]
+            c = c.reshape(counts.shape[0], n_groups, 4)
             quantities = Cells(tp=c[..., 3], fn=c[..., 2], fp=c[..., 1], tn=c[..., 0])
             per_group = {q: CM_METRICS[q](quantities) for q, _ in PAIR_QUANTITIES.values()}
             f_dist = distances(counts, list(index_of.values()))
@@ -246,10 +251,14 @@ class ResidualDistances:
         self.support, self.sorted_group = d[self.order], group[self.order]
         low, high = float(d.min(initial=0)), float(d.max(initial=0))
         self.step = (high - low) / (self.GRID - 1) if d.size > self.EXACT_UP_TO and high > low else 0.0
-        if self.step:
-            point = np.rint((d - low) / self.step).astype(np.int64)
-            self.into_grid = sparse.csr_matrix((np.ones(d.size), (group * self.GRID + point, np.arange(d.size))),
-                                               shape=(n_groups * self.GRID, d.size))
+        self.d, self.group, self.low = d, group, low
+
+    @cached_property
+    def into_grid(self) -> sparse.csr_matrix:
+        """Entry k's rows to its group's grid point: the resamples' per-point counts in one product."""
+        point = np.rint((self.d - self.low) / self.step).astype(np.int64)
+        return sparse.csr_matrix((np.ones(self.d.size), (self.group * self.GRID + point, np.arange(self.d.size))),
+                                 shape=(self.n_groups * self.GRID, self.d.size))
 
     def __call__(self, counts: np.ndarray, groups: list[int]) -> dict[int, np.ndarray]:
         if self.step and counts.shape[0] > 1:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable
 
 import numpy as np
@@ -50,19 +51,25 @@ class _Entries:
         clipped = np.clip(score, EPS, 1 - EPS)
         self.log_loss = -(y * np.log(clipped) + (1 - y) * np.log1p(-clipped))
         self.brier = (score - y) ** 2
-        # entry k adds (1, score, y) to its bin's (count, score sum, label sum): a sparse (entries × 3 bins) matrix,
-        # so a draw's bin sums are one product (a dense one-hot of a million entries would be 360 MB)
-        rows = np.repeat(np.arange(score.size), 3)
+        self.distinct, self.at = np.unique(score, return_inverse=True)
+        self.at = self.at.ravel()
+
+    @cached_property
+    def bin_sums(self) -> sparse.csr_matrix:
+        """Entry k adds (1, score, y) to its bin's (count, score sum, label sum): a sparse (entries × 3 bins) matrix,
+        so a draw's bin sums are one product (a dense one-hot of a million entries would be 360 MB). Built for
+        resamples only: one row of counts (an observed value) is a bincount."""
+        n = self.score.size
         columns = (self.bins[:, None] + np.array([0, ECE_BINS, 2 * ECE_BINS])).ravel()
-        values = np.column_stack([np.ones(score.size), score, y]).ravel()
-        self.bin_sums = sparse.csr_matrix((values, (rows, columns)), shape=(score.size, 3 * ECE_BINS))
-        # entry k adds its rows to the positives (or negatives) at its distinct score: one sparse product gives a
-        # draw's positives and negatives per distinct score, in the scores' order
-        distinct, at = np.unique(score, return_inverse=True)
-        self.distinct = distinct.size
-        self.into_scores = sparse.csr_matrix(
-            (np.ones(score.size), (np.arange(score.size), at.ravel() + self.distinct * (y == 0))),
-            shape=(score.size, 2 * self.distinct))
+        values = np.column_stack([np.ones(n), self.score, self.y]).ravel()
+        return sparse.csr_matrix((values, (np.repeat(np.arange(n), 3), columns)), shape=(n, 3 * ECE_BINS))
+
+    @cached_property
+    def into_scores(self) -> sparse.csr_matrix:
+        """Entry k adds its rows to the positives (or negatives) at its distinct score: one sparse product gives a
+        draw's positives and negatives per distinct score, in the scores' order."""
+        n, u = self.score.size, self.distinct.size
+        return sparse.csr_matrix((np.ones(n), (np.arange(n), self.at + u * (self.y == 0))), shape=(n, 2 * u))
 
     def metrics(self, counts: np.ndarray, wanted=METRICS) -> dict[str, np.ndarray]:
         """Each wanted metric for a (resamples × entries) matrix of row counts."""
@@ -71,7 +78,7 @@ class _Entries:
         safe = np.where(total > 0, total, 1)
         out = {}
         if "ece" in wanted:
-            sums = np.asarray(counts @ self.bin_sums)
+            sums = self._bin_sums(counts)
             out["ece"] = ece_from_sums(sums[:, :ECE_BINS], sums[:, ECE_BINS:2 * ECE_BINS], sums[:, 2 * ECE_BINS:])
         if "log_loss" in wanted:
             out["log_loss"] = counts @ self.log_loss / safe
@@ -81,9 +88,22 @@ class _Entries:
             out["auroc"] = self._auroc(counts)
         return out
 
+    def _bin_sums(self, counts: np.ndarray) -> np.ndarray:
+        if counts.shape[0] > 1:
+            return np.asarray(counts @ self.bin_sums)
+        c = counts[0]
+        return np.concatenate([np.bincount(self.bins, weights=w, minlength=ECE_BINS)
+                               for w in (c, c * self.score, c * self.y)])[None, :]
+
     def _auroc(self, counts: np.ndarray) -> np.ndarray:
-        both = np.asarray(counts @ self.into_scores)
-        pos, neg = both[:, :self.distinct], both[:, self.distinct:]
+        u = self.distinct.size
+        if counts.shape[0] > 1:
+            both = np.asarray(counts @ self.into_scores)
+            pos, neg = both[:, :u], both[:, u:]
+        else:
+            c = counts[0]
+            pos = np.bincount(self.at, weights=c * self.y, minlength=u)[None, :]
+            neg = np.bincount(self.at, weights=c * (1 - self.y), minlength=u)[None, :]
         below = np.cumsum(neg, axis=1) - neg
         P, N = pos.sum(axis=1), neg.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):

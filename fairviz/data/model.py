@@ -338,24 +338,28 @@ class Sample:
     reference_groups: dict = field(default_factory=dict)  # attribute → the group others are compared with
 
 
-def merged_cells(joint: Predictions, cells: int) -> Predictions:
-    """``joint`` with its entries merged to ``cells`` equal cells of [0, 1] per model (groups and label kept), each
-    model's score in a merged entry the mean of its rows' scores: sums of scores, and the counts on either side of any
-    threshold on a 1/``cells`` grid, are unchanged. What a comparison resamples when the entries are many."""
+def merged_cells(joint: Predictions, cells: int, threshold: float | None = None) -> Predictions:
+    """``joint`` with its entries merged to ``cells`` equal cells of [0, 1] per model (groups and label kept; each
+    cell split at ``threshold`` when given), each model's score in a merged entry the mean of its rows' scores: sums
+    of scores, and the counts on either side of ``threshold`` and of any threshold on a 1/``cells`` grid, are
+    unchanged. What a comparison resamples when the entries are many."""
     joint = joint.joint()
     scores = joint.scores or {joint.active_model: joint.score}
     weight = np.ones(joint.y.size, np.int64) if joint.weight is None else joint.weight.astype(np.int64)
     keys = {f"a{k}": v.codes for k, v in enumerate(joint.attributes.values())}
     table = pd.DataFrame({**keys, "y": joint.y, "w": weight})
     for m, score in enumerate(scores.values()):
-        table[f"c{m}"], table[f"s{m}"] = np.minimum(np.floor(score * cells), cells - 1), score * weight
+        cell = np.minimum(np.floor(score * cells), cells - 1)
+        table[f"c{m}"] = cell if threshold is None else 2 * cell + (score >= threshold)
+        table[f"s{m}"] = score * weight
     merged = table.groupby([*keys, "y", *(f"c{m}" for m in range(len(scores)))], sort=True, observed=True)[
         ["w", *(f"s{m}" for m in range(len(scores)))]].sum().reset_index()
     w = merged["w"].to_numpy(np.int64)
     merged_scores = {title: merged[f"s{m}"].to_numpy(float) / w for m, title in enumerate(scores)}
     attributes = {name: GroupView(v.attribute, merged[f"a{k}"].to_numpy(np.int32), v.names, w)
                   for k, (name, v) in enumerate(joint.attributes.items())}
-    fingerprint = hashlib.blake2b(f"{joint.fingerprint}|cells={cells}".encode(), digest_size=16).hexdigest()
+    fingerprint = hashlib.blake2b(f"{joint.fingerprint}|cells={cells}|{threshold}".encode(),
+                                  digest_size=16).hexdigest()
     return replace(joint, y=merged["y"].to_numpy(np.int8), score=next(iter(merged_scores.values())),
                    attributes=attributes, weight=w, frame=pd.DataFrame(index=pd.RangeIndex(w.size)),
                    scores=merged_scores if joint.scores else {}, resolution=max(joint.resolution, 1.0 / cells),

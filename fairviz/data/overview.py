@@ -1,4 +1,5 @@
-"""What the loaded data holds, before any audit: its size, base rate and mean score, and each group's share of it.
+"""What the loaded data holds, before any audit: its size, base rate and mean score, and each group's share of it
+(regression: the mean target and prediction; multiclass: the accuracy and mean top-label confidence).
 
 ``overview(pred)`` is the typed summary; ``display(summary)`` its display list (the app's Home page draws it);
 ``score_shares`` the per-group score histograms behind Home's score-distribution figure.
@@ -14,24 +15,32 @@ from fairviz.core.display import Item, Metric, Metrics, Table, heading, text
 from fairviz.data.model import Predictions
 
 
+# the two numbers the overview gives per task: what ``base_rate`` and ``mean_score`` hold
+TASK_COLUMNS = {"binary": ("base rate", "mean score"), "regression": ("mean target", "mean prediction"),
+                "multiclass": ("accuracy", "mean confidence")}
+TASK_METRICS = {"binary": ("Positive rate (label)", "Mean score"), "regression": ("Mean target", "Mean prediction"),
+                "multiclass": ("Accuracy", "Mean confidence")}
+
+
 @dataclass(frozen=True)
 class GroupSummary:
     name: str
     n: int
     share: float               # of all rows
-    base_rate: float           # P(Y = 1) in the group
-    mean_score: float
+    base_rate: float           # P(Y = 1) in the group (regression: mean target; multiclass: accuracy)
+    mean_score: float          # (regression: mean prediction; multiclass: mean top-label confidence)
 
 
 @dataclass(frozen=True)
 class AttributeSummary:
     attribute: str
     groups: tuple[GroupSummary, ...]
+    task: str = "binary"
 
     def frame(self) -> pd.DataFrame:
-        return pd.DataFrame([{"group": g.name, "n": g.n, "share": g.share, "base rate": g.base_rate,
-                              "mean score": g.mean_score} for g in self.groups],
-                            columns=["group", "n", "share", "base rate", "mean score"])
+        rate, score = TASK_COLUMNS[self.task]
+        return pd.DataFrame([{"group": g.name, "n": g.n, "share": g.share, rate: g.base_rate, score: g.mean_score}
+                             for g in self.groups], columns=["group", "n", "share", rate, score])
 
 
 @dataclass(frozen=True)
@@ -42,11 +51,13 @@ class DataOverview:
     positive_rate: float
     mean_score: float
     attributes: tuple[AttributeSummary, ...]
+    task: str = "binary"
 
 
 def overview(pred: Predictions) -> DataOverview:
     """Weighted data (an engine's counts per cell) counts each entry by its weight, as every audit does."""
     w = pred.weight
+    first = (pred.predicted == pred.y).astype(float) if pred.task == "multiclass" else pred.y
     attributes = []
     for attribute in pred.attribute_names:
         view = pred.groups(attribute)
@@ -55,26 +66,33 @@ def overview(pred: Predictions) -> DataOverview:
             mask = view.codes == g
             wg = None if w is None else w[mask]
             groups.append(GroupSummary(name, int(view.sizes[g]), float(view.sizes[g] / pred.n),
-                                       float(np.average(pred.y[mask], weights=wg)),
+                                       float(np.average(first[mask], weights=wg)),
                                        float(np.average(pred.score[mask], weights=wg))))
-        attributes.append(AttributeSummary(attribute, tuple(groups)))
-    return DataOverview(pred.source, tuple(pred.notes), pred.n, float(np.average(pred.y, weights=w)),
-                        float(np.average(pred.score, weights=w)), tuple(attributes))
-
-
-GROUP_FORMATS = {"group": "text", "n": "int", "share": "num", "base rate": "num", "mean score": "num"}
+        attributes.append(AttributeSummary(attribute, tuple(groups), pred.task))
+    return DataOverview(pred.source, tuple(pred.notes), pred.n, float(np.average(first, weights=w)),
+                        float(np.average(pred.score, weights=w)), tuple(attributes), pred.task)
 
 
 def display(summary: DataOverview) -> list[Item]:
+    rate, score = TASK_METRICS[summary.task]
     items: list[Item] = [heading("Now analysing: {source}", source=summary.source)]
     items += [text("{note}", "caveat", note=note) for note in summary.notes]
     items.append(Metrics((Metric(text("Rows"), f"{summary.rows:,}"),
-                          Metric(text("Positive rate (label)"), f"{summary.positive_rate:.3f}"),
-                          Metric(text("Mean score"), f"{summary.mean_score:.3f}"),
+                          Metric(text(rate), _number(summary.positive_rate)),
+                          Metric(text(score), _number(summary.mean_score)),
                           Metric(text("Group attributes"), f"{len(summary.attributes)}"))))
-    items += [Table(a.frame(), key=f"groups:{a.attribute}", formats=GROUP_FORMATS,
+    columns = TASK_COLUMNS[summary.task]
+    formats = {"group": "text", "n": "int", "share": "num", columns[0]: "num", columns[1]: "num"}
+    items += [Table(a.frame(), key=f"groups:{a.attribute}", formats=formats,
                     title=text("{attribute}", attribute=a.attribute)) for a in summary.attributes]
     return items
+
+
+def _number(value: float) -> str:
+    """Three decimals for rates and scores; four significant digits for a regression's values (any scale)."""
+    if not np.isfinite(value):
+        return "—"
+    return f"{value:.3f}" if abs(value) <= 1 else f"{value:,.4g}"
 
 
 def score_shares(pred: Predictions, attribute: str, bins: np.ndarray,

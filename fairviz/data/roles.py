@@ -126,7 +126,9 @@ def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
     columns = list(frame.columns)
     scanned = columns[:MAX_SCANNED]
     ids = [c for c in columns if is_id_name(c)]
-    label = next(iter(named(columns, "label")), None) or next(
+    paired = target_and_prediction(frame)         # 'price' and 'price_pred': a regression's own names
+    label = paired[0] if paired else labelled_by_class_columns(frame, scanned) or next(
+        iter(named(columns, "label")), None) or next(
         (c for c in scanned if c not in ids and distinct_count(frame[c]) == 2), columns[0])
     scores = score_candidates(frame, exclude=(label, *ids))
     score = scores[0] if scores else next((c for c in columns if c != label), label)
@@ -144,7 +146,37 @@ def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
     guess = ColumnMapping(label=label, score=score, groups=groups, positive_label=None, text=text,
                           features=features, row_id=row_id, candidate_scores=candidates)
     task = guess_task(frame, label)
-    return guess if task == "binary" else _task_mapping(frame, guess, task, ids)
+    prediction = paired[1] if paired and paired[0] == label else None
+    return guess if task == "binary" else _task_mapping(frame, guess, task, ids, prediction)
+
+
+def labelled_by_class_columns(frame: pd.DataFrame, scanned: list) -> Any:
+    """A column of 3 or more classes each of which has a probability column named after it (``animal`` with
+    ``p_cat``, ``p_dog``, ``p_bird``): a multiclass label, or None."""
+    for column in scanned:
+        if 3 <= distinct_count(frame[column]) <= MAX_GUESSED_CLASSES:
+            classes = [str(plain_value(v)) for v in frame[column].dropna().unique()]
+            if class_columns(frame, classes):
+                return column
+    return None
+
+
+PREDICTION_AFFIXES = (("", "_pred"), ("", "_hat"), ("", "_prediction"), ("", "_predicted"), ("", "_fitted"),
+                      ("pred_", ""), ("predicted_", ""), ("prediction_", ""))
+
+
+def target_and_prediction(frame: pd.DataFrame) -> tuple | None:
+    """A numeric column and its prediction named after it (``price`` and ``price_pred``, ``pred_price``), or None."""
+    numbers = numeric_columns(frame)
+    by_name = {str(c).strip().lower(): c for c in numbers}
+    for column in numbers:
+        name = str(column).strip().lower()
+        for prefix, suffix in PREDICTION_AFFIXES:
+            if name.startswith(prefix) and name.endswith(suffix) and len(name) > len(prefix) + len(suffix):
+                base = by_name.get(name[len(prefix):len(name) - len(suffix)])
+                if base is not None and base != column:
+                    return base, column
+    return None
 
 
 MODEL_WORDS = frozenset(("score", "scores", "p", "phat", "prob", "proba", "probability", "pred", "prediction",
@@ -336,13 +368,15 @@ def predicted_column(frame: pd.DataFrame, label: Any, classes) -> Any:
     return None
 
 
-def _task_mapping(frame: pd.DataFrame, guess: ColumnMapping, task: str, ids: list) -> ColumnMapping:
-    """The binary guess turned into a regression or multiclass one: the prediction or class columns found."""
+def _task_mapping(frame: pd.DataFrame, guess: ColumnMapping, task: str, ids: list,
+                  prediction: Any = None) -> ColumnMapping:
+    """The binary guess turned into a regression or multiclass one: the prediction (``prediction``: named after
+    the target) or class columns found."""
     label = guess.label
     groups = set(guess.groups)
     if task == "regression":
         numbers = [c for c in numeric_columns(frame) if c != label and c not in groups and c not in ids]
-        by_name = named(numbers, PREDICTION_NAMES + ROLE_NAMES["score"])
+        by_name = [prediction] if prediction is not None else named(numbers, PREDICTION_NAMES + ROLE_NAMES["score"])
         score = by_name[0] if by_name else _most_correlated(frame, label, numbers)
         models = tuple(c for c in numbers if c != score and looks_like_model_name(c))
         features = tuple(c for c in guess.features if c not in (score, *models) and c != label)

@@ -146,7 +146,8 @@ def _regression_fields(columns: dict[str, pd.Series], mapping: ColumnMapping, pr
 
 
 def _shown(values) -> str:
-    return ", ".join(f"{plain_value(v)!r}" for v in list(values)[:5]) + (", …" if len(values) > 5 else "")
+    # a whole float reads as the integer it is (0.0 → 0): plain_value turns numpy's scalars to Python's first
+    return ", ".join(f"{plain_value(plain_value(v))!r}" for v in list(values)[:5]) + (", …" if len(values) > 5 else "")
 
 
 # ----------------------------------------------------------------------------------------------- multiclass

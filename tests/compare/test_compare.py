@@ -208,13 +208,13 @@ def test_knee_concentration_is_the_residual_pages_ratio_for_each_model(adult, ad
 
 
 def test_many_entries_resample_merged_cells_around_the_exact_values(adult):
-    """Above max_entries the intervals and permutation tests resample the entries merged to 1/100 cells per model,
+    """Above max_entries the intervals and permutation tests resample the entries merged to 1/50 cells per model,
     re-centred on values computed on every entry: the values are the unmerged comparison's exactly, and each
     interval's width is the unmerged one's within Monte Carlo error."""
     params = replace(FAST, resamples=400, permutations=400)
     plain = compare_models(adult, "sex", 0.5, "positive", None, params=params)
     merged = compare_models(adult, "sex", 0.5, "positive", None, params=replace(params, max_entries=1000))
-    assert "merged to cells of 1/100" in merged.notes[0] and not plain.notes
+    assert "merged to cells of 1/50 per model, split at τ" in merged.notes[0] and not plain.notes
     for p, m in zip(plain.differences, merged.differences):
         assert (p.metric, p.group, p.reference) == (m.metric, m.group, m.reference)
         assert m.value_a == p.value_a and m.value_b == p.value_b and m.difference == p.difference
@@ -249,3 +249,22 @@ def test_resampled_f_dist_on_the_grid_is_within_its_stated_error_of_the_exact_di
     for k in (1, 2):
         assert np.max(np.abs(on_grid[k] - exact[k])) < 2e-5
         assert observed[k][0] == distances(weight[None, :], [k])[k][0]       # observed values: exact
+
+
+def test_merged_cells_keep_every_count_at_the_threshold_and_every_sum_of_scores(adult):
+    from fairviz.data.model import merged_cells
+    for tau in (0.47, 0.5, 0.333):
+        merged = merged_cells(adult, 50, tau)
+        assert merged.y.size < adult.y.size / 4                # every attribute kept: sex, race, …
+        for title in adult.model_names:
+            w = merged.weight
+            codes, merged_codes = adult.groups("sex").codes, merged.groups("sex").codes
+            for g in range(2):
+                for label in (0, 1):
+                    rows = (codes == g) & (adult.y == label)
+                    cells = (merged_codes == g) & (merged.y == label)
+                    assert w[cells].sum() == rows.sum()
+                    assert (w[cells] * (merged.scores[title][cells] >= tau)).sum() == \
+                        (adult.scores[title][rows] >= tau).sum()
+                    assert (w[cells] * merged.scores[title][cells]).sum() == \
+                        pytest.approx(adult.scores[title][rows].sum(), rel=1e-12)

@@ -172,3 +172,62 @@ def test_a_second_model_column_is_offered_as_a_model_not_a_feature_and_both_are_
     flash = at.session_state["flash"]
     assert "2 models: p_default, p_default_v2" in flash
     assert "Model 'score_flat' left out: The score column 'score_flat' is constant" in flash
+
+
+@pytest.fixture(scope="module")
+def task_files(tmp_path_factory):
+    """A regression file (target, prediction, a second model, a group) and a multiclass one (p_<class> columns)."""
+    folder = tmp_path_factory.mktemp("tasks")
+    rng = np.random.default_rng(3)
+    n = 800
+    group = rng.choice(["north", "south"], n)
+    price = rng.normal(200, 40, n)
+    predicted = price + rng.normal(0, 10, n) + 15 * (group == "south")
+    pd.DataFrame({"price": price, "price_pred": predicted, "pred_v2": predicted - 10 * (group == "south"),
+                  "region": group}).to_csv(folder / "houses.csv", index=False)
+    classes = np.array(["cat", "dog", "bird"])
+    label = rng.integers(0, 3, n)
+    probabilities = rng.dirichlet([2, 2, 2], n)
+    pd.DataFrame({"animal": classes[label], "p_cat": probabilities[:, 0], "p_dog": probabilities[:, 1],
+                  "p_bird": probabilities[:, 2], "region": group}).to_csv(folder / "animals.csv", index=False)
+    pd.DataFrame({"y": rng.integers(0, 2, n), "score": rng.random(n), "region": group}).to_csv(
+        folder / "binary.csv", index=False)
+    return {"regression": folder / "houses.csv", "multiclass": folder / "animals.csv", "binary": folder / "binary.csv"}
+
+
+def test_a_regression_upload_is_guessed_shown_and_loaded(task_files, monkeypatch):
+    at = _open(task_files["regression"], monkeypatch)
+    task = next(r for r in at.radio if r.label == "Task")
+    assert task.value == "regression"                                   # guessed from the numeric target
+    assert next(s for s in at.selectbox if s.label == "Target column (numbers)").value == "price"
+    assert next(s for s in at.selectbox if s.label == "Prediction column (numbers)").value == "price_pred"
+    _submit(at)
+    assert not at.exception
+    pred = at.session_state["predictions"]
+    frame = pd.read_csv(task_files["regression"])
+    assert pred.task == "regression" and pred.model_names == ["price_pred", "pred_v2"]
+    np.testing.assert_array_equal(pred.y, frame["price"].to_numpy())
+    assert "as regression" in at.session_state["flash"]
+
+
+def test_a_multiclass_upload_maps_its_class_columns(task_files, monkeypatch):
+    at = _open(task_files["multiclass"], monkeypatch)
+    assert next(r for r in at.radio if r.label == "Task").value == "multiclass"
+    columns = next(m for m in at.multiselect if m.label == "Class probability columns (one per class)")
+    assert columns.value == ["p_cat", "p_dog", "p_bird"]
+    _submit(at)
+    assert not at.exception
+    pred = at.session_state["predictions"]
+    assert pred.task == "multiclass" and pred.classes == ("cat", "dog", "bird")
+    np.testing.assert_array_equal(np.asarray(pred.classes)[pred.y], pd.read_csv(task_files["multiclass"])["animal"])
+
+
+def test_choosing_regression_for_a_binary_label_is_refused_in_one_sentence(task_files, monkeypatch):
+    at = _open(task_files["binary"], monkeypatch)
+    assert next(r for r in at.radio if r.label == "Task").value == "binary"
+    next(r for r in at.radio if r.label == "Task").set_value("regression").run()
+    assert next(s for s in at.selectbox if s.label == "Target column (numbers)").value == "y"
+    _submit(at)
+    assert not at.exception and "predictions" not in at.session_state
+    shown = " ".join(e.value for e in at.error)
+    assert "The target column 'y' has two values (0, 1): that is a binary task" in shown.replace("\\", "")

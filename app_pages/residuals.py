@@ -31,7 +31,7 @@ from fairviz.residuals import (
     threshold_invariance,
 )
 from fairviz.residuals import figures as figs
-from app_pages import _render, _ui, _upload
+from app_pages import _render, _tasks, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
@@ -78,7 +78,7 @@ def settings() -> tuple[RDFParams, bool, int]:
 def page() -> None:
     ctx = _ui.context()
     if not ctx.pred.binary:                    # issue 25: a regression's residuals in the target's units
-        _task_page(ctx)
+        _task_page(ctx)                        # (multiclass data arrive one vs rest: the sidebar's class)
         return
     params, shuffle, seed = settings()
     # the engine's table (an upload without row-level columns) is read as the audit's residual section reads it:
@@ -242,10 +242,10 @@ def _task_page(ctx: _ui.Context) -> None:
     a threshold (outcome views, Theorem 6.1, threshold invariance, calibrate first). A multiclass file is audited one
     class at a time (the sidebar's class)."""
     st.title("Residual distribution fairness")
-    st.caption(f"Task: {ctx.pred.task}")
-    if ctx.pred.task != "regression":
+    if ctx.pred.task != "regression":          # multiclass predictions handed over without a class
         st.info(readings.MULTICLASS)
         return
+    _tasks.task_line(ctx)
     params, shuffle, seed = settings()
     data = RESIDUALS.given(ctx.pred)
     pred = data.with_shuffled_groups(seed) if shuffle else data

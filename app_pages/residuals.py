@@ -31,7 +31,7 @@ from fairviz.residuals import (
     threshold_invariance,
 )
 from fairviz.residuals import figures as figs
-from app_pages import _render, _ui, _upload
+from app_pages import _render, _tasks, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
@@ -77,6 +77,9 @@ def settings() -> tuple[RDFParams, bool, int]:
 
 def page() -> None:
     ctx = _ui.context()
+    if not ctx.pred.binary:                    # issue 25: a regression's residuals in the target's units
+        _task_page(ctx)                        # (multiclass data arrive one vs rest: the sidebar's class)
+        return
     params, shuffle, seed = settings()
     # the engine's table (an upload without row-level columns) is read as the audit's residual section reads it:
     # expanded to one entry per row where the analysis needs rows, as is where it reads the counts
@@ -226,6 +229,55 @@ def _file_rows_download(audit: ResidualAudit, analysed, shuffled: bool) -> None:
                        "diagnostic_set_rows.csv", "text/csv",
                        help="The uploaded file's own rows in D* (ids, texts, features and all), fetched by one query "
                             "on the file: the audit reads counts, this reads only these rows.")
+
+
+# ----------------------------------------------------------------------------------------------- other tasks
+
+REGRESSION_TABS = ["Pair metrics", "Groups", "Knee error concentration", "Diagnostic set D*"]
+REGRESSION_TAB_GROUPS = [("pairs", "pairs_detail"), ("groups",), ("concentration",)]
+
+
+def _task_page(ctx: _ui.Context) -> None:
+    """A regression: the same analysis on D = ŷ − y in the target's units, without what needs a label in {0, 1} or
+    a threshold (outcome views, Theorem 6.1, threshold invariance, calibrate first). A multiclass file is audited one
+    class at a time (the sidebar's class)."""
+    st.title("Residual distribution fairness")
+    if ctx.pred.task != "regression":          # multiclass predictions handed over without a class
+        st.info(readings.MULTICLASS)
+        return
+    _tasks.task_line(ctx)
+    params, shuffle, seed = settings()
+    data = RESIDUALS.given(ctx.pred)
+    pred = data.with_shuffled_groups(seed) if shuffle else data
+    _render.render([readings.regression_intro(pred.mapping.label)])
+    if not _ui.intervals_wanted(pred, "rdf_intervals", "about 4 s per million rows on two cores"):
+        params = replace(params, resamples=0, knee_resamples=0)
+    if shuffle:
+        _render.render([readings.null_control(seed)])
+    audit: ResidualAudit = _ui.cached_with_progress(
+        "residuals", (pred.fingerprint, ctx.attribute, params),
+        lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")
+    options = _ui.page_options(ctx, rdf=params)
+    items = RESIDUALS.display(pred, audit, options)
+    _render.render([i for i in items if isinstance(i, Text)])           # the warnings and the task's note
+    names = [g.name for g in audit.groups]
+    c1, c2 = st.columns([3, 1])
+    shown = c2.multiselect("Groups shown", names, default=names[: min(len(names), 6)]) or names
+    hover, texts = cached_hover(pred.fingerprint, pred) if pred.weight is None else (None, None)
+    fig = _ui.figure(("rdf.sorted", pred.fingerprint, ctx.attribute, params, tuple(shown), "all"),
+                     lambda: figs.sorted_residual_plot(audit, shown, "all", hover, texts))
+    _ui.chart_at(c1, fig, width="stretch")
+    _render.render([i for i in group(items, "curves").items if not isinstance(i, Figure)], c2)
+    tabs = _ui.lazy_tabs(REGRESSION_TABS, key="rdf_tab")
+    for tab, names_ in zip(tabs, REGRESSION_TAB_GROUPS):
+        if tab.open:
+            with tab:
+                for name in names_:
+                    _tab(group(items, name), audit)
+    if tabs[-1].open:
+        with tabs[-1]:
+            _diagnostic_tab(audit, pred, shuffle)
+    _ui.section_json("residuals", pred, audit, options)
 
 
 # ----------------------------------------------------------------------------------------------- threshold invariance

@@ -26,16 +26,26 @@ from fairviz.residuals import (
     threshold_invariance,
 )
 from fairviz.residuals import figures as figs
-from fairviz.residuals.results import GROUP_COLUMNS, PAIR_COLUMNS
+from fairviz.residuals.results import (
+    GROUP_COLUMNS,
+    PAIR_COLUMNS,
+    REGRESSION_GROUP_COLUMNS,
+    REGRESSION_PAIR_COLUMNS,
+)
 
 
 # ----------------------------------------------------------------------------------------------- JSON
 
 def rdf_to_dict(rdf: ResidualAudit) -> dict:
     """The residual section's JSON, from the audit's tables (its rates at the audit's τ attached)."""
-    groups = {row["group"]: {k: row[k] for k in GROUP_COLUMNS} for row in rdf.group_table().to_dict("records")}
-    pairs = [{k: row[k] for k in PAIR_COLUMNS} for row in rdf.pair_table().to_dict("records")]
-    return {
+    group_columns, pair_columns = ((REGRESSION_GROUP_COLUMNS, REGRESSION_PAIR_COLUMNS) if rdf.regression else
+                                   (GROUP_COLUMNS, PAIR_COLUMNS))
+    groups = {row["group"]: {k: row[k] for k in group_columns} for row in rdf.group_table().to_dict("records")}
+    pairs = [{k: row[k] for k in pair_columns} for row in rdf.pair_table().to_dict("records")]
+    # a regression's residuals are in the target's units: the JSON says which (a binary one's keys stay as they were)
+    task = {"task": rdf.task, "residual": "D = prediction - target", "unit": rdf.unit,
+            "f_pattern_span": rdf.span} if rdf.regression else {}
+    return {**task,
         "groups": groups,
         "pairs": pairs,
         "knees": rdf.knee_table(),
@@ -72,6 +82,20 @@ GAP_TABLE = {"pair": ("pair", "text"), "dp_diff_direct": ("DP gap counted", "num
              "eo_fpr_diff_direct": ("FPR gap counted", "num4"), "eo_fpr_diff_residual": ("FPR gap from residuals", "num4")}
 
 
+# a regression's tables: D and its gaps in the target's units, no outcome, no threshold
+REGRESSION_GROUP_TABLE = {"group": ("group", "text"), "n": ("n", "int"), "mean_target": ("mean target", "num"),
+                          "mean_prediction": ("mean prediction", "num"), "mean_residual": ("mean residual", "num"),
+                          "median_residual": ("median residual", "num"), "left_knee": ("left knee", "text"),
+                          "right_knee": ("right knee", "text")}
+REGRESSION_PAIR_TABLE = {k: v for k, v in PAIR_TABLE.items() if k not in ("dp_diff", "eo_tpr_diff", "eo_fpr_diff")}
+REGRESSION_PAIR_DETAIL_TABLE = {"pair": ("pair (i vs j)", "text"), "f_pattern_mean": ("F_pattern (mean)", "num"),
+                                "f_h_abs": ("F_h_abs", "num"), "f_v_abs": ("F_v_abs", "num")}
+REGRESSION_DECOMPOSITION_TABLE = {"pair": ("pair", "text"), "mean_residual_gap": ("mean residual gap", "num4"),
+                                  "mean_prediction_gap": ("mean prediction gap", "num4"),
+                                  "mean_target_gap": ("mean target gap", "num4"),
+                                  "f_pattern_mean": ("F_pattern (mean)", "num4")}
+
+
 def _table(frame, columns: dict, key: str, title: Text | None = None) -> Table:
     """A display table of some columns of a result's table, with their headings and formats."""
     return Table(frame[list(columns)].reset_index(drop=True), key,
@@ -86,7 +110,12 @@ def figure_key(pred: Predictions, rdf: ResidualAudit, *what) -> tuple:
 
 def display(pred: Predictions, rdf: ResidualAudit, params: AuditParams) -> list[Item]:
     """The residual section in reading order: warnings, the curves and their reading, then one group per tab of
-    the page (pair metrics, groups, Theorem 6.1, knee error concentration)."""
+    the page (pair metrics, groups, Theorem 6.1, knee error concentration). A regression's has no Theorem 6.1 group
+    (no threshold) and says so once."""
+    if rdf.regression:
+        return [*[readings.warning(w) for w in rdf.warnings], readings.REGRESSION_NOTE,
+                curves_group(pred, rdf, params.focus_of()), pairs_group(rdf), pairs_detail_group(rdf),
+                groups_group(rdf), concentration_group(pred, rdf)]
     if rdf.at_threshold is None or rdf.at_threshold.threshold != params.threshold:
         raise ValueError("display reads the rates at the audit's threshold: attach them with at_threshold")
     return [*[readings.warning(w) for w in rdf.warnings],
@@ -101,6 +130,10 @@ def curves_group(pred: Predictions, rdf: ResidualAudit, focus: Focus = Focus()) 
     def hover():                    # a label per row costs ~0.5 s a million rows: only when a figure is drawn
         return pred.row_labels() if pred.weight is None else _ExpandedRowLabels()
 
+    if rdf.regression:            # one curve per group: no outcome panels
+        return Group("Sorted residuals", (
+            Figure(lambda: figs.sorted_residual_plot(rdf, hover_labels=hover()), figure_key(pred, rdf, "sorted")),
+            readings.curves_reading(rdf, focus)), key="curves")
     return Group("Sorted residuals", (
         Figure(lambda: figs.sorted_residual_plot(rdf, hover_labels=hover()), figure_key(pred, rdf, "sorted")),
         Figure(lambda: figs.outcome_panels(rdf, hover_labels=hover()), figure_key(pred, rdf, "panels")),
@@ -108,7 +141,12 @@ def curves_group(pred: Predictions, rdf: ResidualAudit, focus: Focus = Focus()) 
 
 
 def pairs_group(rdf: ResidualAudit) -> Group:
-    items: list[Item] = [_table(rdf.pair_table(), PAIR_TABLE, "pairs"), readings.pairs_note(rdf.params)]
+    items: list[Item]
+    if rdf.regression:
+        items = [_table(rdf.pair_table(), REGRESSION_PAIR_TABLE, "pairs"),
+                 readings.regression_pairs_note(rdf.params, rdf.unit, rdf.span)]
+    else:
+        items = [_table(rdf.pair_table(), PAIR_TABLE, "pairs"), readings.pairs_note(rdf.params)]
     items += [readings.pair_warning(p.group_i, p.group_j, w) for p in rdf.pairs for w in p.warnings]
     return Group("Residual distribution metrics per pair", tuple(items), key="pairs")
 
@@ -116,11 +154,21 @@ def pairs_group(rdf: ResidualAudit) -> Group:
 def pairs_detail_group(rdf: ResidualAudit) -> Group:
     """Detail (the page's pair tab, the report's closed block; not the terminal): the metrics by outcome and the
     knee gaps unnormalised."""
+    if rdf.regression:
+        return Group("Knee gaps unnormalised, and the mean parity",
+                     (_table(rdf.pair_table(), REGRESSION_PAIR_DETAIL_TABLE, "pairs_detail"),),
+                     key="pairs_detail", collapsed=True)
     return Group("By outcome, and knee gaps unnormalised", (_table(rdf.pair_table(), PAIR_DETAIL_TABLE, "pairs_detail"),),
                  key="pairs_detail", collapsed=True)
 
 
 def groups_group(rdf: ResidualAudit) -> Group:
+    if rdf.regression:
+        return Group("Groups", (
+            _table(rdf.group_table(), REGRESSION_GROUP_TABLE, "groups"),
+            readings.regression_decomposition(rdf.unit),
+            _table(rdf.decomposition_table(), REGRESSION_DECOMPOSITION_TABLE, "mean_decomposition"),
+            readings.knees_note(rdf.params.knees)), key="groups")
     return Group("Groups", (
         _table(rdf.group_table(), GROUP_TABLE, "groups"),
         readings.DECOMPOSITION,
@@ -142,6 +190,14 @@ def threshold_group(pred: Predictions, rdf: ResidualAudit) -> Group:
 def concentration_group(pred: Predictions, rdf: ResidualAudit) -> Group:
     """[1] §8.2: the knee/non-knee error ratio, its test and the verdict for the calibration regime."""
     c = rdf.concentration
+    if rdf.regression:
+        metrics = Metrics(tuple(Metric(text(label), value, help)
+                                for label, value, help in readings.regression_concentration_metrics(c)))
+        return Group("Knee error concentration", (
+            metrics,
+            readings.regression_concentration(c, rdf.unit),
+            Figure(lambda: figs.concentration_figure(rdf), figure_key(pred, rdf, "concentration"))),
+            key="concentration")
     metrics = Metrics(tuple(Metric(text(label), value, help) for label, value, help in readings.concentration_metrics(c)))
     return Group("Knee error concentration", (
         metrics,

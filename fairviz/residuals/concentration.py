@@ -26,21 +26,25 @@ def concentration_verdict(ece_value: float, ratio: float) -> tuple[str, bool]:
 
 
 def knee_concentration(score, y, d, region_rows, params: RDFParams, weight: np.ndarray | None = None,
-                       ece_key=None) -> KneeConcentrationResult:
+                       ece_key=None, binary: bool = True) -> KneeConcentrationResult:
     """Mean |D| in knee regions vs elsewhere, with a row bootstrap (regions fixed) and Mann–Whitney.
-    The ECE and its interval are the calibration page's (one computation, ``core.ece.ece_resamples``).
+    The ECE and its interval are the calibration page's (one computation, ``core.ece.ece_resamples``); a regression
+    has no ECE (``binary`` False): its ratio, intervals and test are computed alike, and the verdict, which the
+    paper reads against the ECE regime, is "undefined".
     ``region_rows``: rows of each entry in D* (0/1 for rows; weighted data: of its ``weight`` rows)."""
     abs_d = np.abs(d)
     knee_w = region_rows
     rest_w = (1 if weight is None else weight) - region_rows
     n_knee, n_rest = int(knee_w.sum()), int(rest_w.sum())
-    ece_value = ece(score, y, weights=weight)
+    ece_value = ece(score, y, weights=weight) if binary else float("nan")
     ratio_ci = knee_ci = rest_ci = ece_ci = stats.Interval(np.nan, np.nan)
     if params.resamples > 0:
-        ece_ci = stats.percentile_interval(ece_resamples(score, y, params.resamples, params.seed, key=ece_key,
-                                                         weights=weight))
+        if binary:
+            ece_ci = stats.percentile_interval(ece_resamples(score, y, params.resamples, params.seed, key=ece_key,
+                                                             weights=weight))
         rng = np.random.default_rng(params.seed + 2)
-        ratio_ci, knee_ci, rest_ci = ratio_bootstrap(abs_d, knee_w, rest_w, params.resamples, rng)
+        high = 1.0 if binary else float(abs_d.max(initial=0.0)) or 1.0
+        ratio_ci, knee_ci, rest_ci = ratio_bootstrap(abs_d, knee_w, rest_w, params.resamples, rng, high)
     if weight is None:                      # rows: plain means and the row-level test, as always
         knee, rest = abs_d[knee_w > 0], abs_d[knee_w == 0]
         knee_mean = float(knee.mean()) if knee.size else float("nan")
@@ -52,6 +56,6 @@ def knee_concentration(score, y, d, region_rows, params: RDFParams, weight: np.n
         test = stats.mann_whitney_counts(abs_d, knee_w, rest_w)
     ratio = knee_mean / rest_mean if n_rest and rest_mean > 0 else float("nan")
     verdict, borderline = concentration_verdict(ece_value, ratio)
-    regime = ece_regime(ece_value)
+    regime = ece_regime(ece_value) if binary else ""
     return KneeConcentrationResult(knee_mean, rest_mean, ratio, ratio_ci, knee_ci, rest_ci, test,
                                    ece_value, ece_ci, regime, verdict, borderline, n_knee, n_rest)

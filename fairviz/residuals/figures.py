@@ -45,6 +45,8 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                     name=f"{plot_text(name)}: {knee.side} knee", legendgroup=plot_text(name), showlegend=False,
                     hovertemplate=(f"<b>{plot_text(name)}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
+    if audit.regression:
+        return _regression_layout(fig, audit, shapes, height)
     eces = [f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown]
     # three groups a line: a longer subtitle would run past the chart's edge in the page's column
     ece_lines = [", ".join(eces[i:i + 3]) for i in range(0, len(eces), 3)] or [""]
@@ -59,6 +61,20 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
         legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0, title_text=""),
         margin=dict(t=70 + 20 * len(ece_lines), b=40),
     )
+    return fig
+
+
+def _regression_layout(fig: go.Figure, audit: ResidualAudit, shapes: list, height: int) -> go.Figure:
+    """A regression's curves: D in the target's units on an axis fitted to the data (no outcome, no ECE)."""
+    shapes.append(hline(0, line=dict(color=NEUTRAL, width=1)))
+    unit = plot_text(audit.unit)
+    fig.update_layout(
+        template=TEMPLATE, height=height, shapes=shapes,
+        title=dict(text=f"Sorted residuals by {plot_text(audit.attribute)}"),
+        xaxis=dict(title="Percentile within group (%)", range=[0, 100]),
+        yaxis=dict(title=f"D = ŷ − y, in units of {unit}"),
+        legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0.0, title_text=""),
+        margin=dict(t=70, b=40))
     return fig
 
 
@@ -164,7 +180,8 @@ def concentration_figure(audit: ResidualAudit) -> go.Figure:
                      arrayminus=[c.knee_mean - nan_if_none(c.knee_mean_ci.low), c.nonknee_mean - nan_if_none(c.nonknee_mean_ci.low)]),
         text=[f"n = {c.n_knee:,}", f"n = {c.n_nonknee:,}"], textposition="inside",
         hovertemplate="%{x}: mean |D| %{y:.3f}<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, height=380, yaxis_title="Mean |residual|",
+    unit = f" ({plot_text(audit.unit)})" if audit.regression else ""
+    fig.update_layout(template=TEMPLATE, height=380, yaxis_title=f"Mean |residual|{unit}",
                       title=f"Error concentration: ratio {fmt(c.ratio, 2)}×")
     return fig
 

@@ -13,7 +13,7 @@ STAB_EPS = 1e-6
 
 
 def residuals(score: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """D = P̂⁺ − Y ∈ [−1, 1] (float64)."""
+    """D = P̂⁺ − Y ∈ [−1, 1] (float64); for a regression D = ŷ − y, in the target's units."""
     return np.asarray(score, dtype=float) - np.asarray(y, dtype=float)
 
 
@@ -24,11 +24,12 @@ def f_pattern(d_i: np.ndarray, d_j: np.ndarray) -> float:
     return 1.0 - abs(float(np.median(d_i)) - float(np.median(d_j))) / 2.0
 
 
-def median_parity(a: SortedGroup, b: SortedGroup) -> float:
-    """F_pattern of two sorted samples (NaN when either is empty)."""
+def median_parity(a: SortedGroup, b: SortedGroup, span: float = 2.0) -> float:
+    """F_pattern of two sorted samples (NaN when either is empty): 1 − |m_a − m_b| / span, with span the range D can
+    take (2 for a binary task, D ∈ [−1, 1]; the data's max D − min D for a regression)."""
     if not a.n or not b.n:
         return float("nan")
-    return 1 - abs(a.median() - b.median()) / 2
+    return 1 - abs(a.median() - b.median()) / span
 
 
 def f_dist(d_i: np.ndarray, d_j: np.ndarray) -> float:
@@ -81,11 +82,15 @@ def _knee_gap(ki: tuple, kj: tuple, kg: tuple, attr: str, absolute: bool) -> flo
     return total
 
 
-def mean_decomposition(score_i, y_i, score_j, y_j, w_i=None, w_j=None) -> dict:
+def mean_decomposition(score_i, y_i, score_j, y_j, w_i=None, w_j=None, span: float | None = None) -> dict:
     """Theorem A.1: μ_i − μ_j = MD − Δ_base, with MD the mean-score gap and Δ_base the base-rate gap
-    (``w_i``/``w_j``: rows per entry of weighted data)."""
+    (``w_i``/``w_j``: rows per entry of weighted data). A regression (``span``, the range of D) reads the same
+    identity as the gap in mean prediction minus the gap in mean target."""
     md = float(np.average(score_i, weights=w_i) - np.average(score_j, weights=w_j))
     delta_base = float(np.average(y_i, weights=w_i) - np.average(y_j, weights=w_j))
     mu_gap = float(np.average(residuals(score_i, y_i), weights=w_i) - np.average(residuals(score_j, y_j), weights=w_j))
+    if span is not None:
+        return {"mean_residual_gap": mu_gap, "mean_prediction_gap": md, "mean_target_gap": delta_base,
+                "f_pattern_mean": 1.0 - abs(md - delta_base) / span}
     return {"mean_residual_gap": mu_gap, "mean_score_gap": md, "base_rate_gap": delta_base,
             "f_pattern_mean": 1.0 - abs(md - delta_base) / 2.0}

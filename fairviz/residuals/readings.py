@@ -34,11 +34,36 @@ def rounded_grid(step: float, max_support: int) -> str:
             f"(more than {max_support:,} distinct values); point estimates are exact.")
 
 
+def rounded_grid_regression(step: float, max_support: int, unit: str) -> str:
+    return (f"Resampling ran on residuals rounded to a grid of step {step:.4g} {unit} over the data's range "
+            f"(more than {max_support:,} distinct values); point estimates are exact.")
+
+
+def grid_error(measured: float, unit: str | None) -> str:
+    """The grid's effect on F_dist, measured on this data (appended to ``rounded_grid_regression``)."""
+    return f" On this grid F_dist moves by at most {measured:.2g} {unit} (measured on every pair)."
+
+
+MULTICLASS = ("The residual distribution reads one score per row: pick a class in the sidebar to audit it "
+              "one-vs-rest.")
+
+
 # ----------------------------------------------------------------------------------------------- the page's frame
 
 INTRO = text("Each curve sorts one group's residuals D = score − label from most under-predicted (left) to most "
              "over-predicted (right). Matching curves mean the model errs alike for every group; knees (◆) mark "
              "where a group's errors change regime.", "note")
+
+
+def regression_intro(unit: str) -> Text:
+    return text("Each curve sorts one group's residuals D = ŷ − y, in units of {unit}, from most under-predicted "
+                "(left) to most over-predicted (right). Matching curves mean the model errs alike for every group; "
+                "knees (◆) mark where a group's errors change regime.", "note", unit=unit)
+
+
+REGRESSION_NOTE = text("Regression: there is no outcome to split by and no threshold, so the by-outcome curves and "
+                       "metrics, the rates at τ (Theorem 6.1), threshold invariance and the ECE-based verdict are "
+                       "left out.", "note")
 
 
 def null_control(seed: int) -> Text:
@@ -68,7 +93,8 @@ def curves_reading(audit, focus: Focus = Focus()) -> Text:
         return spread
     group, reference = pair
     return join(spread, text(" *{g}* against the reference *{r}*: F_dist = {dist} (area between their curves), "
-                             "{words}.", g=group, r=reference, dist=fmt(record.f_dist),
+                             "{words}.", g=group, r=reference,
+                             dist=fmt(record.f_dist) + (f" {audit.unit}" if audit.regression else ""),
                              words=significance_words(record.p_dist)))
 
 
@@ -109,6 +135,15 @@ def pairs_note(params) -> Text:
                 b=params.resamples, kb=params.knee_resamples)
 
 
+def regression_pairs_note(params, unit: str, span: float) -> Text:
+    return text("F_pattern = 1 − |median_i − median_j| / {span} (the range of D here, in {unit}; 1 = equal typical "
+                "error). F_dist = Wasserstein-1 distance between the residual distributions, in {unit} "
+                "(0 = identical). F_h/F_v compare knee positions/heights, normalised by the pooled curve's knees. "
+                "Intervals: {b} bootstrap resamples within each group ({kb} for F_h/F_v, knees re-detected); "
+                "p-values: {b} permutations of group labels.", "note",
+                span=fmt(span, 4), unit=unit, b=params.resamples, kb=params.knee_resamples)
+
+
 def pair_warning(group_i: str, group_j: str, message: str) -> Text:
     return text("⚠ {i} vs {j}: {message}", "note", i=group_i, j=group_j, message=message)
 
@@ -121,6 +156,11 @@ DECOMPOSITION = text("**Mean decomposition (Theorem A.1):** the gap in mean resi
 BASE_RATES = text("Base rates matter: a perfectly calibrated model on groups with different base rates has equal mean "
                   "residuals, yet its residual distributions (and medians) can still differ. Read F_dist and "
                   "F_pattern next to the base rates.", "note")
+
+
+def regression_decomposition(unit: str) -> Text:
+    return text("**Mean decomposition (Theorem A.1):** the gap in mean residual equals the gap in mean prediction "
+                "minus the gap in mean target, exactly (all in {unit}).", unit=unit)
 
 
 def knees_note(knees) -> Text:
@@ -171,6 +211,19 @@ def concentration_note(c, resamples: int) -> Text:
                 "printed table could read either way. Caveat: knee regions near the ends include the tails, which "
                 "hold the largest errors, so part of any ratio is mechanical; compare with the random-groups null "
                 "control in the sidebar.", "note", ci=fmt_interval(c.ratio_ci, 2), b=resamples)
+
+
+def regression_concentration_metrics(c) -> list[tuple[str, str, str | None]]:
+    """(label, value, help) of a regression's headline numbers: no ECE, no regime."""
+    return [("Error ratio knee / elsewhere", f"{fmt(c.ratio, 2)}×", f"95% CI {fmt_interval(c.ratio_ci, 2)}"),
+            ("Mann–Whitney p (two-sided)", fmt_p(c.mann_whitney.p_two_sided), None)]
+
+
+def regression_concentration(c, unit: str) -> Text:
+    return text("Knee rows have mean |D| {knee} {unit}, other rows {rest} {unit}: ratio {ratio} (95% CI {ci}). The "
+                "paper's verdict reads this ratio against the ECE regime, which a regression has not, so none is "
+                "given.", "note", knee=fmt(c.knee_mean), rest=fmt(c.nonknee_mean), unit=unit, ratio=fmt(c.ratio, 2),
+                ci=fmt_interval(c.ratio_ci, 2))
 
 
 CALIBRATE_THEN_RERUN = text("Calibrate, then re-run (Fairness Beyond Metrics, Tables 2 and 7)", "subheading")

@@ -21,26 +21,41 @@ class CountResampler:
     the same resamples whichever other groups are analysed.
     """
 
-    def __init__(self, d, y, members, params: RDFParams, weight: np.ndarray | None = None):
+    def __init__(self, d, y, members, params: RDFParams, weight: np.ndarray | None = None, unit: str | None = None):
+        """Binary (``unit`` None): cells over (outcome, residual), residuals on [−1, 1]. Regression (``unit`` the
+        target's name): cells over the residual alone, on the data's own range [min D, max D]; there is no outcome
+        to split by."""
         self.seed = params.seed
         self.resamples = params.resamples
-        self.compressed = stats.compress(d, -1.0, 1.0)
+        self.by_outcome = unit is None
+        if self.by_outcome:
+            self.compressed = stats.compress(d, -1.0, 1.0)
+        else:
+            self.compressed = stats.compress(d, float(d.min()), float(d.max())) if d.size else stats.compress(d, 0, 1)
         k = self.compressed.support.size
         self.counts = []
         for idx in members:
-            cells = self.compressed.codes[idx].astype(np.int64) + k * y[idx].astype(np.int64)
-            self.counts.append(np.bincount(cells, minlength=2 * k) if weight is None else
-                               np.bincount(cells, weights=weight[idx], minlength=2 * k).round().astype(np.int64))
+            cells = self.compressed.codes[idx].astype(np.int64)
+            if self.by_outcome:
+                cells = cells + k * y[idx].astype(np.int64)
+            size = 2 * k if self.by_outcome else k
+            self.counts.append(np.bincount(cells, minlength=size) if weight is None else
+                               np.bincount(cells, weights=weight[idx], minlength=size).round().astype(np.int64))
         self._medians: dict[int, dict] = {}
         self._cumulative: dict[int, dict] = {}
-        # the residuals of Y = 0 rows and of Y = 1 rows lie on opposite sides of 0: each outcome's CDFs are flat
-        # outside the residual values its rows take in any group, so its resamples are kept (and W1 summed) there only
-        pooled = np.sum(self.counts, axis=0)
         self.columns = {"all": slice(None)}
-        for outcome, part in (("y0", pooled[:k]), ("y1", pooled[k:])):
-            taken = np.flatnonzero(part)
-            self.columns[outcome] = slice(int(taken[0]), int(taken[-1]) + 1) if taken.size else slice(0, 1)
-        self.note = readings.rounded_grid(self.compressed.step, stats.MAX_SUPPORT) if self.compressed.step else ""
+        if self.by_outcome:
+            # the residuals of Y = 0 rows and of Y = 1 rows lie on opposite sides of 0: each outcome's CDFs are flat
+            # outside the residual values its rows take in any group, so its resamples are kept (and W1 summed)
+            # there only
+            pooled = np.sum(self.counts, axis=0)
+            for outcome, part in (("y0", pooled[:k]), ("y1", pooled[k:])):
+                taken = np.flatnonzero(part)
+                self.columns[outcome] = slice(int(taken[0]), int(taken[-1]) + 1) if taken.size else slice(0, 1)
+        self.note = ""
+        if self.compressed.step:
+            self.note = readings.rounded_grid(self.compressed.step, stats.MAX_SUPPORT) if unit is None else \
+                readings.rounded_grid_regression(self.compressed.step, stats.MAX_SUPPORT, unit)
 
     def draw(self, groups) -> None:
         """Draw the groups' resamples at once, on several cores."""
@@ -56,6 +71,8 @@ class CountResampler:
 
     def split(self, counts: np.ndarray) -> dict:
         """Cell counts (…, 2K) → counts over residual values for all rows, Y = 0 rows and Y = 1 rows."""
+        if not self.by_outcome:
+            return {"all": counts}
         k = self.compressed.support.size
         y0, y1 = counts[..., :k], counts[..., k:]
         return {"all": y0 + y1, "y0": y0, "y1": y1}
@@ -73,15 +90,18 @@ class CountResampler:
         return self._cumulative[g]
 
 
-def distribution_intervals(resampler: CountResampler, i: int, j: int) -> dict:
-    """Bootstrap CIs of F_pattern and F_dist (all rows, Y = 0, Y = 1) from the groups' resampled counts."""
+def distribution_intervals(resampler: CountResampler, i: int, j: int, span: float = 2.0) -> dict:
+    """Bootstrap CIs of F_pattern and F_dist (all rows, and for a binary task Y = 0 and Y = 1) from the groups'
+    resampled counts; ``span`` is the residual range F_pattern divides the median gap by."""
     support = resampler.compressed.support
     cum_i, cum_j = resampler.resampled(i), resampler.resampled(j)
     median_i, median_j = resampler.medians(i), resampler.medians(j)
     ci = {}
     for outcome, suffix in (("all", ""), ("y0", "_y0"), ("y1", "_y1")):
+        if outcome not in cum_i:
+            continue
         gap = np.abs(median_i[outcome] - median_j[outcome])
-        ci[f"f_pattern{suffix}"] = stats.percentile_interval(1 - gap / 2)
+        ci[f"f_pattern{suffix}"] = stats.percentile_interval(1 - gap / span)
         cols = resampler.columns[outcome]            # the cumulative counts cover these residual values only
         ci[f"f_dist{suffix}"] = stats.percentile_interval(
             stats.wasserstein_of_cumulative(support[cols], cum_i[outcome], cum_j[outcome]))
@@ -114,9 +134,11 @@ def knee_metric_intervals(boot_i, boot_j, pooled_knees) -> dict:
     return {"f_h": stats.percentile_interval(fh), "f_v": stats.percentile_interval(fv)}
 
 
-def ratio_bootstrap(abs_d, knee_w, rest_w, resamples, rng) -> tuple[stats.Interval, stats.Interval, stats.Interval]:
-    """Row bootstrap of the knee / non-knee mean |D| and their ratio, from counts over (region, |D|) cells."""
-    comp = stats.compress(abs_d, 0.0, 1.0)
+def ratio_bootstrap(abs_d, knee_w, rest_w, resamples, rng,
+                    high: float = 1.0) -> tuple[stats.Interval, stats.Interval, stats.Interval]:
+    """Row bootstrap of the knee / non-knee mean |D| and their ratio, from counts over (region, |D|) cells
+    (|D| on [0, ``high``]: 1 for a binary task, the largest |D| for a regression)."""
+    comp = stats.compress(abs_d, 0.0, high)
     k = comp.support.size
     counts = np.concatenate([np.bincount(comp.codes, weights=rest_w * np.ones(abs_d.size), minlength=k),
                              np.bincount(comp.codes, weights=knee_w, minlength=k)]).round().astype(np.int64)

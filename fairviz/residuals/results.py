@@ -60,6 +60,7 @@ class GroupSummary:
     left_knee: Knee | None
     right_knee: Knee | None
     knee_rows: int               # rows of this group in its knee regions
+    mean_target: float = float("nan")   # regression: the group's mean y (a binary task reads ``base_rate``)
 
     @property
     def knees(self) -> list[Knee]:
@@ -132,6 +133,10 @@ GROUP_COLUMNS = ("n", "positives", "base_rate", "tp", "fp", "tn", "fn", "ppr", "
 PAIR_COLUMNS = ("group_i", "group_j", "f_pattern", "f_dist", "f_h", "f_v", "f_h_abs", "f_v_abs", "f_pattern_y0",
                 "f_pattern_y1", "f_pattern_mean", "f_dist_y0", "f_dist_y1", "ci", "p_value_median", "p_value_dist",
                 "dp_diff", "eo_tpr_diff", "eo_fpr_diff", "mean_decomposition", "warnings")
+# a regression has no outcome to split by and no threshold: its groups and pairs keep the rest
+REGRESSION_GROUP_COLUMNS = ("n", "mean_target", "mean_prediction", "mean_residual", "median_residual", "knee_rows")
+REGRESSION_PAIR_COLUMNS = ("group_i", "group_j", "f_pattern", "f_dist", "f_h", "f_v", "f_h_abs", "f_v_abs",
+                           "f_pattern_mean", "ci", "p_value_median", "p_value_dist", "mean_decomposition", "warnings")
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,13 @@ class ResidualAudit:
     # so the page keeps the audit and attaches the check of the τ in the sidebar
     at_threshold: ThresholdCheckResult | None = field(default=None, compare=False)
     knee_search_cells: int | None = None   # knees searched with residuals at this many score cells (large inputs)
+    task: str = "binary"          # "binary" or "regression" (D = ŷ − y, in the units of ``unit``)
+    unit: str = ""                # regression: the target column's name, the unit D is measured in
+    span: float = 2.0             # the range of D that F_pattern divides by: 2 (binary), max D − min D (regression)
+
+    @property
+    def regression(self) -> bool:
+        return self.task == "regression"
 
     @property
     def _d_star_rows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -186,6 +198,12 @@ class ResidualAudit:
 
     def group_table(self) -> pd.DataFrame:
         """One row per group: the JSON's ``groups`` records (with ``group`` ahead) and the knees as read."""
+        if self.regression:
+            return pd.DataFrame([{
+                "group": g.name, "n": g.n, "mean_target": g.mean_target, "mean_prediction": g.mean_score,
+                "mean_residual": g.mean_residual, "median_residual": g.median_residual, "knee_rows": g.knee_rows,
+                "left_knee": _knee_text(g.left_knee), "right_knee": _knee_text(g.right_knee)} for g in self.groups],
+                columns=["group", *REGRESSION_GROUP_COLUMNS, "left_knee", "right_knee"])
         counts = self._check().counts
         rows = []
         for g in self.groups:
@@ -201,6 +219,16 @@ class ResidualAudit:
 
     def pair_table(self) -> pd.DataFrame:
         """One row per ordered pair: the JSON's ``pairs`` records, ``pair`` ahead and each interval as a column."""
+        if self.regression:
+            return pd.DataFrame([{
+                "pair": f"{p.group_i} vs {p.group_j}", "group_i": p.group_i, "group_j": p.group_j,
+                "f_pattern": p.f_pattern, "f_dist": p.f_dist, "f_h": p.f_h, "f_v": p.f_v,
+                "f_h_abs": p.f_h_abs, "f_v_abs": p.f_v_abs, "f_pattern_mean": p.f_pattern_mean,
+                "ci": {name: interval.to_list() for name, interval in p.ci.items()},
+                "p_value_median": p.p_median, "p_value_dist": p.p_dist,
+                "mean_decomposition": p.mean_decomposition, "warnings": list(p.warnings),
+                **_interval_columns(p)} for p in self.pairs],
+                columns=["pair", *REGRESSION_PAIR_COLUMNS, "f_pattern_ci", "f_dist_ci", "f_h_ci", "f_v_ci"])
         counts = self._check().counts
         rows = []
         for p in self.pairs:
@@ -217,12 +245,16 @@ class ResidualAudit:
                 "dp_diff": difference(a.ppr(), b.ppr()), "eo_tpr_diff": difference(a.tpr(), b.tpr()),
                 "eo_fpr_diff": difference(a.fpr(), b.fpr()),
                 "mean_decomposition": p.mean_decomposition, "warnings": list(p.warnings),
-                **{f"{name}_ci": p.ci[name].to_list() if name in p.ci else None
-                   for name in ("f_pattern", "f_dist", "f_h", "f_v")}})
+                **_interval_columns(p)})
         return pd.DataFrame(rows, columns=["pair", *PAIR_COLUMNS, "f_pattern_ci", "f_dist_ci", "f_h_ci", "f_v_ci"])
 
     def decomposition_table(self) -> pd.DataFrame:
-        """[1] Theorem A.1 per pair: the gap in mean residual = gap in mean score − gap in base rate."""
+        """[1] Theorem A.1 per pair: the gap in mean residual = gap in mean score − gap in base rate (regression:
+        gap in mean prediction − gap in mean target)."""
+        if self.regression:
+            return pd.DataFrame([{"pair": f"{p.group_i} vs {p.group_j}", **p.mean_decomposition} for p in self.pairs],
+                                columns=["pair", "mean_residual_gap", "mean_prediction_gap", "mean_target_gap",
+                                         "f_pattern_mean"])
         return pd.DataFrame([{"pair": f"{p.group_i} vs {p.group_j}", **p.mean_decomposition} for p in self.pairs],
                             columns=["pair", "mean_residual_gap", "mean_score_gap", "base_rate_gap", "f_pattern_mean"])
 
@@ -241,6 +273,12 @@ class ResidualAudit:
     def concentration_record(self) -> dict:
         """The JSON's ``knee_concentration``."""
         c = self.concentration
+        if self.regression:          # no ECE, so no regime and no verdict of the paper's rule
+            return {"ratio": c.ratio, "ratio_ci": c.ratio_ci.to_list(), "p_value": c.mann_whitney.p_two_sided,
+                    "p_value_greater": c.mann_whitney.p_greater, "verdict": c.verdict,
+                    "knee_mean_abs_residual": c.knee_mean, "nonknee_mean_abs_residual": c.nonknee_mean,
+                    "n_knee": c.n_knee, "n_nonknee": c.n_nonknee,
+                    "region": {"mode": self.params.region_mode, "eps": self.params.region_eps}}
         return {
             "ratio": c.ratio, "ratio_ci": c.ratio_ci.to_list(), "p_value": c.mann_whitney.p_two_sided,
             "p_value_greater": c.mann_whitney.p_greater, "ece": c.ece, "ece_ci": c.ece_ci.to_list(),
@@ -256,6 +294,10 @@ class ResidualAudit:
         return {"resamples": p.resamples, "knee_resamples": p.knee_resamples, "seed": p.seed,
                 "lowess_frac": p.knees.frac, "lowess_iterations": p.knees.iterations,
                 "kneedle_sensitivity": p.knees.sensitivity}
+
+
+def _interval_columns(p: PairMetrics) -> dict:
+    return {f"{name}_ci": p.ci[name].to_list() if name in p.ci else None for name in ("f_pattern", "f_dist", "f_h", "f_v")}
 
 
 def _knee_text(knee: Knee | None) -> str:

@@ -294,3 +294,30 @@ def test_spark_reduces_regression_and_multiclass_to_duckdbs_cells(tmp_path, monk
                 pd.testing.assert_frame_equal(theirs.moments, duck.moments, rtol=1e-12)
     finally:
         spark.close()
+
+
+# ----------------------------------------------------------------------------------------------- PostgreSQL
+
+def test_postgres_reduces_regression_and_multiclass_to_duckdbs_cells(tmp_path, monkeypatch):
+    pytest.importorskip("psycopg")
+    from fairviz.data.sources import Table
+    from tests.data.servers import load_frame, postgres_bin, postgres_server
+    if postgres_bin() is None:
+        pytest.skip("no PostgreSQL server")
+    monkeypatch.setattr(engine_module, "EXACT_ROWS", 1_000)
+    cases = ((regression_frame(4_000, decimals=None), REGRESSION, {"regression": 200}),
+             (multiclass_frame(4_000, decimals=None), MULTICLASS, {"multiclass": 30}),
+             (multiclass_frame(800, decimals=2), MULTICLASS, {}))          # small: exact on both
+    with postgres_server() as dsn:
+        for k, (frame, mapping, cells) in enumerate(cases):
+            load_frame(dsn, f"t{k}", frame)
+            duck = reduced(tmp_path, frame, mapping, Engine(task_cells=cells))
+            engine = Engine("postgres", dsn=dsn, task_cells=cells)
+            try:
+                theirs = engine.reduce(Table(f"t{k}"), mapping)
+            finally:
+                engine.close()
+            assert theirs.resolution == duck.resolution and theirs.exact == (k == 2)
+            pd.testing.assert_frame_equal(theirs.table, duck.table, check_dtype=False, rtol=1e-12)
+            if duck.moments is not None:
+                pd.testing.assert_frame_equal(theirs.moments, duck.moments, rtol=1e-12)

@@ -28,7 +28,7 @@ from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reduction import EXACT_ROWS, SufficientStats, count_column
 from fairviz.data.tasks import SUM_TOLERANCE
 
-REGRESSION_CELLS = 20_000    # cells of each column's [min, max] (regression): measured in docs/engines.md
+REGRESSION_CELLS = 100_000   # cells of each column's [min, max] (regression): measured in docs/engines.md
 CLASS_CELLS = 300            # cells of [0, 1] per class probability (multiclass): width 1/300, ECE edges kept
 MOMENTS = ("sum_y", "sum_yy")                                   # per entry, once
 MODEL_MOMENTS = ("sum_p", "sum_abs", "sum_sq", "sum_pp", "sum_yp")   # per entry and model (suffixed _i)

@@ -203,7 +203,7 @@ def test_binned_multiclass_keeps_confusion_counts_and_ece_bins_exact(tmp_path, m
 
 
 def test_default_resolutions_are_the_documented_ones():
-    assert (REGRESSION_CELLS, CLASS_CELLS) == (20_000, 300)
+    assert (REGRESSION_CELLS, CLASS_CELLS) == (100_000, 300)
     assert Engine().task_cells("regression") == REGRESSION_CELLS
     assert Engine(task_cells={"multiclass": 30}).task_cells("multiclass") == 30
 
@@ -321,3 +321,16 @@ def test_postgres_reduces_regression_and_multiclass_to_duckdbs_cells(tmp_path, m
             pd.testing.assert_frame_equal(theirs.table, duck.table, check_dtype=False, rtol=1e-12)
             if duck.moments is not None:
                 pd.testing.assert_frame_equal(theirs.moments, duck.moments, rtol=1e-12)
+
+
+def test_an_uploads_bytes_reduce_as_its_file_does(tmp_path):
+    """The app's upload path: only the task's columns are decoded (class probabilities, predicted class)."""
+    frame = multiclass_frame(3_000).assign(note="unused")
+    raw = frame.to_csv(index=False).encode()
+    from_bytes = Engine().reduce(raw, MULTICLASS, "upload.csv")
+    path = tmp_path / "upload.csv"
+    path.write_bytes(raw)
+    from_file = reduce_path(path, MULTICLASS)
+    pd.testing.assert_frame_equal(from_bytes.table, from_file.table)
+    pred = from_bytes.predictions()
+    assert pred.class_scores.shape == (len(from_bytes.table), 4) and int(pred.weight.sum()) == 3_000

@@ -28,27 +28,31 @@ sys.path.insert(0, str(ROOT))
 
 CLASSES = ("cat", "dog", "bird", "fish", "cow")
 # intervals and p-values (resampled in parity: the draws differ between entries and rows) are not point estimates
-INTERVALS = re.compile(r"(_ci|^ci|^p|_p|_p_bh|_p_adjusted|p_value|^low|^high|ci_low|ci_high|_lo|_hi)$")
+INTERVALS = re.compile(r"(_ci|^ci|^p|^p_bh|_p|_p_bh|_p_adjusted|p_value|^low|^high|ci_low|ci_high|_lo|_hi)$")
 COUNTS = re.compile(r"(^n|^n_\w+|_n|count|rows)$")                         # counts: relative to their value
 STATISTICS = re.compile(r"(statistic|chi2|^t|^rss|^f_statistic)$")        # test statistics: relative to their value
 Y_UNITS = re.compile(r"bias|mae|rmse|mse|w1|wasserstein|quantile|intercept|mean_y|mean_pred|sd_y|lower|upper|"
                      r"loss|median|worst|\.q\d")
 
 
-def regression_frame(rows: int, seed: int = 0) -> pd.DataFrame:
+def regression_frame(rows: int, seed: int = 0, decimals: int | None = None) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     group = rng.choice(np.array(["a", "b", "c"]), rows, p=[.5, .3, .2])
     y = rng.gamma(4.0, 2.5, rows)                         # a skewed, continuous target
     y_hat = y * 0.9 + 1.0 + rng.normal(0, 2.0, rows) + (group == "b") * 0.6
+    if decimals is not None:                            # values that repeat: the reduction is exact
+        y, y_hat = y.round(decimals), y_hat.round(decimals)
     return pd.DataFrame({"group": group, "target": y, "y_pred": y_hat})
 
 
-def multiclass_frame(rows: int, seed: int = 0) -> pd.DataFrame:
+def multiclass_frame(rows: int, seed: int = 0, decimals: int | None = None) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     group = rng.choice(np.array(["a", "b", "c"]), rows, p=[.5, .3, .2])
     logits = rng.normal(0, 1.2, (rows, len(CLASSES)))
     p = np.exp(logits)
     p /= p.sum(axis=1, keepdims=True)
+    if decimals is not None:                            # probabilities printed with a few decimals
+        p = p.round(decimals)
     tilt = np.where(group == "b", 0.7, 1.0)[:, None]     # group b's probabilities are over-confident
     truth = p ** tilt / (p ** tilt).sum(axis=1, keepdims=True)
     u = rng.random(rows)[:, None]
@@ -128,11 +132,11 @@ def multiclass_results(pred, resamples: int) -> dict:
             "one_vs_rest": rest}
 
 
-def run(task: str, rows: int, cells: list[int], resamples: int) -> None:
+def run(task: str, rows: int, cells: list[int], resamples: int, decimals: int | None = None) -> None:
     from fairviz.data import ColumnMapping
     from fairviz.data.engine import Engine, reduce_path
     from fairviz.data.validation import build_predictions
-    frame = regression_frame(rows) if task == "regression" else multiclass_frame(rows)
+    frame = (regression_frame if task == "regression" else multiclass_frame)(rows, decimals=decimals)
     if task == "regression":
         mapping = ColumnMapping("target", "y_pred", ("group",), task="regression")
         results, sd = regression_results, float(frame["target"].std())
@@ -145,7 +149,8 @@ def run(task: str, rows: int, cells: list[int], resamples: int) -> None:
         frame.to_parquet(path)
         t0 = time.perf_counter()
         truth = results(build_predictions(frame, mapping), resamples)
-        print(f"\n## {task}: {rows:,} rows; row path audit {time.perf_counter() - t0:.1f} s")
+        rounded = "" if decimals is None else f", {decimals} decimals"
+        print(f"\n## {task}: {rows:,} rows{rounded}; row path audit {time.perf_counter() - t0:.1f} s")
         for k in cells:
             wall, cpu = time.perf_counter(), time.process_time()
             stats = reduce_path(path, mapping, Engine(task_cells={task: k}))
@@ -166,11 +171,12 @@ def main() -> None:
     parser.add_argument("--tasks", nargs="+", default=["regression", "multiclass"])
     parser.add_argument("--cells", type=int, nargs="+", default=None, help="cells per column (default: the engine's)")
     parser.add_argument("--resamples", type=int, default=50)
+    parser.add_argument("--decimals", type=int, default=None, help="round the values (regression) or probabilities")
     args = parser.parse_args()
     from fairviz.data.task_reduction import CLASS_CELLS, REGRESSION_CELLS
     for task in args.tasks:
         run(task, args.rows, args.cells or [REGRESSION_CELLS if task == "regression" else CLASS_CELLS],
-            args.resamples)
+            args.resamples, args.decimals)
 
 
 if __name__ == "__main__":

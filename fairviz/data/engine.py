@@ -23,6 +23,10 @@ rows are always reduced exactly, by a second pass with one cell per distinct sco
 mean of its scores (sums, means and ECE bins stay exact; quantiles move by less than one cell width) and
 ``resolution`` is the cell width, reported with the results. Values outside [0, 1], NaN and missing values keep
 their own cells so that validation names them as the row-level path does.
+
+Regression and multiclass uploads (``ColumnMapping.task``) are reduced by ``fairviz.data.task_reduction``'s SQL on
+the same engines: cells of the target and predictions over their ranges, or of each class probability on [0, 1]
+(resolutions and what stays exact in its docstring and docs/engines.md).
 """
 from __future__ import annotations
 

@@ -23,6 +23,10 @@ rows are always reduced exactly, by a second pass with one cell per distinct sco
 mean of its scores (sums, means and ECE bins stay exact; quantiles move by less than one cell width) and
 ``resolution`` is the cell width, reported with the results. Values outside [0, 1], NaN and missing values keep
 their own cells so that validation names them as the row-level path does.
+
+Regression and multiclass uploads (``ColumnMapping.task``) are reduced by ``fairviz.data.task_reduction``'s SQL on
+the same engines: cells of the target and predictions over their ranges, or of each class probability on [0, 1]
+(resolutions and what stays exact in its docstring and docs/engines.md).
 """
 from __future__ import annotations
 
@@ -50,6 +54,8 @@ from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, 
                                     SufficientStats,
                                     core_mapping, reduction_sql, single_valued,
                                     stats_from_cells)            # (re-exported: the engine's face)
+from fairviz.data.task_reduction import (CLASS_CELLS, REGRESSION_CELLS, check_task_mapping, multiclass_sql,
+                                         regression_bounds_sql, regression_sql, task_columns, task_stats)
 from fairviz.data.validation import check_columns
 from fairviz.data.sources import (Files, Frame, Location, Query, Table, locate,  # noqa: F401 (resolve: re-exported)
                                   resolve, scheme_of)
@@ -77,11 +83,12 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
 
     def __init__(self, kind: str = "duckdb", master: str | None = None, memory_limit: str | None = None,
                  threads: int | None = None, cells: int = DEFAULT_CELLS, *, dsn: str | None = None,
-                 database: str | None = None, session=None):
+                 database: str | None = None, session=None, task_cells: dict[str, int] | None = None):
         if kind not in ENGINES:
             raise DataError(f"Unknown engine '{kind}': choose one of {', '.join(ENGINES)}.")
         self.kind, self.master, self.memory_limit, self.threads, self.cells = kind, master, memory_limit, threads, cells
         self.dsn, self.database = dsn, database
+        self.task_cell_counts = dict(task_cells or {})   # task → cells per column (regression, multiclass)
         self.dialect = DIALECTS[kind]
         self.fetched_rows = 0           # rows that came back from the engine, all queries together
         self._con = None
@@ -150,8 +157,11 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
     def _positions(self, mapping: ColumnMapping) -> ColumnMapping:
         """The mapping in positional names: what the SQL reads (every other field, the score's scale and direction
         among them, kept)."""
-        return dataclasses.replace(core_mapping(mapping), label=self._at(mapping.label), score=self._at(mapping.score),
+        return dataclasses.replace(core_mapping(mapping), label=self._at(mapping.label),
+                                   score=self._at(mapping.score) if mapping.score else mapping.score,
                                    groups=tuple(self._at(g) for g in mapping.groups),
+                                   class_scores=tuple(self._at(c) for c in mapping.class_scores),
+                                   predicted=self._at(mapping.predicted) if mapping.predicted else None,
                                    more_scores=tuple(dataclasses.replace(m, column=self._at(m.column))
                                                      for m in mapping.more_scores))
 
@@ -289,6 +299,8 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
             fingerprint = source.fingerprint or hashlib.blake2b(str(id(source)).encode(), digest_size=16).hexdigest()
             self._register(source, mapping.groups)
         check_columns(pd.DataFrame(columns=list(dict.fromkeys(self._names))), core_mapping(mapping))
+        if mapping.task != "binary":
+            return self._reduce_task(mapping, name, fingerprint)
         at = self._positions(mapping)
         numeric = tuple(self.dialect.is_numeric(self._types[int(m.column[1:])]) for m in at.models())
         key_cells = self.cells if len(numeric) == 1 else min(self.cells, JOINT_CELLS)
@@ -298,6 +310,40 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
             cells = self.sql(reduction_sql(self._relation, at, numeric, 0, self.dialect))   # small: exact
         digest = hashlib.blake2b(f"{fingerprint}|{key_cells or self.cells}".encode(), digest_size=16).hexdigest()
         return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, key_cells or self.cells, key_cells)
+
+    def _reduce_task(self, mapping: ColumnMapping, name: str, fingerprint: str) -> SufficientStats:
+        """A regression or multiclass reduction (``fairviz.data.task_reduction``): binned, then exact when the input
+        is small or every cell holds one distinct value."""
+        at = self._positions(mapping)
+        check_task_mapping(at)
+        numeric_of = lambda column: self.dialect.is_numeric(self._types[int(column[1:])])   # noqa: E731
+        if mapping.task == "regression":
+            numeric = tuple(numeric_of(c) for c in (at.label, *(m.column for m in at.models())))
+            bounds, resolution = None, 0.0
+            if all(numeric):
+                found = self.sql(regression_bounds_sql(self._relation, at, self.dialect)).iloc[0]
+                pairs = [(found[f"lo{k}"], found[f"hi{k}"]) for k in range(len(numeric))]
+                if int(found["n"]) > EXACT_ROWS and all(pd.notna(lo) and pd.notna(hi) for lo, hi in pairs):
+                    bounds = [(float(lo), float(hi)) for lo, hi in pairs]
+                    resolution = 1.0 / self.task_cells("regression")
+            cells = self.sql(regression_sql(self._relation, at, numeric, bounds, self.task_cells("regression"),
+                                            self.dialect))
+        else:
+            columns = at.class_scores or ((at.score,) if at.score else ())
+            numeric = tuple(numeric_of(c) for c in columns)
+            resolution = 1.0 / self.task_cells("multiclass")
+            cells = self.sql(multiclass_sql(self._relation, at, numeric, self.task_cells("multiclass"), self.dialect))
+            if int(cells["n"].sum()) <= EXACT_ROWS and all(numeric):
+                resolution = 0.0
+                cells = self.sql(multiclass_sql(self._relation, at, numeric, 0, self.dialect))   # small: exact
+        digest = hashlib.blake2b(f"{fingerprint}|{mapping.task}|{resolution}".encode(), digest_size=16).hexdigest()
+        return task_stats(cells, mapping, name, digest, self.kind, resolution)
+
+    def task_cells(self, task: str) -> int:
+        """Cells per column of a regression or multiclass reduction (``task_cells`` given to the engine, or the
+        defaults of ``fairviz.data.task_reduction``)."""
+        own = self.task_cell_counts.get(task)
+        return int(own) if own else REGRESSION_CELLS if task == "regression" else CLASS_CELLS
 
     def rows_of_entries(self, source, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
         """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the source.
@@ -389,8 +435,9 @@ def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):
     """An upload's bytes → an Arrow table of the mapped columns only (size checked from metadata first)."""
     import pyarrow as pa
     info = inspect_table(raw, name)
-    wanted = [c for c in dict.fromkeys((*mapping.groups, mapping.label, *(m.column for m in mapping.models())))
-              if c in info.columns]
+    mapped = (*mapping.groups, mapping.label, *(m.column for m in mapping.models())) if mapping.task == "binary" \
+        else task_columns(mapping)
+    wanted = [c for c in dict.fromkeys(mapped) if c in info.columns]
     info.check(wanted)
     fingerprint = hashlib.blake2b(raw, digest_size=16).hexdigest()
     if is_parquet(raw, name):

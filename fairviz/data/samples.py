@@ -38,6 +38,10 @@ def samples() -> dict[str, Sample]:
         mapping = dict(entry["mapping"])
         mapping["groups"] = tuple(mapping["groups"])
         mapping["features"] = tuple(mapping.get("features") or ())
+        # a multiclass sample's probability columns and the classes they stand for (regression and multiclass
+        # samples name their "task"; a sample without one is binary)
+        mapping["class_scores"] = tuple(mapping.get("class_scores") or ())
+        mapping["classes"] = tuple(mapping.get("classes") or ())
         # the other models: [{"column": ..., "name": ...}, ...] (the first model is "score", named "model_name")
         mapping["more_scores"] = tuple(ScoreColumn(**model) for model in mapping.get("more_scores") or ())
         benefit = entry.get("benefit", "positive")

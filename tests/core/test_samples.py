@@ -77,11 +77,17 @@ def test_plain_text_format(name):
 
 # ----------------------------------------------------------------------------------------------- catalogue
 
+def binary_samples(catalogue: list[dict]) -> list[dict]:
+    """The binary samples (no "task"); the regression and multiclass ones: tests/data/test_task_samples.py."""
+    return [sample for sample in catalogue if "task" not in sample["mapping"]]
+
+
 def test_catalogue_shape(catalogue):
     assert isinstance(catalogue, list) and catalogue[0]["key"] == "compas"
     keys = [s["key"] for s in catalogue]
     assert len(set(keys)) == len(keys) and {"compas", "adult", "default", "synthetic"} <= set(keys)
-    for sample in catalogue:
+    assert [s["key"] for s in binary_samples(catalogue)] == ["compas", "adult", "default", "synthetic"]
+    for sample in binary_samples(catalogue):
         required = {"key", "title", "file", "mapping", "threshold", "benefit", "description", "provenance"}
         assert required <= set(sample) <= required | {"words", "reference_groups"}
         assert sample["benefit"] in ("positive", "negative")
@@ -101,7 +107,7 @@ def test_catalogue_shape(catalogue):
 
 
 def test_every_sample_loads_through_fairviz_data(catalogue):
-    for sample in catalogue:
+    for sample in binary_samples(catalogue):
         m = sample["mapping"]
         mapping = ColumnMapping(label=m["label"], score=m["score"], groups=tuple(m["groups"]),
                                 positive_label=m["positive_label"], text=m["text"],

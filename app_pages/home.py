@@ -1,6 +1,9 @@
 """Home: pick a sample or upload predictions, map the columns once, and see what the data holds."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Callable
+
 import numpy as np
 import streamlit as st
 
@@ -86,24 +89,80 @@ def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
     shows it, then the downloads."""
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)} at τ = {ctx.threshold:.2f}")
-    result = _ui.audit(ctx)
+    with st.empty():        # the progress bar's place while the audit runs: an empty element when it was kept
+        result = _ui.audit(ctx)
     summary = result.findings
+    parts = summary_parts(result.summary_display())
+    # Each part in its place, or an empty placeholder there, and each finding in its slot up to the most the Summary
+    # shows (the progress bar too, above): the Summary keeps the same elements in the same order at every τ, so a τ step where the findings change
+    # (how many, which notes are said) updates each element in place instead of shifting every later one into
+    # another kind of element, which the browser then builds and lays out anew.
     top = summary.top if summary is not None else ()
-    for item in result.summary_display():
-        if top and isinstance(item, Bullets) and item.level == "finding":     # the top findings, each with its link
-            box = st.container(border=True)                  # the neutral box the display list's findings get
-            for finding in top:
-                _render.render([Bullets((finding_text(finding, summary, "plain"),), "plain")], box)
-                with box:
-                    _finding_link(ctx, finding)
-        elif isinstance(item, Group) and item.collapsed and all(isinstance(i, Text) for i in item.items):
-            # every other comparison, one per line in one caption: one element instead of one per comparison
-            # (each element is sent and redrawn at every τ step)
-            st.expander(item.title).caption("\n".join(f"- {_render.markdown(i)}" for i in item.items))
-        else:
-            _render.render([item])
+    _part(parts.headline, lambda: _render.render(parts.headline, st.container()))
+    _part(top, lambda: _finding_slots(ctx, summary, st.container(border=True)))   # the findings' neutral box
+    _part(parts.notes, lambda: st.caption("\n\n".join(parts.notes)))
+    _part(parts.every, lambda: _every_comparison(parts.every))
+    _part(parts.rest, lambda: _render.render(parts.rest, st.container()))
     st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
     _ui.report_downloads(ctx)
+
+
+@dataclass
+class SummaryParts:
+    """The Summary's display list by part: the headline, the notes (what was checked and found unremarkable, what
+    was not tested, the groups too small to tell, the policy: one caption), every other comparison, and anything
+    else the list may hold."""
+    headline: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    every: Group | None = None
+    rest: list = field(default_factory=list)
+
+
+def summary_parts(items: list) -> SummaryParts:
+    parts = SummaryParts()
+    for index, item in enumerate(items):
+        if isinstance(item, Bullets) and item.level == "finding":
+            continue                                        # drawn from the findings themselves, each with its link
+        if index == 0 and isinstance(item, Text):
+            parts.headline.append(item)
+        elif isinstance(item, Text) and item.level == "note":
+            parts.notes.append(_render.markdown(item))
+        elif isinstance(item, Bullets) and item.level == "note":
+            parts.notes.append("\n".join(f"- {_render.markdown(i)}" for i in item.items))
+        elif isinstance(item, Group) and item.collapsed and all(isinstance(i, Text) for i in item.items):
+            parts.every = item
+        else:
+            parts.rest.append(item)
+    return parts
+
+
+def _part(present, draw: Callable[[], None]) -> None:
+    """One part of the Summary (one element or one container) when ``present``, else an empty placeholder there."""
+    if present:
+        draw()
+    else:
+        st.empty()
+
+
+def _finding_slots(ctx, summary, box) -> None:
+    """The top findings, each a sentence and its link, then an empty slot for each finding the Summary could show."""
+    with box:
+        for index in range(summary.params.max_findings):
+            if index < len(summary.top):
+                finding = summary.top[index]
+                _render.render([Bullets((finding_text(finding, summary, "plain"),), "plain")])
+                _finding_link(ctx, finding)
+            else:
+                st.empty()                                  # the sentence's place
+                st.empty()                                  # the link's
+
+
+def _every_comparison(group: Group) -> None:
+    """Every other comparison, one per line in one caption (one element instead of one per comparison), built only
+    when opened: closed, its lines are neither sent nor drawn at a τ step."""
+    expander = st.expander(group.title, key="summary_every_comparison", on_change="rerun")
+    if expander.open:
+        expander.caption("\n".join(f"- {_render.markdown(i)}" for i in group.items))
 
 
 FINDING_PAGES = {"parity": ("app_pages/parity.py", "Group parity", ":material/balance:"),

@@ -67,3 +67,50 @@ def test_tau_stays_in_the_sidebar_when_home_stops_before_its_summary(monkeypatch
 def test_the_startup_objects_leave_the_collection_after_every_run():
     _app()
     assert gc.get_freeze_count() > 10_000        # the imports' objects: Streamlit's gc.collect(2) after a run skips them
+
+
+def _summary_block(at: AppTest):
+    """The block Home's fragment draws the Summary in (it opens with the "Summary: …" heading)."""
+    def find(node):
+        for child in getattr(node, "children", {}).values():
+            kids = list(getattr(child, "children", {}).values())
+            if kids and kids[0].type == "subheader" and kids[0].value.startswith("Summary:"):
+                return child
+            found = find(child)
+            if found is not None:
+                return found
+    return find(at.main)
+
+
+def _shape(node) -> list:
+    return [(child.type, _shape(child)) for child in getattr(node, "children", {}).values()]
+
+
+def _kinds(node) -> list[str]:
+    return [kind for child in getattr(node, "children", {}).values() for kind in (child.type, *_kinds(child))]
+
+
+def _same_places(a: list, b: list) -> bool:
+    """The same number of elements in the same order at every level, each of the same kind or an empty placeholder
+    on one side (a part or a finding slot drawn at one τ and not at the other)."""
+    return len(a) == len(b) and all((ka == kb or "empty" in (ka, kb)) and _same_places(ca, cb)
+                                    for (ka, ca), (kb, cb) in zip(a, b))
+
+
+def test_the_summary_keeps_its_elements_in_place_when_the_findings_change():
+    """COMPAS by race: five findings at τ = 0.40, three at τ = 0.70, where one more note is said (a kind checked and
+    unremarkable); a τ step between them updates the Summary's elements in place (the progress bar of a first
+    audit at that τ has its place too)."""
+    at = _app()
+    shapes, tops = {}, {}
+    for tau in (0.70, 0.40, 0.70):          # 0.70 computed, 0.40 kept from the first run, then 0.70 kept
+        at.slider(key="threshold").set_value(tau).run()
+        assert not at.exception, at.exception
+        block = _summary_block(at)
+        shapes.setdefault(tau, []).append(_shape(block))
+        tops[tau] = sum(kind == "page_link" for kind in _kinds(block))
+    assert tops == {0.40: 5, 0.70: 3}                                   # the findings differ
+    first, back, again = shapes[0.70][0], shapes[0.40][0], shapes[0.70][1]
+    assert _same_places(first, back) and first == again
+    box = next(children for kind, children in first if "page_link" in [k for k, _ in children])
+    assert len(box) == 10                                               # five finding slots, a sentence and a link each

@@ -99,6 +99,15 @@ def page() -> None:
                "(reliability, calibration tests) and conditional on features (residuals) are both shown.")
     if not _ui.intervals_wanted(pred, "cal_intervals", "about 2 s per million rows on two cores"):
         params = replace(params, resamples=0)
+    _analysis(params)
+
+
+@_ui.tau_part
+def _analysis(params: CalibrationParams) -> None:
+    """The analysis and its tabs: the curves do not depend on τ, but the readings open on the Summary's top group at
+    τ; a τ step reruns this part alone (the analysis from its cache)."""
+    ctx = _ui.context()
+    pred = CALIBRATION.given(ctx.pred)
     audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred)
     # the headline opens on the reference against the Summary's top group (or the group a link names)
     options = replace(_ui.page_options(ctx, calibration=params), threshold=AuditParams().threshold)

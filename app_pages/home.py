@@ -37,15 +37,12 @@ def page() -> None:
     _summary(ctx.pred)
 
 
-@st.fragment
+@_ui.tau_part
 def _threshold_and_findings() -> None:
-    """The frame's τ slider (drawn here, in its sidebar place) and the Summary, the one part of Home τ changes: a τ
-    step reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each
-    one (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 40. The
-    link to this view carries τ, so a rerun of the fragment alone redraws it too."""
-    _ui.page_threshold()
-    _ui.guarded(lambda: _findings(_ui.context()))      # a fragment's rerun runs outside the page's guard
-    _ui.page_link()
+    """The Summary, the one part of Home τ changes, with the frame's τ slider (drawn in its sidebar place): a τ step
+    reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each one
+    (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 40."""
+    _findings(_ui.context())
 
 
 def _sample_picker() -> None:

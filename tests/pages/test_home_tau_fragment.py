@@ -13,6 +13,7 @@ from app_pages import _sources
 from tests.conftest import ROOT
 
 PARITY = "app_pages/parity.py"
+REWEIGHTING = "app_pages/reweighting.py"       # a framed page whose τ stays in the frame
 
 
 def _app() -> AppTest:
@@ -44,13 +45,25 @@ def test_home_draws_tau_in_its_place_from_the_summarys_fragment():
 def test_other_pages_draw_tau_in_the_frame_and_keep_its_value():
     at = _app()
     at.slider(key="threshold").set_value(0.33).run()
-    at.switch_page(PARITY).run()
+    at.switch_page(REWEIGHTING).run()
     assert not at.exception, at.exception
     assert "_tau_slot" not in at.session_state
     assert at.slider(key="threshold").value == pytest.approx(0.33)
     labels = _sidebar_labels(at)
-    assert labels.index("Group attribute") < labels.index("Decision threshold τ") < labels.index("Beneficial outcome")
+    assert labels.index("Group attribute") < labels.index("Decision threshold τ") < labels.index("Link to this view")
     assert "tau=0.33" in _link(at)
+
+
+def test_an_audit_page_draws_tau_in_the_frames_place_from_its_fragment_and_keeps_its_value():
+    at = _app()
+    at.slider(key="threshold").set_value(0.33).run()
+    at.switch_page(PARITY).run()
+    assert not at.exception, at.exception
+    assert at.session_state["_tau_slot"]["drawn"] is True                 # the page's fragment drew it
+    assert at.slider(key="threshold").value == pytest.approx(0.33)
+    labels = _sidebar_labels(at)
+    assert labels.index("Group attribute") < labels.index("Decision threshold τ") < labels.index("Beneficial outcome")
+    assert "tau=0.33" in _link(at) and len(at.sidebar.code) == 1
 
 
 def test_tau_stays_in_the_sidebar_when_home_stops_before_its_summary(monkeypatch):

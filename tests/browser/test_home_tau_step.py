@@ -1,6 +1,7 @@
 """Home's τ step in Chromium (issue 23): the server reruns only the fragment that holds τ and the Summary (its
 "script finished" message says a fragment run, not a whole-app run), the Summary and the view link show the new τ,
-Home's other parts stay, and the same τ is the frame's on the next page (where a step reruns the app)."""
+Home's other parts stay, and the same τ is the frame's on the next page: an audit page, whose step reruns its τ part
+alone, then a page without a τ fragment, whose step reruns the app."""
 from __future__ import annotations
 
 from .conftest import no_traceback, wait_for_app
@@ -72,5 +73,18 @@ def test_a_tau_step_on_home_reruns_only_the_summary(page, app_url):
     page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Group parity", exact=True).click()
     page.get_by_text("Benefit = score < 0.42").first.wait_for()               # the same τ on the next page
     wait_for_app(page)
-    assert _step_right(page, "Benefit = score < 0.43") == [APP_RUN]          # a page without a τ fragment
+    assert _step_right(page, "Benefit = score < 0.43") == [FRAGMENT_RUN]     # an audit page's τ part alone
+    no_traceback(page)
+    assert page.get_by_text("Group parity: Objective Fairness Index").count() == 1    # its title stays, once
+    assert "tau=0.43" in _link(page) and "tau=0.43" in page.url
+
+    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Evaluation reweighting", exact=True).click()
+    wait_for_app(page)
+    page.evaluate("() => { window.__fvFinished = []; }")                     # a page without a τ fragment
+    page.get_by_test_id("stSidebar").locator('input[type="range"][aria-label="Decision threshold τ"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => location.href.includes('tau=0.44')")
+    wait_for_app(page)
+    page.wait_for_function("() => window.__fvFinished.length > 0")
+    assert page.evaluate("() => window.__fvFinished") == [APP_RUN]
     no_traceback(page)

@@ -594,6 +594,15 @@ def _audit_key(ctx: Context) -> tuple:
             *findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference)))
 
 
+def forget_report_of_another_view(ctx: Context) -> bool:
+    """Whether a full report prepared for another view (τ, attribute, …) was forgotten: the downloads, drawn outside
+    Home's τ fragment, then need the app's rerun to offer "Prepare the full report" again."""
+    if st.session_state.get("report_key") in (None, _audit_key(ctx)):
+        return False
+    st.session_state.pop("report_key")
+    return True
+
+
 def report_downloads(ctx: Context) -> None:
     """The full audit as the CLI writes it — JSON, the self-contained HTML report and, on request, its PDF — run
     when asked, in the analysis pool (a slot, the server's byte budget, a progress bar, shared by every visitor

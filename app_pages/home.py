@@ -34,6 +34,8 @@ def page() -> None:
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
     _threshold_and_findings()
+    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
+    _ui.report_downloads(ctx)
     _summary(ctx.pred)
 
 
@@ -42,7 +44,10 @@ def _threshold_and_findings() -> None:
     """The Summary, the one part of Home τ changes, with the frame's τ slider (drawn in its sidebar place): a τ step
     reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each one
     (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 40."""
-    _findings(_ui.context())
+    ctx = _ui.context()
+    if _ui.forget_report_of_another_view(ctx):
+        st.rerun()            # the downloads below the fragment offered the report of the previous τ
+    _findings(ctx)
 
 
 def _sample_picker() -> None:
@@ -84,7 +89,7 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 
 def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
-    shows it, then the downloads."""
+    shows it (the report's downloads follow, outside the fragment: they change only when a report is prepared)."""
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)} at τ = {ctx.threshold:.2f}")
     with st.empty():        # the progress bar's place while the audit runs: an empty element when it was kept
         result = _ui.audit(ctx)
@@ -100,8 +105,6 @@ def _findings(ctx) -> None:
     _part(parts.notes, lambda: st.caption("\n\n".join(parts.notes)))
     _part(parts.every, lambda: _every_comparison(parts.every))
     _part(parts.rest, lambda: _render.render(parts.rest, st.container()))
-    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
-    _ui.report_downloads(ctx)
 
 
 @dataclass

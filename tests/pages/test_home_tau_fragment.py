@@ -127,3 +127,16 @@ def test_the_summary_keeps_its_elements_in_place_when_the_findings_change():
     assert _same_places(first, back) and first == again
     box = next(children for kind, children in first if "page_link" in [k for k, _ in children])
     assert len(box) == 10                                               # five finding slots, a sentence and a link each
+
+
+def test_the_reports_downloads_outside_the_fragment_follow_a_tau_step():
+    """The downloads are drawn after Home's fragment (they change only when a report is prepared): a τ step forgets
+    the report of the previous τ and offers to prepare it again."""
+    at = _app()
+    next(b for b in at.button if b.label == "Prepare the full report").click().run()
+    assert not at.exception, at.exception
+    assert [b.label for b in at.get("download_button")] == ["Download JSON", "Download HTML report"]
+    at.slider(key="threshold").set_value(0.47).run()
+    assert not at.exception, at.exception
+    assert at.get("download_button") == [] and "report_key" not in at.session_state
+    assert any(b.label == "Prepare the full report" for b in at.button)

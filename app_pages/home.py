@@ -43,7 +43,7 @@ def page() -> None:
 def _threshold_and_findings() -> None:
     """The Summary, the one part of Home τ changes, with the frame's τ slider (drawn in its sidebar place): a τ step
     reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each one
-    (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 40."""
+    (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 32."""
     ctx = _ui.context()
     if _ui.forget_report_of_another_view(ctx):
         st.rerun()            # the downloads below the fragment offered the report of the previous τ

@@ -96,9 +96,9 @@ def _findings(ctx) -> None:
     summary = result.findings
     parts = summary_parts(result.summary_display())
     # Each part in its place, or an empty placeholder there, and each finding in its slot up to the most the Summary
-    # shows (the progress bar too, above): the Summary keeps the same elements in the same order at every τ, so a τ step where the findings change
-    # (how many, which notes are said) updates each element in place instead of shifting every later one into
-    # another kind of element, which the browser then builds and lays out anew.
+    # shows (the progress bar too, above): the Summary keeps the same elements in the same order at every τ, so a τ
+    # step where the findings change (how many, which notes are said) updates each element in place instead of
+    # shifting every later one into another kind of element, which the browser then builds and lays out anew.
     top = summary.top if summary is not None else ()
     _part(parts.headline, lambda: _render.render(parts.headline, st.container()))
     _part(top, lambda: _finding_slots(ctx, summary, st.container(border=True)))   # the findings' neutral box
@@ -119,6 +119,7 @@ class SummaryParts:
 
 
 def summary_parts(items: list) -> SummaryParts:
+    """The Summary's display list (``fairviz.report.findings.display``) sorted into its parts."""
     parts = SummaryParts()
     for index, item in enumerate(items):
         if isinstance(item, Bullets) and item.level == "finding":

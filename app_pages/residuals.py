@@ -93,8 +93,9 @@ def page() -> None:
 
 @_ui.tau_part
 def _analysis(params: RDFParams, shuffle: bool, seed: int) -> None:
-    """The analysis, its tabs and the threshold sweep: the curves do not depend on τ (kept), the rates at τ, the
-    reading's group (the Summary's top group at τ) and the Threshold view do; a τ step reruns this part alone."""
+    """The analysis, its tabs and the threshold sweep: the curves do not depend on τ (kept), the rates at τ (the
+    Threshold view, the page's JSON) and the group the reading opens on (the Summary's top group at τ, on the first
+    view) do; a τ step reruns this part alone."""
     ctx = _ui.context()
     data = RESIDUALS.given(ctx.pred)
     pred = data.with_shuffled_groups(seed) if shuffle else data

@@ -217,8 +217,8 @@ def summary(steps: list[Step], target: float) -> str:
         server, browser = ([s.cpu[k] * 1000 for s in steps] for k in (0, 1))
         line += (f"; CPU server {min(server):.0f}–{max(server):.0f} ms, Chromium {min(browser):.0f}–"
                  f"{max(browser):.0f} ms")
-    messages = sorted({s.messages for s in steps})
-    return line + f"; {messages[0]}–{messages[-1]} messages" if len(messages) > 1 else line + f"; {messages[0]} messages"
+    fewest, most = min(s.messages for s in steps), max(s.messages for s in steps)
+    return line + (f"; {fewest}–{most} messages" if most > fewest else f"; {fewest} messages")
 
 
 def _profiled_runs(folder: Path | None) -> list[tuple[int, float, float]]:

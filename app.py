@@ -73,8 +73,8 @@ WITH_BENEFIT = (HOME, PARITY, SIGNIFICANCE)
 # the pages that compare groups: the reference group (each group vs it) is theirs
 WITH_REFERENCE = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE)
 # pages that draw τ (in its sidebar place) from their own fragment, with the part τ changes: a τ step reruns that
-# fragment alone (Home: its Summary), not the whole app (_ui.frame_threshold)
-TAU_IN_PAGE = (HOME,)
+# fragment alone (Home: its Summary; an audit page: its analysis), not the whole app (_ui.tau_part)
+TAU_IN_PAGE = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE)
 
 MODEL_HELP = ("The data holds several models' scores for the same rows: every page audits this one; each page's "
               "'Compare models' view sets them side by side with paired tests.")

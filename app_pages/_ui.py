@@ -6,6 +6,7 @@ fairviz function, render its display list.
 """
 from __future__ import annotations
 
+import functools
 import gc
 import importlib
 import json
@@ -375,8 +376,8 @@ def frame_threshold(in_page: bool, shown: bool = True) -> None:
     kept at this place of the sidebar (``page_threshold``), so a τ step reruns that fragment alone instead of the
     whole app (the frame, the page's other parts: a full rerun sends every element again, each one redrawn by the
     browser). Streamlit lets a fragment write into a container made outside it, the sidebar included."""
-    if in_page:
-        st.session_state[TAU_SLOT] = {"slot": st.container(), "drawn": False}
+    if in_page:       # with the data the frame was drawn for: a fragment's rerun checks it is still the session's
+        st.session_state[TAU_SLOT] = {"slot": st.container(), "drawn": False, "data": st.session_state.get(PRED)}
     else:
         st.session_state.pop(TAU_SLOT, None)
         if shown:                     # regression data have no threshold: nothing to draw
@@ -400,6 +401,24 @@ def page_link() -> None:
     if place is not None and TAU_SLOT in st.session_state:
         _draw_link(place["slot"])
         place["drawn"] = True
+
+
+def tau_part(body: Callable[..., None]) -> Callable[..., None]:
+    """Decorator: ``body``, the part of a page that τ changes, as an ``st.fragment`` that draws τ first (in its
+    sidebar place) and "Link to this view" last, so a τ step reruns that part alone instead of the whole app (the
+    frame, the page's title and settings: each element sent again and redrawn by the browser). The page lists itself
+    in ``app.py``'s ``TAU_IN_PAGE``. ``body`` reads the frame's choices itself (``context()``: τ changes between its
+    runs); its arguments are what the page computed before it, kept from the last full run (a widget outside the
+    fragment reruns the whole app). A fragment's rerun runs outside the page's guard, so the body has its own."""
+    @functools.wraps(body)          # the fragment's identity is the body's (module and name), one per page
+    def part(*args, **kwargs) -> None:
+        place = st.session_state.get(TAU_SLOT)
+        if place is not None and place["data"] is not st.session_state.get(PRED):
+            st.rerun()        # a button in the part changed the data (added a model): the frame follows it
+        page_threshold()
+        guarded(lambda: body(*args, **kwargs))
+        page_link()
+    return st.fragment(part)
 
 
 def frame_link_slot():
@@ -621,6 +640,15 @@ def audited(ctx: Context) -> Predictions:
 def _audit_key(ctx: Context) -> tuple:
     return (audited(ctx).fingerprint, ctx.attribute, ctx.threshold, ctx.benefit,
             *findings_settings(current_sample(), ctx.attribute, FindingsParams(reference=ctx.reference)))
+
+
+def forget_report_of_another_view(ctx: Context) -> bool:
+    """Whether a full report prepared for another view (τ, attribute, …) was forgotten: the downloads, drawn outside
+    Home's τ fragment, then need the app's rerun to offer "Prepare the full report" again."""
+    if st.session_state.get("report_key") in (None, _audit_key(ctx)):
+        return False
+    st.session_state.pop("report_key")
+    return True
 
 
 def report_downloads(ctx: Context) -> None:

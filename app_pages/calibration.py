@@ -65,6 +65,7 @@ def draw(items: list[Item], where=None) -> None:
     _render.render(items, where, figure_cache=_ui.figure)
 
 
+COMPARE_TAB = "Compare models"      # compares the models at τ
 TABS = ["Reliability diagram", "Calibration tests", "Calibration error", "Recalibration", "Residuals vs features",
         "Subgroup performance"]
 TAB_WIDGETS = {0: ("cal_strategy", "cal_layout", "cal_rel_groups", "cal_curve", "cal_zoom", "cal_table_group"),
@@ -102,6 +103,23 @@ def page() -> None:
                "(reliability, calibration tests) and conditional on features (residuals) are both shown.")
     if not _ui.intervals_wanted(pred, "cal_intervals", "about 2 s per million rows on two cores"):
         params = replace(params, resamples=0)
+    _follow_tau(_analysis(ctx, pred, params), ctx.threshold)
+
+
+@_ui.tau_part
+def _follow_tau(focus: str | None, drawn_at: float) -> None:
+    """Calibration's curves, tests and errors do not depend on τ; the group its readings open on does (the Summary's
+    top group at τ, unless the address names one: once the page has drawn, it does), and so does the Compare models
+    tab. A τ step reruns this check alone, and the whole page only when one of those would show something else
+    (the page drew at ``drawn_at``)."""
+    ctx = _ui.context()
+    compared = st.session_state.get("cal_tab") == COMPARE_TAB and ctx.threshold != drawn_at
+    if compared or _ui.focus_group(ctx) != focus:
+        st.rerun()
+
+
+def _analysis(ctx: _ui.Context, pred, params: CalibrationParams) -> str | None:
+    """The analysis and its tabs; returns the group its readings open on."""
     audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred)
     # the headline opens on the reference against the Summary's top group (or the group a link names)
     options = replace(_ui.page_options(ctx, calibration=params), threshold=AuditParams().threshold)
@@ -111,7 +129,7 @@ def page() -> None:
     # only the open tab runs (a click on another reruns the page from the caches): recalibration, which fits on
     # rows of the table's expansion, costs nothing until it is looked at
     several = ctx.pred.several_models          # several models: the Compare view of calibration, as a last tab
-    tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="cal_tab", keep=TAB_WIDGETS)
+    tabs = _ui.lazy_tabs(TABS + ([COMPARE_TAB] if several else []), key="cal_tab", keep=TAB_WIDGETS)
     ident = section.figure_ident(pred, audit)
     bodies = (lambda: _reliability_tab(audit, ident, items), lambda: draw(list(group(items, "tests").items)),
               lambda: draw(list(group(items, "errors").items)),
@@ -123,6 +141,7 @@ def page() -> None:
             with tab:
                 body()
     _ui.section_json("calibration", pred, audit, options)
+    return options.focus
 
 
 def _reliability_tab(audit: CalibrationAudit, ident: tuple, items: list[Item]) -> None:

@@ -1,6 +1,9 @@
 """Home: pick a sample or upload predictions, map the columns once, and see what the data holds."""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Callable
+
 import numpy as np
 import streamlit as st
 
@@ -31,18 +34,20 @@ def page() -> None:
     if "flash" in st.session_state:
         st.success(st.session_state.pop("flash"))
     _threshold_and_findings()
+    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
+    _ui.report_downloads(ctx)
     _summary(ctx.data or ctx.pred)
 
 
-@st.fragment
+@_ui.tau_part
 def _threshold_and_findings() -> None:
-    """The frame's τ slider (drawn here, in its sidebar place) and the Summary, the one part of Home τ changes: a τ
-    step reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each
-    one (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 40. The
-    link to this view carries τ, so a rerun of the fragment alone redraws it too."""
-    _ui.page_threshold()
-    _ui.guarded(lambda: _findings(_ui.context()))      # a fragment's rerun runs outside the page's guard
-    _ui.page_link()
+    """The Summary, the one part of Home τ changes, with the frame's τ slider (drawn in its sidebar place): a τ step
+    reruns this fragment alone. A full rerun sends every element of the app again and the browser redraws each one
+    (≈ 110 on Home after an upload: the upload form, the overview, the chart, the links); this sends ≈ 32."""
+    ctx = _ui.context()
+    if _ui.forget_report_of_another_view(ctx):
+        st.rerun()            # the downloads below the fragment offered the report of the previous τ
+    _findings(ctx)
 
 
 def _sample_picker() -> None:
@@ -85,27 +90,82 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 
 def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
-    shows it, then the downloads."""
+    shows it (the report's downloads follow, outside the fragment: they change only when a report is prepared)."""
     at = "" if ctx.task == "regression" else f" at τ = {ctx.threshold:.2f}"
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)}{at}")
-    result = _ui.audit(ctx)
+    with st.empty():        # the progress bar's place while the audit runs: an empty element when it was kept
+        result = _ui.audit(ctx)
     summary = result.findings
+    parts = summary_parts(result.summary_display())
+    # Each part in its place, or an empty placeholder there, and each finding in its slot up to the most the Summary
+    # shows (the progress bar too, above): the Summary keeps the same elements in the same order at every τ, so a τ
+    # step where the findings change (how many, which notes are said) updates each element in place instead of
+    # shifting every later one into another kind of element, which the browser then builds and lays out anew.
     top = summary.top if summary is not None else ()
-    for item in result.summary_display():
-        if top and isinstance(item, Bullets) and item.level == "finding":     # the top findings, each with its link
-            box = st.container(border=True)                  # the neutral box the display list's findings get
-            for finding in top:
-                _render.render([Bullets((finding_text(finding, summary, "plain"),), "plain")], box)
-                with box:
-                    _finding_link(ctx, finding)
+    _part(parts.headline, lambda: _render.render(parts.headline, st.container()))
+    _part(top, lambda: _finding_slots(ctx, summary, st.container(border=True)))   # the findings' neutral box
+    _part(parts.notes, lambda: st.caption("\n\n".join(parts.notes)))
+    _part(parts.every, lambda: _every_comparison(parts.every))
+    _part(parts.rest, lambda: _render.render(parts.rest, st.container()))
+
+
+@dataclass
+class SummaryParts:
+    """The Summary's display list by part: the headline, the notes (what was checked and found unremarkable, what
+    was not tested, the groups too small to tell, the policy: one caption), every other comparison, and anything
+    else the list may hold."""
+    headline: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    every: Group | None = None
+    rest: list = field(default_factory=list)
+
+
+def summary_parts(items: list) -> SummaryParts:
+    """The Summary's display list (``fairviz.report.findings.display``) sorted into its parts."""
+    parts = SummaryParts()
+    for index, item in enumerate(items):
+        if isinstance(item, Bullets) and item.level == "finding":
+            continue                                        # drawn from the findings themselves, each with its link
+        if index == 0 and isinstance(item, Text):
+            parts.headline.append(item)
+        elif isinstance(item, Text) and item.level == "note":
+            parts.notes.append(_render.markdown(item))
+        elif isinstance(item, Bullets) and item.level == "note":
+            parts.notes.append("\n".join(f"- {_render.markdown(i)}" for i in item.items))
         elif isinstance(item, Group) and item.collapsed and all(isinstance(i, Text) for i in item.items):
-            # every other comparison, one per line in one caption: one element instead of one per comparison
-            # (each element is sent and redrawn at every τ step)
-            st.expander(item.title).caption("\n".join(f"- {_render.markdown(i)}" for i in item.items))
+            parts.every = item
         else:
-            _render.render([item])
-    st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
-    _ui.report_downloads(ctx)
+            parts.rest.append(item)
+    return parts
+
+
+def _part(present, draw: Callable[[], None]) -> None:
+    """One part of the Summary (one element or one container) when ``present``, else an empty placeholder there."""
+    if present:
+        draw()
+    else:
+        st.empty()
+
+
+def _finding_slots(ctx, summary, box) -> None:
+    """The top findings, each a sentence and its link, then an empty slot for each finding the Summary could show."""
+    with box:
+        for index in range(summary.params.max_findings):
+            if index < len(summary.top):
+                finding = summary.top[index]
+                _render.render([Bullets((finding_text(finding, summary, "plain"),), "plain")])
+                _finding_link(ctx, finding)
+            else:
+                st.empty()                                  # the sentence's place
+                st.empty()                                  # the link's
+
+
+def _every_comparison(group: Group) -> None:
+    """Every other comparison, one per line in one caption (one element instead of one per comparison), built only
+    when opened: closed, its lines are neither sent nor drawn at a τ step."""
+    expander = st.expander(group.title, key="summary_every_comparison", on_change="rerun")
+    if expander.open:
+        expander.caption("\n".join(f"- {_render.markdown(i)}" for i in group.items))
 
 
 FINDING_PAGES = {"parity": ("app_pages/parity.py", "Group parity", ":material/balance:"),

@@ -55,17 +55,24 @@ def settings() -> tuple[str, bool, float, float]:
 
 def page() -> None:
     ctx = _ui.context()
-    if ctx.task != "binary":                # every class, or calibration/parity for regression
+    if ctx.task != "binary":                # every class at once, or parity for regression
         _tasks.parity_page(ctx)
         return
-    pred = PARITY.given(ctx.pred)         # the engine's table (weighted counts) is read as is
-    benefit = common.benefit_choice(pred)
     variant, convention, tolerance, alpha = settings()
     st.title("Group parity: Objective Fairness Index and Disparate Impact")
     st.caption("A group's **marginal benefit** 𝓑 is the share of it that got the benefit minus the share its labels "
                "say deserved it. **OFI(i, j) = 𝓑_i − 𝓑_j** is the model's own contribution to the disparity; "
                "**DI** compares raw benefit rates (the four-fifths rule). Read them together: OFI ≠ 0 is algorithmic "
                "bias; OFI ≈ 0 with DI ≠ 1 is a disparity outside the model (different base rates).")
+    _analysis(variant, convention, tolerance, alpha)
+
+
+@_ui.tau_part
+def _analysis(variant: str, convention: bool, tolerance: float, alpha: float) -> None:
+    """Everything τ changes (OFI, DI, the heatmaps, the tabs): a τ step reruns this part alone."""
+    ctx = _ui.context()
+    pred = PARITY.given(ctx.pred)         # the engine's table (weighted counts) is read as is
+    benefit = common.benefit_choice(pred)
     options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit,
                           match=MatchParams(alpha=alpha))
     audit = cached_parity(pred.fingerprint, options, variant, convention, tolerance, pred)

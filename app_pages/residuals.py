@@ -91,7 +91,17 @@ def page() -> None:
         params = replace(params, resamples=0, knee_resamples=0)
     if shuffle:
         _render.render([readings.null_control(seed)])
+    _analysis(params, shuffle, seed)
 
+
+@_ui.tau_part
+def _analysis(params: RDFParams, shuffle: bool, seed: int) -> None:
+    """The analysis, its tabs and the threshold sweep: the curves do not depend on τ (kept), the rates at τ (the
+    Threshold view, the page's JSON) and the group the reading opens on (the Summary's top group at τ, on the first
+    view) do; a τ step reruns this part alone."""
+    ctx = _ui.context()
+    data = RESIDUALS.given(ctx.pred)
+    pred = data.with_shuffled_groups(seed) if shuffle else data
     analysed: ResidualAudit = _ui.cached_with_progress(
         "residuals", (pred.fingerprint, ctx.attribute, params),
         lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")

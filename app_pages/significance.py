@@ -82,13 +82,20 @@ def page() -> None:
     if not _ui.binary_only(ctx, "Sample-size significance: MATCH and Cross-Prior Smoothing"):
         return
     pred = SIGNIFICANCE.given(ctx.pred)   # the engine's table (weighted counts) is read as is
-    benefit = common.benefit_choice(pred)
     st.title("Sample-size significance: MATCH and Cross-Prior Smoothing")
     st.caption("A small group's metric swings with a single person, and many metrics are sometimes undefined. "
                "**MATCH** asks: if this group were treated exactly like the reference, how often would a group of the "
                "same size score like this? **CPS** steadies small groups' metrics by borrowing strength from the "
                "reference.")
-    params = settings(cached_names(pred.fingerprint, ctx.attribute, pred))
+    _analysis(settings(cached_names(pred.fingerprint, ctx.attribute, pred)))
+
+
+@_ui.tau_part
+def _analysis(params: MatchParams) -> None:
+    """Everything τ changes (MATCH, CPS, the tabs): a τ step reruns this part alone."""
+    ctx = _ui.context()
+    pred = SIGNIFICANCE.given(ctx.pred)
+    benefit = common.benefit_choice(pred)
     lam = float(st.session_state.get("cps_lambda", CPS_LAMBDA))      # chosen on the CPS tab, kept while it is closed
     options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit, match=params,
                           cps_lambda=lam)

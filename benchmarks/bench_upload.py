@@ -18,7 +18,8 @@ of the deltas before it), *browser* = the drawing after it. An init script times
 the messages received and the CPU time the server process and every Chromium process spent (wall times on a shared
 machine run 2–4× the CPU time).
 
-τ steps only: ``--pages "Home,Group parity"`` (default with ``--home-only``: Home), ``--steps N``; ``--floor`` times
+τ steps only: ``--pages "Home,Group parity"`` (default with ``--home-only``: Home), ``--steps N``, each page's steps
+summed up in one line (wall range and median, how many within the target, CPU); ``--floor`` times
 τ steps on a two-line app (a sidebar slider and one line) on the same server settings: Streamlit's own floor.
 Where a step's time goes: ``--profile DIR`` profiles every script run in the server (``profiled_app.py``: cProfile
 on the script thread's CPU clock; ``FAIRVIZ_PROFILE_TIMES_ONLY=1``: timed only) and prints the steps' merged profile
@@ -206,6 +207,20 @@ class Step:
                 f"{self.browser * 1000:5.0f}; {self.messages} messages, {self.received / 1e3:.0f} kB{cpu}{runs})")
 
 
+def summary(steps: list[Step], target: float) -> str:
+    """Several steps in one line: wall range and median, how many within the target, CPU ranges, messages."""
+    import statistics
+    walls = [s.total * 1000 for s in steps]
+    line = (f"{min(walls):.0f}–{max(walls):.0f} ms, median {statistics.median(walls):.0f} ms, "
+            f"{sum(w <= target * 1000 for w in walls)} of {len(walls)} ≤ {target * 1000:.0f} ms")
+    if all(s.cpu for s in steps):
+        server, browser = ([s.cpu[k] * 1000 for s in steps] for k in (0, 1))
+        line += (f"; CPU server {min(server):.0f}–{max(server):.0f} ms, Chromium {min(browser):.0f}–"
+                 f"{max(browser):.0f} ms")
+    fewest, most = min(s.messages for s in steps), max(s.messages for s in steps)
+    return line + (f"; {fewest}–{most} messages" if most > fewest else f"; {fewest} messages")
+
+
 def _profiled_runs(folder: Path | None) -> list[tuple[int, float, float]]:
     """The script runs profiled so far: (number, wall ms, script thread's CPU ms)."""
     if folder is None or not (folder / "runs.txt").exists():
@@ -266,10 +281,13 @@ def tau_steps(page, pages: list[str], steps: int, profile: Path | None) -> None:
         trace = os.environ.get("BENCH_TRACE")
         if trace:
             page.context.browser.start_tracing(page=page, categories=["devtools.timeline", "v8.execute", "blink"])
+        timed = []
         for k in range(steps):
             step = slider_step(page, HOME_SLIDER if nav == HOME else SLIDER_PAGES[nav])
             runs += step.script_runs
+            timed.append(step)
             print(f"{nav:26s} τ step #{k + 1}   {step.cells(SLIDER_TARGET)}", flush=True)
+        print(f"{nav:26s} τ steps     {summary(timed, SLIDER_TARGET)}", flush=True)
         if js:
             js.report(f"{nav}: {steps} τ steps")
         if trace:
@@ -295,9 +313,10 @@ def streamlit_floor(steps: int) -> None:
                 page = context.new_page()
                 page.goto(url)
                 wait_for_app(page)
-                for k in range(steps):
-                    step = slider_step(page, HOME_SLIDER)
+                timed = [slider_step(page, HOME_SLIDER) for _ in range(steps)]
+                for k, step in enumerate(timed):
                     print(f"{'floor (two-line app)':26s} τ step #{k + 1}   {step.cells(SLIDER_TARGET)}", flush=True)
+                print(f"{'floor (two-line app)':26s} τ steps     {summary(timed, SLIDER_TARGET)}", flush=True)
                 browser.close()
         finally:
             proc.terminate()

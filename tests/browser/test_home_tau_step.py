@@ -1,6 +1,7 @@
 """Home's τ step in Chromium (issue 23): the server reruns only the fragment that holds τ and the Summary (its
 "script finished" message says a fragment run, not a whole-app run), the Summary and the view link show the new τ,
-Home's other parts stay, and the same τ is the frame's on the next page (where a step reruns the app)."""
+Home's other parts stay, and the same τ is the frame's on the next page: an audit page, whose step reruns its τ part
+alone, then a page without a τ fragment, whose step reruns the app."""
 from __future__ import annotations
 
 from .conftest import no_traceback, wait_for_app
@@ -72,5 +73,30 @@ def test_a_tau_step_on_home_reruns_only_the_summary(page, app_url):
     page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Group parity", exact=True).click()
     page.get_by_text("Benefit = score < 0.42").first.wait_for()               # the same τ on the next page
     wait_for_app(page)
-    assert _step_right(page, "Benefit = score < 0.43") == [APP_RUN]          # a page without a τ fragment
+    assert _step_right(page, "Benefit = score < 0.43") == [FRAGMENT_RUN]     # an audit page's τ part alone
     no_traceback(page)
+    assert page.get_by_text("Group parity: Objective Fairness Index").count() == 1    # its title stays, once
+    assert "tau=0.43" in _link(page) and "tau=0.43" in page.url
+
+    # Calibration: nothing on it depends on τ once it has opened on its group: a step reruns only its τ check
+    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Calibration", exact=True).click()
+    page.get_by_text("Reliability diagram").first.wait_for()
+    wait_for_app(page)
+    assert _step_by_address(page, "0.44") == [FRAGMENT_RUN]
+    no_traceback(page)
+
+    page.get_by_test_id("stSidebarNavItems").get_by_role("link", name="Evaluation reweighting", exact=True).click()
+    wait_for_app(page)
+    assert _step_by_address(page, "0.45") == [APP_RUN]                       # a page without a τ fragment
+    no_traceback(page)
+
+
+def _step_by_address(page, tau: str) -> list[int]:
+    """One step right of τ on a page that shows no τ: until the address carries it; the statuses it brought."""
+    page.evaluate("() => { window.__fvFinished = []; }")
+    page.get_by_test_id("stSidebar").locator('input[type="range"][aria-label="Decision threshold τ"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => location.href.includes('tau={tau}')")
+    wait_for_app(page)
+    page.wait_for_function("() => window.__fvFinished.length > 0")
+    return page.evaluate("() => window.__fvFinished")

@@ -144,8 +144,12 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
             result = section.run(given, options)
             part = section.to_dict(given, result, options)
         except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
-            # a failing section must not sink the audit: recorded, and the rest carries on
-            log.exception("section %s failed", section.name)
+            # a failing section must not sink the audit: recorded, and the rest carries on; a DataError is the data's
+            # plain answer (no confidence column for top-label calibration), not a fault, so no traceback
+            if isinstance(err, DataError):
+                log.warning("section %s: %s", section.name, _describe(err))
+            else:
+                log.exception("section %s failed", section.name)
             errors.append({"section": section.name, "error": _describe(err)})
             continue
         results[section.name] = result

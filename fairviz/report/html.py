@@ -41,7 +41,8 @@ def task_statement(audit: dict) -> str:
         confidence = f", confidence '{score}'" if score else ", no confidence column"
         return head + f"predicted class '{mapping.get('predicted')}'{confidence}"
     positive = mapping.get("positive_label")
-    return f"Task: binary classification — label '{label}' (positive: {positive}), score '{score}'"
+    which = f" (positive: {positive})" if positive is not None else ""
+    return f"Task: binary classification — label '{label}'{which}, score '{score}'"
 
 
 def render_html(audit: dict, sections: list[tuple[str, str]]) -> str:  # noqa: C901

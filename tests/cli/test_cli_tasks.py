@@ -125,3 +125,24 @@ def test_bad_input_is_one_plain_line(files, capsys, args, message):
     code, _, err = _audit(capsys, files / args[0], *args[1:])
     assert code == 2 and message in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_predicted_class_without_confidence_skips_top_label_calibration_plainly(files, tmp_path, capsys):
+    frame = pd.read_csv(files / "predicted.csv").drop(columns=["confidence"])
+    path, out = tmp_path / "no_confidence.csv", tmp_path / "audit.json"
+    frame.to_csv(path, index=False)
+    code, terminal, err = _audit(capsys, path, "--predicted", "predicted", "--json", out)
+    data = json.loads(out.read_text())
+    assert code == 0 and "no confidence column" in terminal
+    assert [e["section"] for e in data["errors"]] == ["calibration_multiclass"]
+    assert "No confidence is mapped" in data["errors"][0]["error"] and "Traceback" not in err
+    assert data["per_class"]["cat"]["auroc"] is None and "parity_multiclass" in data
+
+
+def test_a_binary_audit_states_its_task(tmp_path, capsys, two_group_frame):
+    path, out = tmp_path / "binary.csv", tmp_path / "audit.json"
+    two_group_frame.to_csv(path, index=False)
+    code, terminal, _ = _audit(capsys, path, "--label", "y", "--score", "score", "--group", "group", "--json", out)
+    data = json.loads(out.read_text())
+    assert code == 0 and data["task"] == "binary" and "groups" in data and "parity_multiclass" not in data
+    assert terminal.splitlines()[1] == "Task: binary classification — label 'y', score 'score'"

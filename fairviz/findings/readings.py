@@ -6,7 +6,8 @@ from fairviz.core.wording import fmt_p
 from fairviz.findings.results import KIND_TITLES, TASK_KINDS, Finding, FindingsAudit, SmallGroup
 
 _EFFECT_NAMES = {"residual_distance": "F_dist", "ofi": "OFI", "class_ofi": "OFI", "gap_tpr": "GAP",
-                 "bias_gap": "gap ÷ reference MAE", "mae_gap": "gap ÷ reference MAE", "prediction_w1": "W1 ÷ reference MAE"}
+                 "bias_gap": "gap ÷ reference MAE", "mae_gap": "gap ÷ reference MAE",
+                 "prediction_w1": "W1 ÷ reference MAE"}
 _DISTANCES = ("residual_distance", "prediction_w1", "gap_tpr")       # ≥ 0: no sign
 
 

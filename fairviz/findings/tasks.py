@@ -46,7 +46,8 @@ def _scaled(ci, scale: float) -> tuple[float, float] | None:
 # ----------------------------------------------------------------------------------------------- regression
 
 REGRESSION_TESTS = {
-    "bias_gap": ("bias_gap", "bias", "permutation test of the bias gap; bootstrap interval; both ÷ the reference's MAE"),
+    "bias_gap": ("bias_gap", "bias",
+                 "permutation test of the bias gap; bootstrap interval; both ÷ the reference's MAE"),
     "mae_gap": ("mae_gap", "mae", "permutation test of the MAE gap; bootstrap interval; both ÷ the reference's MAE"),
     "prediction_w1": ("w1", None, "permutation test of W1 between the groups' predictions; ÷ the reference's MAE"),
 }

@@ -2,9 +2,9 @@
 
 Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; display → its display list),
 listed in order in ``SECTIONS`` (binary predictions) and by task in ``SECTIONS_BY_TASK`` (regression and multiclass:
-``fairviz.report.tasks``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and the terminal summary all render
-the same results, so they never disagree. A section that fails is recorded (``errors`` in the JSON, a message in
-the report) and the others carry on.
+``fairviz.report.tasks``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and
+the terminal summary all render the same results, so they never disagree. A section that fails is recorded
+(``errors`` in the JSON, a message in the report) and the others carry on.
 """
 from __future__ import annotations
 

@@ -173,7 +173,8 @@ def per_class_run(pred: Predictions, options: AuditParams) -> list[ClassSummary]
 def per_class_display(pred: Predictions, result: list[ClassSummary], options: AuditParams) -> list[Item]:
     groups = list(result[0].auroc_groups) if result else []
     rows = [{"class": c.name, "n_true": c.n_true, "prevalence": c.prevalence, "n_predicted": c.n_predicted,
-             "predicted_share": c.predicted_share, "auroc": c.auroc, **{f"auroc|{g}": c.auroc_groups[g] for g in groups}}
+             "predicted_share": c.predicted_share, "auroc": c.auroc,
+             **{f"auroc|{g}": c.auroc_groups[g] for g in groups}}
             for c in result]
     labels = {"class": "class", "n_true": "rows of the class", "prevalence": "prevalence",
               "n_predicted": "rows predicted", "predicted_share": "share predicted", "auroc": "AUROC (all rows)",

@@ -54,8 +54,9 @@ def _audit(capsys, *args):
 def test_regression_file(files, tmp_path, capsys):
     out = tmp_path / "audit.json"
     code, terminal, _ = _audit(capsys, files / "regression.csv", "--task", "regression", "--label", "price",
-                               "--score", "y_pred", "--group", "group", "--units", "USD", "--json", out)
-    assert code == 0
+                               "--score", "y_pred", "--group", "group", "--units", "USD", "--json", out,
+                               "--fail-on", "material")
+    assert code == 1                                         # b's errors are biased: the gate fails
     data = json.loads(out.read_text())
     assert data["task"] == "regression" and data["units"] == "USD" and data["mapping"]["score"] == "y_pred"
     frame = pd.read_csv(files / "regression.csv")

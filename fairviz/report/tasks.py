@@ -30,6 +30,7 @@ from fairviz.report import calibration_tasks, parity_tasks
 from fairviz.report.options import AuditParams, Section
 from fairviz.sample_size.multiclass import CLASS_MATCH, analyse_class_match
 
+MAX_AUROC_COLUMNS = 12          # per-group AUROC columns in the table (the JSON keeps every group)
 CLASS_MATCH_METRICS = ("tpr", "fpr", "ppr")     # the one-vs-rest rates parity reads; 16 metrics × C × G cost minutes
 
 
@@ -171,7 +172,7 @@ def per_class_run(pred: Predictions, options: AuditParams) -> list[ClassSummary]
 
 
 def per_class_display(pred: Predictions, result: list[ClassSummary], options: AuditParams) -> list[Item]:
-    groups = list(result[0].auroc_groups) if result else []
+    groups = list(result[0].auroc_groups)[:MAX_AUROC_COLUMNS] if result else []    # the largest groups first
     rows = [{"class": c.name, "n_true": c.n_true, "prevalence": c.prevalence, "n_predicted": c.n_predicted,
              "predicted_share": c.predicted_share, "auroc": c.auroc,
              **{f"auroc|{g}": c.auroc_groups[g] for g in groups}}

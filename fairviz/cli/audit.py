@@ -1,7 +1,9 @@
-"""``fairviz audit PATH|--table NAME|--query SQL ...``: every classification section of the audit as JSON, HTML and a
-terminal summary, the rows reduced where they live (DuckDB, Spark, Spark Connect, PostgreSQL)."""
+"""``fairviz audit PATH|--table NAME|--query SQL ...``: every section of the audit as JSON, HTML and a terminal
+summary, the rows reduced where they live (DuckDB, Spark, Spark Connect, PostgreSQL). ``--task`` (guessed from the
+columns when omitted) chooses binary, regression or multiclass predictions."""
 from __future__ import annotations
 
+import fnmatch
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +15,9 @@ from fairviz.cli.common import emit
 from fairviz.cli.outputs import OutputError, check_input, check_outputs, write_atomically
 from fairviz.findings import KINDS, FindingsParams
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
-from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
+from fairviz.data import TASKS, ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
+from fairviz.data.model import plain_value
+from fairviz.data.roles import class_columns, guess_task, predicted_column
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
 from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, read_only_query, table_name
 from fairviz.core.markup import csv_bytes
@@ -55,12 +59,27 @@ def add_parser(commands) -> None:
     audit.add_argument("--dsn", help="PostgreSQL connection string or URL without a password (libpq reads PGPASSWORD "
                                      "or ~/.pgpass); omitted: the PG* environment variables")
     audit.add_argument("--memory-limit", help="DuckDB memory limit, e.g. '2GB' (larger inputs spill to disk)")
-    audit.add_argument("--label", help="label column (binary); guessed from the names when omitted")
+    audit.add_argument("--task", choices=TASKS, default=None,
+                       help="what the predictions are: 'binary' (a two-valued label and a probability), 'regression' "
+                            "(a numeric target and a numeric prediction) or 'multiclass' (a label with 3+ classes and "
+                            "class probabilities or a predicted class). Default: guessed from the columns, and stated "
+                            "in the output")
+    audit.add_argument("--label", help="label column (binary, multiclass) or target column (regression); guessed "
+                                       "from the names when omitted")
     audit.add_argument("--score", action="append",
-                       help="score column: predicted probability of the positive class, in [0, 1]. Repeat it to "
-                            "compare models on the same rows: the first is audited as with one, each other one is "
-                            "compared with it (paired differences, 'comparison' in the JSON, right after the Summary "
-                            "in the report)")
+                       help="score column: predicted probability of the positive class, in [0, 1] (binary); the "
+                            "prediction (regression); the predicted class's confidence (multiclass with --predicted). "
+                            "Repeat it to compare models on the same rows (binary): the first is audited as with one, "
+                            "each other one is compared with it (paired differences, 'comparison' in the JSON, right "
+                            "after the Summary in the report)")
+    audit.add_argument("--class-scores", metavar="GLOB|COLS",
+                       help="multiclass: the class probability columns, a glob over the column names ('p_*') or a "
+                            "comma list; each column's class is its name without the prefix or suffix (p_cat → cat)")
+    audit.add_argument("--predicted", metavar="COL",
+                       help="multiclass: the predicted-class column (when there are no class probabilities); "
+                            "--score names its confidence")
+    audit.add_argument("--units", help="regression: the target's units (e.g. 'USD'), stated in the sentences and "
+                                       "the JSON")
     audit.add_argument("--model-name", action="append", default=[],
                        help="a name for the model of the --score in the same position (repeatable; default: the "
                             "column's name)")
@@ -146,6 +165,9 @@ def run(args) -> int:
     sample = match_sample(args.path) if isinstance(source, Files) else None
     args, note = apply_sample_settings(args, sample)
     guess = sample.mapping if sample is not None else guess_mapping(frame)
+    task = task_of(args, frame, guess)
+    if task != "binary":
+        return run_task(args, task, engine, source, frame, guess, limits, policy)
     first_score, more_scores, first_name = model_columns(args)
     mapping = ColumnMapping(label=args.label or guess.label, score=first_score or guess.score,
                             groups=tuple(args.group) if args.group else guess.groups,
@@ -197,6 +219,134 @@ def run(args) -> int:
         rows = dstar_rows(engine, source, stats, pred, audit.results["residuals"])
         write_atomically(args.dstar, csv_bytes(rows))
         audit.data["notes"].append(f"D*: {len(rows):,} rows with every column of the input written to {args.dstar}.")
+    write_outputs(args, audit)
+    return exit_code(audit.findings, args.fail_on)
+
+
+def task_of(args, frame: pd.DataFrame, guess: ColumnMapping) -> str:
+    """--task; else multiclass when class columns are named; else the task the label column suggests, taken only
+    when the columns that task needs are found (a 3-valued label beside one probability column stays binary, and
+    validation says why it cannot be)."""
+    if args.task is not None:
+        return args.task
+    if args.class_scores or args.predicted:
+        return "multiclass"
+    label = args.label or guess.label
+    if label not in frame.columns:
+        return "binary"                       # validation names the missing column
+    task = guess_task(frame, label)
+    if task == "multiclass" and not any(class_columns_of(frame, label)):
+        return "binary"
+    return task
+
+
+def class_columns_of(frame: pd.DataFrame, label) -> tuple[tuple, object]:
+    """The class probability columns named after the label's classes (empty unless every class has one) and a
+    predicted-class column (None when none is found)."""
+    classes = {str(plain_value(v)) for v in frame[label].dropna().unique()}
+    return tuple(class_columns(frame, classes)), predicted_column(frame, label, classes)
+
+
+BINARY_ONLY = {"--thresholds": "thresholds", "--recalibrate": "recalibrate", "--dstar": "dstar",
+               "--explain": "explain", "--score-scale": "score_scale", "--score-direction": "score_direction",
+               "--positive-label": "positive_label"}
+
+
+def check_task_options(args, task: str) -> None:
+    """Options that mean nothing for ``task`` are refused, in one sentence, rather than silently ignored."""
+    if task != "binary":
+        given = [flag for flag, name in BINARY_ONLY.items() if getattr(args, name) not in (None, False)]
+        if given:
+            raise DataError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to binary predictions; "
+                            f"drop {'it' if len(given) == 1 else 'them'} for a {task} audit.")
+    if task != "multiclass" and (args.class_scores or args.predicted):
+        raise DataError(f"--class-scores and --predicted name multiclass columns; this audit's task is {task}.")
+    if task != "regression" and args.units:
+        raise DataError(f"--units states a regression target's units; this audit's task is {task}.")
+    if task == "multiclass" and args.class_scores and args.predicted:
+        raise DataError("Give --class-scores or --predicted, not both: the predicted class is the most probable one.")
+    if task == "multiclass" and args.score and len(args.score) > 1:
+        raise DataError("A multiclass audit reads one model: give --score once (the predicted class's confidence).")
+
+
+def class_score_columns(pattern: str, columns) -> tuple[str, ...]:
+    """The columns a --class-scores value names: a comma list (each must exist), or a glob over the names."""
+    names = [str(c) for c in columns]
+    if "," in pattern or not any(ch in pattern for ch in "*?["):
+        wanted = [p.strip() for p in pattern.split(",") if p.strip()]
+        missing = [c for c in wanted if c not in names]
+        if missing:
+            raise DataError(f"--class-scores names column{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(repr(c) for c in missing)} that the file does not have (columns: "
+                            f"{', '.join(names[:12])}{', …' if len(names) > 12 else ''}).")
+        return tuple(wanted)
+    found = tuple(c for c in names if fnmatch.fnmatchcase(c, pattern))
+    if not found:
+        raise DataError(f"--class-scores '{pattern}' matches no column (columns: {', '.join(names[:12])}"
+                        f"{', …' if len(names) > 12 else ''}).")
+    if len(found) < 3:
+        raise DataError(f"--class-scores '{pattern}' matches {len(found)} column{'s' if len(found) > 1 else ''} "
+                        f"({', '.join(found)}): a multiclass audit needs one probability column per class, 3 or "
+                        "more.")
+    return found
+
+
+def task_mapping(args, task: str, frame: pd.DataFrame, guess: ColumnMapping) -> ColumnMapping:
+    """The regression or multiclass mapping from the options, the guess filling what they leave out (only when the
+    guess is of the same task: a binary guess's probability column is no regression's prediction)."""
+    label = args.label or guess.label
+    same = guess.task == task and guess.label == label
+    groups = tuple(args.group) if args.group else guess.groups
+    if task == "regression":
+        first_score, more_scores, first_name = model_columns(args)
+        score = first_score or (guess.score if same else None)
+        if not score:
+            raise DataError("Name the regression's prediction column with --score (it could not be guessed).")
+        return ColumnMapping(label=label, score=score, groups=groups, row_id=guess.row_id, intersect=args.intersect,
+                             more_scores=more_scores, model_name=first_name, task="regression")
+    if args.class_scores:
+        return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
+                             task="multiclass", class_scores=class_score_columns(args.class_scores, frame.columns))
+    found, predicted = class_columns_of(frame, label) if label in frame.columns else ((), None)
+    if found and not args.predicted:
+        return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
+                             task="multiclass", class_scores=found)
+    predicted = args.predicted or predicted
+    if not predicted:
+        raise DataError("Name the class probability columns with --class-scores 'p_*' or the predicted-class column "
+                        "with --predicted (neither could be guessed).")
+    confidence = args.score[0] if args.score else (guess.score if same and guess.predicted == predicted else "")
+    return ColumnMapping(label=label, score=confidence or "", groups=groups, row_id=guess.row_id,
+                         intersect=args.intersect, task="multiclass", predicted=predicted)
+
+
+def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: ColumnMapping, limits: GroupLimits,
+             policy: FindingsParams) -> int:
+    """A regression or multiclass audit: the mapped columns read row by row from one file, the task's sections
+    (``fairviz.report.audit.SECTIONS_BY_TASK``), the Summary and the gate as for binary predictions."""
+    check_task_options(args, task)
+    mapping = task_mapping(args, task, frame, guess)
+    if not isinstance(source, Files) or (source.format != "csv" and len(source.files) > 1):
+        raise DataError(f"A {task} audit reads one CSV or Parquet file for now; point it at one file.")
+    columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
+                                         *mapping.class_scores, mapping.predicted, *mapping.groups, mapping.row_id))
+               if c]
+    rows, digest = read_table(source.files[0], columns=columns)
+    pred = build_predictions(rows, mapping, source=source.name, file_fingerprint=digest, limits=limits)
+    attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    if not 2 <= args.bins <= 100:
+        raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
+    params = AuditParams(attribute=attribute, threshold=args.threshold,
+                         rdf=RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed),
+                         calibration=CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy,
+                                                       resamples=args.resamples, seed=args.seed),
+                         match=MatchParams(seed=args.seed), units=args.units,
+                         **summary_params(None, attribute, policy))
+    audit = run_audit(pred, params)
+    say_models_left_out(mapping, pred)
+    if len(pred.model_names) > 1:
+        audit.data["notes"].append(f"Several models were given: the first, '{pred.model_names[0]}', is audited; "
+                                   "comparing models reads binary predictions for now.")
     write_outputs(args, audit)
     return exit_code(audit.findings, args.fail_on)
 

@@ -5,6 +5,13 @@ from statsmodels.stats.multitest import multipletests
 
 from fairviz.findings.candidates import KIND_SECTIONS, candidates
 from fairviz.findings.results import Finding, FindingsAudit, FindingsParams, OutcomeWords
+from fairviz.findings.tasks import TASK_RECORDS, task_candidates
+
+
+def has_candidates(data: dict) -> bool:
+    """Whether the audit wrote the records the Summary reads (binary: ``groups``; else its parity section's)."""
+    task = data.get("task", "binary")
+    return "groups" in data if task == "binary" else TASK_RECORDS[task] in data
 
 
 def summarise(data: dict, params: FindingsParams = FindingsParams(),
@@ -12,7 +19,8 @@ def summarise(data: dict, params: FindingsParams = FindingsParams(),
     """The findings of one audit (its JSON dict). Headline findings are significant after BH at ``alpha`` over all
     candidates, at least material, and about two groups of at least ``min_group_size`` rows; ranked by effect in
     units of the materiality threshold."""
-    reference, found, small = candidates(data, params)
+    task = data.get("task", "binary")
+    reference, found, small = candidates(data, params) if task == "binary" else task_candidates(data, params)
     tested = [i for i, c in enumerate(found) if c.p_value is not None]
     adjusted = [None] * len(found)
     if tested:
@@ -32,8 +40,12 @@ def summarise(data: dict, params: FindingsParams = FindingsParams(),
     settings = data.get("parity_settings") or {}
     skipped = set(data.get("sections_skipped", ()))
     not_run = tuple(kind for kind, section in KIND_SECTIONS.items() if section in skipped)
+    if task != "binary":
+        not_run = tuple(k for k in not_run if k == "residual_distance" and task == "regression")
+    mapping = data.get("mapping", {})
     return FindingsAudit(data["attribute"], reference, data["threshold"], settings.get("benefit", "positive"),
-                         params, words or default_words(data), tuple(findings), tuple(small), not_run=not_run)
+                         params, words or default_words(data), tuple(findings), tuple(small), not_run=not_run,
+                         task=task, target=mapping.get("label"), units=data.get("units"))
 
 
 def default_words(data: dict) -> OutcomeWords:

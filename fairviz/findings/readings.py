@@ -3,7 +3,12 @@ from __future__ import annotations
 
 from fairviz.core.display import Text, join, text
 from fairviz.core.wording import fmt_p
-from fairviz.findings.results import KIND_TITLES, Finding, FindingsAudit, SmallGroup
+from fairviz.findings.results import KIND_TITLES, TASK_KINDS, Finding, FindingsAudit, SmallGroup
+
+_EFFECT_NAMES = {"residual_distance": "F_dist", "ofi": "OFI", "class_ofi": "OFI", "gap_tpr": "GAP",
+                 "bias_gap": "gap ÷ reference MAE", "mae_gap": "gap ÷ reference MAE",
+                 "prediction_w1": "W1 ÷ reference MAE"}
+_DISTANCES = ("residual_distance", "prediction_w1", "gap_tpr")       # ≥ 0: no sign
 
 
 def _evidence(f: Finding) -> Text:
@@ -12,14 +17,45 @@ def _evidence(f: Finding) -> Text:
     adjusted = f", adjusted p {fmt_p(f.p_adjusted)}" if f.p_adjusted is not None else ""
     p = fmt_p(c.p_value) if c.p_value is not None else "untested"
     return text(" ({kind} {effect}, {ci}p {p}{adjusted}; n = {ng:,} and {nr:,})",
-                kind={"residual_distance": "F_dist", "ofi": "OFI"}.get(c.kind, "gap"),
-                effect=f"{c.effect:+.3f}" if c.kind != "residual_distance" else f"{c.effect:.3f}",
+                kind=_EFFECT_NAMES.get(c.kind, "gap"),
+                effect=f"{c.effect:+.3f}" if c.kind not in _DISTANCES else f"{c.effect:.3f}",
                 ci=ci, p=p, adjusted=adjusted, ng=c.n_group, nr=c.n_reference)
+
+
+def _task_head(c, audit: FindingsAudit, level: str) -> Text:
+    """The sentence of a regression or multiclass finding: the target (or class) and the groups by name."""
+    target = audit.target or "the target"
+    units = f" {audit.units}" if audit.units else ""
+    if c.kind == "bias_gap":
+        return text("Predictions of {t} for **{g}** are off by {gv:+.4g}{u} on average (prediction − {t}) against "
+                    "{rv:+.4g}{u} for **{r}**", level, t=target, g=c.group, gv=c.group_value, rv=c.reference_value,
+                    u=units, r=c.reference)
+    if c.kind == "mae_gap":
+        return text("Predictions of {t} for **{g}** miss by {gv:.4g}{u} on average (MAE) against {rv:.4g}{u} for "
+                    "**{r}**", level, t=target, g=c.group, gv=c.group_value, rv=c.reference_value, u=units,
+                    r=c.reference)
+    if c.kind == "prediction_w1":
+        return text("The predicted {t} of **{g}** and **{r}** are distributed differently: {w:.4g}{u} apart on "
+                    "average (Wasserstein-1)", level, t=target, g=c.group, r=c.reference, w=c.effect * c.scale,
+                    u=units)
+    if c.kind == "class_tpr":
+        return text("**{g}** rows of class **{k}** are predicted {k} at {gv:.2f} vs {rv:.2f} for **{r}** (true "
+                    "positive rate, one vs rest)", level, g=c.group, k=c.class_name, gv=c.group_value,
+                    rv=c.reference_value, r=c.reference)
+    if c.kind == "class_ofi":
+        return text("For class **{k}**, **{g}** is predicted {k} {more} than its labels warrant, relative to **{r}** "
+                    "(Objective Fairness Index, one vs rest)", level, k=c.class_name, g=c.group,
+                    more="more" if c.effect > 0 else "less", r=c.reference)
+    return text("The groups of '{a}' are recognised unequally across the classes of {t}: GAP(TPR) {v:.3f} (root mean "
+                "square over classes of how far each group's true positive rate sits from the class's)", level,
+                a=c.attribute, t=target, v=c.effect)
 
 
 def finding_text(f: Finding, audit: FindingsAudit, level: str = "finding") -> Text:
     c, w = f.candidate, audit.words
-    if c.kind == "fpr":
+    if c.kind in _TASK_KINDS:
+        head = _task_head(c, audit, level)
+    elif c.kind == "fpr":
         head = text("**{g}** {unit} {neg} were {pp} at {gv:.2f} vs {rv:.2f} for **{r}**", level,
                     g=c.group, unit=w.unit, neg=w.label_negative, pp=w.predicted_positive,
                     gv=c.group_value, rv=c.reference_value, r=c.reference)
@@ -44,7 +80,13 @@ def finding_text(f: Finding, audit: FindingsAudit, level: str = "finding") -> Te
     return join(head, _evidence(f), ".", level=level)
 
 
+_TASK_KINDS = frozenset(TASK_KINDS["regression"] + TASK_KINDS["multiclass"]) - {"residual_distance"}
+
+
 def small_group_text(s: SmallGroup, floor: int) -> Text:
+    if s.verdict is not None:
+        return text("**{g}** (n = {n:,} < {floor:,}): too small to tell — {verdict}.", "note",
+                    g=s.group, n=s.n, floor=floor, verdict=s.verdict)
     if s.match_p_adjusted is None:
         verdict = "MATCH could not test it"
     elif s.match_p_adjusted < 0.05:
@@ -75,7 +117,13 @@ def untested_text(audit: FindingsAudit) -> Text | None:
 
 def policy_text(audit: FindingsAudit) -> Text:
     p = audit.params
-    thresholds = ", ".join(f"{KIND_TITLES[k]} ≥ {v:g}" for k, v in p.materiality)
+    kinds = TASK_KINDS[audit.task]
+    thresholds = ", ".join(f"{KIND_TITLES[k]} ≥ {v:g}" for k, v in p.materiality if k in kinds)
+    if audit.task != "binary":
+        return text("A finding is significant after Benjamini–Hochberg over all {n} comparisons (α = {a:g}), material "
+                    "({t}) and about groups of at least {floor:,} rows; each group is compared with {r} (the "
+                    "reference).", "note", n=sum(f.candidate.p_value is not None for f in audit.findings),
+                    a=p.alpha, t=thresholds, floor=p.min_group_size, r=audit.reference)
     return text("A finding is significant after Benjamini–Hochberg over all {n} comparisons (α = {a:g}), material "
                 "({t}) and about groups of at least {floor:,} rows; each group is compared with {r} (the reference) "
                 "at τ = {tau:.2f}.", "note", n=sum(f.candidate.p_value is not None for f in audit.findings),
@@ -83,6 +131,12 @@ def policy_text(audit: FindingsAudit) -> Text:
 
 
 def headline_text(audit: FindingsAudit) -> Text:
+    if audit.task != "binary":
+        if not audit.top:
+            return text("No material, significant disparity between groups of {floor:,}+ rows in '{a}'.", "finding",
+                        floor=audit.params.min_group_size, a=audit.attribute)
+        return text("{k} material, significant disparit{ies} in '{a}'; the largest:", "plain",
+                    k=audit.material_count, ies="y" if audit.material_count == 1 else "ies", a=audit.attribute)
     if not audit.top:
         return text("No material, significant disparity between groups of {floor:,}+ rows in '{a}' at τ = {tau:.2f}.",
                     "finding", floor=audit.params.min_group_size, a=audit.attribute, tau=audit.threshold)

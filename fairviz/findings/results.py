@@ -4,7 +4,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 # A candidate's kind: which comparison it reads. Materiality thresholds are per kind (same units as the effect).
-KINDS = ("fpr", "fnr", "selection_rate", "ofi", "residual_distance", "calibration")
+BINARY_KINDS = ("fpr", "fnr", "selection_rate", "ofi", "residual_distance", "calibration")
+# Regression effects are in units of the reference group's MAE (a target in dollars or years has no universal
+# threshold; a gap of a tenth of the typical error is); multiclass effects are rates, like the binary ones.
+REGRESSION_KINDS = ("bias_gap", "mae_gap", "prediction_w1")
+MULTICLASS_KINDS = ("class_tpr", "class_ofi", "gap_tpr")
+KINDS = BINARY_KINDS + REGRESSION_KINDS + MULTICLASS_KINDS
+TASK_KINDS = {"binary": BINARY_KINDS, "regression": (*REGRESSION_KINDS, "residual_distance"),
+              "multiclass": MULTICLASS_KINDS}
+ALL_GROUPS = "all groups"         # the "group" of a candidate about every group at once (GAP over classes)
 KIND_TITLES = {
     "fpr": "false positive rate gap",
     "fnr": "false negative rate gap",
@@ -12,6 +20,12 @@ KIND_TITLES = {
     "ofi": "Objective Fairness Index",
     "residual_distance": "residual distribution distance (F_dist)",
     "calibration": "calibration error gap (ECE)",
+    "bias_gap": "bias gap (÷ the reference's MAE)",
+    "mae_gap": "MAE gap (÷ the reference's MAE)",
+    "prediction_w1": "prediction distance W1 (÷ the reference's MAE)",
+    "class_tpr": "true positive rate gap per class",
+    "class_ofi": "Objective Fairness Index per class",
+    "gap_tpr": "GAP(TPR) over classes",
 }
 
 
@@ -25,7 +39,9 @@ class FindingsParams:
     reference: str | None = None          # None: the largest group
     materiality: tuple[tuple[str, float], ...] = (
         ("fpr", 0.05), ("fnr", 0.05), ("selection_rate", 0.05), ("ofi", 0.05),
-        ("residual_distance", 0.05), ("calibration", 0.05))
+        ("residual_distance", 0.05), ("calibration", 0.05),
+        ("bias_gap", 0.10), ("mae_gap", 0.10), ("prediction_w1", 0.10),
+        ("class_tpr", 0.05), ("class_ofi", 0.05), ("gap_tpr", 0.05))
 
     def threshold(self, kind: str) -> float:
         return dict(self.materiality)[kind]
@@ -66,6 +82,8 @@ class Candidate:
     reference_value: float | None = None
     test: str = ""
     view: tuple[tuple[str, str], ...] = ()    # the page view that shows it (page, pair, metric, …)
+    class_name: str | None = None             # multiclass: the class the comparison is about
+    scale: float | None = None                # regression: what the effect was divided by (the reference's MAE)
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,7 @@ class SmallGroup:
     n: int
     benefit_rate: float | None
     match_p_adjusted: float | None
+    verdict: str | None = None                # regression and multiclass: what can be said of it, in words
 
 
 @dataclass(frozen=True)
@@ -105,6 +124,9 @@ class FindingsAudit:
     small_groups: tuple[SmallGroup, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
     not_run: tuple[str, ...] = ()             # kinds whose section this audit did not run (the quick audit)
+    task: str = "binary"
+    target: str | None = None                 # the label (target) column, as the sentences name it
+    units: str | None = None                  # regression: the target's units
 
     @property
     def top(self) -> tuple[Finding, ...]:

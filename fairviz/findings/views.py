@@ -13,7 +13,9 @@ _PAGE_METRICS = {
     "negative": {"fpr": ("pp", "fnr"), "fnr": ("eo_fpr_gap", "fpr"), "selection_rate": ("dppl", "ppr"),
                  "ofi": ("ofi", "ofi")},
 }
-_PAGES = {"residual_distance": ("residuals", "f_dist"), "calibration": ("calibration", "ece")}
+_PAGES = {"residual_distance": ("residuals", "f_dist"), "calibration": ("calibration", "ece"),
+          "bias_gap": ("parity", "bias_gap"), "mae_gap": ("parity", "mae_gap"), "prediction_w1": ("parity", "w1"),
+          "class_tpr": ("parity", "tpr"), "class_ofi": ("parity", "ofi"), "gap_tpr": ("parity", "gap_tpr")}
 
 
 def page_metric(kind: str, benefit: str, page: str) -> str | None:

@@ -1,9 +1,10 @@
 """The headless audit: one JSON-able dict from validated predictions, the same numbers the pages show.
 
 Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; display → its display list),
-listed in order in ``SECTIONS``. The CLI, the page downloads, the HTML report and the terminal summary all render
-the same results, so they never disagree. A section that fails is recorded (``errors`` in the JSON, a message in
-the report) and the others carry on.
+listed in order in ``SECTIONS`` (binary predictions) and by task in ``SECTIONS_BY_TASK`` (regression and multiclass:
+``fairviz.report.tasks``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and
+the terminal summary all render the same results, so they never disagree. A section that fails is recorded
+(``errors`` in the JSON, a message in the report) and the others carry on.
 """
 from __future__ import annotations
 
@@ -14,16 +15,29 @@ from fairviz import __version__
 from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
-from fairviz.findings import FindingsAudit, summarise
+from fairviz.findings import FindingsAudit, has_candidates, summarise
 from fairviz.data.scales import score_statement
 from fairviz.compare import CompareParams
 from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
-from fairviz.report.html import render_html
+from fairviz.report import tasks
+from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section
 from fairviz.report.render import to_html, to_terminal
 
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
+# The residual section reads regression residuals D = ŷ − y once it is task-aware; until then its failure on a
+# regression is recorded in ``errors`` like any failing section's, and the others carry on.
+SECTIONS_BY_TASK: dict[str, list[Section]] = {
+    "binary": SECTIONS,
+    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, tasks.REGRESSION_CALIBRATION],
+    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, tasks.MULTICLASS_CALIBRATION, tasks.PER_CLASS],
+}
 log = logging.getLogger("fairviz.audit")
+
+
+def sections_of(task: str) -> list[Section]:
+    """The sections an audit of ``task`` runs, in order (binary: ``SECTIONS`` as the module holds it now)."""
+    return SECTIONS if task == "binary" else SECTIONS_BY_TASK[task]
 
 
 @dataclass
@@ -38,8 +52,12 @@ class Audit:
     def summary_display(self) -> list:
         return summary_section.display(self.findings) if self.findings is not None else []
 
+    @property
+    def task(self) -> str:
+        return self.data.get("task", "binary")
+
     def sections(self) -> list[tuple[Section, object]]:
-        return [(s, self.results[s.name]) for s in SECTIONS if s.name in self.results]
+        return [(s, self.results[s.name]) for s in sections_of(self.task) if s.name in self.results]
 
     def display(self, section: Section) -> list:
         """One section's display list (its error message when it failed)."""
@@ -61,7 +79,7 @@ class Audit:
         parts = [("Summary", to_html(self.summary_display()))] if self.findings is not None else []
         if self.comparisons:
             parts.append(("Comparing models", to_html(compare.report_display(self.comparisons, self.params.words))))
-        for section in SECTIONS:
+        for section in sections_of(self.task):
             failed = self._failed(section)
             if section.display is not None or failed:
                 items = self.display(section) if (section.name in self.results or failed) else []
@@ -74,8 +92,12 @@ class Audit:
     def to_terminal(self) -> str:
         """What the terminal prints: each section's display list, detail groups (collapsed) left out."""
         d = self.data
-        blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}', threshold {d['threshold']}, "
-                  f"{score_statement(d.get('mapping', {}))}"]
+        if self.task == "binary":
+            blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}', threshold {d['threshold']}, "
+                      f"{score_statement(d.get('mapping', {}))}"]
+        else:
+            blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}'"]
+        blocks.append(task_statement(d))
         blocks += [f"  note: {note}" for note in d.get("notes", [])]
         if self.findings is not None:
             summary = [i for i in self.summary_display() if not (isinstance(i, Group) and i.collapsed)]
@@ -83,7 +105,7 @@ class Audit:
         if self.comparisons:
             blocks.append("Comparing models\n" + to_terminal(compare.report_display(self.comparisons, self.params.words),
                                                             indent="  "))
-        for section in SECTIONS:
+        for section in sections_of(self.task):
             if section.display is None or (section.name not in self.results and not self._failed(section)):
                 continue
             items = [i for i in self.display(section) if not (isinstance(i, Group) and i.collapsed)]
@@ -103,15 +125,18 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     data = {
         "fairviz_version": __version__,
         "source": pred.source,
+        "task": pred.task,
         "n_rows": pred.n,
         "threshold": options.threshold,
         "attribute": attribute,
         "mapping": pred.mapping.to_dict(),
         "notes": list(pred.notes),
     }
+    if pred.task == "regression" and options.units:
+        data["units"] = options.units
     results = {}
     errors = []
-    for section in SECTIONS:
+    for section in sections_of(pred.task):
         if options.sections is not None and section.name not in options.sections:
             continue                            # the quick audit: only what the Summary tests
         given = section.given(pred)
@@ -119,14 +144,18 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
             result = section.run(given, options)
             part = section.to_dict(given, result, options)
         except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
-            # a failing section must not sink the audit: recorded, and the rest carries on
-            log.exception("section %s failed", section.name)
+            # a failing section must not sink the audit: recorded, and the rest carries on; a DataError is the data's
+            # plain answer (no confidence column for top-label calibration), not a fault, so no traceback
+            if isinstance(err, DataError):
+                log.warning("section %s: %s", section.name, _describe(err))
+            else:
+                log.exception("section %s failed", section.name)
             errors.append({"section": section.name, "error": _describe(err)})
             continue
         results[section.name] = result
         merge_section(data, part)
     if options.sections is not None:
-        data["sections_skipped"] = [s.name for s in SECTIONS if s.name not in options.sections]
+        data["sections_skipped"] = [s.name for s in sections_of(pred.task) if s.name not in options.sections]
     findings = _findings(data, options, errors)
     comparisons = _comparisons(joint, data, options, errors)
     if errors:
@@ -155,7 +184,7 @@ def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: l
 
 def _findings(data: dict, options: AuditParams, errors: list) -> FindingsAudit | None:
     """The Summary across sections, from the records they wrote (``findings`` in the JSON)."""
-    if "groups" not in data:
+    if not has_candidates(data):
         return None
     try:
         findings = summarise(clean(data), options.findings, options.words)

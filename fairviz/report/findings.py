@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from fairviz.core.display import Bullets, Group, Item
 from fairviz.data import DataError, Sample
-from fairviz.findings import (FindingsAudit, FindingsParams, OutcomeWords, finding_text, headline_text, policy_text,
+from fairviz.findings import (TASK_KINDS, FindingsAudit, FindingsParams, OutcomeWords, finding_text, headline_text, policy_text,
                               small_group_text, unremarkable_text, untested_text)
 
 
@@ -22,6 +22,8 @@ def findings_settings(sample: Sample | None, attribute: str, base: FindingsParam
 
 
 QUICK_SECTIONS = ("parity", "significance")
+# regression and multiclass: the parity section holds every candidate; MATCH per class judges the small groups
+TASK_QUICK_SECTIONS = {"regression": ("parity_regression",), "multiclass": ("parity_multiclass", "class_match")}
 
 
 def summary_sections(pred, attribute: str, params: FindingsParams = FindingsParams()) -> tuple[str, ...]:
@@ -29,16 +31,21 @@ def summary_sections(pred, attribute: str, params: FindingsParams = FindingsPara
     it can rank without resampling, and significance only when a group is under the size floor (MATCH's verdict is
     all the Summary reads of it: 0.15 s at 1M rows). F_dist and the ECE gap are tested by resampling, which the
     quick audit skips, so their sections do not run and the Summary names them "not tested here"."""
+    quick = TASK_QUICK_SECTIONS.get(getattr(pred, "task", "binary"), QUICK_SECTIONS)
     try:
         sizes = pred.groups(attribute).sizes
     except DataError:
-        return QUICK_SECTIONS                         # the sections say what is wrong with the attribute
-    return QUICK_SECTIONS if min(sizes) < params.min_group_size else QUICK_SECTIONS[:1]
+        return quick                                  # the sections say what is wrong with the attribute
+    return quick if min(sizes) < params.min_group_size else quick[:1]
 
 
 def findings_to_dict(audit: FindingsAudit) -> dict:
     def row(f):
         c = f.candidate
+        extra = {} if audit.task == "binary" else {"class": c.class_name, "scale": c.scale}
+        return {**_row(f, c), **extra}
+
+    def _row(f, c):
         return {"kind": c.kind, "attribute": c.attribute, "group": c.group, "reference": c.reference,
                 "effect": c.effect, "ci": list(c.ci) if c.ci else None, "p_value": c.p_value,
                 "p_adjusted": f.p_adjusted, "n_group": c.n_group, "n_reference": c.n_reference,
@@ -53,7 +60,8 @@ def findings_to_dict(audit: FindingsAudit) -> dict:
         "threshold": audit.threshold,
         "benefit": audit.benefit,
         "policy": {"alpha": audit.params.alpha, "correction": "benjamini-hochberg",
-                   "min_group_size": audit.params.min_group_size, "materiality": dict(audit.params.materiality)},
+                   "min_group_size": audit.params.min_group_size,
+                   "materiality": {k: v for k, v in audit.params.materiality if k in TASK_KINDS[audit.task]}},
         "top": [row(f) for f in audit.top],
         "material_count": audit.material_count,
         "unremarkable": list(audit.unremarkable_kinds()),

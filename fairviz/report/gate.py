@@ -63,7 +63,8 @@ def junit_xml(findings: FindingsAudit) -> str:
                        failures=str(findings.material_count), skipped=str(len(findings.small_groups)))
     for f in findings.findings:
         c = f.candidate
-        case = ET.SubElement(suite, "testcase", classname=f"fairviz.{c.kind}", name=f"{c.group} vs {c.reference}")
+        name = f"{c.group} vs {c.reference}" + (f" (class {c.class_name})" if c.class_name is not None else "")
+        case = ET.SubElement(suite, "testcase", classname=f"fairviz.{c.kind}", name=name)
         if f.headline:
             failure = ET.SubElement(case, "failure", message=finding_text(f, findings).plain(), type=c.kind)
             failure.text = f"{c.test}; materiality {findings.params.threshold(c.kind):g}"

@@ -21,15 +21,42 @@ padding:.5rem .8rem .5rem 1.6rem}.metrics{display:flex;flex-wrap:wrap;gap:1.5rem
 """
 
 
+def task_statement(audit: dict) -> str:
+    """The audit's task in words, as the terminal and the report state it at the top: "Task: regression — target
+    'price', prediction 'y_pred' (units: USD)"."""
+    task = audit.get("task", "binary")
+    mapping = audit.get("mapping", {})
+    label, score = mapping.get("label"), mapping.get("score")
+    if task == "regression":
+        units = f" (units: {audit['units']})" if audit.get("units") else ""
+        return f"Task: regression — target '{label}', prediction '{score}'{units}"
+    if task == "multiclass":
+        classes = mapping.get("classes") or []
+        shown = ", ".join(map(str, classes[:8])) + (", …" if len(classes) > 8 else "")
+        head = f"Task: multiclass classification — label '{label}' ({len(classes)} classes: {shown}), "
+        columns = mapping.get("class_scores") or []
+        if columns:
+            return head + f"class probabilities {', '.join(repr(str(c)) for c in columns[:8])}" + \
+                (", …" if len(columns) > 8 else "")
+        confidence = f", confidence '{score}'" if score else ", no confidence column"
+        return head + f"predicted class '{mapping.get('predicted')}'{confidence}"
+    positive = mapping.get("positive_label")
+    which = f" (positive: {positive})" if positive is not None else ""
+    return f"Task: binary classification — label '{label}'{which}, score '{score}'"
+
+
 def render_html(audit: dict, sections: list[tuple[str, str]]) -> str:  # noqa: C901
     """The whole report: a header from the audit dict, the first section (the Summary), the notes folded into one
     "N notes" block, the other sections, then the JSON."""
     title = f"fairviz audit — {audit.get('source', '')}"
     found = audit.get("notes", []) + audit.get("warnings", [])
     notes = "".join(f"<li class='warn'>{html.escape(str(w))}</li>" for w in found)
-    parts = [f"<h1>{html.escape(title)}</h1>",
+    binary = audit.get("task", "binary") == "binary"
+    settings = (f" · threshold {audit.get('threshold')} · {html.escape(score_statement(audit.get('mapping', {})))}"
+                if binary else "")
+    parts = [f"<h1>{html.escape(title)}</h1>", f"<p class='task'><b>{html.escape(task_statement(audit))}</b></p>",
              f"<p class='note'>{audit.get('n_rows', 0):,} rows · attribute <b>{html.escape(str(audit.get('attribute')))}</b>"
-             f" · threshold {audit.get('threshold')} · {html.escape(score_statement(audit.get('mapping', {})))}"
+             f"{settings}"
              f" · generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC"
              f" · fairviz {html.escape(str(audit.get('fairviz_version')))}</p>"]
     folded = (f"<details><summary>{len(found)} note{'s' if len(found) != 1 else ''} on the data and the settings"

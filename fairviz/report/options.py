@@ -28,6 +28,7 @@ class AuditParams:
     focus: str | None = None     # the group the readings compare with the reference (the Summary's top finding)
     sections: tuple[str, ...] | None = None   # run only these sections (the Summary's quick audit); None: all
     compare: bool = False        # with several models: compare the first with each other (``comparison`` in the JSON)
+    units: str | None = None     # regression: the target's units, stated in the sentences and the JSON
 
     def focus_of(self) -> Focus:
         """Which pair the sections' readings name first: the reference against ``focus``, never a group under the

@@ -91,7 +91,7 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
     shows it (the report's downloads follow, outside the fragment: they change only when a report is prepared)."""
-    at = "" if ctx.task == "regression" else f" at τ = {ctx.threshold:.2f}"
+    at = f" at τ = {ctx.threshold:.2f}" if ctx.task == "binary" else ""      # other tasks' audits have no τ
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)}{at}")
     with st.empty():        # the progress bar's place while the audit runs: an empty element when it was kept
         result = _ui.audit(ctx)

@@ -166,7 +166,9 @@ PREDICTION_AFFIXES = (("", "_pred"), ("", "_hat"), ("", "_prediction"), ("", "_p
 
 
 def target_and_prediction(frame: pd.DataFrame) -> tuple | None:
-    """A numeric column and its prediction named after it (``price`` and ``price_pred``, ``pred_price``), or None."""
+    """A numeric column and its prediction: named after it (``price`` and ``price_pred``, ``pred_price``), or a column
+    named like a prediction (``y_pred``, ``prediction``) whose values are no probabilities, with the numeric column
+    of many values closest to it (largest |correlation|). None when neither is found."""
     numbers = numeric_columns(frame)
     by_name = {str(c).strip().lower(): c for c in numbers}
     for column in numbers:
@@ -176,7 +178,14 @@ def target_and_prediction(frame: pd.DataFrame) -> tuple | None:
                 base = by_name.get(name[len(prefix):len(name) - len(suffix)])
                 if base is not None and base != column:
                     return base, column
-    return None
+    prediction = next((c for c in named(numbers, PREDICTION_NAMES) if not looks_like_probability(frame[c])
+                       and distinct_count(frame[c]) > MAX_GUESSED_CLASSES), None)   # not a predicted class
+    if prediction is None:
+        return None
+    targets = [c for c in numbers[:MAX_SCANNED] if c != prediction and not is_id_name(c)
+               and not looks_like_model_name(c) and distinct_count(frame[c]) > MAX_GUESSED_CLASSES]
+    target = next(iter(named(targets, "label")), None) or _most_correlated(frame, prediction, targets)
+    return (target, prediction) if target is not None else None
 
 
 MODEL_WORDS = frozenset(("score", "scores", "p", "phat", "prob", "proba", "probability", "pred", "prediction",

@@ -153,3 +153,17 @@ def test_one_vs_rest_reads_a_class_as_a_binary_audit(multiclass_frame):
                              ColumnMapping("label", "", ("group",), task="multiclass", predicted="pred"))
     np.testing.assert_array_equal(hard.one_vs_rest("cat").score,
                                   (hard.predicted == hard.classes.index("cat")).astype(float))
+
+
+def test_a_regression_with_a_two_valued_group_is_still_guessed_a_regression():
+    """A two-valued group column is not taken for the label when a prediction column (no probability) and a
+    numeric target of many values are there."""
+    rng = np.random.default_rng(4)
+    price = rng.normal(100, 20, 500)
+    frame = pd.DataFrame({"price": price, "y_pred": price + rng.normal(0, 5, 500),
+                          "age": rng.integers(18, 80, 500), "sex": rng.choice(["F", "M"], 500)})
+    mapping = guess_mapping(frame)
+    assert (mapping.task, mapping.label, mapping.score, mapping.groups) == ("regression", "price", "y_pred", ("sex",))
+    binary = pd.DataFrame({"label": rng.integers(0, 2, 500), "prediction": rng.random(500),
+                           "sex": rng.choice(["F", "M"], 500)})
+    assert guess_mapping(binary).task == "binary"                  # a probability named "prediction": binary

@@ -21,7 +21,7 @@ from scipy import stats as sps
 from fairviz.core.confusion_metrics import CELL_ORDER, Cells
 from fairviz.data.model import DataError
 from fairviz.sample_size.cps import cps_cells
-from fairviz.slices.counts import SliceCounts, slice_name
+from fairviz.slices.counts import SliceCounts, slice_names
 
 # metric → (numerator cells, denominator cells, title)
 SLICE_METRICS = {
@@ -69,7 +69,9 @@ class SliceResult:
         columns = ["slice", "depth", "n", "metric", "rest", "difference", "ci_low", "ci_high", "p", "p_adjusted",
                    "significant", "too_small", "cps", "error_rate", "fpr", "fnr", "selection_rate", "mean_residual",
                    "calibration_gap"]
-        rows = [{c: _plain(r[c]) for c in columns} for _, r in self.table.iterrows()]
+        frame = self.table[columns]
+        rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+        rows = [{c: _plain(v) for c, v in row.items()} for row in rows]
         return {"metric": self.params.metric, "alpha": self.params.alpha, "correction": self.params.correction,
                 "threshold": self.counts.threshold, "min_support": self.counts.min_support,
                 "max_depth": self.counts.max_depth, "attributes": list(self.counts.attributes),
@@ -102,7 +104,7 @@ def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> Sli
     ranked: significant slices by |difference|, then the other tested slices by p, then those too small to tell."""
     t, total = counts.table, counts.total
     num_cells, den_cells, _ = SLICE_METRICS[params.metric]
-    out = pd.DataFrame({"slice": [slice_name(r, counts.attributes) for _, r in t.iterrows()],
+    out = pd.DataFrame({"slice": slice_names(t, counts.attributes),
                         "depth": t["depth"].to_numpy(int), "n": t["n"].to_numpy(float)})
     for a in counts.attributes:
         out[a] = t[a].to_numpy(object)

@@ -119,8 +119,11 @@ def cap_values(counts: SliceCounts, max_values: int) -> SliceCounts:
                        counts.threshold, tuple(notes))
 
 
-def slice_name(row, attributes) -> str:
-    return " ∧ ".join(f"{a}={row[a]}" for a in attributes if row[a] is not None and row[a] == row[a])
+def slice_names(table: pd.DataFrame, attributes) -> list[str]:
+    """'sex=F ∧ age=18-25' per row: the attributes that define the slice, in the order they were given."""
+    columns = [table[a].to_numpy(object) for a in attributes]
+    return [" ∧ ".join(f"{a}={v}" for a, v in zip(attributes, values) if isinstance(v, str))
+            for values in zip(*columns)]
 
 
 SLICE_PREFIX = "slice: "

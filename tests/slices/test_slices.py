@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from fairviz.data.engine import Engine
+from fairviz.data.engine import Engine, reduce_path
+from fairviz.data.model import ColumnMapping
 from fairviz.data.model import DataError
 from fairviz.data.sources import locate
 from fairviz.slices import SliceParams, find_slices, slice_counts
@@ -144,3 +145,20 @@ def test_one_row_fifty_attributes_and_an_id_like_attribute_are_bounded(tmp_path)
     with pytest.raises(DataError, match="slice metric"):
         SliceParams(metric="auc")
     assert set(SLICE_METRICS) == {"error_rate", "fpr", "fnr", "selection_rate"}
+
+
+def test_weighted_entries_from_the_engine_reduction_give_the_query_counts(tmp_path):
+    """The app's data after an engine reduction are weighted entries: summing their weights per cell gives the same
+    counts as the slice query over the rows."""
+    data = frame(4_000, seed=12).assign(score=lambda d: d["score"].round(2))     # rows share entries
+    path = tmp_path / "d.parquet"
+    data.to_parquet(path)
+    weighted = reduce_path(path, ColumnMapping(label="label", score="score", groups=NAMES)).predictions()
+    assert weighted.weighted and len(weighted.y) < 4_000
+    ours = find_slices(slice_counts(weighted, min_support=30)).table.set_index("slice").sort_index()
+    engine = find_slices(engine_slice_counts(Engine("duckdb"), locate(path, "duckdb"), "label", "score", NAMES, 3,
+                                             30)).table.set_index("slice").sort_index()
+    assert list(ours.index) == list(engine.index)
+    for column in ("n", "fpr", "fnr", "error_rate", "selection_rate", "mean_residual", "p_adjusted"):
+        np.testing.assert_allclose(ours[column].to_numpy(float), engine[column].to_numpy(float), rtol=1e-12,
+                                   atol=1e-12)

@@ -48,3 +48,21 @@ def test_a_slice_attribute_holds_the_slice_rows_and_the_rest():
     expected = ((data["sex"] == "F") & (data["region"] == "N")).sum()
     assert view.sizes[view.names.index("in the slice")] == expected
     assert view.sizes.sum() == 3_000
+
+
+def test_in_the_app_the_audited_slice_becomes_the_frames_attribute_for_every_page():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=240)
+    at.session_state["predictions"] = predictions(frame(12_000, seed=10, planted=True))
+    at.session_state["sample_key"] = None
+    at.run()
+    assert not at.exception, at.exception
+    at.switch_page("app_pages/slices.py").run()
+    assert not at.exception, at.exception
+    target = next(b for b in at.button if b.label.endswith(": sex=F ∧ age=18-25"))
+    target.click().run()
+    assert not at.exception, at.exception
+    picker = at.sidebar.selectbox(key="attribute")
+    assert picker.value == "slice: sex=F ∧ age=18-25" and "slice: sex=F ∧ age=18-25" in picker.options
+    at.switch_page("app_pages/parity.py").run()
+    assert not at.exception, at.exception
+    assert at.sidebar.selectbox(key="attribute").value == "slice: sex=F ∧ age=18-25"

@@ -37,7 +37,9 @@ def make_file(rows: int, path: Path, seed: int = 0) -> None:
     writer = None
     for start in range(0, rows, 2_000_000):
         n = min(2_000_000, rows - start)
-        columns = {a: pa.array(np.char.add(f"{a}_", rng.integers(0, VALUES, n).astype("U1"))) for a in ATTRIBUTES}
+        columns = {a: pa.DictionaryArray.from_arrays(pa.array(rng.integers(0, VALUES, n).astype(np.int8)),
+                                                     pa.array([f"{a}_{v}" for v in range(VALUES)]))
+                   for a in ATTRIBUTES}
         p = rng.beta(0.7, 1.3, n)
         columns["label"] = pa.array(rng.binomial(1, p).astype(np.int8))
         columns["score"] = pa.array(np.clip(p + rng.normal(0, 0.1, n), 0, 1))

@@ -47,10 +47,10 @@ def plan(attributes, max_depth: int, min_support: float) -> tuple[tuple[str, ...
         raise DataError(f"The slice depth must be 1…{MAX_DEPTH} (got {max_depth}).")
     if not min_support >= 1:
         raise DataError(f"The minimum support must be at least 1 row (got {min_support}).")
-    notes, depth = [], int(max_depth)
+    notes, depth = [], min(int(max_depth), len(attributes))
     while depth > 1 and grouping_sets(len(attributes), depth) > MAX_GROUPING_SETS:
         depth -= 1
-    if depth < max_depth:
+    if depth < min(max_depth, len(attributes)):
         notes.append(f"{len(attributes)} attributes to depth {max_depth} would be "
                      f"{grouping_sets(len(attributes), max_depth):,} attribute combinations (the limit is "
                      f"{MAX_GROUPING_SETS:,}): slices were searched to depth {depth}.")

@@ -17,8 +17,9 @@ from fairviz.data.limits import MAX_GROUPS
 def slices_sql(relation: str, label: str, score: str, groups: list[str], depth: int, min_support: float,
                threshold: float, dialect: Dialect) -> str:
     """The query over ``relation``'s columns (positional aliases: no user name enters the text). Rows whose label
-    is not 0/1 or whose score is missing or outside [0, 1] are counted in ``bad`` and left out."""
-    y, s = dialect.as_double(label), dialect.as_double(score)
+    is not 0/1 or whose score is missing, not a number or outside [0, 1] are counted in ``bad`` and left out."""
+    # TRY_CAST (DuckDB, Spark ≥ 3.2): a label or score that is not a number is a left-out row, not a failed query
+    y, s = (f"TRY_CAST({column} AS {dialect.double})" for column in (label, score))
     ok = (f"{y} IN (0, 1) AND {s} IS NOT NULL AND NOT {dialect.is_nan(s)} AND {s} >= 0 AND {s} <= 1")
     attrs = [f"a{i}" for i in range(len(groups))]
     values = ", ".join(f"COALESCE(CAST({g} AS {dialect.text}), '{MISSING}') AS {a}" for g, a in zip(groups, attrs))
@@ -68,7 +69,8 @@ def counts_from_frame(frame: pd.DataFrame, names, depth, min_support, threshold,
     total = {c: float(whole[c].iloc[0]) for c in COUNTS}
     bad = int(whole["bad"].iloc[0])
     if bad:
-        notes = [*notes, f"{bad:,} rows without a 0/1 label or a score in [0, 1] were left out."]
+        notes = [*notes, f"{bad:,} row{'s' if bad != 1 else ''} without a 0/1 label or a score in [0, 1] "
+                         f"{'were' if bad != 1 else 'was'} left out."]
     rows = frame[frame["depth"] > 0].reset_index(drop=True)
     table = pd.DataFrame(index=rows.index)
     for i, name in enumerate(names):

@@ -36,3 +36,15 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
         assert main(base + extra) == 2
         err = capsys.readouterr().err.strip()
         assert words in err and len(err.splitlines()) == 1
+
+
+def test_rows_without_a_numeric_label_or_score_are_counted_and_left_out(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    path.write_text("label,score,g\n1,high,a\n0,0.6,b\n1,0.7,a\n0,1.5,b\n")
+    out = tmp_path / "s.json"
+    assert main(["slices", str(path), "--label", "label", "--score", "score", "--group", "g", "--json",
+                 str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["rows"] == 2 and payload["max_depth"] == 1
+    assert payload["notes"] == ["2 rows without a 0/1 label or a score in [0, 1] were left out."]
+    assert sorted(s["n"] for s in payload["slices"]) == [1, 1]

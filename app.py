@@ -50,10 +50,11 @@ FORECAST_FAIRNESS = _page("forecast_fairness", "Forecast fairness", "ssid_chart"
 LORENZ = _page("lorenz", "Lorenz & PTN", "cyclone")
 CONDITIONS_REFERENCE = _page("conditions_reference", "Paper reference: conditions", "menu_book")
 THRESHOLDS = _page("thresholds", "Per-group thresholds", "tune")
+SLICES = _page("slices", "Slices", "view_quilt")
 
 PAGES = {
     "": [HOME],
-    "Audit": [RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE],
+    "Audit": [RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, SLICES],
     # what a team can do about a finding: probe and augment the knees, reweight the evaluation, simulate retraining
     # under other data conditions, generate data with diversity quotas
     "What to do": [THRESHOLDS, KNEE_PROBING, REWEIGHTING, SIMULATOR, SYNTHETIC_DATA],
@@ -63,7 +64,7 @@ PAGES = {
 
 # the pages that read the loaded data through _ui.context(): they show the frame. The other pages bring their own
 # data (a forecast file, a training set, the Lorenz system, the paper's tables), so the frame would only distract.
-FRAMED = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, EXPLANATIONS, REWEIGHTING, THRESHOLDS)
+FRAMED = (HOME, RESIDUALS, CALIBRATION, PARITY, SIGNIFICANCE, EXPLANATIONS, REWEIGHTING, THRESHOLDS, SLICES)
 # framed pages that show their own data unless asked (Explanations reads the loaded data only under 'Compute now'):
 # the sidebar does not name the loaded data as what the page shows
 OWN_DATA = (EXPLANATIONS,)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sys
 
-from fairviz.cli import audit, conditions, explain, forecast, probe, synth
+from fairviz.cli import audit, conditions, explain, forecast, probe, slices, synth
 from fairviz.cli.common import EXIT_BAD_INPUT, Parser
 from fairviz.data import DataError
 
-SUBCOMMANDS = (audit, forecast, explain, probe, synth, conditions)
+SUBCOMMANDS = (audit, forecast, explain, probe, synth, conditions, slices)
 
 
 def build_parser() -> Parser:

@@ -1,0 +1,82 @@
+"""Slices: where does the model fail? Every slice of up to k group attributes (values combined) against the rest of
+the data, with Fisher's exact test and a false-discovery correction over every slice tested (worst-slice discovery
+in the manner of SliceLine, Sagadeeva and Boehm, SIGMOD 2021, with the small-sample guards of *The Art of
+Fairness*: a support floor and CPS-smoothed estimates). A slice can become the group attribute of every page."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import streamlit as st
+
+from fairviz.core.serialize import clean
+from fairviz.data import DataError, Predictions
+from fairviz.report.slices import slices_display
+from fairviz.slices import SLICE_METRICS, SliceParams, SliceResult, find_slices, slice_counts
+from fairviz.slices.counts import MAX_DEPTH, SLICE_PREFIX, slice_attribute
+from fairviz.slices.readings import metric_title
+from app_pages import _ui
+from app_pages._render import render
+
+SECTION = "slices"
+TOP_BUTTONS = 5             # slices offered as "this slice vs the rest"
+
+
+@st.cache_data(show_spinner="Searching the slices…", max_entries=16, ttl=_ui.CACHE_TTL)
+def cached_slices(fingerprint: str, n: int, model: str, attributes: tuple[str, ...], depth: int, support: float,
+                  metric: str, tau: float, _pred: Predictions) -> SliceResult:
+    return find_slices(slice_counts(_pred, attributes, depth, support, tau), SliceParams(metric=metric))
+
+
+def searched_attributes(pred: Predictions) -> tuple[str, ...]:
+    """The mapped group columns (not the intersections or slices built from them)."""
+    return tuple(a for a in pred.mapping.groups if a in pred.attributes and not a.startswith(SLICE_PREFIX))
+
+
+def audit_slice(values: dict) -> None:
+    """Add "this slice vs the rest" to the session's data and make it the attribute every page audits (a button's
+    callback: the frame's attribute picker takes the new value when it is next drawn)."""
+    pred = _ui.current()
+    name, view = slice_attribute(pred, values)
+    st.session_state[_ui.PRED] = dataclasses.replace(pred, attributes={**pred.attributes, name: view},
+                                                     _intersections={})
+    st.session_state[_ui.ATTRIBUTE] = name
+
+
+def page() -> None:
+    ctx = _ui.context()
+    if not _ui.binary_only(ctx, "Slices"):
+        return
+    st.title("Slices")
+    st.caption("Every slice defined by up to k group attributes (sex=F ∧ age=18-25) against the rest of the data at "
+               "τ: Fisher's exact test, Benjamini–Yekutieli over every slice tested, a support floor and "
+               "CPS-smoothed estimates for small slices (*The Art of Fairness*, ch. 4), in the manner of SliceLine "
+               "(Sagadeeva and Boehm, SIGMOD 2021).")
+    c1, c2, c3 = st.columns(3)
+    depth = c1.slider("Attributes per slice", 1, MAX_DEPTH, MAX_DEPTH, key="slices_depth")
+    support = c2.number_input("Minimum support (rows)", 1, 1_000_000, 100, step=10, key="slices_support")
+    metric = c3.selectbox("Metric", list(SLICE_METRICS), index=list(SLICE_METRICS).index("fpr"),
+                          format_func=metric_title, key="slices_metric")
+    pred = ctx.pred
+    try:
+        result = cached_slices(pred.fingerprint, pred.n, ctx.model,
+                               searched_attributes(pred), int(depth), float(support), metric, ctx.threshold,
+                               _pred=pred)
+    except DataError as err:
+        _ui.show_data_error(err, "Slices cannot be searched in these data")
+        return
+    render(slices_display(result), figure_cache=_ui.figure)
+    data = clean(result.to_dict())
+    st.session_state.setdefault(_ui.PAGE_JSON, {})[SECTION] = data
+    top = result.significant.head(TOP_BUTTONS)
+    if len(top):
+        st.subheader("Audit a slice on every page")
+        for i, (_, row) in enumerate(top.iterrows()):
+            values = {a: row[a] for a in result.counts.attributes if isinstance(row[a], str)}
+            st.button(f"Audit this slice vs the rest: {row['slice']}", key=f"slices_audit_{i}",
+                      on_click=audit_slice, args=(values,))
+    st.download_button("Slices (JSON)", json.dumps(data, indent=2).encode(),
+                       f"{_ui.safe_stem(ctx.pred.source)}_slices.json", "application/json", key="slices_json")
+
+
+_ui.guarded(page)

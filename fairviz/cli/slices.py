@@ -1,0 +1,53 @@
+"""``fairviz slices PATH``: every slice of up to k group attributes, ranked by how far its metric is from the rest's
+among the significant ones (one query on the engine; the rows never reach Python)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from fairviz.cli.common import emit
+from fairviz.cli.outputs import check_input, check_outputs, write_atomically
+from fairviz.core.serialize import clean
+from fairviz.data import DataError
+from fairviz.data.engine import Engine
+from fairviz.data.sources import locate
+from fairviz.report.render import to_terminal
+from fairviz.report.slices import slices_display
+from fairviz.slices import SLICE_METRICS, SliceParams, find_slices
+from fairviz.slices.counts import MAX_DEPTH
+from fairviz.slices.sql import engine_slice_counts
+
+
+def add_parser(commands) -> None:
+    p = commands.add_parser("slices", help="worst-slice discovery: every slice of up to --max-depth group attributes "
+                                           "against the rest, with an exact test and a false-discovery correction")
+    p.add_argument("path", type=Path, help="CSV or Parquet file (or a Parquet folder)")
+    p.add_argument("--label", required=True, help="the 0/1 label column")
+    p.add_argument("--score", required=True, help="the score column (probability of 1, in [0, 1])")
+    p.add_argument("--group", action="append", required=True, help="a group attribute (repeat for each)")
+    p.add_argument("--max-depth", type=int, default=MAX_DEPTH, help=f"attributes per slice, 1…{MAX_DEPTH}")
+    p.add_argument("--min-support", type=float, default=100, help="rows a slice needs to be tested (default 100)")
+    p.add_argument("--metric", choices=list(SLICE_METRICS), default="fpr", help="the metric compared")
+    p.add_argument("--threshold", type=float, default=0.5, help="τ: a score ≥ τ predicts 1")
+    p.add_argument("--alpha", type=float, default=0.05, help="the false discovery rate")
+    p.add_argument("--correction", choices=["by", "bh"], default="by",
+                   help="by: Benjamini–Yekutieli (any dependence; default), bh: Benjamini–Hochberg")
+    p.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
+    p.add_argument("--json", type=Path, help="write every slice as JSON here ('-' for stdout)")
+    p.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    if not 0 <= args.threshold <= 1:
+        raise DataError(f"--threshold must lie in [0, 1] (got {args.threshold}).")
+    check_input(args.path)
+    check_outputs([args.path], {"--json": args.json})
+    params = SliceParams(metric=args.metric, alpha=args.alpha, correction=args.correction)
+    engine = Engine(args.engine)
+    try:
+        counts = engine_slice_counts(engine, locate(args.path, engine.kind, engine.local), args.label, args.score,
+                                     args.group, args.max_depth, args.min_support, args.threshold)
+    finally:
+        engine.close()
+    result = find_slices(counts, params)
+    emit(to_terminal(slices_display(result, figure=False)), clean(result.to_dict()), args.json, write_atomically)
+    return 0

@@ -1,0 +1,186 @@
+"""Slice statistics: each slice's metric against the REST of the data (everything outside it), a difference with an
+Agresti–Caffo interval, an exact two-sided test, and Benjamini–Yekutieli over every slice tested.
+
+The test is Fisher's exact conditional test of the slice's 2×2 table (metric numerator / the rest of its
+denominator) against the rest's: MATCH ([3] §4.5) draws the group from the reference's cells as if the reference
+were known, which is right for a small group against a large reference but understates the noise when a slice holds
+half the data (every depth-1 slice of a binary attribute does); the hypergeometric test is its exact two-sample
+analogue and needs no Monte Carlo for 5,000 slices. The p-value is two-sided as MATCH's, min(1, 2·min tail).
+
+Slices overlap and nest, so their tests are dependent in ways that positive regression dependence (which BH needs)
+does not cover for two-sided tests: Benjamini–Yekutieli controls the false discovery rate under any dependence. Under
+the complete null every discovery is false, so it then bounds the chance of any discovery (family-wise) as well."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from fairviz.core.confusion_metrics import CELL_ORDER, Cells
+from fairviz.data.model import DataError
+from fairviz.sample_size.cps import cps_cells
+from fairviz.slices.counts import SliceCounts, slice_names
+
+# metric → (numerator cells, denominator cells, title)
+SLICE_METRICS = {
+    "error_rate": (("fp", "fn"), ("tp", "fp", "fn", "tn"), "error rate"),
+    "fpr": (("fp",), ("fp", "tn"), "false positive rate"),
+    "fnr": (("fn",), ("fn", "tp"), "false negative rate"),
+    "selection_rate": (("tp", "fp"), ("tp", "fp", "fn", "tn"), "selection rate"),
+}
+CORRECTIONS = ("by", "bh")
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class SliceParams:
+    metric: str = "fpr"
+    alpha: float = 0.05             # the false discovery rate
+    correction: str = "by"          # 'by' (any dependence) or 'bh' (independent or positively dependent tests)
+    cps_lambda: float = 5.0         # CPS prior scale for the smoothed estimates
+
+    def __post_init__(self):
+        if self.metric not in SLICE_METRICS:
+            raise DataError(f"Unknown slice metric '{self.metric}': choose one of {', '.join(SLICE_METRICS)}.")
+        if self.correction not in CORRECTIONS:
+            raise DataError(f"Unknown correction '{self.correction}': choose 'by' or 'bh'.")
+        if not 0 < self.alpha < 1:
+            raise DataError(f"The false discovery rate must lie in (0, 1) (got {self.alpha}).")
+
+
+@dataclass(frozen=True)
+class SliceResult:
+    """The ranked slices (``table``: one row per slice, significant ones first by the size of their difference) and
+    what they were computed from."""
+
+    params: SliceParams
+    counts: SliceCounts
+    table: pd.DataFrame
+    tested: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def significant(self) -> pd.DataFrame:
+        return self.table[self.table["significant"]]
+
+    def to_dict(self) -> dict:
+        columns = ["slice", "depth", "n", "metric", "rest", "difference", "ci_low", "ci_high", "p", "p_adjusted",
+                   "significant", "too_small", "cps", "error_rate", "fpr", "fnr", "selection_rate", "mean_residual",
+                   "calibration_gap"]
+        frame = self.table[columns]
+        rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
+        rows = [{c: _plain(v) for c, v in row.items()} for row in rows]
+        return {"metric": self.params.metric, "alpha": self.params.alpha, "correction": self.params.correction,
+                "threshold": self.counts.threshold, "min_support": self.counts.min_support,
+                "max_depth": self.counts.max_depth, "attributes": list(self.counts.attributes),
+                "rows": int(self.counts.total["n"]), "tested": self.tested,
+                "significant": int(self.table["significant"].sum()), "notes": list(self.notes), "slices": rows}
+
+
+def _plain(value):
+    if isinstance(value, (np.bool_, bool)):
+        return bool(value)
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return None if not np.isfinite(value) else float(value)
+    return value
+
+
+def rate(numerator, denominator) -> np.ndarray:
+    out = np.full(np.shape(numerator), np.nan)
+    np.divide(numerator, denominator, out=out, where=np.asarray(denominator) > 0)
+    return out
+
+
+def _sum(frame_or_dict, cells) -> np.ndarray:
+    return sum(np.asarray(frame_or_dict[c], float) for c in cells)
+
+
+def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> SliceResult:
+    """Every slice's metrics, its difference from the rest with a 95% interval, the exact test and the correction,
+    ranked: significant slices by |difference|, then the other tested slices by p, then those too small to tell."""
+    t, total = counts.table, counts.total
+    num_cells, den_cells, _ = SLICE_METRICS[params.metric]
+    out = pd.DataFrame({"slice": slice_names(t, counts.attributes),
+                        "depth": t["depth"].to_numpy(int), "n": t["n"].to_numpy(float)})
+    for a in counts.attributes:
+        out[a] = t[a].to_numpy(object)
+    for name, (num, den, _) in SLICE_METRICS.items():
+        out[name] = rate(_sum(t, num), _sum(t, den))
+    n = t["n"].to_numpy(float)
+    out["mean_residual"] = rate(t["label_sum"].to_numpy(float) - t["score_sum"].to_numpy(float), n)
+    out["calibration_gap"] = np.abs(out["mean_residual"])      # one-bin ECE: |mean label − mean score|
+    x, m = _sum(t, num_cells), _sum(t, den_cells)
+    x_rest, m_rest = _sum(total, num_cells) - x, _sum(total, den_cells) - m
+    out["metric"], out["rest"] = rate(x, m), rate(x_rest, m_rest)
+    out["difference"] = out["metric"] - out["rest"]
+    out["ci_low"], out["ci_high"] = agresti_caffo(x, m, x_rest, m_rest)
+    out["too_small"] = n < counts.min_support
+    testable = ~out["too_small"].to_numpy() & (m > 0) & (m_rest > 0)
+    p = np.full(len(out), np.nan)
+    p[testable] = fisher_two_sided(x[testable], m[testable], x_rest[testable], m_rest[testable])
+    out["p"] = p
+    out["p_adjusted"] = np.nan
+    if testable.any():
+        out.loc[testable, "p_adjusted"] = adjust(p[testable], params.correction)
+    out["significant"] = out["p_adjusted"].to_numpy() < params.alpha
+    out["cps"] = cps_metric(t, total, num_cells, den_cells, params.cps_lambda)
+    out = rank(out)
+    return SliceResult(params, counts, out, int(testable.sum()), counts.notes)
+
+
+def agresti_caffo(x, m, x_rest, m_rest) -> tuple[np.ndarray, np.ndarray]:
+    """95% interval of p_slice − p_rest: each proportion with one success and one failure added (Agresti and Caffo,
+    2000), which keeps its coverage near 95% for small slices and rates near 0 or 1."""
+    p1, p2 = (x + 1) / (m + 2), (x_rest + 1) / (m_rest + 2)
+    half = Z95 * np.sqrt(p1 * (1 - p1) / (m + 2) + p2 * (1 - p2) / (m_rest + 2))
+    centre = p1 - p2
+    bad = (m <= 0) | (m_rest <= 0)
+    return np.where(bad, np.nan, centre - half), np.where(bad, np.nan, centre + half)
+
+
+def fisher_two_sided(x, m, x_rest, m_rest) -> np.ndarray:
+    """Fisher's exact test, two-sided as min(1, 2·min tail), of x of m against x_rest of m_rest (weights rounded to
+    whole rows)."""
+    x, m = np.round(x), np.round(m)
+    x_rest, m_rest = np.round(x_rest), np.round(m_rest)
+    population, successes = m + m_rest, x + x_rest
+    lower = sps.hypergeom.cdf(x, population, successes, m)
+    upper = sps.hypergeom.sf(x - 1, population, successes, m)
+    return np.minimum(1.0, 2 * np.minimum(lower, upper))
+
+
+def adjust(p: np.ndarray, correction: str) -> np.ndarray:
+    """Benjamini–Hochberg step-up adjusted p-values; Benjamini–Yekutieli multiplies them by Σ 1/i."""
+    p = np.asarray(p, float)
+    k = p.size
+    order = np.argsort(p)
+    scale = k / np.arange(1, k + 1)
+    if correction == "by":
+        scale = scale * np.sum(1.0 / np.arange(1, k + 1))
+    stepped = np.minimum.accumulate((p[order] * scale)[::-1])[::-1]
+    out = np.empty(k)
+    out[order] = np.minimum(stepped, 1.0)
+    return out
+
+
+def cps_metric(t: pd.DataFrame, total: dict, num_cells, den_cells, lam: float) -> np.ndarray:
+    """The metric after Cross-Prior Smoothing ([3] Algorithm 1) towards the rest's cells: a small slice borrows λ
+    pseudo-rows of the rest's error pattern; a large one is barely moved."""
+    own = Cells(*(t[c].to_numpy(float) for c in CELL_ORDER))
+    rest = [total[c] - t[c].to_numpy(float) for c in CELL_ORDER]
+    rest_n = sum(rest)
+    probs = [np.divide(r, rest_n, out=np.zeros_like(r), where=rest_n > 0) for r in rest]
+    smooth = cps_cells(own, probs, lam)
+    cells = dict(zip(CELL_ORDER, smooth))
+    return rate(sum(cells[c] for c in num_cells), sum(cells[c] for c in den_cells))
+
+
+def rank(out: pd.DataFrame) -> pd.DataFrame:
+    group = np.where(out["significant"], 0, np.where(out["p"].notna(), 1, 2))
+    key = np.where(group == 0, -out["difference"].abs().fillna(0), np.where(group == 1, out["p"].fillna(1), -out["n"]))
+    out = out.assign(_g=group, _k=key, _n=-out["n"]).sort_values(["_g", "_k", "_n", "slice"], kind="stable")
+    return out.drop(columns=["_g", "_k", "_n"]).reset_index(drop=True)

@@ -1,0 +1,50 @@
+"""``fairviz slices``: the ranked table on the terminal, every slice in the JSON, exit 2 with one line on bad input."""
+from __future__ import annotations
+
+import json
+
+from fairviz.cli.main import main
+from tests.slices.data import frame
+
+
+def test_slices_command_prints_the_ranked_table_and_writes_every_slice(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    frame(8_000, seed=8, planted=True).to_csv(path, index=False)
+    out = tmp_path / "s.json"
+    code = main(["slices", str(path), "--label", "label", "--score", "score", "--group", "sex", "--group", "age",
+                 "--group", "region", "--max-depth", "2", "--min-support", "150", "--metric", "fpr",
+                 "--threshold", "0.5", "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    payload = json.loads(out.read_text())
+    assert payload["max_depth"] == 2 and payload["min_support"] == 150 and payload["metric"] == "fpr"
+    assert len(payload["slices"]) == 2 + 3 + 4 + 6 + 8 + 12
+    top = payload["slices"][0]
+    assert top["significant"] and top["slice"] in ("sex=F ∧ age=18-25", "sex=M ∧ age=18-25")
+    assert top["p_adjusted"] < 0.05 and top["ci_low"] <= top["difference"] <= top["ci_high"]
+    assert "sex=F ∧ age=18-25" in printed and "adj. p" in printed and "difference 95% CI" in printed
+
+
+def test_bad_input_exits_2_with_one_line(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    frame(500, seed=9).to_csv(path, index=False)
+    base = ["slices", str(path), "--label", "label", "--score", "score"]
+    for extra, words in ((["--group", "nope"], "'nope' is not a column"),
+                         (["--group", "sex", "--max-depth", "4"], "depth must be 1…3"),
+                         (["--group", "sex", "--min-support", "0"], "minimum support"),
+                         (["--group", "sex", "--threshold", "2"], "--threshold")):
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err.strip()
+        assert words in err and len(err.splitlines()) == 1
+
+
+def test_rows_without_a_numeric_label_or_score_are_counted_and_left_out(tmp_path, capsys):
+    path = tmp_path / "d.csv"
+    path.write_text("label,score,g\n1,high,a\n0,0.6,b\n1,0.7,a\n0,1.5,b\n")
+    out = tmp_path / "s.json"
+    assert main(["slices", str(path), "--label", "label", "--score", "score", "--group", "g", "--json",
+                 str(out)]) == 0
+    payload = json.loads(out.read_text())
+    assert payload["rows"] == 2 and payload["max_depth"] == 1
+    assert payload["notes"] == ["2 rows without a 0/1 label or a score in [0, 1] were left out."]
+    assert sorted(s["n"] for s in payload["slices"]) == [1, 1]

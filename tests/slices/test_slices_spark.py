@@ -1,0 +1,39 @@
+"""DuckDB = Spark on every slice's counts: the one query's text runs unchanged on both engines."""
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from fairviz.data.engine import Engine
+from fairviz.data.sources import locate
+from fairviz.slices.sql import engine_slice_counts
+from tests.slices.data import ATTRIBUTES, frame
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java (make test installs Debian's "
+                                                                      "openjdk-17-jre-headless when run as root)")]
+COUNTS = ["n", "tp", "fp", "fn", "tn", "score_sum", "label_sum"]
+
+
+def test_spark_counts_every_slice_as_duckdb(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    data = frame(3_000, seed=7)
+    data.loc[::97, "label"] = 2                   # rows the query leaves out, on both engines
+    path = tmp_path / "d.parquet"
+    data.to_parquet(path)
+    tables = {}
+    for kind in ("duckdb", "spark"):
+        engine = Engine(kind)
+        try:
+            counts = engine_slice_counts(engine, locate(path, kind, engine.local), "label", "score",
+                                         tuple(ATTRIBUTES), 3, 60)
+        finally:
+            engine.close()
+        table = counts.table.fillna("·").set_index(list(ATTRIBUTES)).sort_index()
+        tables[kind] = (table, counts.total, counts.notes)
+    (duck, duck_total, duck_notes), (spark, spark_total, spark_notes) = tables["duckdb"], tables["spark"]
+    assert list(duck.index) == list(spark.index) and len(duck) > 40
+    np.testing.assert_allclose(duck[COUNTS].to_numpy(float), spark[COUNTS].to_numpy(float), rtol=1e-12)
+    assert duck_total == pytest.approx(spark_total, rel=1e-12) and duck_notes == spark_notes and "31 rows" in duck_notes[0]

@@ -25,7 +25,7 @@ import pandas as pd
 
 from fairviz.data.dialects import DUCKDB, Dialect
 from fairviz.data.model import ColumnMapping, DataError
-from fairviz.data.reduction import EXACT_ROWS, SufficientStats, count_column
+from fairviz.data.reduction import SufficientStats, count_column
 from fairviz.data.tasks import SUM_TOLERANCE
 
 REGRESSION_CELLS = 100_000   # cells of each column's [min, max] (regression): measured in docs/engines.md

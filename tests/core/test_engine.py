@@ -4,7 +4,6 @@ Exact mode must give today's row-level audit to 1e-12 (every number of the JSON)
 stated resolution; validation must name the same problems with the same row counts."""
 from __future__ import annotations
 
-import io
 import re
 
 import numpy as np
@@ -14,7 +13,7 @@ import pytest
 from fairviz.calibration import CalibrationParams
 from fairviz.data import ColumnMapping, DataError, build_predictions, read_table
 from fairviz.data.dialects import DUCKDB
-from fairviz.data.engine import COUNT, Engine, reduce_path, reduction_sql, resolve
+from fairviz.data.engine import Engine, reduce_path, reduction_sql, resolve
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.residuals import RDFParams

@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from fairviz.cli.main import main
 from tests.conftest import ROOT

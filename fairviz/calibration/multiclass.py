@@ -26,7 +26,8 @@ from scipy import stats as sps
 
 from fairviz.calibration.reliability import binomial_interval, reliability_table
 from fairviz.calibration.results import CI_METHODS, STRATEGIES, Progress, ReliabilityTable
-from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes
+from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes, json_attr as _attr
+from fairviz.calibration.task_inputs import json_scalar as _scalar
 from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
 from fairviz.data import DataError
@@ -422,14 +423,3 @@ def _difference_interval(a: np.ndarray, b: np.ndarray, level: float) -> stats.In
 def _pair(values) -> list:
     return [_scalar(float(v)) for v in values]
 
-
-def _attr(obj, name: str):
-    return None if obj is None else _scalar(getattr(obj, name))
-
-
-def _scalar(value):
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value

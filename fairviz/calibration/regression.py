@@ -21,7 +21,8 @@ import numpy as np
 from scipy import stats as sps
 
 from fairviz.calibration.reliability import binomial_interval, weighted_quantile
-from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes
+from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes, json_attr as _attr
+from fairviz.calibration.task_inputs import json_scalar as _scalar
 from fairviz.core.stats import benjamini_hochberg
 from fairviz.data import DataError
 
@@ -395,14 +396,3 @@ def _mean(values: np.ndarray, w: np.ndarray) -> float:
 def _with_bh(g: RegressionGroup, p: float) -> RegressionGroup:
     return RegressionGroup(g.name, g.n, g.mean_y, g.mean_pred, g.bins, g.mz, g.coverage, float(p))
 
-
-def _attr(obj, name: str):
-    return None if obj is None else _scalar(getattr(obj, name))
-
-
-def _scalar(value):
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not np.isfinite(value):
-        return None
-    return value

@@ -47,3 +47,17 @@ def group_codes(codes, names, size: int, w: np.ndarray) -> tuple[np.ndarray, tup
         raise DataError("Calibration by group needs at least two groups with rows; the data have "
                         f"{int(np.count_nonzero(sizes > 0))}.")
     return codes, names
+
+
+def json_attr(obj, name: str):
+    """``obj.name`` as a plain JSON value (None for a missing object or a non-finite number)."""
+    return None if obj is None else json_scalar(getattr(obj, name))
+
+
+def json_scalar(value):
+    """numpy scalars as Python's; NaN and infinities as None (strict JSON)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value

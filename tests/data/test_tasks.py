@@ -167,3 +167,15 @@ def test_a_regression_with_a_two_valued_group_is_still_guessed_a_regression():
     binary = pd.DataFrame({"label": rng.integers(0, 2, 500), "prediction": rng.random(500),
                            "sex": rng.choice(["F", "M"], 500)})
     assert guess_mapping(binary).task == "binary"                  # a probability named "prediction": binary
+
+
+def test_a_thousand_classes_are_refused_in_one_sentence():
+    rng = np.random.default_rng(6)
+    n = 3000
+    frame = pd.DataFrame({"label": (np.arange(n) % 1000).astype(str), "pred": rng.integers(0, 1000, n).astype(str),
+                          "group": rng.choice(["x", "y"], n)})
+    mapping = ColumnMapping("label", "", ("group",), task="multiclass", predicted="pred")
+    with pytest.raises(DataError) as err:
+        build_predictions(frame, mapping)
+    assert len(err.value.problems) == 1
+    assert "name 1,000 classes; a multiclass audit takes at most 100" in err.value.problems[0]

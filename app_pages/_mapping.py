@@ -192,7 +192,7 @@ def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
             others = st.multiselect("Other models: more prediction columns for the same rows (optional)",
                                     found.numbers, default=[c for c in guess.candidate_scores if c in found.numbers],
                                     help="Each is audited on every page (the sidebar's Model picker).")
-            class_scores, predicted = (), None
+            class_scores, predicted, normalise = (), None, False
         else:
             label = _upload.pick(c1, "Label column (classes)", found.class_labels, guess.label)
             class_scores = tuple(c2.multiselect(
@@ -204,6 +204,9 @@ def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
                                      optional=True)
             score = _upload.pick(c5, "Its confidence (optional)", found.numbers,
                                  guess.score if guess.predicted else None, optional=True) or ""
+            normalise = st.checkbox("Normalise the class probabilities (divide each row's by their sum)", value=False,
+                                    help="Rows whose probabilities do not sum to 1 within 0.01 are noted and read "
+                                         "as given unless this is ticked.")
             others = []
         c7, c8 = st.columns(2)
         text = _upload.pick(c7, "Text column (optional)", found.others, guess.text, optional=True)
@@ -216,7 +219,7 @@ def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
         mapping = ColumnMapping(label=label, score=score or "", groups=tuple(groups), text=text,
                                 features=tuple(features), row_id=row_id, task=task,
                                 class_scores=class_scores if task == "multiclass" else (),
-                                predicted=None if class_scores else predicted,
+                                predicted=None if class_scores else predicted, normalise=normalise,
                                 more_scores=tuple(ScoreColumn(c) for c in others if c not in (score, label)))
         load(upload, mapping, "positive")
 

@@ -75,6 +75,9 @@ def add_parser(commands) -> None:
     audit.add_argument("--class-scores", metavar="GLOB|COLS",
                        help="multiclass: the class probability columns, a glob over the column names ('p_*') or a "
                             "comma list; each column's class is its name without the prefix or suffix (p_cat → cat)")
+    audit.add_argument("--normalise", action="store_true",
+                       help="multiclass: divide each row's class probabilities by their sum (rows that miss 1 by "
+                            "more than 0.01 are otherwise read as given, with a note)")
     audit.add_argument("--predicted", metavar="COL",
                        help="multiclass: the predicted-class column (when there are no class probabilities); "
                             "--score names its confidence")
@@ -306,11 +309,12 @@ def task_mapping(args, task: str, frame: pd.DataFrame, guess: ColumnMapping) -> 
                              more_scores=more_scores, model_name=first_name, task="regression")
     if args.class_scores:
         return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task="multiclass", class_scores=class_score_columns(args.class_scores, frame.columns))
+                             task="multiclass", class_scores=class_score_columns(args.class_scores, frame.columns),
+                             normalise=args.normalise)
     found, predicted = class_columns_of(frame, label) if label in frame.columns else ((), None)
     if found and not args.predicted:
         return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task="multiclass", class_scores=found)
+                             task="multiclass", class_scores=found, normalise=args.normalise)
     predicted = args.predicted or predicted
     if not predicted:
         raise DataError("Name the class probability columns with --class-scores 'p_*' or the predicted-class column "

@@ -81,6 +81,7 @@ class ColumnMapping:
     class_scores: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
     predicted: str | None = None
+    normalise: bool = False          # multiclass: each row's class probabilities divided by their sum
 
     def models(self) -> tuple[ScoreColumn, ...]:
         """Every model, the first mapped first."""
@@ -101,7 +102,7 @@ class ColumnMapping:
             out["models"] = [m.to_dict() for m in self.models()]
         if self.task != "binary":                        # … and so do binary ones
             out.update(task=self.task, class_scores=list(self.class_scores), classes=list(self.classes),
-                       predicted=self.predicted)
+                       predicted=self.predicted, normalise=self.normalise)
         return out
 
 

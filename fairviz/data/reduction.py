@@ -3,7 +3,7 @@ label and score cell), the table it returns (``SufficientStats``) and how that t
 ``fairviz.data.engine`` runs the text where the data lives; the resolution rules are in its docstring."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -79,11 +79,7 @@ def _moves(resolution: float) -> str:
 
 def core_mapping(mapping: ColumnMapping) -> ColumnMapping:
     """The mapping without the row-level roles (text, features, id): the table does not carry them."""
-    return ColumnMapping(label=mapping.label, score=mapping.score, groups=mapping.groups,
-                         positive_label=mapping.positive_label, intersect=mapping.intersect,
-                         score_scale=mapping.score_scale, score_direction=mapping.score_direction,
-                         more_scores=mapping.more_scores, model_name=mapping.model_name, task=mapping.task,
-                         class_scores=mapping.class_scores, classes=mapping.classes, predicted=mapping.predicted)
+    return replace(mapping, text=None, features=(), row_id=None, candidate_scores=())
 
 
 # ----------------------------------------------------------------------------------------------- the SQL

@@ -67,6 +67,9 @@ def regression_sql(source: str, mapping: ColumnMapping, numeric, bounds=None, ce
     models = mapping.models()
     names = [mapping.label] + [m.column for m in models]
     cols = [d.as_double(q(c)) if numeric[k] else q(c) for k, c in enumerate(names)]
+    if mapping.class_scores and mapping.normalise and all(numeric):   # each row's divided by its sum, as validation
+        total = " + ".join(cols)
+        cols = [f"({c}) / NULLIF({total}, 0)" for c in cols]
     inner = ", ".join([f"{q(g)} AS g{k}" for k, g in enumerate(mapping.groups)] +
                       [f"{c} AS v{k}" for k, c in enumerate(cols)])
     exact = bounds is None or not all(numeric)

@@ -215,6 +215,10 @@ def _multiclass_fields(label: pd.Series, columns: dict[str, pd.Series], mapping:
         _check_probabilities(probabilities, mapping, problems, notes, w)
         if problems:
             return mapping, {}
+        if mapping.normalise:
+            probabilities = normalised(probabilities, mapping, problems, notes, w)
+            if problems:
+                return mapping, {}
         predicted = np.argmax(probabilities, axis=1).astype(np.int32)
         score = probabilities[np.arange(predicted.size), predicted]
         return replace(mapping, classes=classes), {"y": y, "score": score, "predicted": predicted,
@@ -243,10 +247,26 @@ def _check_probabilities(probabilities: np.ndarray, mapping: ColumnMapping, prob
         return
     sums = probabilities.sum(axis=1)
     off = np.abs(sums - 1) > SUM_TOLERANCE
+    if off.any() and not mapping.normalise:        # normalised: ``normalised`` says what it changed
+        notes.append(f"The class probabilities of {count_rows(off, w):,} rows do not sum to 1 within "
+                     f"{SUM_TOLERANCE} (sums from {sums.min():.3g} to {sums.max():.3g}); they are read as given, and "
+                     "the predicted class is the most probable one. Normalising divides each row's by their sum "
+                     "(the form's 'Normalise' choice, --normalise).")
+
+
+def normalised(probabilities: np.ndarray, mapping: ColumnMapping, problems, notes, w) -> np.ndarray:
+    """Each row's class probabilities divided by their sum (asked for: ``ColumnMapping.normalise``); a row whose
+    probabilities are all 0 cannot be, and is a problem."""
+    sums = probabilities.sum(axis=1)
+    if (sums <= 0).any():
+        problems.append(f"{count_rows(sums <= 0, w):,} rows have every class probability 0: they cannot be "
+                        "normalised.")
+        return probabilities
+    off = np.abs(sums - 1) > SUM_TOLERANCE
     if off.any():
-        notes.append(f"The class probabilities of {count_rows(off, w):,} rows do not sum to 1 (sums from "
-                     f"{sums.min():.3g} to {sums.max():.3g}); they are read as given, and the predicted class is the "
-                     "most probable one.")
+        notes.append(f"The class probabilities were normalised: each row's divided by their sum ({count_rows(off, w):,} "
+                     f"rows summed to between {sums[off].min():.3g} and {sums[off].max():.3g}).")
+    return probabilities / sums[:, None]
 
 
 def _natural_order(names: list[str]) -> list[str]:

@@ -2,6 +2,8 @@
 refused with one plain sentence when a column says another task."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -179,3 +181,23 @@ def test_a_thousand_classes_are_refused_in_one_sentence():
         build_predictions(frame, mapping)
     assert len(err.value.problems) == 1
     assert "name 1,000 classes; a multiclass audit takes at most 100" in err.value.problems[0]
+
+
+def test_probabilities_that_miss_one_are_normalised_when_asked_on_both_paths(multiclass_frame, tmp_path):
+    """The note offers normalising; asked for, each row's probabilities are divided by their sum, by validation on
+    the row path and in the engine's SQL (the same numbers)."""
+    from fairviz.data.engine import reduce_path
+    frame = multiclass_frame.assign(p_cat=multiclass_frame.p_cat * 0.5)        # rows now sum to 1 − p_cat / 2
+    mapping = ColumnMapping("label", "", ("group",), task="multiclass", class_scores=("p_cat", "p_dog", "p_bird"))
+    as_given = build_predictions(frame, mapping)
+    assert any("Normalising divides each row's by their sum" in note for note in as_given.notes)
+    asked = replace(mapping, normalise=True)
+    rows = build_predictions(frame, asked)
+    raw = frame[["p_cat", "p_dog", "p_bird"]].to_numpy()
+    np.testing.assert_allclose(rows.class_scores, raw / raw.sum(axis=1, keepdims=True), rtol=1e-12)
+    assert any("were normalised" in note for note in rows.notes)
+    path = tmp_path / "animals.csv"
+    frame.to_csv(path, index=False)
+    engine = reduce_path(path, asked).predictions().rows()
+    key = lambda p: np.lexsort(p.class_scores.T)                                # the engine's entries: any order
+    np.testing.assert_allclose(engine.class_scores[key(engine)], rows.class_scores[key(rows)], rtol=1e-9)

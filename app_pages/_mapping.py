@@ -20,6 +20,7 @@ from fairviz.data.model import plain_value
 from fairviz.data.roles import (
     MAX_SCANNED,
     distinct_count,
+    quantile_level,
     guess_good_outcome,
     looks_like_model_name,
     numeric_columns,
@@ -192,6 +193,10 @@ def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
             others = st.multiselect("Other models: more prediction columns for the same rows (optional)",
                                     found.numbers, default=[c for c in guess.candidate_scores if c in found.numbers],
                                     help="Each is audited on every page (the sidebar's Model picker).")
+            quantiles = tuple(st.multiselect(
+                "Prediction-interval columns (optional: quantiles named by level, q0.05 and q0.95)", found.numbers,
+                default=[c for c in found.numbers if quantile_level(c) is not None],
+                help="Calibration shows each group's coverage of the central intervals they bound."))
             class_scores, predicted, normalise = (), None, False
         else:
             label = _upload.pick(c1, "Label column (classes)", found.class_labels, guess.label)
@@ -204,6 +209,7 @@ def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
                                      optional=True)
             score = _upload.pick(c5, "Its confidence (optional)", found.numbers,
                                  guess.score if guess.predicted else None, optional=True) or ""
+            quantiles = ()
             normalise = st.checkbox("Normalise the class probabilities (divide each row's by their sum)", value=False,
                                     help="Rows whose probabilities do not sum to 1 within 0.01 are noted and read "
                                          "as given unless this is ticked.")
@@ -220,6 +226,7 @@ def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
                                 features=tuple(features), row_id=row_id, task=task,
                                 class_scores=class_scores if task == "multiclass" else (),
                                 predicted=None if class_scores else predicted, normalise=normalise,
+                                quantiles=quantiles,
                                 more_scores=tuple(ScoreColumn(c) for c in others if c not in (score, label)))
         load(upload, mapping, "positive")
 
@@ -268,12 +275,14 @@ def _recognised(guess: ColumnMapping, scale_guess, values: list, positive, good)
 def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None:
     """Build the predictions (row by row or reduced by the engine), check them and make them every page's data. A
     problem is shown and nothing is replaced; a score that runs the other way is kept for the one-click fix."""
-    row_level = bool(mapping.text or mapping.row_id or mapping.features)
+    # text, id, feature and quantile columns need the rows themselves (the engine's table does not carry them)
+    row_level = bool(mapping.text or mapping.row_id or mapping.features or mapping.quantiles)
     try:
         if row_level:
             chosen = tuple(dict.fromkeys(c for c in (
                 mapping.label, mapping.score, *(m.column for m in mapping.more_scores), *mapping.groups,
-                *mapping.features, *mapping.class_scores, mapping.predicted, mapping.text, mapping.row_id) if c))
+                *mapping.features, *mapping.class_scores, *mapping.quantiles, mapping.predicted, mapping.text,
+                mapping.row_id) if c))
             full, digest = upload.columns(chosen)     # only the mapped columns are decoded
             pred = build_predictions(full, mapping, source=upload.name, file_fingerprint=digest)
         else:                                         # the engine's reduction: counts per (group, label, score)
@@ -290,7 +299,7 @@ def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None
     st.session_state.pop(PENDING, None)
     _ui.use_predictions(pred, benefit=benefit)
     st.session_state["sample_key"] = None
-    how = ("row by row, because text, id or feature columns are mapped" if row_level else
+    how = ("row by row, because text, id, feature or quantile columns are mapped" if row_level else
            f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads" if pred.binary else
            f"{TASK_TITLES[mapping.task]}, reduced to {pred.y.size:,} cells that every audit page reads")
     models = f" {len(pred.model_names)} models: {', '.join(pred.model_names)}." if pred.several_models else ""

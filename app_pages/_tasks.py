@@ -45,7 +45,8 @@ def calibration_page(ctx) -> None:
         params = RegressionParams()
         key = (data.fingerprint, ctx.attribute, params)
         result = _run("calibration_regression", key, "Fitting each group's calibration line",
-                      lambda progress: regression_calibration(data, ctx.attribute, params))
+                      lambda progress: regression_calibration(data, ctx.attribute, params, data.quantiles,
+                                                              data.quantile_levels))
         if result is not None:
             _render.render(calibration_tasks.regression_display(result, data.mapping.label,
                                                                 Focus(reference=ctx.reference), (data.fingerprint,)))

@@ -82,6 +82,7 @@ class ColumnMapping:
     classes: tuple[str, ...] = ()
     predicted: str | None = None
     normalise: bool = False          # multiclass: each row's class probabilities divided by their sum
+    quantiles: tuple[str, ...] = ()  # regression: prediction-interval quantile columns (levels from their names)
 
     def models(self) -> tuple[ScoreColumn, ...]:
         """Every model, the first mapped first."""
@@ -102,7 +103,7 @@ class ColumnMapping:
             out["models"] = [m.to_dict() for m in self.models()]
         if self.task != "binary":                        # … and so do binary ones
             out.update(task=self.task, class_scores=list(self.class_scores), classes=list(self.classes),
-                       predicted=self.predicted, normalise=self.normalise)
+                       predicted=self.predicted, normalise=self.normalise, quantiles=list(self.quantiles))
         return out
 
 
@@ -154,6 +155,8 @@ class Predictions:
     classes: tuple[str, ...] = ()       # multiclass: the class names, code k → classes[k]
     predicted: np.ndarray | None = field(default=None, repr=False, compare=False)      # multiclass: int32 codes
     class_scores: np.ndarray | None = field(default=None, repr=False, compare=False)   # multiclass: (entries × C)
+    quantiles: np.ndarray | None = field(default=None, repr=False, compare=False)      # regression: (entries × Q)
+    quantile_levels: tuple[float, ...] = ()
 
     @property
     def binary(self) -> bool:
@@ -184,7 +187,9 @@ class Predictions:
                 self.fingerprint, self.notes, limits=self.limits,
                 scores={k: np.repeat(v, w) for k, v in self.scores.items()}, model=self.model, task=self.task,
                 classes=self.classes, predicted=None if self.predicted is None else np.repeat(self.predicted, w),
-                class_scores=None if self.class_scores is None else np.repeat(self.class_scores, w, axis=0))
+                class_scores=None if self.class_scores is None else np.repeat(self.class_scores, w, axis=0),
+                quantiles=None if self.quantiles is None else np.repeat(self.quantiles, w, axis=0),
+                quantile_levels=self.quantile_levels)
         return self._intersections["__rows__"]
 
     def with_note(self, note: str, resolution: float | None = None) -> "Predictions":

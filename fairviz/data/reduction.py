@@ -78,8 +78,9 @@ def _moves(resolution: float) -> str:
 
 
 def core_mapping(mapping: ColumnMapping) -> ColumnMapping:
-    """The mapping without the row-level roles (text, features, id): the table does not carry them."""
-    return replace(mapping, text=None, features=(), row_id=None, candidate_scores=())
+    """The mapping without the row-level roles (text, features, id, a regression's quantile columns): the table
+    does not carry them."""
+    return replace(mapping, text=None, features=(), row_id=None, candidate_scores=(), quantiles=())
 
 
 # ----------------------------------------------------------------------------------------------- the SQL

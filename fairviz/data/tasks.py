@@ -28,7 +28,7 @@ from fairviz.data.cleaning import (
 )
 from fairviz.data.limits import GroupLimits
 from fairviz.data.model import ColumnMapping, DataError, Predictions, plain_value
-from fairviz.data.roles import class_of_column, range_order
+from fairviz.data.roles import class_of_column, quantile_level, range_order
 
 TASKS = ("binary", "regression", "multiclass")
 TASK_TITLES = {"binary": "binary classification", "regression": "regression",
@@ -119,11 +119,17 @@ def _regression_columns(frame, mapping: ColumnMapping, label: pd.Series, problem
             continue
         columns[model.title] = values
         kept.append(model)
+    for column in mapping.quantiles:              # prediction-interval bounds: numbers, their level in the name
+        if quantile_level(column) is None:
+            problems.append(f"The quantile column '{column}' does not name its level (q0.05, p95, quantile_0.9).")
+        columns[f"q:{column}"] = numeric_values(without_na_texts(frame[column]), column, problems, w,
+                                                role="quantile", wanted="quantiles must be numbers")
     return replace(mapping, more_scores=tuple(kept)), columns
 
 
 def _regression_fields(columns: dict[str, pd.Series], mapping: ColumnMapping, problems, w):
     target = columns.pop("__target__").to_numpy(dtype=float)
+    bounds = {c: columns.pop(f"q:{c}").to_numpy(dtype=float) for c in mapping.quantiles}
     if np.isinf(target).any():
         problems.append(f"The target column '{mapping.label}' has {count_rows(np.isinf(target), w):,} infinite values.")
     distinct = np.unique(target[np.isfinite(target)])
@@ -142,7 +148,11 @@ def _regression_fields(columns: dict[str, pd.Series], mapping: ColumnMapping, pr
             problems.append(f"The prediction column '{column}' has {count_rows(infinite, w):,} infinite values.")
         scores[title] = values
     first = next(iter(scores.values()))
-    return mapping, {"y": target, "score": first, "scores": scores if len(scores) > 1 else {}}
+    fields = {"y": target, "score": first, "scores": scores if len(scores) > 1 else {}}
+    if bounds:                                    # coverage of the prediction intervals (calibration in the mean)
+        fields["quantiles"] = np.column_stack(list(bounds.values()))
+        fields["quantile_levels"] = tuple(quantile_level(c) for c in bounds)
+    return mapping, fields
 
 
 def _shown(values) -> str:

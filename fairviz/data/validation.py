@@ -183,7 +183,7 @@ def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
     needed = {"target" if regression else "label": [mapping.label],
               "prediction" if regression else "score": [c for c in (mapping.score, *(m.column for m in
                                                                                       mapping.more_scores)) if c],
-              "class probability": list(mapping.class_scores),
+              "class probability": list(mapping.class_scores), "quantile": list(mapping.quantiles),
               "predicted class": [mapping.predicted] if mapping.predicted else [],
               "group": list(mapping.groups)}
     if mapping.text:

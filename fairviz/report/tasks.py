@@ -56,7 +56,8 @@ def regression_calibration_params(options: AuditParams) -> RegressionParams:
 
 
 def regression_calibration_run(pred: Predictions, options: AuditParams):
-    return calibration_regression(pred, options.attribute, regression_calibration_params(options))
+    return calibration_regression(pred, options.attribute, regression_calibration_params(options),
+                                  quantiles=pred.quantiles, quantile_levels=pred.quantile_levels)
 
 
 REGRESSION_PARITY = Section(

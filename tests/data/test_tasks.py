@@ -201,3 +201,23 @@ def test_probabilities_that_miss_one_are_normalised_when_asked_on_both_paths(mul
     engine = reduce_path(path, asked).predictions().rows()
     key = lambda p: np.lexsort(p.class_scores.T)                                # the engine's entries: any order
     np.testing.assert_allclose(engine.class_scores[key(engine)], rows.class_scores[key(rows)], rtol=1e-9)
+
+
+def test_prediction_interval_columns_give_each_groups_coverage(regression_frame):
+    """Quantile columns named by level (q0.05, q0.95) reach calibration in the mean: each group's coverage of the
+    central 90% interval is the share of its rows inside it."""
+    from fairviz.report.options import AuditParams
+    from fairviz.report.tasks import REGRESSION_CALIBRATION
+    frame = regression_frame.assign(q0_05=regression_frame.y_pred - 8, q0_95=regression_frame.y_pred + 8)
+    frame = frame.rename(columns={"q0_05": "q0.05", "q0_95": "q0.95"})
+    mapping = ColumnMapping("target", "y_pred", ("group",), task="regression", quantiles=("q0.05", "q0.95"))
+    pred = build_predictions(frame, mapping)
+    assert pred.quantile_levels == (0.05, 0.95) and pred.quantiles.shape == (len(frame), 2)
+    result = REGRESSION_CALIBRATION.run(pred, AuditParams(attribute="group"))
+    inside = (frame.target >= frame["q0.05"]) & (frame.target <= frame["q0.95"])
+    b = frame.group == "b"
+    coverage_b = next(r for r in result.coverage_rows() if r["group"] == "b")
+    assert coverage_b["nominal"] == pytest.approx(0.9) and coverage_b["n"] == b.sum()
+    assert coverage_b["coverage"] == pytest.approx(inside[b].mean(), abs=1e-12)
+    with pytest.raises(DataError, match="The quantile column 'y_pred' does not name its level"):
+        build_predictions(frame, ColumnMapping("target", "y_pred", ("group",), task="regression", quantiles=("y_pred",)))

@@ -75,6 +75,9 @@ def add_parser(commands) -> None:
     audit.add_argument("--class-scores", metavar="GLOB|COLS",
                        help="multiclass: the class probability columns, a glob over the column names ('p_*') or a "
                             "comma list; each column's class is its name without the prefix or suffix (p_cat → cat)")
+    audit.add_argument("--quantiles", metavar="GLOB|COLS",
+                       help="regression: prediction-interval columns named by their level (q0.05, q0.95), a glob or a "
+                            "comma list; calibration then gives each group's coverage of the central intervals")
     audit.add_argument("--normalise", action="store_true",
                        help="multiclass: divide each row's class probabilities by their sum (rows that miss 1 by "
                             "more than 0.01 are otherwise read as given, with a note)")
@@ -264,6 +267,8 @@ def check_task_options(args, task: str) -> None:
                             f"drop {'it' if len(given) == 1 else 'them'} for a {task} audit.")
     if task != "multiclass" and (args.class_scores or args.predicted):
         raise DataError(f"--class-scores and --predicted name multiclass columns; this audit's task is {task}.")
+    if task != "regression" and args.quantiles:
+        raise DataError(f"--quantiles names a regression's prediction-interval columns; this audit's task is {task}.")
     if task != "regression" and args.units:
         raise DataError(f"--units states a regression target's units; this audit's task is {task}.")
     if task == "multiclass" and args.class_scores and args.predicted:
@@ -272,22 +277,23 @@ def check_task_options(args, task: str) -> None:
         raise DataError("A multiclass audit reads one model: give --score once (the predicted class's confidence).")
 
 
-def class_score_columns(pattern: str, columns) -> tuple[str, ...]:
-    """The columns a --class-scores value names: a comma list (each must exist), or a glob over the names."""
+def class_score_columns(pattern: str, columns, option: str = "--class-scores") -> tuple[str, ...]:
+    """The columns a --class-scores (or ``option``) value names: a comma list (each must exist), or a glob over
+    the names."""
     names = [str(c) for c in columns]
     if "," in pattern or not any(ch in pattern for ch in "*?["):
         wanted = [p.strip() for p in pattern.split(",") if p.strip()]
         missing = [c for c in wanted if c not in names]
         if missing:
-            raise DataError(f"--class-scores names column{'s' if len(missing) > 1 else ''} "
+            raise DataError(f"{option} names column{'s' if len(missing) > 1 else ''} "
                             f"{', '.join(repr(c) for c in missing)} that the file does not have (columns: "
                             f"{', '.join(names[:12])}{', …' if len(names) > 12 else ''}).")
         return tuple(wanted)
     found = tuple(c for c in names if fnmatch.fnmatchcase(c, pattern))
     if not found:
-        raise DataError(f"--class-scores '{pattern}' matches no column (columns: {', '.join(names[:12])}"
+        raise DataError(f"{option} '{pattern}' matches no column (columns: {', '.join(names[:12])}"
                         f"{', …' if len(names) > 12 else ''}).")
-    if len(found) < 3:
+    if option == "--class-scores" and len(found) < 3:
         raise DataError(f"--class-scores '{pattern}' matches {len(found)} column{'s' if len(found) > 1 else ''} "
                         f"({', '.join(found)}): a multiclass audit needs one probability column per class, 3 or "
                         "more.")
@@ -305,8 +311,9 @@ def task_mapping(args, task: str, frame: pd.DataFrame, guess: ColumnMapping) -> 
         score = first_score or (guess.score if same else None)
         if not score:
             raise DataError("Name the regression's prediction column with --score (it could not be guessed).")
+        quantiles = class_score_columns(args.quantiles, frame.columns, "--quantiles") if args.quantiles else ()
         return ColumnMapping(label=label, score=score, groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             more_scores=more_scores, model_name=first_name, task="regression")
+                             more_scores=more_scores, model_name=first_name, task="regression", quantiles=quantiles)
     if args.class_scores:
         return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
                              task="multiclass", class_scores=class_score_columns(args.class_scores, frame.columns),
@@ -333,7 +340,8 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
     if not isinstance(source, Files) or (source.format != "csv" and len(source.files) > 1):
         raise DataError(f"A {task} audit reads one CSV or Parquet file for now; point it at one file.")
     columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
-                                         *mapping.class_scores, mapping.predicted, *mapping.groups, mapping.row_id))
+                                         *mapping.class_scores, *mapping.quantiles, mapping.predicted, *mapping.groups,
+                                         mapping.row_id))
                if c]
     rows, digest = read_table(source.files[0], columns=columns)
     pred = build_predictions(rows, mapping, source=source.name, file_fingerprint=digest, limits=limits)

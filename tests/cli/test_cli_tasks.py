@@ -147,3 +147,25 @@ def test_a_binary_audit_states_its_task(tmp_path, capsys, two_group_frame):
     data = json.loads(out.read_text())
     assert code == 0 and data["task"] == "binary" and "groups" in data and "parity_multiclass" not in data
     assert terminal.splitlines()[1] == "Task: binary classification — label 'y', score 'score'"
+
+
+def test_regression_quantile_columns_give_coverage(tmp_path):
+    """--quantiles names the prediction-interval columns: calibration's JSON holds each group's coverage."""
+    rng = np.random.default_rng(11)
+    n = 900
+    price = rng.normal(200, 40, n)
+    predicted = price + rng.normal(0, 10, n)
+    frame = pd.DataFrame({"price": price, "y_pred": predicted, "q0.1": predicted - 13, "q0.9": predicted + 13,
+                          "group": rng.choice(["a", "b", "c"], n)})
+    path = tmp_path / "intervals.csv"
+    frame.to_csv(path, index=False)
+    out = tmp_path / "audit.json"
+    code = main(["audit", str(path), "--task", "regression", "--label", "price", "--score", "y_pred",
+                 "--group", "group", "--quantiles", "q0.*", "--json", str(out)])
+    assert code == 0
+    coverage = json.loads(out.read_text())["calibration_regression"]["coverage"]
+    overall = next(r for r in coverage if r["group"] == "overall")
+    inside = ((frame.price >= frame["q0.1"]) & (frame.price <= frame["q0.9"])).mean()
+    assert overall["nominal"] == pytest.approx(0.8) and overall["coverage"] == pytest.approx(inside, abs=1e-12)
+    assert main(["audit", str(path), "--task", "regression", "--label", "price", "--score", "y_pred",
+                 "--group", "group", "--quantiles", "z*"]) == 2

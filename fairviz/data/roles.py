@@ -330,28 +330,30 @@ def guess_good_outcome(label: Any, values: list, positive: Any) -> Any:
 # ----------------------------------------------------------------------------------------------- tasks
 
 MAX_GUESSED_CLASSES = 50       # a label with more values is not guessed to be classes
-FEW_CLASSES = 10               # whole numbers with at most this many values are classes, not a target, when unsure
+FEW_CLASSES = 10               # whole numbers with more values and no class columns: a regression target
 PREDICTION_NAMES = ("prediction", "pred", "y_pred", "yhat", "y_hat", "predicted", "forecast", "estimate", "fitted",
                     "predicted_class", "pred_class", "y_pred_class")
 
 
 def guess_task(frame: pd.DataFrame, label: Any) -> str:
-    """The task a label column suggests: two values → binary; numbers that are not all whole, or many whole
-    numbers → regression; a few categories (or whole numbers with class probability or predicted-class columns, or
-    at most ``FEW_CLASSES`` values) → multiclass. Always shown in the form and changeable."""
+    """The task a label column suggests: two values → binary; numbers that are not all whole, or many whole numbers
+    → regression; classes with class probability columns or a predicted-class column → multiclass. Anything else
+    stays binary, so that validation names the label's values (a label of three values with one score is more often
+    a mapping mistake than a multiclass file). Always shown in the form and changeable."""
     series = frame[label]
     n = distinct_count(series)
     if n <= 2:
         return "binary"
-    if is_numeric(series):
+    numeric = is_numeric(series)
+    if numeric:
         values = series.dropna().to_numpy(dtype=float)
         if not np.all(values == np.round(values)) or n > MAX_GUESSED_CLASSES:
             return "regression"
+    if n <= MAX_GUESSED_CLASSES:
         classes = {str(plain_value(v)) for v in series.dropna().unique()}
-        if class_columns(frame, classes) or predicted_column(frame, label, classes) or n <= FEW_CLASSES:
+        if class_columns(frame, classes) or predicted_column(frame, label, classes):
             return "multiclass"
-        return "regression"
-    return "multiclass" if n <= MAX_GUESSED_CLASSES else "binary"
+    return "regression" if numeric and n > FEW_CLASSES else "binary"
 
 
 def class_columns(frame: pd.DataFrame, classes) -> list:

@@ -89,10 +89,10 @@ def display(summary: DataOverview) -> list[Item]:
 
 
 def _number(value: float) -> str:
-    """Three decimals for rates and scores; four significant digits for a regression's values (any scale)."""
+    """Three decimals for rates and scores; two for a regression's values of any size (4g wrote 2e+05 for a price)."""
     if not np.isfinite(value):
         return "—"
-    return f"{value:.3f}" if abs(value) <= 1 else f"{value:,.4g}"
+    return f"{value:.3f}" if abs(value) <= 1 else f"{value:,.2f}"
 
 
 def score_shares(pred: Predictions, attribute: str, bins: np.ndarray,

@@ -62,3 +62,18 @@ def test_score_shares_sum_to_one_per_group():
     assert names[0] == "African-American" and len(names) == 3
     for share in shares:
         assert share.sum() == pytest.approx(1.0)
+
+
+def test_a_regressions_overview_reads_its_values_in_plain_numbers():
+    """Mean target and prediction of any size read as plain numbers (a price of 234,567.89, not 2.346e+05)."""
+    import numpy as np
+    import pandas as pd
+
+    from fairviz.data import ColumnMapping, build_predictions
+    from fairviz.data.overview import display, overview
+    rng = np.random.default_rng(0)
+    price = rng.normal(234_567.89, 1_000, 400)
+    frame = pd.DataFrame({"price": price, "y_pred": price + rng.normal(0, 100, 400), "g": rng.choice(["a", "b"], 400)})
+    summary = overview(build_predictions(frame, ColumnMapping("price", "y_pred", ("g",), task="regression")))
+    values = [m.value for m in display(summary)[1 + len(summary.notes)].items]
+    assert values[1] == f"{price.mean():,.2f}" and "e+" not in " ".join(values)

@@ -72,7 +72,8 @@ def finding_text(f: Finding, audit: FindingsAudit, level: str = "finding") -> Te
         head = text("**{g}** gets {more} of the benefit than its labels warrant, relative to **{r}** (Objective "
                     "Fairness Index)", level, g=c.group, more=more, r=c.reference)
     elif c.kind == "residual_distance":
-        head = text("The residual distributions of **{g}** and **{r}** differ beyond the rate gaps", level,
+        # no "beyond the rate gaps": a regression has no rates, and F_dist says how far apart the curves are
+        head = text("The residual distributions (prediction − truth) of **{g}** and **{r}** differ", level,
                     g=c.group, r=c.reference)
     else:
         head = text("Scores are calibrated differently: ECE {gv:.3f} for **{g}** vs {rv:.3f} for **{r}**", level,

@@ -8,14 +8,15 @@ import streamlit as st
 
 from app_pages import _render, _ui
 from fairviz.compare import CompareParams, ModelComparison, compare_models
+from fairviz.compare.regression import RegressionComparison, compare_regression
 from fairviz.report import compare as section
 
 RESAMPLES = (200, 500, 1000, 2000)
 
 
-def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | None:
+def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | RegressionComparison | None:
     """Pick two models (the first two by default), compare them once (kept per data, choices and models) and render
-    the ``topic``'s tables, readings and overlaid figures."""
+    the ``topic``'s tables, readings and overlaid figures (a regression: its errors per group, whatever the topic)."""
     joint = ctx.joint
     names = joint.model_names
     if len(names) < 2:
@@ -31,6 +32,8 @@ def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | None:
         st.session_state["compare_b"] = others[0]
     model_b = c2.selectbox("Second model (B)", others, key="compare_b",
                            help="Every difference is B minus A, on the same rows.")
+    if ctx.task == "regression":
+        return _regression(ctx, joint, model_a, model_b)
     resamples = c3.select_slider("Resamples", RESAMPLES, value=500, key="compare_resamples",
                                  help="Paired bootstrap resamples and paired permutations (scores swapped within "
                                       "rows) of every difference.")
@@ -43,4 +46,17 @@ def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | None:
     sample = _ui.current_sample()
     _render.render(section.display(result, topic, sample.words if sample is not None else None),
                    figure_cache=_ui.figure)
+    return result
+
+
+def _regression(ctx: _ui.Context, joint, model_a: str, model_b: str) -> RegressionComparison:
+    """Two regression models: paired t-tests of each group's errors and of its gaps to the reference (no
+    resampling: a single pass over the rows)."""
+    params = CompareParams()
+    key = (joint.fingerprint, ctx.attribute, ctx.reference, model_a, model_b, params)
+    result = _ui.cached_with_progress(
+        "compare_regression", key,
+        lambda progress: compare_regression(joint, ctx.attribute, ctx.reference, model_a, model_b, params),
+        "Comparing the two models")
+    _render.render(section.regression_display(result), figure_cache=_ui.figure)
     return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages import _render, _ui
+from app_pages._compare import compare_view
 from fairviz.calibration.multiclass import MulticlassParams
 from fairviz.calibration.multiclass import analyse_multiclass as multiclass_calibration
 from fairviz.calibration.regression import RegressionParams
@@ -78,6 +79,9 @@ def parity_page(ctx) -> None:
                       lambda progress: regression_parity(data, ctx.attribute, params))
         if result is not None:
             _render.render(parity_tasks.regression_display(result, (data.fingerprint, ctx.attribute)))
+        if ctx.joint.several_models:
+            st.subheader("Compare models")
+            compare_view(ctx, "parity")
         return
     st.caption("Each class one vs rest: TPR, FPR and selection rate per group with their gaps, OFI and DI per class; "
                "GAP (Han et al.: the root mean square over classes of the groups' gaps), the confusion matrices, "

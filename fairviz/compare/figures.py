@@ -77,3 +77,24 @@ def residual_overlay(result: ModelComparison, groups: list[str] | None = None, h
                       legend=dict(orientation="h", yanchor="top", y=-0.14, xanchor="left", x=0, title_text=""),
                       margin=dict(t=90, b=40))
     return fig
+
+
+def regression_forest(result, metric: str = "mae", height: int = 420) -> go.Figure:
+    """A regression comparison's ``metric`` difference (second model minus first) per group with its interval: left
+    of 0 the second model errs less. Groups under the size floor are drawn in grey."""
+    rows = [d for d in result.differences if d.metric == metric and d.reference is None]
+    labels = [plot_text(d.group or "every row") + f" (n = {d.n:,})" for d in rows]
+    small = [d.group is not None and d.n < result.params.min_group_size for d in rows]
+    fig = go.Figure(go.Scatter(
+        x=[d.difference for d in rows], y=labels, mode="markers",
+        marker=dict(size=10, color=[NEUTRAL if s else PALETTE[0] for s in small]),
+        error_x=dict(type="data", symmetric=False, array=[d.ci.high - d.difference for d in rows],
+                     arrayminus=[d.difference - d.ci.low for d in rows]),
+        hovertemplate="%{y}<br>Δ %{x:.4g}<extra></extra>"))
+    fig.add_vline(x=0, line=dict(color=NEUTRAL, width=1, dash="dot"))
+    title = rows[0].title if rows else metric
+    fig.update_layout(template=TEMPLATE, height=height, showlegend=False,
+                      title=plot_text(f"{title}: {result.model_b} minus {result.model_a}, per group (95% CI)"),
+                      xaxis_title=plot_text(f"Δ {title}" + (f" ({result.units})" if result.units else "")),
+                      yaxis=dict(autorange="reversed"))
+    return fig

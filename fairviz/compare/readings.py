@@ -5,6 +5,7 @@ they go into fields, never into the template."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from fairviz.compare.paired import LOWER_IS_BETTER
 from fairviz.compare.results import PARITY_VALUE, Difference, ModelComparison
@@ -124,3 +125,57 @@ def rate_words(metric: str, benefit: str, words: dict) -> str:
     if not (words.get(label) and words.get(decision)):
         return ""
     return f" The FPR counts {words['unit']} {words[label]} yet {words[decision]}."
+
+
+# ------------------------------------------------------------------------------------------------ regression
+
+REGRESSION_INTRO = text("Two regression models on the same rows: every difference below is **the second model minus "
+                        "the first**, a mean of per-row paired differences with its t interval (the paired t-test; "
+                        "a gap's change compares two groups' paired differences by Welch's t-test), adjusted by "
+                        "Benjamini–Hochberg over the whole family.", "plain")
+
+
+def number(value: float) -> str:
+    """Three decimals for values up to 1, two (with thousands separators) for a target's values of any size."""
+    if not math.isfinite(value):
+        return "undefined"
+    return (f"{value:.3f}" if abs(value) <= 1 else f"{value:,.2f}").replace("-", "−")
+
+
+def regression_readings(result) -> list[Text]:
+    """Up to ``max_readings`` findings of a ``RegressionComparison``, then the size floor's note."""
+    chosen = headlines(result)
+    out = [regression_reading(result, d) for d in chosen]
+    if not chosen:
+        out.append(text("No difference between **{b}** and **{a}** is beyond sampling noise after Benjamini–Hochberg "
+                        "over {tests} tests at α = {alpha:g}.", "finding", a=result.model_a, b=result.model_b,
+                        tests=len(result.differences), alpha=result.params.alpha))
+    small = [g for g, n in result.group_sizes.items() if n < result.params.min_group_size]
+    if small:
+        out.append(text("Groups under {floor} rows are in the tables but never headline a reading: {groups}.", "note",
+                        floor=result.params.min_group_size, groups=", ".join(small)))
+    return out
+
+
+def regression_reading(result, d: Difference) -> Text:
+    units = f" {result.units}" if result.units else ""
+    ci = (f"[{number(d.ci.low)}, {number(d.ci.high)}]" if math.isfinite(d.ci.low) and math.isfinite(d.ci.high)
+          else "undefined")
+    numbers = dict(a=number(d.value_a) + units, b=number(d.value_b) + units,
+                   delta=("+" if d.difference > 0 else "") + number(d.difference), ci=ci,
+                   percent=round(100 * d.ci.level), p=fmt_p(d.p_adjusted), model=result.model_b, group=d.group,
+                   reference=d.reference, title=d.title, other=result.model_a)
+    tail = ": {a} → {b}, Δ {delta}, {percent}% CI {ci} (adjusted p {p})."
+    if d.reference is not None:
+        verb = gap_verb(replace(d, metric="fpr_gap"))        # a gap of errors closes towards 0 as a rate gap does
+        return text("**{model}** " + verb + " the {title} of **{group}** against {reference}" + tail, "finding",
+                    **numbers)
+    where = " on every row" if d.group is None else " for **{group}**"
+    if d.metric == "bias":
+        closer = abs(d.value_b) < abs(d.value_a)
+        sentence = "**{model}**'s {title}" + where + " is " + ("closer to" if closer else "further from") + " 0 than {other}'s"
+    else:
+        lower = d.value_b < d.value_a
+        sentence = ("**{model}** has a " + ("lower" if lower else "higher") + " {title}" + where + " than {other} ("
+                    + ("better" if lower else "worse") + ")")
+    return text(sentence + tail, "finding", **numbers)

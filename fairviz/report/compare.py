@@ -97,3 +97,39 @@ def report_display(comparisons: dict[str, ModelComparison], words=None) -> list[
     """What the HTML report and the terminal show right after the Summary: each comparison whole."""
     return [Group(f"{r.model_b} against {r.model_a}", tuple(display(r, None, words, titled=False)), key=name)
             for name, r in comparisons.items()]
+
+
+REGRESSION_LABELS = {"model": "Model", "group": "Group", "n": "Rows", "mae": "MAE", "bias": "Bias (ŷ − y)",
+                     "mse": "MSE", "rmse": "RMSE"}
+
+
+def regression_to_dict(result) -> dict:
+    return result.to_dict([t.plain() for t in readings.regression_readings(result)])
+
+
+def regression_display(result, titled: bool = True) -> list[Item]:
+    """A regression comparison (``fairviz.compare.regression``): readings, errors per model and group, the paired
+    differences and the MAE difference per group."""
+    items: list[Item] = [heading("**{b}** against **{a}**", b=result.model_b, a=result.model_a)] if titled else []
+    items += [readings.REGRESSION_INTRO, *readings.regression_readings(result)]
+    columns = list(REGRESSION_LABELS)
+    formats = {c: "num" for c in columns} | {"model": "text", "group": "text", "n": "int"}
+    items.append(Table(result.table[columns].reset_index(drop=True), "compare_regression", formats, REGRESSION_LABELS,
+                       title=text("Errors per model and group"),
+                       caption=text("Bias > 0: the model over-predicts on average; MAE, MSE and RMSE in the target's "
+                                    "units{units}.", units=f" ({result.units})" if result.units else "")))
+    rows = [{"metric": d.title, "group": d.group or "every row", "reference": d.reference or "",
+             "value_a": d.value_a, "value_b": d.value_b, "difference": d.difference, "ci": d.ci.to_list(),
+             "p_value": d.p_value, "p_adjusted": d.p_adjusted, "test": d.test, "n": d.n} for d in result.differences]
+    labels = {**DIFFERENCE_LABELS, "value_a": result.model_a, "value_b": result.model_b}
+    formats = {"metric": "text", "group": "text", "reference": "text", "value_a": "num", "value_b": "num",
+               "difference": "num", "ci": "ci", "p_value": "p", "p_adjusted": "p", "test": "text", "n": "int"}
+    items.append(Table(pd.DataFrame(rows, columns=list(DIFFERENCE_LABELS)), "compare_differences", formats, labels,
+                       title=text("Paired differences, second model minus first"),
+                       caption=text("A gap is the group's value minus the reference's ({reference}); its Δ is how "
+                                    "much the second model changes it. Benjamini–Hochberg over all {tests} "
+                                    "differences.", reference=result.reference, tests=len(result.differences))))
+    key = (result.model_a, result.model_b, result.attribute, result.reference, result.fingerprint)
+    items.append(Figure(lambda: figures.regression_forest(result), ("compare.regression", *key)))
+    items += [text("{note}", "note", note=note) for note in result.notes]
+    return items

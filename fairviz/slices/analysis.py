@@ -23,7 +23,7 @@ from fairviz.data.model import DataError
 from fairviz.sample_size.cps import cps_cells
 from fairviz.slices.counts import SliceCounts, slice_names
 from fairviz.slices.metrics import (ALL_METRICS, MULTICLASS_METRICS, REGRESSION_METRICS, SLICE_METRICS, TASK_METRICS,
-                                    check_metric, excess)
+                                    check_metric, score)
 
 CORRECTIONS = ("by", "bh")
 Z95 = 1.959963984540054
@@ -63,7 +63,7 @@ class SliceResult:
     def to_dict(self) -> dict:
         columns = ["slice", "depth", "n", "metric", "rest", "difference", "ci_low", "ci_high", "p", "p_adjusted",
                    "significant", "too_small", "cps", "error_rate", "fpr", "fnr", "selection_rate", "mean_residual",
-                   "calibration_gap", "mae", "rmse", "mean_confidence", "excess"]
+                   "calibration_gap", "mae", "rmse", "mean_confidence", "score"]
         frame = self.table.reindex(columns=columns)
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
         rows = [{c: _plain(v) for c, v in row.items()} for row in rows]
@@ -81,7 +81,7 @@ class SliceResult:
 
     def search_dict(self) -> dict:
         s = self.counts.search
-        return {"top_k": s.top_k, "score": "excess" if s.top_k else None, "queries": s.queries,
+        return {"top_k": s.top_k, "score": "SliceLine (α = 0.95)" if s.top_k else None, "queries": s.queries,
                 "grouping_sets": s.grouping_sets, "lattice_grouping_sets": s.lattice_sets,
                 "evaluated": s.evaluated, "pruned": s.pruned}
 
@@ -127,7 +127,7 @@ def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> Sli
         testable, p = _regression_slices(out, t, total, params)
     else:
         testable, p = _count_slices(out, t, total, params, counts.task)
-    out["excess"] = excess(t, total, counts.task, params.metric)
+    out["score"] = score(t, total, counts.task, params.metric)         # SliceLine's, as the pruned search ranks
     out["p"] = p
     out["p_adjusted"] = np.nan
     family = int(testable.sum()) + int(counts.search.pruned)

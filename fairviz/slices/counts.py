@@ -103,8 +103,8 @@ def slice_counts(pred, attributes=None, max_depth: int = MAX_DEPTH, min_support:
                  top_k: int | None = None) -> SliceCounts:
     """Every slice's counts from a ``Predictions`` (binary: confusion cells at τ; regression: residual sums;
     multiclass: errors): sums of the entries' weights per cell — the engine's counts over the same rows, to the last
-    row. ``top_k``: the level-wise search that leaves unexpanded every slice whose bound on ``metric``'s excess
-    cannot beat the current k-th best (``fairviz.slices.metrics``); None: the full lattice."""
+    row. ``top_k``: the level-wise search that leaves unexpanded every slice whose bound on SliceLine's score of
+    ``metric`` cannot beat the current k-th best (``fairviz.slices.metrics``); None: the full lattice."""
     task = pred.task
     top_k = check_top_k(top_k)
     names, depth, notes = plan(attributes or list(pred.attributes), max_depth, min_support, top_k is not None)
@@ -170,9 +170,10 @@ def lattice_search(level, m: int, depth: int, floor: float, total, task: str, me
     combinations (value columns a0…, ``depth``, the counts; depth ≥ 2 at or above the floor only), one query on an
     engine. Without ``top_k``: every combination at once. With it, level by level (SliceLine, Sagadeeva and Boehm,
     SIGMOD 2021): ``total`` (the whole data's counts, or a function giving them after the first query) bounds
-    the excess; level d + 1 evaluates a slice only when each of its d parents was evaluated and is at or above the
-    floor, and its excess bound (``metrics.bound``) reaches the k-th best excess found so far; a combination with no
-    such slice is not computed."""
+    the score; level d + 1 evaluates a slice only when each of its d parents was evaluated and is at or above the
+    floor, and its score bound (``metrics.bound``, SliceLine's score) exceeds the bar; a combination with no
+    such slice is not computed. The bar is the k-th best score so far, or 0 while fewer than k slices score above 0
+    (only those enter SliceLine's top-k)."""
     from fairviz.slices import metrics as scores
 
     keys = [f"a{i}" for i in range(m)]
@@ -188,19 +189,19 @@ def lattice_search(level, m: int, depth: int, floor: float, total, task: str, me
     first = tables[0]
     at_floor = {i: int(((first[keys[i]].notna()) & (first["n"] >= floor)).sum()) for i in range(m)}
     most = int(total["n"] // floor)
-    found = np.where(first["n"].to_numpy(float) >= floor, scores.excess(first, total, task, metric), np.nan)
+    found = np.where(first["n"].to_numpy(float) >= floor, scores.score(first, total, task, metric), -np.inf)
     reached = 1
     for d in range(1, depth):
         previous = tables[-1]
         kept = previous[previous["n"].to_numpy(float) >= floor]
         parents = split_by_combo(kept, keys, d, scores.parts(kept, task, metric))
-        best = np.sort(found[np.isfinite(found)])[::-1]
-        bar = best[top_k - 1] if len(best) >= top_k else -np.inf
+        best = np.sort(found[found > 0])[::-1]           # SliceLine's top-k holds positive scores only
+        bar = best[top_k - 1] if len(best) >= top_k else 0.0
         candidates = {}
         for combo in combinations(range(m), d + 1):
             children = children_of(combo, parents, keys)
             if children is not None and len(children):
-                children = children[scores.bound(children, total, task, metric) >= bar]
+                children = children[scores.bound(children, total, task, metric, floor) > bar]
             if children is not None and len(children):
                 candidates[combo] = children
         skipped = [c for c in combinations(range(m), d + 1) if c not in candidates]
@@ -222,7 +223,7 @@ def lattice_search(level, m: int, depth: int, floor: float, total, task: str, me
         pruned += int((~evaluated).sum())
         level_table = result[evaluated].reset_index(drop=True)
         tables.append(level_table)
-        found = np.concatenate([found, scores.excess(level_table, total, task, metric)])
+        found = np.concatenate([found, scores.score(level_table, total, task, metric)])
     table = pd.concat(tables, ignore_index=True)
     return table, Search(top_k, metric, queries, computed, lattice, len(table), pruned), notes
 

@@ -1,23 +1,24 @@
-"""The slice metrics of each task, the score the lattice search ranks slices by, and that score's upper bound over a
-slice's refinements (what lets the search leave a branch of the lattice unexpanded).
+"""The slice metrics of each task, the score the pruned lattice search ranks slices by, and that score's upper
+bound over a slice's refinements (what lets the search leave a branch of the lattice unexpanded).
 
-**Score: the excess.** For a count metric (a numerator x over a denominator m: FPR is false positives over
-negatives) the excess of a slice is |x − m·r_rest|, the numerator events it holds beyond (or short of) what the rest
-of the data's rate would give it: the extra false positives the slice carries. For a mean metric (the mean residual,
-the MAE: a per-row value v summed to s over n rows) it is |s − n·μ_rest|. It grows with the effect and with the
-slice's size, as SliceLine's score trades error against size (Sagadeeva and Boehm, SIGMOD 2021). With the totals X
-and M and p = X/M, r_rest = (X − x)/(M − m), so the excess is M·|x − m·p| / (M − m).
+**Score: SliceLine's** (Sagadeeva and Boehm, SIGMOD 2021). A slice S of |S| rows with error sum e_S, in data of N
+rows with mean error ē, scores
 
-**Bound.** A refinement S′ of parents P₁…P_d holds at most the smallest parent's numerator events
-(x′ ≤ min xᵢ) and at most the smallest parent's other denominator rows (m′ − x′ ≤ min (mᵢ − xᵢ)). Over that
-region M·(x′ − m′p)/(M − m′) is largest at m′ = x′ = min xᵢ and M·(m′p − x′)/(M − m′) at x′ = 0, m′ = min (mᵢ − xᵢ):
+    sc(S) = α·(e_S / (|S|·ē) − 1) − (1 − α)·(N / |S| − 1),        α = 0.95,
 
-    excess(S′) ≤ max( M·X(1 − p)/(M − X),  M·Y·p/(M − Y) ),   X = min xᵢ, Y = min (mᵢ − xᵢ).
+the relative error above the average, less a penalty that grows as the slice shrinks: a large slice that is a little
+worse can outrank a tiny one that is much worse. The rows and errors are the metric's: for a count metric its
+denominator rows and numerator events (FPR: the negatives and the false positives; errors count 1 each); for a
+regression the rows and Σ|prediction − target|. The score looks for slices where the model is WORSE (a higher
+rate); the tests of the slices it evaluates stay two-sided. Only slices with sc > 0 enter the top-k, as in SliceLine.
 
-For a mean metric with positive and negative parts s⁺, s⁻ (s = s⁺ − s⁻) and n′ ≤ N_ub = min nᵢ:
-excess(S′) ≤ N·max(S⁺ + N_ub·max(−μ, 0), S⁻ + N_ub·max(μ, 0)) / (N − N_ub), S± = min s±ᵢ. Both bounds grow with
-the parents' parts, and a grandchild's parts are at most its parent's, so a slice left unexpanded bounds every
-slice under it: the top-k by excess is exactly the full lattice's."""
+**Bound.** A refinement of parents P₁…P_d has at most the fewest rows of its parents (|S′| ≤ min |Pᵢ|) and at
+most their smallest error sum (e′ ≤ min e_Pᵢ), and no fewer rows than errors for a count metric (or than the
+support floor for a regression). At a fixed error sum the score is monotone in |S′| (its derivative has the sign of
+(1 − α)N − α·e/ē), and it grows with the error sum, so the largest score any refinement can reach is the larger of
+the score at the two ends of the feasible rows with e′ = min e_Pᵢ. A grandchild's rows and errors are at most its
+parent's, so a slice left unexpanded bounds every slice under it: the top-k by score is exactly the full
+lattice's."""
 from __future__ import annotations
 
 import numpy as np
@@ -38,6 +39,7 @@ REGRESSION_METRICS = {"mean_residual": ("residual_sum", "mean residual (predicti
                       "mae": ("abs_residual_sum", "mean absolute error")}
 TASK_METRICS = {"binary": SLICE_METRICS, "multiclass": MULTICLASS_METRICS, "regression": REGRESSION_METRICS}
 DEFAULT_METRIC = {"binary": "fpr", "multiclass": "error_rate", "regression": "mean_residual"}
+ALPHA = 0.95            # SliceLine's weight of the error term against the size term (the paper's default)
 ALL_METRICS = tuple(dict.fromkeys([*SLICE_METRICS, *MULTICLASS_METRICS, *REGRESSION_METRICS]))
 
 
@@ -62,50 +64,54 @@ def _sum(frame, cells) -> np.ndarray:
     return sum(_col(frame, c) for c in cells)
 
 
-def parts(frame, task: str, metric: str) -> pd.DataFrame:
-    """What the bound of a refinement takes the minimum of over its parents."""
+def _rows_and_errors(frame, task: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """A slice's rows and error sum as the score reads them: the metric's denominator rows and numerator events
+    (count metrics), or the rows and Σ|residual| (regression)."""
     if task == "regression":
-        value, absolute = _col(frame, REGRESSION_METRICS[metric][0]), _col(frame, "abs_residual_sum")
-        positive = (absolute + value) / 2 if metric == "mean_residual" else absolute
-        negative = (absolute - value) / 2 if metric == "mean_residual" else np.zeros_like(absolute)
-        return pd.DataFrame({"b_pos": positive, "b_neg": negative, "b_n": _col(frame, "n")})
+        return _col(frame, "n"), _col(frame, "abs_residual_sum")
     num, den, _ = TASK_METRICS[task][metric]
-    x = _sum(frame, num)
-    return pd.DataFrame({"b_x": x, "b_y": _sum(frame, den) - x})
+    return _sum(frame, den), _sum(frame, num)
 
 
-def excess(frame, total: dict, task: str, metric: str) -> np.ndarray:
-    """|slice sum − slice size × the rest's rate or mean|; NaN where the slice or the rest is empty."""
+def parts(frame, task: str, metric: str) -> pd.DataFrame:
+    """What the bound of a refinement takes the minimum of over its parents: their rows and error sums."""
+    rows, errors = _rows_and_errors(frame, task, metric)
+    return pd.DataFrame({"b_rows": rows, "b_errors": errors})
+
+
+def _score(errors, rows, mean_error: float, all_rows: float, alpha: float) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = alpha * (errors / (rows * mean_error) - 1) - (1 - alpha) * (all_rows / rows - 1)
+    return np.where(rows > 0, out, -np.inf)
+
+
+def _totals(total: dict, task: str, metric: str) -> tuple[float, float]:
+    rows, errors = _rows_and_errors(pd.DataFrame([total]), task, metric)
+    return float(rows[0]), float(errors[0])
+
+
+def score(frame, total: dict, task: str, metric: str, alpha: float = ALPHA) -> np.ndarray:
+    """SliceLine's score of each slice; −inf where it has no rows or the data have no errors."""
+    all_rows, all_errors = _totals(total, task, metric)
+    rows, errors = _rows_and_errors(frame, task, metric)
+    if not (all_rows > 0 and all_errors > 0):
+        return np.full(len(rows), -np.inf)
+    return _score(errors, rows, all_errors / all_rows, all_rows, alpha)
+
+
+def bound(mins: pd.DataFrame, total: dict, task: str, metric: str, floor: float, alpha: float = ALPHA) -> np.ndarray:
+    """The largest score a refinement of parents with these minimum rows and error sums can have (module docstring):
+    the score at a fixed error sum is monotone in the rows, so the largest is at an end of the feasible rows."""
+    all_rows, all_errors = _totals(total, task, metric)
+    if not (all_rows > 0 and all_errors > 0):
+        return np.full(len(mins), -np.inf)
+    mean_error = all_errors / all_rows
+    rows, errors = mins["b_rows"].to_numpy(float), mins["b_errors"].to_numpy(float)
     if task == "regression":
-        s, m = _col(frame, REGRESSION_METRICS[metric][0]), _col(frame, "n")
-        big_s, big_m = total[REGRESSION_METRICS[metric][0]], total["n"]
+        fewest = np.minimum(rows, floor)            # an error may be any size: the fewest rows a tested slice has
     else:
-        num, den, _ = TASK_METRICS[task][metric]
-        s, m = _sum(frame, num), _sum(frame, den)
-        big_s, big_m = sum(total[c] for c in num), sum(total[c] for c in den)
-    rest = big_m - m
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.abs(s - m * (big_s - s) / rest)
-    return np.where((m > 0) & (rest > 0), out, np.nan)
-
-
-def bound(mins: pd.DataFrame, total: dict, task: str, metric: str) -> np.ndarray:
-    """The largest excess any refinement of parents with these minimum parts can have (module docstring)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if task == "regression":
-            big_n = total["n"]
-            mu = total[REGRESSION_METRICS[metric][0]] / big_n
-            n_ub = mins["b_n"].to_numpy(float)
-            top = np.maximum(mins["b_pos"].to_numpy(float) + n_ub * max(-mu, 0.0),
-                             mins["b_neg"].to_numpy(float) + n_ub * max(mu, 0.0))
-            out = big_n * top / (big_n - n_ub)
-            return np.where(big_n - n_ub > 0, out, np.inf)
-        num, den, _ = TASK_METRICS[task][metric]
-        big_x, big_m = sum(total[c] for c in num), sum(total[c] for c in den)
-        if big_m <= 0:
-            return np.full(len(mins), np.inf)
-        p = big_x / big_m
-        x, y = mins["b_x"].to_numpy(float), mins["b_y"].to_numpy(float)
-        up = np.where(big_m - x > 0, big_m * x * (1 - p) / (big_m - x), np.inf)
-        down = np.where(big_m - y > 0, big_m * y * p / (big_m - y), np.inf)
-        return np.maximum(up, down)
+        errors = np.minimum(errors, rows)           # an error counts 1: no refinement has more errors than rows
+        fewest = errors                             # ... nor fewer rows than errors
+    at_fewest = _score(errors, np.maximum(fewest, 1e-300), mean_error, all_rows, alpha)
+    at_most = _score(errors, rows, mean_error, all_rows, alpha)
+    return np.maximum(np.where(fewest > 0, at_fewest, -np.inf), at_most)

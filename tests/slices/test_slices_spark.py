@@ -37,3 +37,25 @@ def test_spark_counts_every_slice_as_duckdb(tmp_path, monkeypatch):
     assert list(duck.index) == list(spark.index) and len(duck) > 40
     np.testing.assert_allclose(duck[COUNTS].to_numpy(float), spark[COUNTS].to_numpy(float), rtol=1e-12)
     assert duck_total == pytest.approx(spark_total, rel=1e-12) and duck_notes == spark_notes and "31 rows" in duck_notes[0]
+
+
+def test_spark_runs_the_pruned_search_as_duckdb(tmp_path, monkeypatch):
+    """One query per level, the same text on both engines: the same slices evaluated, the same counts, the same
+    combinations computed and pruned."""
+    from tests.slices.data import WIDE
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    path = tmp_path / "wide.parquet"
+    frame(40_000, seed=21, planted=True, attributes=WIDE).to_parquet(path)
+    found = {}
+    for kind in ("duckdb", "spark"):
+        engine = Engine(kind)
+        try:
+            counts = engine_slice_counts(engine, locate(path, kind, engine.local), "label", "score", tuple(WIDE), 3,
+                                         100, metric="fpr", top_k=3)
+        finally:
+            engine.close()
+        found[kind] = (counts.table.fillna("·").set_index(list(WIDE)).sort_index(), counts.search)
+    (duck, duck_search), (spark, spark_search) = found["duckdb"], found["spark"]
+    assert duck_search == spark_search and duck_search.grouping_sets < duck_search.lattice_sets
+    assert list(duck.index) == list(spark.index)
+    np.testing.assert_allclose(duck[COUNTS].to_numpy(float), spark[COUNTS].to_numpy(float), rtol=1e-12)

@@ -3,7 +3,10 @@
 JSON (``SliceResult.to_dict``): metric, alpha, correction, threshold, min_support, max_depth, attributes, rows,
 tested, significant, notes, ``slices`` (one row per slice, ranked: slice, depth, n, metric, rest, difference,
 ci_low, ci_high, p, p_adjusted, significant, too_small, cps, error_rate, fpr, fnr, selection_rate, mean_residual,
-calibration_gap)."""
+calibration_gap; a regression's mean_residual (prediction − target), mae, rmse; a multiclass error_rate,
+mean_confidence; score: SliceLine's score, which the pruned search ranks by), task, family (the hypotheses the
+correction counts), search (top_k, queries, grouping_sets, lattice_grouping_sets, evaluated, pruned).
+``calibration_gap`` is calibration in the large, |mean label − mean score| (a one-bin ECE)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -30,9 +33,10 @@ def ranked_frame(result: SliceResult, rows: int = MAX_ROWS) -> pd.DataFrame:
 
 
 def slices_display(result: SliceResult, figure: bool = True) -> list[Item]:
-    title = readings.metric_title(result.params.metric)
+    title = readings.metric_title(result.params.metric, result.counts.task)
+    search = readings.search_sentence(result)
     items: list[Item] = [heading("Slices: where the {metric} differs", metric=title), readings.headline(result),
-                         readings.method_sentence(result), *readings.notes(result)]
+                         readings.method_sentence(result), *([search] if search else []), *readings.notes(result)]
     shown = min(len(result.table), MAX_ROWS)
     items.append(Table(ranked_frame(result), "slices", FORMATS, LABELS,
                        caption=text("{shown:,} of {total:,} slices, significant ones first by the size of their "

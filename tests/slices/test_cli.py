@@ -48,3 +48,25 @@ def test_rows_without_a_numeric_label_or_score_are_counted_and_left_out(tmp_path
     assert payload["rows"] == 2 and payload["max_depth"] == 1
     assert payload["notes"] == ["2 rows without a 0/1 label or a score in [0, 1] were left out."]
     assert sorted(s["n"] for s in payload["slices"]) == [1, 1]
+
+
+def test_regression_slices_on_the_engine_with_the_pruned_search(tmp_path, capsys):
+    from tests.slices.data import regression_frame
+    path = tmp_path / "r.parquet"
+    regression_frame(8_000, seed=35, planted=True).to_parquet(path)
+    out = tmp_path / "r.json"
+    code = main(["slices", str(path), "--label", "target", "--score", "prediction", "--task", "regression",
+                 "--group", "sex", "--group", "age", "--group", "region", "--metric", "mean_residual",
+                 "--top-k", "3", "--json", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0
+    payload = json.loads(out.read_text())
+    assert payload["task"] == "regression" and payload["metric"] == "mean_residual"
+    assert payload["search"]["top_k"] == 3 and payload["search"]["queries"] >= 2
+    assert payload["family"] == payload["tested"] + payload["search"]["pruned"]
+    top = payload["slices"][0]
+    assert top["significant"] and top["slice"].startswith("sex=F ∧ age=18-25") and top["mae"] > 0
+    assert "Welch's t-test" in printed and "Pruned search" in printed
+    assert main(["slices", str(path), "--label", "target", "--score", "prediction", "--task", "regression",
+                 "--group", "sex", "--metric", "fpr"]) == 2
+    assert "does not apply to regression" in capsys.readouterr().err

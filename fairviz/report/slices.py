@@ -9,6 +9,8 @@ correction counts), search (top_k, queries, grouping_sets, lattice_grouping_sets
 ``calibration_gap`` is calibration in the large, |mean label − mean score| (a one-bin ECE)."""
 from __future__ import annotations
 
+import hashlib
+
 import pandas as pd
 
 from fairviz.core.display import Figure, Item, Table, heading, text
@@ -32,6 +34,14 @@ def ranked_frame(result: SliceResult, rows: int = MAX_ROWS) -> pd.DataFrame:
                          "p_adjusted": t["p_adjusted"], "cps": t["cps"], "reading": reading})
 
 
+def figure_key(result: SliceResult) -> tuple:
+    """What the treemap draws: the metric and every slice's name, size and difference (a figure cache keyed by less
+    would show one search's treemap after another's)."""
+    drawn = result.table[["slice", "n", "difference", "too_small"]]
+    digest = hashlib.sha1(pd.util.hash_pandas_object(drawn, index=False).to_numpy().tobytes()).hexdigest()
+    return ("slices", result.counts.task, result.params.metric, digest)
+
+
 def slices_display(result: SliceResult, figure: bool = True) -> list[Item]:
     title = readings.metric_title(result.params.metric, result.counts.task)
     search = readings.search_sentence(result)
@@ -42,6 +52,6 @@ def slices_display(result: SliceResult, figure: bool = True) -> list[Item]:
                        caption=text("{shown:,} of {total:,} slices, significant ones first by the size of their "
                                     "difference.", "note", shown=shown, total=len(result.table))))
     if figure and len(result.table):
-        items.append(Figure(lambda: treemap(result, title), key=("slices", result.params.metric),
+        items.append(Figure(lambda: treemap(result, title), key=figure_key(result),
                             caption=text("Tiles sized by rows, coloured by the difference from the rest.", "note")))
     return items

@@ -21,7 +21,7 @@ from scipy import stats as sps
 from fairviz.core.confusion_metrics import CELL_ORDER, Cells
 from fairviz.data.model import DataError
 from fairviz.sample_size.cps import cps_cells
-from fairviz.slices.counts import SliceCounts, slice_names
+from fairviz.slices.counts import GAPS, SliceCounts, slice_names
 from fairviz.slices.metrics import (ALL_METRICS, MULTICLASS_METRICS, REGRESSION_METRICS, SLICE_METRICS, TASK_METRICS,
                                     check_metric, score)
 
@@ -63,7 +63,7 @@ class SliceResult:
     def to_dict(self) -> dict:
         columns = ["slice", "depth", "n", "metric", "rest", "difference", "ci_low", "ci_high", "p", "p_adjusted",
                    "significant", "too_small", "cps", "error_rate", "fpr", "fnr", "selection_rate", "mean_residual",
-                   "calibration_gap", "mae", "rmse", "mean_confidence", "score"]
+                   "calibration_gap", "ece", "mae", "rmse", "mean_confidence", "score"]
         frame = self.table.reindex(columns=columns)
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
         rows = [{c: _plain(v) for c, v in row.items()} for row in rows]
@@ -150,6 +150,8 @@ def _count_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: Slice
         out["mean_residual"] = rate(t["label_sum"].to_numpy(float) - t["score_sum"].to_numpy(float), n)
         # calibration in the large, |mean label − mean score| (a one-bin ECE; the key is kept)
         out["calibration_gap"] = np.abs(out["mean_residual"])
+        # the expected calibration error over equal-width score bins: Σ_b |Σ_{rows in b} (label − score)| / n
+        out["ece"] = rate(sum(np.abs(t[g].to_numpy(float)) for g in GAPS), n)
     else:
         out["error_rate"] = rate(_sum(t, ("errors",)), n)
         out["mean_confidence"] = rate(t["score_sum"].to_numpy(float), n)

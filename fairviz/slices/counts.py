@@ -15,9 +15,11 @@ from fairviz.data.limits import MAX_GROUPS
 from fairviz.data.model import DataError
 
 COUNTS = ("n", "tp", "fp", "fn", "tn", "score_sum", "label_sum")
+ECE_BINS = 10                   # equal-width score bins of the per-slice expected calibration error
+GAPS = tuple(f"gap{b}" for b in range(ECE_BINS))      # Σ (label − score) over a slice's rows in score bin b
 REGRESSION_COUNTS = ("n", "residual_sum", "residual_sq", "abs_residual_sum")
 MULTICLASS_COUNTS = ("n", "errors", "score_sum", "correct_sum")
-TASK_COUNTS = {"binary": COUNTS, "regression": REGRESSION_COUNTS, "multiclass": MULTICLASS_COUNTS}
+TASK_COUNTS = {"binary": COUNTS + GAPS, "regression": REGRESSION_COUNTS, "multiclass": MULTICLASS_COUNTS}
 MAX_ATTRIBUTES = 50             # more attributes than this are refused: name the ones that matter
 MAX_GROUPING_SETS = 2_500       # attribute combinations one query computes; past it the depth is lowered
 MAX_DEPTH = 3
@@ -155,8 +157,12 @@ def row_counts(pred, threshold: float) -> dict:
                 "correct_sum": weight * correct}
     y = np.asarray(pred.y, float)
     d = (score >= threshold).astype(float)
-    return {"n": weight, "tp": weight * y * d, "fp": weight * (1 - y) * d, "fn": weight * y * (1 - d),
-            "tn": weight * (1 - y) * (1 - d), "score_sum": weight * score, "label_sum": weight * y}
+    out = {"n": weight, "tp": weight * y * d, "fp": weight * (1 - y) * d, "fn": weight * y * (1 - d),
+           "tn": weight * (1 - y) * (1 - d), "score_sum": weight * score, "label_sum": weight * y}
+    score_bin = np.minimum(np.floor(score * ECE_BINS), ECE_BINS - 1)
+    for b, name in enumerate(GAPS):
+        out[name] = np.where(score_bin == b, weight * (y - score), 0.0)
+    return out
 
 
 def named(table: pd.DataFrame, names) -> pd.DataFrame:

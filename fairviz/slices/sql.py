@@ -16,7 +16,7 @@ import pandas as pd
 from fairviz.data.dialects import Dialect
 from fairviz.data.limits import MAX_GROUPS
 from fairviz.data.model import DataError
-from fairviz.slices.counts import (MAX_DEPTH, MISSING, TASK_COUNTS, SliceCounts, cap_values, check_top_k, combos,
+from fairviz.slices.counts import (ECE_BINS, GAPS, MAX_DEPTH, MISSING, TASK_COUNTS, SliceCounts, cap_values, check_top_k, combos,
                                    lattice_search, named, plan)
 
 SQL_TASKS = ("binary", "regression")
@@ -29,14 +29,16 @@ def _row_values(task: str, y: str, s: str, dialect: Dialect, threshold: float) -
         # x − x = 0 is false for NULL, NaN and ±inf alike (on DuckDB and Spark)
         ok = f"{y} - {y} = 0 AND {s} - {s} = 0"
         columns = f"CASE WHEN {ok} THEN {s} - {y} ELSE 0 END AS r"
-        sums = {"residual_sum": "r", "residual_sq": "r * r", "abs_residual_sum": "ABS(r)"}
+        sums = {"n": "ok", "residual_sum": "r", "residual_sq": "r * r", "abs_residual_sum": "ABS(r)"}
         return columns, sums, ok
     ok = f"{y} IN (0, 1) AND {s} IS NOT NULL AND NOT {dialect.is_nan(s)} AND {s} >= 0 AND {s} <= 1"
     columns = (f"CASE WHEN {y} = 1 THEN 1 ELSE 0 END AS y,\n"
                f"         CASE WHEN {s} >= {float(threshold)!r} THEN 1 ELSE 0 END AS d,\n"
-               f"         CASE WHEN {ok} THEN {s} ELSE 0 END AS s")
-    sums = {"tp": "ok * y * d", "fp": "ok * (1 - y) * d", "fn": "ok * y * (1 - d)", "tn": "ok * (1 - y) * (1 - d)",
-            "score_sum": "ok * s", "label_sum": "ok * y"}
+               f"         CASE WHEN {ok} THEN {s} ELSE 0 END AS s,\n"
+               f"         CASE WHEN {ok} THEN LEAST(FLOOR({s} * {ECE_BINS}), {ECE_BINS - 1}) ELSE -1 END AS bin")
+    # n, Σ label and Σ score follow from these (``slice_rows``): fewer sums, a faster query
+    sums = {"tp": "ok * y * d", "fp": "ok * (1 - y) * d", "fn": "ok * y * (1 - d)", "tn": "ok * (1 - y) * (1 - d)"}
+    sums.update({gap: f"CASE WHEN bin = {b} THEN y - s ELSE 0 END" for b, gap in enumerate(GAPS)})
     return columns, sums, ok
 
 
@@ -61,10 +63,11 @@ def slices_sql(relation: str, label: str, score: str, groups: list[str], depth: 
     grouping = ", ".join("(" + ", ".join(f"a{i}" for i in combo) + ")" for combo in sets)
     flags = ", ".join(f"GROUPING({a}) AS g{a[1:]}" for a in attrs)
     ungrouped = " + ".join(f"GROUPING({a})" for a in attrs)
-    totals = ", ".join(f"SUM({c}) AS {c}" for c in ("n", *cell, "bad"))
-    finest = (f"SELECT {', '.join(attrs)}, SUM(ok) AS n, {sums}, SUM(1 - ok) AS bad\n  FROM base GROUP BY "
-              f"{', '.join(attrs)}" if cells else
-              f"SELECT {', '.join(attrs)}, ok AS n, {', '.join(f'{e} AS {c}' for c, e in cell.items())}, 1 - ok AS bad"
+    totals = ", ".join(f"SUM({c}) AS {c}" for c in (*cell, "bad"))
+    size = "n" if "n" in cell else "tp + fp + fn + tn"
+    finest = (f"SELECT {', '.join(attrs)}, {sums}, SUM(1 - ok) AS bad\n  FROM base GROUP BY {', '.join(attrs)}"
+              if cells else
+              f"SELECT {', '.join(attrs)}, {', '.join(f'{e} AS {c}' for c, e in cell.items())}, 1 - ok AS bad"
               f"\n  FROM base")
     return f"""WITH base AS (
   SELECT {values},
@@ -77,7 +80,7 @@ def slices_sql(relation: str, label: str, score: str, groups: list[str], depth: 
   SELECT {', '.join(attrs)}, {flags}, {len(attrs)} - ({ungrouped}) AS depth, {totals}
   FROM cells GROUP BY GROUPING SETS ({'(), ' if total else ''}{grouping})
 )
-SELECT * FROM slices WHERE depth <= 1 OR n >= {float(min_support)!r}"""
+SELECT * FROM slices WHERE depth <= 1 OR {size} >= {float(min_support)!r}"""
 
 
 def engine_slice_counts(engine, source, label: str, score: str, groups, max_depth: int = MAX_DEPTH,
@@ -97,6 +100,7 @@ def engine_slice_counts(engine, source, label: str, score: str, groups, max_dept
         frame = engine.sql(slices_sql(relation, at[label], at[score], columns, depth, min_support, threshold,
                                       engine.dialect, sets=sets, total=first, task=task,
                                       cells=top_k is None or worth_cells(sets, found)))
+        frame = derived(frame, task)
         rows = slice_rows(frame, len(names), task)
         if first:
             found["total"], found["bad"] = whole_of(frame, task)
@@ -137,6 +141,19 @@ def whole_of(frame: pd.DataFrame, task: str) -> tuple[dict, int]:
         raise DataError("No row has a 0/1 label and a score in [0, 1]: check the label and score columns.")
     row = whole.iloc[0]
     return {c: float(pd.to_numeric(row[c])) for c in counts}, int(float(row["bad"] or 0))
+
+
+def derived(frame: pd.DataFrame, task: str) -> pd.DataFrame:
+    """A binary query's n, Σ label and Σ score from its cells: n = tp + fp + fn + tn, Σ label = tp + fn,
+    Σ score = Σ label − Σ_b Σ (label − score)."""
+    if task != "binary":
+        return frame
+    frame = frame.copy()
+    cells = {c: pd.to_numeric(frame[c]).astype(float).fillna(0.0) for c in ("tp", "fp", "fn", "tn", *GAPS)}
+    frame["n"] = cells["tp"] + cells["fp"] + cells["fn"] + cells["tn"]
+    frame["label_sum"] = cells["tp"] + cells["fn"]
+    frame["score_sum"] = frame["label_sum"] - sum(cells[g] for g in GAPS)
+    return frame
 
 
 def slice_rows(frame: pd.DataFrame, m: int, task: str) -> pd.DataFrame:

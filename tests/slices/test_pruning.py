@@ -110,3 +110,29 @@ def test_a_bad_top_k_is_named():
         slice_counts(predictions(frame(500, seed=1)), top_k=-3)
     with pytest.raises(DataError, match="does not apply"):
         slice_counts(predictions(frame(500, seed=1)), metric="mae", top_k=3)
+
+
+def test_engine_located_columns_names_columns_by_position_and_no_data_enters_the_sql(tmp_path):
+    """The public Engine step the slice queries use: the relation and positional aliases; a column or value of the
+    data never appears in a query's text, at any level of the pruned search."""
+    rng = np.random.default_rng(41)
+    odd = "we'ird \"col\"; --"
+    data = pd.DataFrame({odd: rng.choice(["x'); DROP TABLE t; --", "plain"], 3_000),
+                         "g": rng.choice(["p", "q", "r"], 3_000), "label": rng.integers(0, 2, 3_000),
+                         "score": rng.random(3_000)})
+    path = tmp_path / "odd.parquet"
+    data.to_parquet(path)
+    engine = Engine("duckdb")
+    relation, at = engine.located_columns(locate(path, "duckdb"), ["label", odd])
+    assert at == {"label": "c2", odd: "c0"} and relation
+    assert engine.sql(f"SELECT COUNT(*) AS n FROM {relation} WHERE {at['label']} = 1")["n"][0] == data["label"].sum()
+    with pytest.raises(DataError, match="'nope' is not a column"):
+        engine.located_columns(locate(path, "duckdb"), ["nope"])
+    texts = []
+    original = engine.sql
+    engine.sql = lambda text, params=None: texts.append(text) or original(text, params)
+    counts = engine_slice_counts(engine, locate(path, "duckdb"), "label", "score", [odd, "g"], 2, 10, metric="fpr",
+                                 top_k=2)
+    assert len(texts) == counts.search.queries >= 1
+    assert not any(piece in text for text in texts for piece in (odd, "DROP", "plain", "'p'"))
+    assert set(counts.table[odd].dropna()) == {"x'); DROP TABLE t; --", "plain"}

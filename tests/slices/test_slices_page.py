@@ -118,3 +118,18 @@ def test_the_page_searches_a_multiclass_error_rate_over_every_class_and_one_clas
     assert not at.exception, at.exception
     payload = at.session_state["page_json"]["slices"]
     assert payload["task"] == "binary" and payload["metric"] == "fpr"
+
+
+def test_many_attributes_are_searched_with_the_pruned_search_by_default():
+    from tests.slices.data import WIDE
+    wide = {**WIDE, "tier": ("1", "2", "3")}
+    pred = predictions(frame(8_000, seed=38, planted=True, attributes=wide), tuple(wide))
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["predictions"] = pred
+    at.session_state["sample_key"] = None
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="slices_top_k").value == 20
+    payload = at.session_state["page_json"]["slices"]
+    assert payload["search"]["top_k"] == 20 and payload["search"]["lattice_grouping_sets"] == 7 + 21 + 35
+    assert payload["search"]["grouping_sets"] < 63 and payload["family"] >= payload["tested"]

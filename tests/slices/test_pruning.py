@@ -68,6 +68,23 @@ def test_every_pruned_slices_score_is_under_the_bound_of_its_parents(planted):
     assert checked > 500
 
 
+@pytest.mark.parametrize("metric", ["mean_residual", "mae"])
+def test_a_regression_slices_score_is_under_the_bound_of_its_parents(metric):
+    """The regression bound (errors Σ|residual| of any size, rows at least the floor) holds slice by slice."""
+    from tests.slices.data import regression_frame, regression_predictions
+    data = regression_frame(20_000, seed=42, planted=True, attributes=WIDE)
+    counts = slice_counts(regression_predictions(data, NAMES), max_depth=3, min_support=100)
+    t = counts.table.assign(slice=slice_names(counts.table, NAMES)).set_index("slice")
+    b = parts(t, "regression", metric).set_axis(t.index)
+    s = pd.Series(score(t, counts.total, "regression", metric), index=t.index)
+    deeper = t.index[t["depth"] > 1]
+    for name in deeper:
+        pieces = name.split(" ∧ ")
+        mins = b.loc[[" ∧ ".join(p for p in pieces if p != drop) for drop in pieces]].min().to_frame().T
+        assert s[name] <= bound(mins, counts.total, "regression", metric, 100)[0] + 1e-12
+    assert len(deeper) > 300
+
+
 def test_duckdb_pruned_search_equals_the_pandas_path(planted, tmp_path):
     data, pred = planted
     path = tmp_path / "d.parquet"

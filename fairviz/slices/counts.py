@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from itertools import combinations
-from math import comb
+from math import comb, prod
 
 import numpy as np
 import pandas as pd
@@ -196,36 +196,32 @@ def lattice_search(level, m: int, depth: int, floor: float, total, task: str, me
     at_floor = {i: int(((first[keys[i]].notna()) & (first["n"] >= floor)).sum()) for i in range(m)}
     most = int(total["n"] // floor)
     found = np.where(first["n"].to_numpy(float) >= floor, scores.score(first, total, task, metric), -np.inf)
-    reached = 1
+    items = Items(first[first["n"].to_numpy(float) >= floor], keys)
     for d in range(1, depth):
         previous = tables[-1]
-        kept = previous[previous["n"].to_numpy(float) >= floor]
-        parents = split_by_combo(kept, keys, d, scores.parts(kept, task, metric))
+        kept = previous[previous["n"].to_numpy(float) >= floor].reset_index(drop=True)
+        parents = pd.concat([pd.DataFrame(items.of(kept, d), columns=[f"i{j}" for j in range(d)]),
+                             scores.parts(kept, task, metric)], axis=1)
         best = np.sort(found[found > 0])[::-1]           # SliceLine's top-k holds positive scores only
         bar = best[top_k - 1] if len(best) >= top_k else 0.0
-        candidates = {}
-        for combo in combinations(range(m), d + 1):
-            children = children_of(combo, parents, keys)
-            if children is not None and len(children):
-                children = children[scores.bound(children, total, task, metric, floor) > bar]
-            if children is not None and len(children):
-                candidates[combo] = children
-        skipped = [c for c in combinations(range(m), d + 1) if c not in candidates]
-        if len(candidates) > MAX_GROUPING_SETS:
-            notes.append(f"Level {d + 1} of the pruned search would compute {len(candidates):,} attribute "
+        children = children_of(parents, d, items.attribute)
+        children = children[scores.bound(children, total, task, metric, floor) > bar]
+        child_items = children[[f"i{j}" for j in range(d + 1)]].to_numpy()
+        wanted_combos = sorted({tuple(int(a) for a in row) for row in items.attribute[child_items]})
+        skipped = [c for c in combinations(range(m), d + 1) if c not in set(wanted_combos)]
+        if len(wanted_combos) > MAX_GROUPING_SETS:
+            notes.append(f"Level {d + 1} of the pruned search would compute {len(wanted_combos):,} attribute "
                          f"combinations (the limit is {MAX_GROUPING_SETS:,}): slices were searched to depth {d}.")
-            skipped = list(combinations(range(m), d + 1))
-            candidates = {}
-        pruned += sum(min(int(np.prod([at_floor[i] for i in c])), most) for c in skipped)
-        if not candidates:
+            skipped, wanted_combos = list(combinations(range(m), d + 1)), []
+        pruned += sum(min(prod(at_floor[i] for i in c), most) for c in skipped)
+        if not wanted_combos:
             for deeper in range(d + 2, depth + 1):
-                pruned += sum(min(int(np.prod([at_floor[i] for i in c])), most)
-                              for c in combinations(range(m), deeper))
+                pruned += sum(min(prod(at_floor[i] for i in c), most) for c in combinations(range(m), deeper))
             break
-        result = level(list(candidates))
-        queries, computed, reached = queries + 1, computed + len(candidates), d + 1
-        wanted = {key for combo, c in candidates.items() for key in slice_keys(c, keys, [combo] * len(c))}
-        evaluated = np.array([key in wanted for key in slice_keys(result, keys, combo_of(result, keys))], bool)
+        result = level(wanted_combos)
+        queries, computed = queries + 1, computed + len(wanted_combos)
+        wanted = set(map(tuple, child_items.tolist()))
+        evaluated = np.array([tuple(row) in wanted for row in items.of(result, d + 1).tolist()], bool)
         pruned += int((~evaluated).sum())
         level_table = result[evaluated].reset_index(drop=True)
         tables.append(level_table)
@@ -234,49 +230,55 @@ def lattice_search(level, m: int, depth: int, floor: float, total, task: str, me
     return table, Search(top_k, metric, queries, computed, lattice, len(table), pruned), notes
 
 
-def slice_keys(table: pd.DataFrame, keys, combos_of_rows) -> list[tuple]:
-    """(combination, its values) per row: a slice's identity."""
-    columns = {k: table[k].to_numpy(object) for k in keys if k in table.columns}
-    return [(combo, tuple(columns[keys[i]][r] for i in combo)) for r, combo in enumerate(combos_of_rows)]
+class Items:
+    """The depth-1 slices at or above the floor as items (an attribute and a value), numbered in attribute order, so
+    that a slice of depth d is the sorted row of its d item numbers."""
+
+    def __init__(self, first: pd.DataFrame, keys):
+        self.keys = keys
+        self.codes, attributes = [], []
+        for i, key in enumerate(keys):
+            values = [v for v in first[key].to_numpy(object) if v is not None]
+            self.codes.append({v: len(attributes) + k for k, v in enumerate(values)})
+            attributes += [i] * len(values)
+        self.attribute = np.asarray(attributes, dtype=np.int64)
+
+    def of(self, table: pd.DataFrame, d: int) -> np.ndarray:
+        """Each row's item numbers (rows × d); −1 where a value is not an item (under the floor)."""
+        ids = np.full((len(table), len(self.keys)), -1, dtype=np.int64)
+        for i, key in enumerate(self.keys):
+            column = table[key].to_numpy(object)
+            ids[:, i] = [self.codes[i].get(v, -2) if v is not None else -1 for v in column]
+        defined = np.sort(ids, axis=1)[:, len(self.keys) - d:]
+        return np.where((ids == -2).any(axis=1)[:, None], -1, defined)
 
 
-def combo_of(table: pd.DataFrame, keys) -> list[tuple[int, ...]]:
-    defined = np.column_stack([table[k].notna().to_numpy() for k in keys]) if len(table) else np.zeros((0, len(keys)))
-    return [tuple(int(i) for i in np.flatnonzero(row)) for row in defined]
-
-
-def split_by_combo(table: pd.DataFrame, keys, d: int, bound_parts: pd.DataFrame) -> dict:
-    """Attribute combination → its slices' values and bound parts."""
-    table = pd.concat([table[keys].reset_index(drop=True), bound_parts.reset_index(drop=True)], axis=1)
-    table["_combo"] = combo_of(table, keys)
-    out = {}
-    for combo, part in table.groupby("_combo", sort=False):
-        out[combo] = part[[keys[i] for i in combo] + list(bound_parts.columns)].reset_index(drop=True)
-    return out
-
-
-def children_of(combo, parents: dict, keys) -> pd.DataFrame | None:
-    """The value combinations of ``combo`` whose every parent (``combo`` less one attribute) is in ``parents``,
-    with the minimum of the parents' bound parts."""
-    drops = [tuple(i for i in combo if i != j) for j in combo]
-    if any(p not in parents for p in drops):
-        return None
-    joined, part_names = None, None
-    for n, p in enumerate(drops):
-        frame = parents[p]
-        part_names = [c for c in frame.columns if c.startswith("b_")]
-        frame = frame.rename(columns={c: f"{c}{n}" for c in part_names})
-        if joined is None:
-            joined = frame
-            continue
-        on = [keys[i] for i in p if keys[i] in joined.columns]
-        joined = joined.merge(frame, how="cross") if not on else joined.merge(frame, on=on)
-        if joined.empty:
-            return joined
-    out = joined[[keys[i] for i in combo]].copy()
+def children_of(parents: pd.DataFrame, d: int, attribute: np.ndarray) -> pd.DataFrame:
+    """SliceLine's candidate generation, for a whole level at once: two parents of depth d that share their first
+    d − 1 items and end in items of different attributes make a child of depth d + 1; it is kept only if its every
+    other parent is in ``parents`` too. Returns the children's items (i0…i_d) and the minimum of their parents'
+    bound parts."""
+    items = [f"i{j}" for j in range(d)]
+    part_names = [c for c in parents.columns if c.startswith("b_")]
+    parents = parents[(parents[items] >= 0).all(axis=1)]
+    shared = items[:-1]
+    left = parents.rename(columns={items[-1]: "left", **{c: f"{c}_l" for c in part_names}})
+    right = parents.rename(columns={items[-1]: "right", **{c: f"{c}_r" for c in part_names}})
+    pairs = left.merge(right, how="cross") if not shared else left.merge(right, on=shared)
+    pairs = pairs[attribute[pairs["left"].to_numpy()] < attribute[pairs["right"].to_numpy()]]
+    child = [f"i{j}" for j in range(d + 1)]
+    out = pairs[shared].copy() if shared else pd.DataFrame(index=pairs.index)
+    out[child[-2]], out[child[-1]] = pairs["left"].to_numpy(), pairs["right"].to_numpy()
     for c in part_names:
-        out[c] = joined[[f"{c}{n}" for n in range(len(drops))]].min(axis=1).to_numpy(float)
-    return out
+        out[c] = np.minimum(pairs[f"{c}_l"].to_numpy(float), pairs[f"{c}_r"].to_numpy(float))
+    for drop in range(d - 1):               # the parents without one of the shared items
+        rest = [c for j, c in enumerate(child) if j != drop]
+        other = parents.rename(columns=dict(zip(items, rest)))
+        other = other.rename(columns={c: f"{c}_o" for c in part_names})
+        out = out.merge(other, on=rest)
+        for c in part_names:
+            out[c] = np.minimum(out[c].to_numpy(float), out.pop(f"{c}_o").to_numpy(float))
+    return out.reset_index(drop=True)
 
 
 def cap_values(counts: SliceCounts, max_values: int) -> SliceCounts:

@@ -59,8 +59,8 @@ TOP_K = 20
 
 
 def make_wide_file(rows: int, path: Path, seed: int = 1) -> None:
-    """12 attributes of 8 values; the false positive rate is raised where w0 = 0 and w1 = 0 and a little where
-    w2 = 3 (a slice to find among 116,960)."""
+    """12 attributes of 8 values; the false positive rate is raised where w0 = 0 and w1 = 0 and where w2 = 3
+    (slices to find among 116,960)."""
     rng = np.random.default_rng(seed)
     writer = None
     for start in range(0, rows, 1_000_000):
@@ -70,7 +70,7 @@ def make_wide_file(rows: int, path: Path, seed: int = 1) -> None:
                                                      pa.array([f"{a}_{v}" for v in range(WIDE_VALUES)]))
                    for a in WIDE_ATTRIBUTES}
         p = rng.beta(0.7, 1.3, n)
-        shift = np.where((codes["w0"] == 0) & (codes["w1"] == 0), 0.15, 0.0) + 0.02 * (codes["w2"] == 3)
+        shift = np.where((codes["w0"] == 0) & (codes["w1"] == 0), 0.3, 0.0) + 0.1 * (codes["w2"] == 3)
         columns["label"] = pa.array(rng.binomial(1, p).astype(np.int8))
         columns["score"] = pa.array(np.clip(p + shift + rng.normal(0, 0.1, n), 0, 1))
         table = pa.table(columns)

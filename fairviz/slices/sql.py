@@ -104,7 +104,8 @@ def engine_slice_counts(engine, source, label: str, score: str, groups, max_dept
         rows = slice_rows(frame, len(names), task)
         if first:
             found["total"], found["bad"] = whole_of(frame, task)
-            found["values"] = {i: int(rows[f"a{i}"].notna().sum()) for i in range(len(names))}
+            single = rows[rows["depth"] == 1]
+            found["values"] = {i: int(single[f"a{i}"].notna().sum()) for i in range(len(names))}
         return rows
 
     table, search, more = lattice_search(level, len(names), depth, min_support, lambda: found["total"], task,

@@ -15,15 +15,13 @@ from fairviz.data import DataError, Predictions
 from fairviz.report.slices import slices_display
 from fairviz.slices import SLICE_METRICS, SliceParams, SliceResult, find_slices, slice_counts
 from fairviz.slices.metrics import REGRESSION_METRICS
-from fairviz.slices.counts import MAX_DEPTH, SLICE_PREFIX, grouping_sets, slice_attribute
+from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, SLICE_PREFIX, default_top_k, slice_attribute
 from fairviz.slices.readings import metric_title
 from app_pages import _ui
 from app_pages._render import render
 
 SECTION = "slices"
 TOP_BUTTONS = 5             # slices offered as "this slice vs the rest"
-FULL_LATTICE = 41           # attribute combinations searched whole by default (six attributes to depth 3)
-PRUNED_TOP_K = 20
 
 
 @st.cache_data(show_spinner="Searching the slices…", max_entries=16, ttl=_ui.CACHE_TTL)
@@ -61,12 +59,6 @@ def metric_label(ctx, metric: str) -> str:
     return metric_title(metric, "regression" if ctx.task == "regression" else "binary")
 
 
-def default_top_k(attributes) -> int:
-    """Every slice while the lattice is small (six attributes to depth 3: 41 combinations); past it, the pruned
-    search, which keeps ten and more attributes fast."""
-    return 0 if grouping_sets(len(attributes), MAX_DEPTH) <= FULL_LATTICE else PRUNED_TOP_K
-
-
 def searched_attributes(pred: Predictions) -> tuple[str, ...]:
     """The mapped group columns (not the intersections or slices built from them)."""
     return tuple(a for a in pred.mapping.groups if a in pred.attributes and not a.startswith(SLICE_PREFIX))
@@ -101,8 +93,8 @@ def page() -> None:
                           format_func=lambda m: metric_label(ctx, m), key="slices_metric")
     pred, task = searched(ctx, metric)
     attributes = searched_attributes(pred)
-    top_k = c4.number_input("Prune to the top k (0: every slice)", 0, 1_000, default_top_k(attributes), step=5,
-                            key="slices_top_k",
+    top_k = c4.number_input("Prune to the top k (0: every slice)", 0, 1_000, default_top_k(len(attributes)),
+                            step=5, key="slices_top_k",
                             help="SliceLine's pruning: a slice is expanded only while its score bound can beat the "
                                  f"k-th best score. Faster for many attributes (on by default past {FULL_LATTICE} "
                                  "attribute combinations); the slices left out count in the correction as never "

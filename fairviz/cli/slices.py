@@ -13,7 +13,7 @@ from fairviz.data.sources import locate
 from fairviz.report.render import to_terminal
 from fairviz.report.slices import slices_display
 from fairviz.slices import SliceParams, find_slices
-from fairviz.slices.counts import MAX_DEPTH
+from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, PRUNED_TOP_K, default_top_k
 from fairviz.slices.metrics import ALL_METRICS, DEFAULT_METRIC, check_metric
 from fairviz.slices.sql import engine_slice_counts
 
@@ -33,9 +33,10 @@ def add_parser(commands) -> None:
     p.add_argument("--metric", choices=list(ALL_METRICS), default=None,
                    help="the metric compared (binary: error_rate, fpr, fnr, selection_rate, default fpr; regression: "
                         "mean_residual, mae, default mean_residual)")
-    p.add_argument("--top-k", type=int, default=0,
+    p.add_argument("--top-k", type=int, default=None,
                    help="prune the lattice as SliceLine does: expand only slices whose score bound can beat the k-th "
-                        "best (one query per level; 0, the default: every slice, one query)")
+                        f"best (one query per level; 0: every slice, one query; default: 0 up to {FULL_LATTICE} "
+                        f"attribute combinations, six attributes to depth 3, else {PRUNED_TOP_K})")
     p.add_argument("--threshold", type=float, default=0.5, help="τ: a score ≥ τ predicts 1")
     p.add_argument("--alpha", type=float, default=0.05, help="the false discovery rate")
     p.add_argument("--correction", choices=["by", "bh"], default="by",
@@ -53,11 +54,12 @@ def run(args) -> int:
     metric = args.metric or DEFAULT_METRIC[args.task]
     check_metric(metric, args.task)
     params = SliceParams(metric=metric, alpha=args.alpha, correction=args.correction)
+    top_k = default_top_k(len(set(args.group)), args.max_depth) if args.top_k is None else args.top_k
     engine = Engine(args.engine)
     try:
         counts = engine_slice_counts(engine, locate(args.path, engine.kind, engine.local), args.label, args.score,
                                      args.group, args.max_depth, args.min_support, args.threshold, task=args.task,
-                                     metric=metric, top_k=args.top_k)
+                                     metric=metric, top_k=top_k)
     finally:
         engine.close()
     result = find_slices(counts, params)

@@ -92,6 +92,16 @@ def combos(m: int, depth: int) -> list[tuple[int, ...]]:
     return [c for d in range(1, depth + 1) for c in combinations(range(m), d)]
 
 
+FULL_LATTICE = 41           # attribute combinations searched whole by default (six attributes to depth 3)
+PRUNED_TOP_K = 20           # the default top-k past it
+
+
+def default_top_k(attributes: int, depth: int = MAX_DEPTH) -> int:
+    """Every slice while the lattice is small; past ``FULL_LATTICE`` combinations, the pruned search, which keeps
+    ten and more attributes fast (0: the full lattice)."""
+    return 0 if grouping_sets(attributes, min(depth, attributes)) <= FULL_LATTICE else PRUNED_TOP_K
+
+
 def check_top_k(top_k) -> int | None:
     if top_k is None or int(top_k) == 0:
         return None

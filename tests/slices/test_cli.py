@@ -70,3 +70,19 @@ def test_regression_slices_on_the_engine_with_the_pruned_search(tmp_path, capsys
     assert main(["slices", str(path), "--label", "target", "--score", "prediction", "--task", "regression",
                  "--group", "sex", "--metric", "fpr"]) == 2
     assert "does not apply to regression" in capsys.readouterr().err
+
+
+def test_seven_attributes_are_pruned_by_default_and_top_k_0_searches_every_slice(tmp_path):
+    from tests.slices.data import WIDE
+    wide = {**WIDE, "tier": ("1", "2", "3")}
+    path = tmp_path / "w.parquet"
+    frame(6_000, seed=40, planted=True, attributes=wide).to_parquet(path)
+    base = ["slices", str(path), "--label", "label", "--score", "score", *[x for a in wide for x in ("--group", a)]]
+    assert main(base + ["--json", str(tmp_path / "a.json")]) == 0
+    pruned = json.loads((tmp_path / "a.json").read_text())
+    assert pruned["search"]["top_k"] == 20 and pruned["search"]["lattice_grouping_sets"] == 7 + 21 + 35
+    assert main(base + ["--top-k", "0", "--json", str(tmp_path / "b.json")]) == 0
+    every = json.loads((tmp_path / "b.json").read_text())
+    assert every["search"]["top_k"] is None and every["search"]["grouping_sets"] == 63
+    assert every["search"]["pruned"] == 0 and every["family"] == every["tested"]
+    assert len(every["slices"]) >= len(pruned["slices"])

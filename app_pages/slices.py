@@ -1,5 +1,6 @@
 """Slices: where does the model fail? Every slice of up to k group attributes (values combined) against the rest of
-the data, with Fisher's exact test and a false-discovery correction over every slice tested (worst-slice discovery
+the data, with Fisher's exact test (Welch's t-test for a regression) and a false-discovery correction over every
+slice tested (worst-slice discovery
 in the manner of SliceLine, Sagadeeva and Boehm, SIGMOD 2021, with the small-sample guards of *The Art of
 Fairness*: a support floor and CPS-smoothed estimates). A slice can become the group attribute of every page."""
 from __future__ import annotations
@@ -13,7 +14,8 @@ from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
 from fairviz.report.slices import slices_display
 from fairviz.slices import SLICE_METRICS, SliceParams, SliceResult, find_slices, slice_counts
-from fairviz.slices.counts import MAX_DEPTH, SLICE_PREFIX, slice_attribute
+from fairviz.slices.metrics import REGRESSION_METRICS
+from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, SLICE_PREFIX, default_top_k, slice_attribute
 from fairviz.slices.readings import metric_title
 from app_pages import _ui
 from app_pages._render import render
@@ -24,8 +26,37 @@ TOP_BUTTONS = 5             # slices offered as "this slice vs the rest"
 
 @st.cache_data(show_spinner="Searching the slices…", max_entries=16, ttl=_ui.CACHE_TTL)
 def cached_slices(fingerprint: str, n: int, model: str, attributes: tuple[str, ...], depth: int, support: float,
-                  metric: str, tau: float, _pred: Predictions) -> SliceResult:
-    return find_slices(slice_counts(_pred, attributes, depth, support, tau), SliceParams(metric=metric))
+                  metric: str, tau: float, _pred: Predictions, task: str = "binary", class_name: str | None = None,
+                  top_k: int = 0) -> SliceResult:
+    counts = slice_counts(_pred, attributes, depth, support, tau, metric=metric, top_k=top_k or None)
+    return find_slices(counts, SliceParams(metric=metric))
+
+
+def metric_choices(ctx) -> list[str]:
+    """The metrics of the loaded data's task. Multiclass: the error rate over every class (predicted ≠ label) and
+    the sidebar's class one vs rest (FPR, FNR, selection rate)."""
+    if ctx.task == "regression":
+        return list(REGRESSION_METRICS)
+    if ctx.task == "multiclass":
+        return ["error_rate", "fpr", "fnr", "selection_rate"]
+    return list(SLICE_METRICS)
+
+
+def searched(ctx, metric: str) -> tuple[Predictions, str]:
+    """The predictions the metric reads and their task: a multiclass error rate reads every class."""
+    if ctx.task == "multiclass" and metric == "error_rate":
+        return ctx.data, "multiclass"
+    if ctx.task == "regression":
+        return ctx.data or ctx.pred, "regression"
+    return ctx.pred, "binary"
+
+
+def metric_label(ctx, metric: str) -> str:
+    if ctx.task == "multiclass":
+        if metric == "error_rate":
+            return metric_title(metric, "multiclass") + ", every class"
+        return f"{metric_title(metric)}, class '{ctx.class_name}' vs the rest"
+    return metric_title(metric, "regression" if ctx.task == "regression" else "binary")
 
 
 def searched_attributes(pred: Predictions) -> tuple[str, ...]:
@@ -45,23 +76,33 @@ def audit_slice(values: dict) -> None:
 
 def page() -> None:
     ctx = _ui.context()
-    if not _ui.binary_only(ctx, "Slices"):
-        return
     st.title("Slices")
-    st.caption("Every slice defined by up to k group attributes (sex=F ∧ age=18-25) against the rest of the data at "
-               "τ: Fisher's exact test, Benjamini–Yekutieli over every slice tested, a support floor and "
-               "CPS-smoothed estimates for small slices (*The Art of Fairness*, ch. 4), in the manner of SliceLine "
-               "(Sagadeeva and Boehm, SIGMOD 2021).")
-    c1, c2, c3 = st.columns(3)
+    test = "Welch's t-test" if ctx.task == "regression" else "Fisher's exact test"
+    st.caption(f"Every slice defined by up to k group attributes (sex=F ∧ age=18-25) against the rest of the data: "
+               f"{test}, Benjamini–Yekutieli over every slice tested, a support floor and smoothed estimates for "
+               "small slices (*The Art of Fairness*, ch. 4), in the manner of SliceLine (Sagadeeva and Boehm, "
+               "SIGMOD 2021), whose pruning keeps many attributes fast.")
+    c1, c2, c3, c4 = st.columns(4)
     depth = c1.slider("Attributes per slice", 1, MAX_DEPTH, MAX_DEPTH, key="slices_depth")
     support = c2.number_input("Minimum support (rows)", 1, 1_000_000, 100, step=10, key="slices_support")
-    metric = c3.selectbox("Metric", list(SLICE_METRICS), index=list(SLICE_METRICS).index("fpr"),
-                          format_func=metric_title, key="slices_metric")
-    pred = ctx.pred
+    choices = metric_choices(ctx)
+    if st.session_state.get("slices_metric") not in choices:
+        st.session_state.pop("slices_metric", None)
+    default = "mean_residual" if ctx.task == "regression" else ("error_rate" if ctx.task == "multiclass" else "fpr")
+    metric = c3.selectbox("Metric", choices, index=choices.index(default),
+                          format_func=lambda m: metric_label(ctx, m), key="slices_metric")
+    pred, task = searched(ctx, metric)
+    attributes = searched_attributes(pred)
+    top_k = c4.number_input("Prune to the top k (0: every slice)", 0, 1_000, default_top_k(len(attributes)),
+                            step=5, key="slices_top_k",
+                            help="SliceLine's pruning: a slice is expanded only while its score bound can beat the "
+                                 f"k-th best score. Faster for many attributes (on by default past {FULL_LATTICE} "
+                                 "attribute combinations); the slices left out count in the correction as never "
+                                 "rejected.")
     try:
-        result = cached_slices(pred.fingerprint, pred.n, ctx.model,
-                               searched_attributes(pred), int(depth), float(support), metric, ctx.threshold,
-                               _pred=pred)
+        result = cached_slices(pred.fingerprint, pred.n, ctx.model, attributes, int(depth),
+                               float(support), metric, ctx.threshold, _pred=pred, task=task,
+                               class_name=ctx.class_name, top_k=int(top_k))
     except DataError as err:
         _ui.show_data_error(err, "Slices cannot be searched in these data")
         return

@@ -2,7 +2,11 @@
 ``fairviz slices`` on DuckDB, as a whole process — wall time, CPU time and peak RSS —, beside a brute-force pandas
 ``groupby`` per attribute combination on the same rows, with the same numbers asserted.
 
-Run by hand: ``.venv/bin/python benchmarks/bench_slices.py [--rows N] [--brute-rows N]``.
+Then the pruned search (SliceLine's score and bound, one query per level): 5M rows × 12 attributes of 8 values
+(298 attribute combinations, 116,960 slices to depth 3) by ``fairviz slices … --top-k 20``, and with ``--wide-full``
+the full lattice on the same file, with the top slices by SliceLine's score compared.
+
+Run by hand: ``.venv/bin/python benchmarks/bench_slices.py [--rows N] [--brute-rows N] [--wide-rows N] [--wide-full]``.
 Targets: whole process ≤ 15 s on 2 cores (run it under ``taskset -c 0,1`` on a larger machine), peak RSS ≤ 2 GB. ``--brute-rows`` (default: all rows) runs the brute
 force (and a second ``fairviz slices`` to compare with) on the first N rows only, when all of them would take too
 long in pandas.
@@ -49,11 +53,38 @@ def make_file(rows: int, path: Path, seed: int = 0) -> None:
     writer.close()
 
 
-def run_cli(path: Path, out: Path) -> dict:
+WIDE_ATTRIBUTES = [f"w{i}" for i in range(12)]
+WIDE_VALUES = 8
+TOP_K = 20
+
+
+def make_wide_file(rows: int, path: Path, seed: int = 1) -> None:
+    """12 attributes of 8 values; the false positive rate is raised where w0 = 0 and w1 = 0 and where w2 = 3
+    (slices to find among 116,960)."""
+    rng = np.random.default_rng(seed)
+    writer = None
+    for start in range(0, rows, 1_000_000):
+        n = min(1_000_000, rows - start)
+        codes = {a: rng.integers(0, WIDE_VALUES, n).astype(np.int8) for a in WIDE_ATTRIBUTES}
+        columns = {a: pa.DictionaryArray.from_arrays(pa.array(codes[a]),
+                                                     pa.array([f"{a}_{v}" for v in range(WIDE_VALUES)]))
+                   for a in WIDE_ATTRIBUTES}
+        p = rng.beta(0.7, 1.3, n)
+        shift = np.where((codes["w0"] == 0) & (codes["w1"] == 0), 0.3, 0.0) + 0.1 * (codes["w2"] == 3)
+        columns["label"] = pa.array(rng.binomial(1, p).astype(np.int8))
+        columns["score"] = pa.array(np.clip(p + shift + rng.normal(0, 0.1, n), 0, 1))
+        table = pa.table(columns)
+        writer = writer or pq.ParquetWriter(path, table.schema)
+        writer.write_table(table)
+    writer.close()
+
+
+def run_cli(path: Path, out: Path, attributes=None, top_k: int = 0) -> dict:
     """``fairviz slices`` in its own process: wall, CPU (user + system) and peak RSS of that process."""
     command = [sys.executable, "-m", "fairviz.cli", "slices", str(path), "--label", "label", "--score", "score",
-               *[x for a in ATTRIBUTES for x in ("--group", a)], "--max-depth", "3", "--min-support", str(SUPPORT),
-               "--metric", "fpr", "--threshold", "0.5", "--json", str(out)]
+               *[x for a in (attributes or ATTRIBUTES) for x in ("--group", a)], "--max-depth", "3",
+               "--min-support", str(SUPPORT), "--metric", "fpr", "--threshold", "0.5", "--top-k", str(top_k),
+               "--json", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
     start = time.perf_counter()
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -97,11 +128,50 @@ def check(result: dict, brute: pd.DataFrame) -> None:
         np.testing.assert_allclose(ours[name].to_numpy(float), expected.to_numpy(float), rtol=0, atol=1e-12)
 
 
+def top_by_score(result: dict, k: int) -> list[tuple[str, float]]:
+    scored = [(s["slice"], s["score"]) for s in result["slices"] if s["score"] is not None and s["score"] > 0]
+    return sorted(scored, key=lambda x: (-x[1], x[0]))[:k]
+
+
+def wide(rows: int, full: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "wide.parquet"
+        make_wide_file(rows, path)
+        print(f"data: {rows:,} rows × {len(WIDE_ATTRIBUTES)} attributes of {WIDE_VALUES} values "
+              f"({path.stat().st_size / 1e6:.0f} MB Parquet)")
+        pruned = run_cli(path, Path(tmp) / "pruned.json", WIDE_ATTRIBUTES, TOP_K)
+        result = json.loads((Path(tmp) / "pruned.json").read_text())
+        search = result["search"]
+        print(f"fairviz slices --top-k {TOP_K} (pruned, DuckDB, whole process): {pruned['wall']:.1f} s wall, "
+              f"{pruned['cpu']:.1f} s CPU, peak RSS {pruned['rss_mb']:.0f} MB; {search['queries']} queries, "
+              f"{search['grouping_sets']} of {search['lattice_grouping_sets']} attribute combinations, "
+              f"{search['evaluated']:,} slices evaluated, {search['pruned']:,} pruned; {result['significant']:,} "
+              f"significant (family {result['family']:,})")
+        if full:
+            whole = run_cli(path, Path(tmp) / "full.json", WIDE_ATTRIBUTES, 0)
+            every = json.loads((Path(tmp) / "full.json").read_text())
+            print(f"fairviz slices, full lattice (one query): {whole['wall']:.1f} s wall, {whole['cpu']:.1f} s CPU, "
+                  f"peak RSS {whole['rss_mb']:.0f} MB; {len(every['slices']):,} slices")
+            same = [name for name, _ in top_by_score(result, TOP_K)] == [name for name, _ in
+                                                                       top_by_score(every, TOP_K)]
+            assert same, "the pruned search's top slices differ from the full lattice's"
+            print(f"same top {len(top_by_score(every, TOP_K))} slices by SliceLine's score (positive scores)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--brute-rows", type=int, default=None)
+    parser.add_argument("--wide-rows", type=int, default=5_000_000)
+    parser.add_argument("--wide-full", action="store_true", help="also the full lattice of the 12 attributes (slow)")
+    parser.add_argument("--wide-only", action="store_true", help="only the 12-attribute case")
     args = parser.parse_args()
+    if not args.wide_only:
+        six(args)
+    wide(args.wide_rows, args.wide_full)
+
+
+def six(args) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "slices.parquet"
         start = time.perf_counter()

@@ -12,8 +12,9 @@ from fairviz.data.engine import Engine
 from fairviz.data.sources import locate
 from fairviz.report.render import to_terminal
 from fairviz.report.slices import slices_display
-from fairviz.slices import SLICE_METRICS, SliceParams, find_slices
-from fairviz.slices.counts import MAX_DEPTH
+from fairviz.slices import SliceParams, find_slices
+from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, PRUNED_TOP_K, default_top_k
+from fairviz.slices.metrics import ALL_METRICS, DEFAULT_METRIC, check_metric
 from fairviz.slices.sql import engine_slice_counts
 
 
@@ -21,12 +22,21 @@ def add_parser(commands) -> None:
     p = commands.add_parser("slices", help="worst-slice discovery: every slice of up to --max-depth group attributes "
                                            "against the rest, with an exact test and a false-discovery correction")
     p.add_argument("path", type=Path, help="CSV or Parquet file (or a Parquet folder)")
-    p.add_argument("--label", required=True, help="the 0/1 label column")
-    p.add_argument("--score", required=True, help="the score column (probability of 1, in [0, 1])")
+    p.add_argument("--label", required=True, help="the 0/1 label column (regression: the target)")
+    p.add_argument("--score", required=True, help="the score column, probability of 1 in [0, 1] (regression: the "
+                                                   "prediction)")
+    p.add_argument("--task", choices=["binary", "regression"], default="binary",
+                   help="binary (default) or regression (metrics: mean_residual = prediction − target, mae)")
     p.add_argument("--group", action="append", required=True, help="a group attribute (repeat for each)")
     p.add_argument("--max-depth", type=int, default=MAX_DEPTH, help=f"attributes per slice, 1…{MAX_DEPTH}")
     p.add_argument("--min-support", type=float, default=100, help="rows a slice needs to be tested (default 100)")
-    p.add_argument("--metric", choices=list(SLICE_METRICS), default="fpr", help="the metric compared")
+    p.add_argument("--metric", choices=list(ALL_METRICS), default=None,
+                   help="the metric compared (binary: error_rate, fpr, fnr, selection_rate, default fpr; regression: "
+                        "mean_residual, mae, default mean_residual)")
+    p.add_argument("--top-k", type=int, default=None,
+                   help="prune the lattice as SliceLine does: expand only slices whose score bound can beat the k-th "
+                        f"best (one query per level; 0: every slice, one query; default: 0 up to {FULL_LATTICE} "
+                        f"attribute combinations, six attributes to depth 3, else {PRUNED_TOP_K})")
     p.add_argument("--threshold", type=float, default=0.5, help="τ: a score ≥ τ predicts 1")
     p.add_argument("--alpha", type=float, default=0.05, help="the false discovery rate")
     p.add_argument("--correction", choices=["by", "bh"], default="by",
@@ -41,11 +51,15 @@ def run(args) -> int:
         raise DataError(f"--threshold must lie in [0, 1] (got {args.threshold}).")
     check_input(args.path)
     check_outputs([args.path], {"--json": args.json})
-    params = SliceParams(metric=args.metric, alpha=args.alpha, correction=args.correction)
+    metric = args.metric or DEFAULT_METRIC[args.task]
+    check_metric(metric, args.task)
+    params = SliceParams(metric=metric, alpha=args.alpha, correction=args.correction)
+    top_k = default_top_k(len(set(args.group)), args.max_depth) if args.top_k is None else args.top_k
     engine = Engine(args.engine)
     try:
         counts = engine_slice_counts(engine, locate(args.path, engine.kind, engine.local), args.label, args.score,
-                                     args.group, args.max_depth, args.min_support, args.threshold)
+                                     args.group, args.max_depth, args.min_support, args.threshold, task=args.task,
+                                     metric=metric, top_k=top_k)
     finally:
         engine.close()
     result = find_slices(counts, params)

@@ -132,6 +132,13 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
             frame = self._spark_frame(source, text)
             self._run(lambda: frame.createOrReplaceTempView(self._relation))
 
+    def located_columns(self, source, columns, text: tuple[str, ...] = ()) -> tuple[str, dict[str, str]]:
+        """Register ``source`` and return the relation a caller's SQL reads and each of ``columns``' positional alias
+        (c0, c1, …), so that a query built outside the engine names no column of the source in its text. ``text``:
+        columns read as text, as for the reduction."""
+        self._register(source, tuple(text))
+        return self._relation, {name: self._at(name) for name in columns}
+
     def _positional(self, base: str, names: list[str], types: list[str]) -> str:
         """``base`` with its columns renamed c0, c1, … by a column alias list (DuckDB and PostgreSQL)."""
         self._set_columns(names, types)

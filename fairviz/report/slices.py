@@ -3,8 +3,13 @@
 JSON (``SliceResult.to_dict``): metric, alpha, correction, threshold, min_support, max_depth, attributes, rows,
 tested, significant, notes, ``slices`` (one row per slice, ranked: slice, depth, n, metric, rest, difference,
 ci_low, ci_high, p, p_adjusted, significant, too_small, cps, error_rate, fpr, fnr, selection_rate, mean_residual,
-calibration_gap)."""
+calibration_gap; a regression's mean_residual (prediction − target), mae, rmse; a multiclass error_rate,
+mean_confidence; score: SliceLine's score, which the pruned search ranks by), task, family (the hypotheses the
+correction counts), search (top_k, queries, grouping_sets, lattice_grouping_sets, evaluated, pruned).
+``calibration_gap`` is calibration in the large, |mean label − mean score| (a one-bin ECE)."""
 from __future__ import annotations
+
+import hashlib
 
 import pandas as pd
 
@@ -29,15 +34,24 @@ def ranked_frame(result: SliceResult, rows: int = MAX_ROWS) -> pd.DataFrame:
                          "p_adjusted": t["p_adjusted"], "cps": t["cps"], "reading": reading})
 
 
+def figure_key(result: SliceResult) -> tuple:
+    """What the treemap draws: the metric and every slice's name, size and difference (a figure cache keyed by less
+    would show one search's treemap after another's)."""
+    drawn = result.table[["slice", "n", "difference", "too_small"]]
+    digest = hashlib.sha1(pd.util.hash_pandas_object(drawn, index=False).to_numpy().tobytes()).hexdigest()
+    return ("slices", result.counts.task, result.params.metric, digest)
+
+
 def slices_display(result: SliceResult, figure: bool = True) -> list[Item]:
-    title = readings.metric_title(result.params.metric)
+    title = readings.metric_title(result.params.metric, result.counts.task)
+    search = readings.search_sentence(result)
     items: list[Item] = [heading("Slices: where the {metric} differs", metric=title), readings.headline(result),
-                         readings.method_sentence(result), *readings.notes(result)]
+                         readings.method_sentence(result), *([search] if search else []), *readings.notes(result)]
     shown = min(len(result.table), MAX_ROWS)
     items.append(Table(ranked_frame(result), "slices", FORMATS, LABELS,
                        caption=text("{shown:,} of {total:,} slices, significant ones first by the size of their "
                                     "difference.", "note", shown=shown, total=len(result.table))))
     if figure and len(result.table):
-        items.append(Figure(lambda: treemap(result, title), key=("slices", result.params.metric),
+        items.append(Figure(lambda: treemap(result, title), key=figure_key(result),
                             caption=text("Tiles sized by rows, coloured by the difference from the rest.", "note")))
     return items

@@ -21,15 +21,10 @@ from scipy import stats as sps
 from fairviz.core.confusion_metrics import CELL_ORDER, Cells
 from fairviz.data.model import DataError
 from fairviz.sample_size.cps import cps_cells
-from fairviz.slices.counts import SliceCounts, slice_names
+from fairviz.slices.counts import GAPS, SliceCounts, slice_names
+from fairviz.slices.metrics import (ALL_METRICS, MULTICLASS_METRICS, REGRESSION_METRICS, SLICE_METRICS, TASK_METRICS,
+                                    check_metric, score)
 
-# metric → (numerator cells, denominator cells, title)
-SLICE_METRICS = {
-    "error_rate": (("fp", "fn"), ("tp", "fp", "fn", "tn"), "error rate"),
-    "fpr": (("fp",), ("fp", "tn"), "false positive rate"),
-    "fnr": (("fn",), ("fn", "tp"), "false negative rate"),
-    "selection_rate": (("tp", "fp"), ("tp", "fp", "fn", "tn"), "selection rate"),
-}
 CORRECTIONS = ("by", "bh")
 Z95 = 1.959963984540054
 
@@ -42,8 +37,8 @@ class SliceParams:
     cps_lambda: float = 5.0         # CPS prior scale for the smoothed estimates
 
     def __post_init__(self):
-        if self.metric not in SLICE_METRICS:
-            raise DataError(f"Unknown slice metric '{self.metric}': choose one of {', '.join(SLICE_METRICS)}.")
+        if self.metric not in ALL_METRICS:
+            raise DataError(f"Unknown slice metric '{self.metric}': choose one of {', '.join(ALL_METRICS)}.")
         if self.correction not in CORRECTIONS:
             raise DataError(f"Unknown correction '{self.correction}': choose 'by' or 'bh'.")
         if not 0 < self.alpha < 1:
@@ -68,15 +63,27 @@ class SliceResult:
     def to_dict(self) -> dict:
         columns = ["slice", "depth", "n", "metric", "rest", "difference", "ci_low", "ci_high", "p", "p_adjusted",
                    "significant", "too_small", "cps", "error_rate", "fpr", "fnr", "selection_rate", "mean_residual",
-                   "calibration_gap"]
-        frame = self.table[columns]
+                   "calibration_gap", "ece", "mae", "rmse", "mean_confidence", "score"]
+        frame = self.table.reindex(columns=columns)
         rows = frame.astype(object).where(frame.notna(), None).to_dict("records")
         rows = [{c: _plain(v) for c, v in row.items()} for row in rows]
         return {"metric": self.params.metric, "alpha": self.params.alpha, "correction": self.params.correction,
                 "threshold": self.counts.threshold, "min_support": self.counts.min_support,
                 "max_depth": self.counts.max_depth, "attributes": list(self.counts.attributes),
                 "rows": int(self.counts.total["n"]), "tested": self.tested,
-                "significant": int(self.table["significant"].sum()), "notes": list(self.notes), "slices": rows}
+                "significant": int(self.table["significant"].sum()), "notes": list(self.notes),
+                "task": self.counts.task, "family": self.family, "search": self.search_dict(), "slices": rows}
+
+    @property
+    def family(self) -> int:
+        """The hypotheses the correction counts: the slices tested and those a pruned search left unevaluated."""
+        return self.tested + int(self.counts.search.pruned)
+
+    def search_dict(self) -> dict:
+        s = self.counts.search
+        return {"top_k": s.top_k, "score": "SliceLine (α = 0.95)" if s.top_k else None, "queries": s.queries,
+                "grouping_sets": s.grouping_sets, "lattice_grouping_sets": s.lattice_sets,
+                "evaluated": s.evaluated, "pruned": s.pruned}
 
 
 def _plain(value):
@@ -100,36 +107,112 @@ def _sum(frame_or_dict, cells) -> np.ndarray:
 
 
 def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> SliceResult:
-    """Every slice's metrics, its difference from the rest with a 95% interval, the exact test and the correction,
-    ranked: significant slices by |difference|, then the other tested slices by p, then those too small to tell."""
+    """Every slice's metrics, its difference from the rest with a 95% interval, the test and the correction, ranked:
+    significant slices by |difference|, then the other tested slices by p, then those too small to tell.
+
+    The correction's family is every slice at or above the support floor in the lattice searched: the slices tested,
+    and, after a pruned search, the ones it left unevaluated (``counts.search.pruned``) counted as p = 1. A rejection
+    set of Benjamini–Yekutieli's over that family is self-consistent for the true p-values whatever chose the
+    pruned ones (Blanchard and Roquain, 2008), so the false discovery rate stays under α under any dependence; the
+    pruning saves work, not multiple-testing burden."""
+    check_metric(params.metric, counts.task)
     t, total = counts.table, counts.total
-    num_cells, den_cells, _ = SLICE_METRICS[params.metric]
     out = pd.DataFrame({"slice": slice_names(t, counts.attributes),
                         "depth": t["depth"].to_numpy(int), "n": t["n"].to_numpy(float)})
     for a in counts.attributes:
         out[a] = t[a].to_numpy(object)
-    for name, (num, den, _) in SLICE_METRICS.items():
-        out[name] = rate(_sum(t, num), _sum(t, den))
     n = t["n"].to_numpy(float)
-    out["mean_residual"] = rate(t["label_sum"].to_numpy(float) - t["score_sum"].to_numpy(float), n)
-    out["calibration_gap"] = np.abs(out["mean_residual"])      # one-bin ECE: |mean label − mean score|
+    out["too_small"] = n < counts.min_support
+    if counts.task == "regression":
+        testable, p = _regression_slices(out, t, total, params)
+    else:
+        testable, p = _count_slices(out, t, total, params, counts.task)
+    out["score"] = score(t, total, counts.task, params.metric)         # SliceLine's, as the pruned search ranks
+    out["p"] = p
+    out["p_adjusted"] = np.nan
+    family = int(testable.sum()) + int(counts.search.pruned)
+    if testable.any():
+        out.loc[testable, "p_adjusted"] = adjust(p[testable], params.correction, family)
+    out["significant"] = out["p_adjusted"].to_numpy() < params.alpha
+    out = rank(out)
+    return SliceResult(params, counts, out, int(testable.sum()), counts.notes)
+
+
+def _count_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: SliceParams, task: str):
+    """A count metric (binary, or multiclass errors): the rates, Agresti–Caffo's interval, Fisher's exact test and
+    the CPS-smoothed estimate (binary). Fills ``out``; returns the testable slices and their p-values."""
+    metrics = TASK_METRICS[task]
+    num_cells, den_cells, _ = metrics[params.metric]
+    n = t["n"].to_numpy(float)
+    if task == "binary":
+        for name, (num, den, _) in SLICE_METRICS.items():
+            out[name] = rate(_sum(t, num), _sum(t, den))
+        out["mean_residual"] = rate(t["label_sum"].to_numpy(float) - t["score_sum"].to_numpy(float), n)
+        # calibration in the large, |mean label − mean score| (a one-bin ECE; the key is kept)
+        out["calibration_gap"] = np.abs(out["mean_residual"])
+        # the expected calibration error over equal-width score bins: Σ_b |Σ_{rows in b} (label − score)| / n
+        out["ece"] = rate(sum(np.abs(t[g].to_numpy(float)) for g in GAPS), n)
+    else:
+        out["error_rate"] = rate(_sum(t, ("errors",)), n)
+        out["mean_confidence"] = rate(t["score_sum"].to_numpy(float), n)
+        out["calibration_gap"] = np.abs(out["mean_confidence"] - rate(t["correct_sum"].to_numpy(float), n))
     x, m = _sum(t, num_cells), _sum(t, den_cells)
     x_rest, m_rest = _sum(total, num_cells) - x, _sum(total, den_cells) - m
     out["metric"], out["rest"] = rate(x, m), rate(x_rest, m_rest)
     out["difference"] = out["metric"] - out["rest"]
     out["ci_low"], out["ci_high"] = agresti_caffo(x, m, x_rest, m_rest)
-    out["too_small"] = n < counts.min_support
     testable = ~out["too_small"].to_numpy() & (m > 0) & (m_rest > 0)
     p = np.full(len(out), np.nan)
     p[testable] = fisher_two_sided(x[testable], m[testable], x_rest[testable], m_rest[testable])
-    out["p"] = p
-    out["p_adjusted"] = np.nan
-    if testable.any():
-        out.loc[testable, "p_adjusted"] = adjust(p[testable], params.correction)
-    out["significant"] = out["p_adjusted"].to_numpy() < params.alpha
-    out["cps"] = cps_metric(t, total, num_cells, den_cells, params.cps_lambda)
-    out = rank(out)
-    return SliceResult(params, counts, out, int(testable.sum()), counts.notes)
+    if task == "binary":
+        out["cps"] = cps_metric(t, total, num_cells, den_cells, params.cps_lambda)
+    else:
+        out["cps"] = (x + params.cps_lambda * rate(x_rest, m_rest)) / (m + params.cps_lambda)
+    return testable, p
+
+
+def _regression_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: SliceParams):
+    """A mean metric of the residual r = prediction − target (its mean, or the mean of |r|): Welch's t-test of the
+    slice against the rest from the per-slice sums Σv and Σv² (v² = r² for both), the interval of the difference
+    with Welch–Satterthwaite's degrees of freedom, and a CPS-like estimate (λ pseudo-rows at the rest's mean)."""
+    n = t["n"].to_numpy(float)
+    residual, absolute, square = (t[c].to_numpy(float) for c in ("residual_sum", "abs_residual_sum", "residual_sq"))
+    out["mean_residual"], out["mae"], out["rmse"] = rate(residual, n), rate(absolute, n), np.sqrt(rate(square, n))
+    column = REGRESSION_METRICS[params.metric][0]
+    v, q = t[column].to_numpy(float), square
+    n_rest, v_rest, q_rest = total["n"] - n, total[column] - v, total["residual_sq"] - q
+    mean, mean_rest = rate(v, n), rate(v_rest, n_rest)
+    var, var_rest = sample_variance(v, q, n), sample_variance(v_rest, q_rest, n_rest)
+    out["metric"], out["rest"] = mean, mean_rest
+    out["difference"] = mean - mean_rest
+    t_stat, df, se = welch(mean, var, n, mean_rest, var_rest, n_rest)
+    testable = ~out["too_small"].to_numpy() & (n >= 2) & (n_rest >= 2) & np.isfinite(t_stat)
+    p = np.full(len(out), np.nan)
+    p[testable] = 2 * sps.t.sf(np.abs(t_stat[testable]), df[testable])
+    half = np.full(len(out), np.nan)
+    ok = np.isfinite(se) & np.isfinite(df)
+    half[ok] = sps.t.ppf(0.975, df[ok]) * se[ok]
+    out["ci_low"], out["ci_high"] = out["difference"] - half, out["difference"] + half
+    out["cps"] = (v + params.cps_lambda * mean_rest) / (n + params.cps_lambda)
+    return testable, p
+
+
+def sample_variance(v, q, n) -> np.ndarray:
+    """(Σv² − (Σv)²/n) / (n − 1), never below 0 (rounding)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (q - v * v / n) / (n - 1)
+    return np.where(n >= 2, np.maximum(out, 0.0), np.nan)
+
+
+def welch(mean, var, n, mean_rest, var_rest, n_rest):
+    """Welch's t, its Welch–Satterthwaite degrees of freedom and the standard error of the difference."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a, b = var / n, var_rest / n_rest
+        se = np.sqrt(a + b)
+        t_stat = (mean - mean_rest) / se
+        df = (a + b) ** 2 / (a * a / (n - 1) + b * b / (n_rest - 1))
+    bad = ~(se > 0)
+    return np.where(bad, np.nan, t_stat), np.where(bad, np.nan, df), np.where(bad, np.nan, se)
 
 
 def agresti_caffo(x, m, x_rest, m_rest) -> tuple[np.ndarray, np.ndarray]:
@@ -153,16 +236,17 @@ def fisher_two_sided(x, m, x_rest, m_rest) -> np.ndarray:
     return np.minimum(1.0, 2 * np.minimum(lower, upper))
 
 
-def adjust(p: np.ndarray, correction: str) -> np.ndarray:
-    """Benjamini–Hochberg step-up adjusted p-values; Benjamini–Yekutieli multiplies them by Σ 1/i."""
+def adjust(p: np.ndarray, correction: str, family: int | None = None) -> np.ndarray:
+    """Benjamini–Hochberg step-up adjusted p-values; Benjamini–Yekutieli multiplies them by Σ 1/i. ``family``: the
+    number of hypotheses when more than ``p`` holds (the rest count as p = 1: they are never rejected)."""
     p = np.asarray(p, float)
-    k = p.size
+    k = max(p.size, int(family or 0))
     order = np.argsort(p)
-    scale = k / np.arange(1, k + 1)
+    scale = k / np.arange(1, p.size + 1)
     if correction == "by":
         scale = scale * np.sum(1.0 / np.arange(1, k + 1))
     stepped = np.minimum.accumulate((p[order] * scale)[::-1])[::-1]
-    out = np.empty(k)
+    out = np.empty(p.size)
     out[order] = np.minimum(stepped, 1.0)
     return out
 

@@ -2,30 +2,51 @@
 from __future__ import annotations
 
 from fairviz.core.display import Text, text
-from fairviz.slices.analysis import SLICE_METRICS, SliceResult
+from fairviz.slices import metrics
+from fairviz.slices.analysis import SliceResult
 
 CORRECTION_NAMES = {"by": "Benjamini–Yekutieli (false discovery rate under any dependence)",
                     "bh": "Benjamini–Hochberg (false discovery rate for independent or positively dependent tests)"}
 
 
-def metric_title(metric: str) -> str:
-    return SLICE_METRICS[metric][2]
+def metric_title(metric: str, task: str = "binary") -> str:
+    return metrics.metric_title(metric, task)
 
 
 def method_sentence(result: SliceResult) -> Text:
     c, p = result.counts, result.params
+    fields = dict(slices=len(result.table), depth=c.max_depth, attributes=len(c.attributes), tested=result.tested,
+                  floor=int(c.min_support), metric=metric_title(p.metric, c.task), tau=c.threshold,
+                  correction=CORRECTION_NAMES[p.correction], alpha=p.alpha, lam=p.cps_lambda)
+    if c.task == "regression":
+        return text("{slices:,} slices of up to {depth} of {attributes} attributes; {tested:,} with at least "
+                    "{floor:,} rows tested: the {metric} of each slice against the rest of the data, Welch's t-test "
+                    "from the slice's and the rest's sums and sums of squares, {correction} at {alpha:g}. Slices "
+                    "under the floor show the mean moved towards the rest's by λ = {lam:g} pseudo-rows and read "
+                    "\"too small to tell\".", "note", **fields)
+    where = "at τ = {tau:g}, " if c.task == "binary" else "(predicted class ≠ label), "
     return text("{slices:,} slices of up to {depth} of {attributes} attributes; {tested:,} with at least {floor:,} "
-                "rows tested: the {metric} of each slice against the rest of the data at τ = {tau:g}, Fisher's exact "
+                "rows tested: the {metric} of each slice against the rest of the data " + where + "Fisher's exact "
                 "test, {correction} at {alpha:g}. Slices under the floor show a CPS-smoothed estimate (Cross-Prior "
-                "Smoothing, λ = {lam:g}) and read \"too small to tell\".", "note",
-                slices=len(result.table), depth=c.max_depth, attributes=len(c.attributes), tested=result.tested,
-                floor=int(c.min_support), metric=metric_title(p.metric), tau=c.threshold,
-                correction=CORRECTION_NAMES[p.correction], alpha=p.alpha, lam=p.cps_lambda)
+                "Smoothing, λ = {lam:g}) and read \"too small to tell\".", "note", **fields)
+
+
+def search_sentence(result: SliceResult) -> Text | None:
+    """What the pruned search computed and what it left out (None for the full lattice)."""
+    s = result.counts.search
+    if not s.top_k:
+        return None
+    return text("Pruned search (SliceLine, Sagadeeva and Boehm, SIGMOD 2021): a slice was expanded only while its "
+                "score bound could beat the {k}-th best score; {queries} queries computed {sets:,} of {lattice:,} "
+                "attribute combinations. {pruned:,} slices at or above the floor were not evaluated: the correction "
+                "counts them as never rejected ({family:,} hypotheses), so the pruning saves time, not power.",
+                "note", k=s.top_k, queries=s.queries, sets=s.grouping_sets, lattice=s.lattice_sets,
+                pruned=s.pruned, family=result.family)
 
 
 def headline(result: SliceResult) -> Text:
     significant = result.significant
-    metric = metric_title(result.params.metric)
+    metric = metric_title(result.params.metric, result.counts.task)
     if significant.empty:
         return text("No slice's {metric} differs from the rest of the data after the correction.", "finding",
                     metric=metric)

@@ -29,3 +29,24 @@ def frame(n: int = 20_000, seed: int = 0, planted: bool = False, attributes=ATTR
 
 def predictions(data: pd.DataFrame, groups=tuple(ATTRIBUTES)):
     return build_predictions(data, ColumnMapping(label="label", score="score", groups=tuple(groups)), source="test")
+
+
+WIDE = {**ATTRIBUTES, "device": tuple("abcdef"), "channel": tuple("uvwxyz"), "plan": tuple("pqrstu")}
+
+
+def regression_frame(n: int = 20_000, seed: int = 0, planted: bool = False, attributes=ATTRIBUTES) -> pd.DataFrame:
+    """A target and a prediction whose residual is independent of the attributes (null data); ``planted``: for sex=F
+    and age=18-25 the prediction is 0.6 too high on average, while sex alone and age alone are shifted less."""
+    rng = np.random.default_rng(seed)
+    data = {a: rng.choice(values, n) for a, values in attributes.items()}
+    target = rng.normal(50, 10, n)
+    shift = np.zeros(n)
+    if planted:
+        shift = np.where((data["sex"] == "F") & (data["age"] == "18-25"), 0.6, 0.0)
+    prediction = target + rng.normal(0, 2, n) + shift
+    return pd.DataFrame({**data, "target": target, "prediction": prediction})
+
+
+def regression_predictions(data: pd.DataFrame, groups=tuple(ATTRIBUTES)):
+    return build_predictions(data, ColumnMapping(label="target", score="prediction", groups=tuple(groups),
+                                                 task="regression"), source="test")

@@ -162,3 +162,22 @@ def test_weighted_entries_from_the_engine_reduction_give_the_query_counts(tmp_pa
     for column in ("n", "fpr", "fnr", "error_rate", "selection_rate", "mean_residual", "p_adjusted"):
         np.testing.assert_allclose(ours[column].to_numpy(float), engine[column].to_numpy(float), rtol=1e-12,
                                    atol=1e-12)
+
+
+def test_each_slices_binned_ece_equals_the_rows_on_duckdb_and_in_pandas(tmp_path):
+    """ECE over ten equal-width score bins, Σ_b |Σ (label − score)| / n per slice, from sums the one query carries."""
+    data = frame(4_000, seed=13)
+    data["score"] = np.clip(data["score"] * 0.8 + 0.1 * data["label"], 0, 1)      # miscalibrated, in every bin
+    path = tmp_path / "d.parquet"
+    data.to_parquet(path)
+    ours = find_slices(slice_counts(predictions(data), min_support=1)).table.set_index("slice")
+    sql = find_slices(engine_slice_counts(Engine("duckdb"), locate(path, "duckdb"), "label", "score", NAMES, 3,
+                                          1)).table.set_index("slice")
+    score_bin = np.minimum(np.floor(data["score"].to_numpy() * 10), 9)
+    gap = data["label"].to_numpy() - data["score"].to_numpy()
+    for name in ours.index:
+        pieces = [p.split("=", 1) for p in name.split(" ∧ ")]
+        inside = np.logical_and.reduce([data[a].to_numpy() == v for a, v in pieces])
+        ece = sum(abs(gap[inside & (score_bin == b)].sum()) for b in range(10)) / inside.sum()
+        assert abs(ours.loc[name, "ece"] - ece) < 1e-12 and abs(sql.loc[name, "ece"] - ece) < 1e-12
+        assert ours.loc[name, "ece"] >= ours.loc[name, "calibration_gap"] - 1e-12

@@ -66,3 +66,70 @@ def test_in_the_app_the_audited_slice_becomes_the_frames_attribute_for_every_pag
     at.switch_page("app_pages/parity.py").run()
     assert not at.exception, at.exception
     assert at.sidebar.selectbox(key="attribute").value == "slice: sex=F ∧ age=18-25"
+
+
+def test_the_page_searches_a_regressions_slices_by_mean_residual_and_prunes_on_request():
+    from tests.slices.data import regression_frame, regression_predictions
+    data = regression_frame(12_000, seed=36, planted=True)
+    pred = regression_predictions(data)
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["predictions"] = pred
+    at.session_state["sample_key"] = None
+    at.run()
+    assert not at.exception, at.exception
+    assert not any("two-valued label" in i.value for i in at.info)       # the page no longer refuses a regression
+    metric = at.selectbox(key="slices_metric")
+    assert metric.options == ["mean residual (prediction − target)", "mean absolute error"]
+    payload = at.session_state["page_json"]["slices"]
+    assert payload["task"] == "regression" and payload["metric"] == "mean_residual"
+    assert payload["slices"][0]["slice"].startswith("sex=F ∧ age=18-25") and payload["slices"][0]["significant"]
+    at.number_input(key="slices_top_k").set_value(3).run()
+    assert not at.exception, at.exception
+    payload = at.session_state["page_json"]["slices"]
+    assert payload["search"]["top_k"] == 3 and payload["family"] == payload["tested"] + payload["search"]["pruned"]
+    metric.set_value("mae").run()
+    assert at.session_state["page_json"]["slices"]["metric"] == "mae"
+
+
+def test_the_page_searches_a_multiclass_error_rate_over_every_class_and_one_class_vs_the_rest():
+    import pandas as pd
+    from fairviz.data.model import ColumnMapping
+    from fairviz.data.validation import build_predictions
+    rng = np.random.default_rng(37)
+    n = 6_000
+    group, region = rng.choice(["a", "b", "c"], n), rng.choice(["N", "S"], n)
+    label = rng.choice(["cat", "dog", "bird"], n)
+    wrong = rng.random(n) < np.where((group == "a") & (region == "N"), 0.45, 0.25)
+    other = {"cat": "dog", "dog": "bird", "bird": "cat"}
+    data = pd.DataFrame({"group": group, "region": region, "label": label,
+                         "predicted": np.where(wrong, [other[v] for v in label], label)})
+    pred = build_predictions(data, ColumnMapping("label", "", ("group", "region"), task="multiclass",
+                                                 predicted="predicted"))
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["predictions"] = pred
+    at.session_state["sample_key"] = None
+    at.run()
+    assert not at.exception, at.exception
+    payload = at.session_state["page_json"]["slices"]
+    assert payload["task"] == "multiclass" and payload["metric"] == "error_rate"
+    assert payload["slices"][0]["slice"] == "group=a ∧ region=N" and payload["slices"][0]["significant"]
+    assert at.selectbox(key="slices_metric").options[0] == "error rate (predicted class ≠ label), every class"
+    at.selectbox(key="slices_metric").set_value("fpr").run()
+    assert not at.exception, at.exception
+    payload = at.session_state["page_json"]["slices"]
+    assert payload["task"] == "binary" and payload["metric"] == "fpr"
+
+
+def test_many_attributes_are_searched_with_the_pruned_search_by_default():
+    from tests.slices.data import WIDE
+    wide = {**WIDE, "tier": ("1", "2", "3")}
+    pred = predictions(frame(8_000, seed=38, planted=True, attributes=wide), tuple(wide))
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["predictions"] = pred
+    at.session_state["sample_key"] = None
+    at.run()
+    assert not at.exception, at.exception
+    assert at.number_input(key="slices_top_k").value == 20
+    payload = at.session_state["page_json"]["slices"]
+    assert payload["search"]["top_k"] == 20 and payload["search"]["lattice_grouping_sets"] == 7 + 21 + 35
+    assert payload["search"]["grouping_sets"] < 63 and payload["family"] >= payload["tested"]

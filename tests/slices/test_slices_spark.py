@@ -37,3 +37,49 @@ def test_spark_counts_every_slice_as_duckdb(tmp_path, monkeypatch):
     assert list(duck.index) == list(spark.index) and len(duck) > 40
     np.testing.assert_allclose(duck[COUNTS].to_numpy(float), spark[COUNTS].to_numpy(float), rtol=1e-12)
     assert duck_total == pytest.approx(spark_total, rel=1e-12) and duck_notes == spark_notes and "31 rows" in duck_notes[0]
+
+
+def test_spark_runs_the_pruned_search_as_duckdb(tmp_path, monkeypatch):
+    """One query per level, the same text on both engines: the same slices evaluated, the same counts, the same
+    combinations computed and pruned."""
+    from tests.slices.data import WIDE
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    path = tmp_path / "wide.parquet"
+    frame(40_000, seed=21, planted=True, attributes=WIDE).to_parquet(path)
+    found = {}
+    for kind in ("duckdb", "spark"):
+        engine = Engine(kind)
+        try:
+            counts = engine_slice_counts(engine, locate(path, kind, engine.local), "label", "score", tuple(WIDE), 3,
+                                         100, metric="fpr", top_k=3)
+        finally:
+            engine.close()
+        found[kind] = (counts.table.fillna("·").set_index(list(WIDE)).sort_index(), counts.search)
+    (duck, duck_search), (spark, spark_search) = found["duckdb"], found["spark"]
+    assert duck_search == spark_search and duck_search.grouping_sets < duck_search.lattice_sets
+    assert list(duck.index) == list(spark.index)
+    np.testing.assert_allclose(duck[COUNTS].to_numpy(float), spark[COUNTS].to_numpy(float), rtol=1e-12)
+
+
+def test_spark_counts_a_regressions_slices_as_duckdb(tmp_path, monkeypatch):
+    from tests.slices.data import regression_frame
+    monkeypatch.setenv("SPARK_LOCAL_IP", "127.0.0.1")
+    data = regression_frame(3_000, seed=39, planted=True)
+    data.loc[::89, "prediction"] = np.nan                    # rows the query leaves out, on both engines
+    path = tmp_path / "r.parquet"
+    data.to_parquet(path)
+    found = {}
+    for kind in ("duckdb", "spark"):
+        engine = Engine(kind)
+        try:
+            counts = engine_slice_counts(engine, locate(path, kind, engine.local), "target", "prediction",
+                                         tuple(ATTRIBUTES), 3, 60, task="regression")
+        finally:
+            engine.close()
+        found[kind] = (counts.table.fillna("·").set_index(list(ATTRIBUTES)).sort_index(), counts.total, counts.notes)
+    (duck, duck_total, duck_notes), (spark, spark_total, spark_notes) = found["duckdb"], found["spark"]
+    columns = ["n", "residual_sum", "residual_sq", "abs_residual_sum"]
+    assert list(duck.index) == list(spark.index) and len(duck) > 40
+    np.testing.assert_allclose(duck[columns].to_numpy(float), spark[columns].to_numpy(float), rtol=1e-12)
+    assert duck_total == pytest.approx(spark_total, rel=1e-12) and duck_notes == spark_notes
+    assert "34 rows without a finite target and prediction" in duck_notes[0]

@@ -22,7 +22,7 @@ from fairviz.core.confusion_metrics import CELL_ORDER, Cells
 from fairviz.data.model import DataError
 from fairviz.sample_size.cps import cps_cells
 from fairviz.slices.counts import GAPS, SliceCounts, slice_names
-from fairviz.slices.metrics import (ALL_METRICS, MULTICLASS_METRICS, REGRESSION_METRICS, SLICE_METRICS, TASK_METRICS,
+from fairviz.slices.metrics import (ALL_METRICS, REGRESSION_METRICS, SLICE_METRICS, TASK_METRICS,
                                     check_metric, score)
 
 CORRECTIONS = ("by", "bh")

@@ -16,7 +16,7 @@ from fairviz.cli.outputs import OutputError, check_input, check_outputs, write_a
 from fairviz.findings import KINDS, FindingsParams
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data import TASKS, ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
-from fairviz.data.model import plain_value
+from fairviz.data.model import INTERSECTION_SEP, plain_value
 from fairviz.data.roles import class_columns, guess_task, predicted_column
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
 from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, read_only_query, table_name
@@ -205,7 +205,7 @@ def run(args) -> int:
     except ScoreDirectionError as err:
         raise DataError(f"{err} Give --score-direction reversed to use 1 − {mapping.score}, or --score-direction "
                         "as-is to audit the score as it is.") from err
-    attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    attribute = first_attribute(pred, args.intersect)
     first = pred
     if args.recalibrate:
         scores, title, note = recalibrated_model(first, args.recalibrate, params=RecalParams(
@@ -363,10 +363,10 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
                                          mapping.row_id))
                if c]
     rows, digest = read_table(source.files[0], columns=columns)
-    pred, failed = failed_attributes(lambda groups: build_predictions(
-        rows, replace(mapping, groups=groups), source=source.name, file_fingerprint=digest, limits=limits),
-        mapping.groups)
-    attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
+        rows, replace(mapping, groups=groups, intersect=intersect), source=source.name, file_fingerprint=digest,
+        limits=limits), mapping.groups, mapping.intersect)
+    attribute = first_attribute(pred, args.intersect)
     if not 2 <= args.bins <= 100:
         raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
     params = AuditParams(attribute=attribute, threshold=args.threshold,
@@ -436,16 +436,23 @@ def predictions_of(args, engine, source, mapping: ColumnMapping, limits: GroupLi
         frame, digest = read_table(source.files[0], columns=columns)
         numeric = mapping.score in frame and pd.api.types.is_numeric_dtype(frame[mapping.score])
         mapping, scale_note = with_guessed_scale(mapping, frame[mapping.score]) if numeric else (mapping, "")
-        pred, failed = failed_attributes(lambda groups: build_predictions(
-            frame, replace(mapping, groups=groups), source=source.name, file_fingerprint=digest, limits=limits),
-            mapping.groups)
+        pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
+            frame, replace(mapping, groups=groups, intersect=intersect), source=source.name,
+            file_fingerprint=digest, limits=limits), mapping.groups, mapping.intersect)
         return pred, None, scale_note, failed
     # every classification section reads the engine's table (one reduction for every attribute)
     stats, scale_note = reduce_scaled(engine, source, mapping)
-    pred, failed = failed_attributes(
-        lambda groups: replace(stats, mapping=replace(stats.mapping, groups=groups)).predictions(limits),
-        stats.mapping.groups)
+    pred, failed = failed_attributes(lambda groups, intersect: replace(
+        stats, mapping=replace(stats.mapping, groups=groups, intersect=intersect)).predictions(limits),
+        stats.mapping.groups, stats.mapping.intersect)
     return pred, stats, scale_note, failed
+
+
+def first_attribute(pred, intersect: bool) -> str:
+    """The attribute at the JSON's top level: the intersection with --intersect (when it could be built: over the
+    group cap it is recorded as failed), else the first group column."""
+    last = pred.attribute_names[-1]
+    return last if intersect and INTERSECTION_SEP in last else pred.attribute_names[0]
 
 
 def every_attribute(args, audit, pred, options: AuditParams, policy: FindingsParams, sample, failed: dict) -> None:

@@ -57,14 +57,15 @@ def audited_attributes(pred: Predictions) -> list[str]:
     return list(pred.attribute_names)
 
 
-def failed_attributes(build: Callable[[tuple[str, ...]], Predictions], groups: tuple[str, ...]
-                      ) -> tuple[Predictions, dict[str, str]]:
-    """The predictions of every group column that validates, and the plain message of each that does not (a single
-    value, too many groups). ``build(groups)`` validates the mapping with those group columns; it is called once
-    when all pass, else once per column and once for the columns that passed. A failure that is not about one
-    column (the score, the label) fails every column alone too and is raised as it is."""
+def failed_attributes(build: Callable[[tuple[str, ...], bool], Predictions], groups: tuple[str, ...],
+                      intersect: bool = False) -> tuple[Predictions, dict[str, str]]:
+    """The predictions of every group column that validates (and of the intersection of the first two, when asked
+    for and within the group cap), and the plain message of each attribute that does not (a single value, too many
+    groups). ``build(groups, intersect)`` validates the mapping with those group columns; it is called once when all
+    pass, else once per column and once for what passed. A failure that is not about one column (the score, the
+    label) fails every column alone too and is raised as it is."""
     try:
-        return build(groups), {}
+        return build(groups, intersect), {}
     except DataError as err:
         if len(groups) < 2:
             raise
@@ -72,13 +73,18 @@ def failed_attributes(build: Callable[[tuple[str, ...]], Predictions], groups: t
     failed = {}
     for column in groups:
         try:
-            build((column,))
+            build((column,), False)
         except DataError as err:
             failed[column] = "; ".join(err.problems)
     kept = tuple(c for c in groups if c not in failed)
-    if not kept or not failed:
+    if not kept or (not failed and not intersect):
         raise whole
-    return build(kept), failed
+    if intersect and len(kept) >= 2:
+        try:
+            return build(kept, True), failed
+        except DataError as err:
+            failed[f"{kept[0]}{INTERSECTION_SEP}{kept[1]}"] = "; ".join(err.problems)
+    return build(kept, False), failed
 
 
 def run_attributes(audit, pred: Predictions, options_of: Callable[[str], AuditParams],
@@ -92,9 +98,10 @@ def run_attributes(audit, pred: Predictions, options_of: Callable[[str], AuditPa
     run = run or run_audit
     failed = dict(failed or {})
     first = audit.params.attribute
-    audits = {first: audit}
+    audits = {}                                   # in the mapping's order, the first attribute's audit in its place
     for attribute in audited_attributes(pred):
-        if attribute in audits:
+        if attribute == first:
+            audits[attribute] = audit
             continue
         try:
             pred.groups(attribute)                # an intersection over the group cap is refused here

@@ -199,3 +199,10 @@ def slice_finding_text(s: SliceFinding, level: str = "finding") -> Text:
                 "(difference {d:+.3f}{ci}; adjusted p {p}, {correction}).", level, slice=s.slice, n=int(round(s.n)),
                 metric=s.metric, v=s.value, rest=s.rest, d=s.difference, ci=ci, p=fmt_p(s.p_adjusted),
                 correction=s.correction)
+
+
+def nothing_found_text(audit: FindingsAudit) -> Text:
+    """One attribute's Summary in a line when it has no headline finding (Home's "Other attributes")."""
+    at = f" at τ = {audit.threshold:.2f}" if audit.task == "binary" else ""
+    return text("{a}: nothing found (no material, significant disparity between groups of {floor:,}+ rows{at}).",
+                "plain", a=audit.attribute, floor=audit.params.min_group_size, at=at)

@@ -21,7 +21,7 @@ from fairviz.core.display import Bullets, Group, Item, join, text
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
 from fairviz.data.model import INTERSECTION_SEP
-from fairviz.findings import (AttributesSummary, FindingsParams, SliceFinding, across_headline_text,
+from fairviz.findings import (AttributesSummary, FindingsParams, SliceFinding, across_headline_text, nothing_found_text,
                               across_policy_text, across_unremarkable_text, attributed_text, failed_attribute_text,
                               slice_finding_text, small_group_text, summarise_attributes, untested_text)
 from fairviz.report.findings import finding_row
@@ -126,12 +126,10 @@ def _slices(audit, pred: Predictions, options: SliceOptions) -> tuple[SliceFindi
     """The slice search over the group columns (not an intersection: slices are every intersection), at the
     audit's τ; its significant slices, best first, become the Summary's slice findings."""
     params = audit.params
-    columns = [a for a in pred.attribute_names if INTERSECTION_SEP not in a]
     support = options.min_support if options.min_support is not None else params.findings.min_group_size
     try:
-        counts = slice_counts(pred, columns, options.depth, support, params.threshold)
-        result = find_slices(counts, SliceParams(metric=options.metric, alpha=params.findings.alpha,
-                                                 cps_lambda=params.cps_lambda))
+        result = slice_search(pred, options.depth, support, params.threshold, options.metric, params.findings.alpha,
+                              params.cps_lambda)
     except (DataError, ValueError, ArithmeticError, LookupError, TypeError, MemoryError) as err:
         message = "; ".join(err.problems) if isinstance(err, DataError) else f"{type(err).__name__}: {err}"
         log.warning("slices: %s", message)
@@ -139,8 +137,20 @@ def _slices(audit, pred: Predictions, options: SliceOptions) -> tuple[SliceFindi
         return ()
     audit.slices = result
     audit.data["slices"] = clean(result.to_dict())
-    top = options.top if options.top is not None else params.findings.max_findings
-    return tuple(slice_finding(row, result) for _, row in result.significant.head(top).iterrows())
+    return top_slices(result, options.top if options.top is not None else params.findings.max_findings)
+
+
+def slice_search(pred: Predictions, depth: int, min_support: float, threshold: float, metric: str = "fpr",
+                 alpha: float = 0.05, cps_lambda: float = 5.0):
+    """The slice search over the data's group columns (not an intersection: the slices are every intersection)."""
+    columns = [a for a in pred.attribute_names if INTERSECTION_SEP not in a]
+    counts = slice_counts(pred, columns, depth, min_support, threshold)
+    return find_slices(counts, SliceParams(metric=metric, alpha=alpha, cps_lambda=cps_lambda))
+
+
+def top_slices(result, count: int) -> tuple[SliceFinding, ...]:
+    """The ``count`` significant slices the search ranks first (largest difference from the rest)."""
+    return tuple(slice_finding(row, result) for _, row in result.significant.head(count).iterrows())
 
 
 def slice_finding(row, result) -> SliceFinding:
@@ -232,3 +242,26 @@ def findings_params_for(pred: Predictions, attribute: str, base: FindingsParams,
     if reference not in names:
         reference = (sample.reference_groups.get(attribute) if sample is not None else None)
     return replace(base, reference=reference)
+
+
+def other_attributes_display(found: list[tuple[str, object, str | None]], slices: tuple[SliceFinding, ...] = (),
+                             slice_note: Item | None = None) -> list[Item]:
+    """Home's compact "Other attributes": each other attribute's top finding (its own Summary's first), or that
+    nothing was found, or why it could not be audited; then the top slices when a slice search ran."""
+    lines = []
+    for attribute, summary, error in found:
+        if error is not None or summary is None:
+            lines.append(failed_attribute_text(attribute, error or "no comparison could be made"))
+        elif summary.top:
+            lines.append(attributed_text(summary.top[0], summary, "plain"))
+        else:
+            lines.append(nothing_found_text(summary))
+    items: list[Item] = [text("Other attributes", "subheading")]
+    if lines:
+        items.append(Bullets(tuple(lines), "plain"))
+    if slices:
+        items.append(text("Top slices (values of up to two attributes combined, each against the rest):", "plain"))
+        items.append(Bullets(tuple(slice_finding_text(s, "plain") for s in slices), "plain"))
+    if slice_note is not None:
+        items.append(slice_note)
+    return items

@@ -182,3 +182,14 @@ def test_slices_are_refused_for_a_regression(tmp_path):
     code = main(["audit", str(path), "--task", "regression", "--label", "target", "--score", "prediction",
                  "--group", "g", "--slices"])
     assert code == 2
+
+
+def test_the_python_api_audits_every_attribute(people, both):
+    from fairviz.report.api import audit
+    result = audit(str(people), label="y", score="score", group=["race", "sex", "one"], resamples=60,
+                   knee_resamples=0).to_dict()
+    assert list(result["attributes"]) == ["race", "sex", "one"]
+    assert "single value" in result["attributes"]["one"]["error"]
+    for key in ("groups", "pairs", "findings"):
+        assert_same(result["attributes"]["sex"][key], both["attributes"]["sex"][key], key)
+    assert result["summary"]["top"][0]["sentence"].startswith("sex: ")

@@ -126,7 +126,7 @@ SLICES_ON_HOME = 3
 def _other_attributes(ctx) -> None:
     """Every other mapped attribute's top finding (its own Summary's first, from a parity-only audit cached per
     data, attribute, τ and benefit: ≈ 25 ms each at 1M rows) and the top slices: one compact part."""
-    others = [a for a in ctx.data.attribute_names if a != ctx.attribute]
+    others = [a for a in (ctx.data or ctx.pred).attribute_names if a != ctx.attribute]
     if not others:
         st.empty()
         return

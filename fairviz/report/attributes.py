@@ -49,7 +49,7 @@ class SliceOptions:
 
 def attribute_record(data: dict) -> dict:
     """One attribute's part of an audit's JSON: everything but the keys every attribute shares."""
-    return {k: v for k, v in data.items() if k not in SHARED_KEYS}
+    return {k: list(v) if k == "errors" else v for k, v in data.items() if k not in SHARED_KEYS}   # errors: its own
 
 
 def audited_attributes(pred: Predictions) -> list[str]:

@@ -93,14 +93,16 @@ class Audit:
                        focus=self.params.focus or (top[0].candidate.group if top else None))
 
     def to_html(self) -> str:
-        """The report: the Summary (across attributes when there are several), then each attribute's sections, each
-        attribute's own Summary first and its sections' titles naming it; the slices last."""
+        """The report: the Summary across attributes when there are several, the first attribute's Summary and
+        sections as a one-attribute report has them (the header names it), then each other attribute's, its own
+        Summary first and every title naming it; the slices last."""
         if not self.several:
             return render_html(self.data, self._html_parts())
         from fairviz.report.attributes import summary_display
-        parts = [("Summary across attributes", to_html(summary_display(self.across)))]
+        parts = [("Summary across attributes", to_html(summary_display(self.across))), *self._html_parts()]
         for name, audit in self.attribute_audits.items():
-            parts += [(f"{name} · {title}", inner) for title, inner in audit._html_parts()]
+            if audit is not self:
+                parts += [(f"{name} · {title}", inner) for title, inner in audit._html_parts()]
         parts += [(f"{name} · not audited", to_html([failed_attribute_text(name, message)]))
                   for name, message in self.failed_attributes.items()]
         if self.slices is not None:

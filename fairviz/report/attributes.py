@@ -79,23 +79,26 @@ def failed_attributes(build: Callable[[tuple[str, ...], bool], Predictions], gro
     kept = tuple(c for c in groups if c not in failed)
     if not kept or (not failed and not intersect):
         raise whole
-    if intersect and len(kept) >= 2:
-        try:
-            return build(kept, True), failed
-        except DataError as err:
-            failed[f"{kept[0]}{INTERSECTION_SEP}{kept[1]}"] = "; ".join(err.problems)
+    if intersect:
+        name = f"{groups[0]}{INTERSECTION_SEP}{groups[1]}"
+        lost = [c for c in groups[:2] if c in failed]
+        if lost:
+            failed[name] = f"it needs '{lost[0]}', which could not be audited."
+        else:
+            try:
+                return build(kept, True), failed
+            except DataError as err:
+                failed[name] = "; ".join(err.problems)
     return build(kept, False), failed
 
 
 def run_attributes(audit, pred: Predictions, options_of: Callable[[str], AuditParams],
-                   failed: dict[str, str] | None = None, slices: SliceOptions | None = None,
-                   run: Callable | None = None) -> None:
+                   failed: dict[str, str] | None = None, slices: SliceOptions | None = None) -> None:
     """Add every other attribute's audit to ``audit`` (the first attribute's, from ``run_audit``), the JSON's
     ``attributes``, ``summary`` and (with ``slices``) ``slices``. ``options_of(attribute)``: that attribute's
     parameters (its reference group, its MATCH reference). An attribute that fails is recorded with its message and
     the others carry on."""
-    from fairviz.report.audit import run_audit
-    run = run or run_audit
+    from fairviz.report.audit import run_audit            # the audit module renders what this adds
     failed = dict(failed or {})
     first = audit.params.attribute
     audits = {}                                   # in the mapping's order, the first attribute's audit in its place
@@ -109,7 +112,7 @@ def run_attributes(audit, pred: Predictions, options_of: Callable[[str], AuditPa
             failed[attribute] = "; ".join(err.problems)
             continue
         options = replace(options_of(attribute), attribute=attribute, compare=False, explain=None, focus=None)
-        audits[attribute] = run(pred, options)
+        audits[attribute] = run_audit(pred, options)
     data = audit.data
     data["attributes"] = {name: attribute_record(a.data) for name, a in audits.items()}
     for name, message in failed.items():

@@ -194,3 +194,11 @@ def test_the_python_api_audits_every_attribute(people, both):
     for key in ("groups", "pairs", "findings"):
         assert_same(result["attributes"]["sex"][key], both["attributes"]["sex"][key], key)
     assert result["summary"]["top"][0]["sentence"].startswith("sex: ")
+
+
+def test_an_intersection_of_a_failing_column_is_recorded_not_replaced(people, tmp_path):
+    code, data = audit_json(people, tmp_path, "--group", "one", "--group", "sex", "--group", "race", "--intersect")
+    assert code == 0
+    assert data["attributes"]["one × sex"] == {"attribute": "one × sex",
+                                               "error": "it needs 'one', which could not be audited."}
+    assert "sex × race" not in data["attributes"] and data["attribute"] == "sex"

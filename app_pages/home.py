@@ -133,7 +133,7 @@ def _other_attributes(ctx) -> None:
         return
     with st.empty():        # the progress bars' place, as the Summary's
         found = [_other_summary(ctx, attribute) for attribute in others]
-        slices, note = _home_slices(ctx)
+    slices, note = _home_slices(ctx)        # on large data, after its checkbox
     _render.render(other_attributes_display(found, slices, note), st.container())
 
 
@@ -173,8 +173,8 @@ def _home_slices(ctx):
     if isinstance(found, str):
         return (), text("Slices: {message}", "caveat", message=found)
     if not found:
-        return (), text("No slice of up to two attributes differs from the rest in its false positive rate after the "
-                        "correction.", "note")
+        return (), text("Slices: none of up to two attributes' values combined differs from the rest in its false "
+                        "positive rate after the correction (Benjamini–Yekutieli).", "plain")
     return found, None
 
 

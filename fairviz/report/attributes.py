@@ -250,7 +250,8 @@ def findings_params_for(pred: Predictions, attribute: str, base: FindingsParams,
 def other_attributes_display(found: list[tuple[str, object, str | None]], slices: tuple[SliceFinding, ...] = (),
                              slice_note: Item | None = None) -> list[Item]:
     """Home's compact "Other attributes": each other attribute's top finding (its own Summary's first), or that
-    nothing was found, or why it could not be audited; then the top slices when a slice search ran."""
+    nothing was found, or why it could not be audited; then the top slices (or why there are none) when a slice
+    search ran. Always a title and one list, so a τ step updates the part in place."""
     lines = []
     for attribute, summary, error in found:
         if error is not None or summary is None:
@@ -259,12 +260,7 @@ def other_attributes_display(found: list[tuple[str, object, str | None]], slices
             lines.append(attributed_text(summary.top[0], summary, "plain"))
         else:
             lines.append(nothing_found_text(summary))
-    items: list[Item] = [text("Other attributes", "subheading")]
-    if lines:
-        items.append(Bullets(tuple(lines), "plain"))
-    if slices:
-        items.append(text("Top slices (values of up to two attributes combined, each against the rest):", "plain"))
-        items.append(Bullets(tuple(slice_finding_text(s, "plain") for s in slices), "plain"))
+    lines += [slice_finding_text(s, "plain") for s in slices]
     if slice_note is not None:
-        items.append(slice_note)
-    return items
+        lines.append(slice_note)
+    return [text("Other attributes", "subheading"), Bullets(tuple(lines), "plain")]

@@ -51,6 +51,24 @@ def test_home_lists_the_top_slices_of_a_small_sample():
     found = top_slices(slice_search(pred, 2, FindingsParams().min_group_size, at.slider(key="threshold").value), 3)
     shown = _other_attributes_text(at)
     assert len(found) == 3                 # COMPAS: race=African-American's FPR and two intersections differ
-    assert "Top slices" in shown
     for s in found:
         assert f"Slice **{s.slice}** ({int(round(s.n)):,} rows): false positive rate {s.value:.3f}" in shown
+
+
+def test_the_full_report_prepared_on_home_covers_every_attribute():
+    """"Prepare the full report" runs the audit `fairviz audit` runs: every mapped attribute (COMPAS: race and sex),
+    the Summary across them, each attribute compared with its own reference."""
+    from app_pages import _jobs
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    next(b for b in at.button if b.label == "Prepare the full report").click().run()
+    assert not at.exception, at.exception
+    store = _jobs._server().results["audit_full"]
+    key = next(k for k in list(store._items) if k[1] == "race")
+    data = store.get(key).data
+    assert list(data["attributes"]) == ["race", "sex"]
+    sex = data["attributes"]["sex"]
+    assert sum(g["n"] for g in sex["groups"].values()) == 7214 and set(sex["groups"]) == {"Male", "Female"}
+    assert data["summary"]["references"] == {"race": "Caucasian", "sex": sex["findings"]["reference"]}
+    assert data["summary"]["attributes"] == ["race", "sex"]
+    assert all(f["sentence"].startswith(f["attribute"] + ": ") for f in data["summary"]["top"])

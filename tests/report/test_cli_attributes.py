@@ -202,3 +202,14 @@ def test_an_intersection_of_a_failing_column_is_recorded_not_replaced(people, tm
     assert data["attributes"]["one × sex"] == {"attribute": "one × sex",
                                                "error": "it needs 'one', which could not be audited."}
     assert "sex × race" not in data["attributes"] and data["attribute"] == "sex"
+
+
+def test_the_gate_reads_the_summary_across_attributes(people, tmp_path):
+    """race is fair and first; sex is not: the gate fails on sex's findings, each JUnit case naming its attribute."""
+    junit = tmp_path / "audit.xml"
+    code = main(["audit", str(people), *ARGS, "--group", "race", "--group", "sex", "--fail-on", "material",
+                 "--junit", str(junit)])
+    assert code == 1
+    xml = junit.read_text()
+    assert 'name="fairviz audit: race, sex"' in xml and 'name="sex: M vs F"' in xml and 'name="race: B vs A"' in xml
+    assert 'message="sex: M rows' in xml

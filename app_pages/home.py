@@ -8,14 +8,13 @@ import numpy as np
 import streamlit as st
 
 from fairviz.calibration.figures import score_distribution_figure
-from fairviz.core.display import Bullets, Group, Text
+from fairviz.core.display import Bullets, Group, Text, text
 from fairviz.core.markup import md
 from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
-from fairviz.core.display import text
 from fairviz.data import DataError
 from fairviz.data.model import INTERSECTION_SEP
-from fairviz.findings import KIND_TITLES, FindingsParams, finding_text
+from fairviz.findings import KIND_TITLES, FindingsParams, finding_text, no_slice_text
 from fairviz.report.attributes import other_attributes_display, slice_search, top_slices
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.findings import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
@@ -149,8 +148,9 @@ def _other_summary(ctx, attribute: str):
                                                 findings=findings, words=words, progress=progress, sections=sections))
         except DataError as err:
             return None, "; ".join(err.problems)
-        errors = "; ".join(e["error"] for e in audit.data.get("errors", []))
-        return audit.findings, (errors or None) if audit.findings is None else None
+        if audit.findings is not None:
+            return audit.findings, None
+        return None, "; ".join(e["error"] for e in audit.data.get("errors", [])) or None
 
     key = (data.fingerprint, attribute, ctx.threshold, ctx.benefit, findings, words)
     summary, error = _ui.cached_with_progress("other_attributes", key, compute, f"Summarising {attribute}",
@@ -172,10 +172,7 @@ def _home_slices(ctx):
     found = _slice_findings(ctx.pred.fingerprint, ctx.pred.model, ctx.threshold, floor, ctx.pred)
     if isinstance(found, str):
         return (), text("Slices: {message}", "caveat", message=found)
-    if not found:
-        return (), text("Slices: none of up to two attributes' values combined differs from the rest in its false "
-                        "positive rate after the correction (Benjamini–Yekutieli).", "plain")
-    return found, None
+    return found, (None if found else no_slice_text())
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=_ui.CACHE_TTL)

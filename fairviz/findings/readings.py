@@ -206,3 +206,8 @@ def nothing_found_text(audit: FindingsAudit) -> Text:
     at = f" at τ = {audit.threshold:.2f}" if audit.task == "binary" else ""
     return text("{a}: nothing found (no material, significant disparity between groups of {floor:,}+ rows{at}).",
                 "plain", a=audit.attribute, floor=audit.params.min_group_size, at=at)
+
+
+def no_slice_text() -> Text:
+    return text("Slices: none of up to two attributes' values combined differs from the rest in its false positive "
+                "rate after the correction (Benjamini–Yekutieli).", "plain")

@@ -12,7 +12,7 @@ import importlib
 import json
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -22,6 +22,7 @@ from fairviz.data import DataError, Predictions
 from fairviz.core.markup import md
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
+from fairviz.report.attributes import findings_params_for, run_attributes
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
 from fairviz.findings import FindingsParams
 from fairviz.report.findings import QUICK_SECTIONS, findings_settings, summary_sections
@@ -624,8 +625,13 @@ def audit(ctx: Context, full: bool = False, nbytes: int = 0):
     quick = {} if full or not data.binary else dict(sections=summary_sections(data, ctx.attribute, findings))
 
     def compute(progress):
-        return run_audit(data, AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
-                                               findings=findings, words=words, progress=progress, **quick))
+        options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=ctx.benefit,
+                              findings=findings, words=words, progress=progress, **quick)
+        result = run_audit(data, options)
+        if full and len(data.attribute_names) > 1:     # the report covers every attribute, as `fairviz audit`
+            run_attributes(result, data, lambda name: replace(
+                options, findings=findings_params_for(data, name, findings, current_sample())))
+        return result
 
     return cached_with_progress("audit_full" if full else "audit_summary", _audit_key(ctx), compute,
                                 "Running the full audit" if full else "Summarising", max_entries=8, nbytes=nbytes)

@@ -8,11 +8,16 @@ import numpy as np
 import streamlit as st
 
 from fairviz.calibration.figures import score_distribution_figure
-from fairviz.core.display import Bullets, Group, Text
+from fairviz.core.display import Bullets, Group, Text, text
 from fairviz.core.markup import md
 from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
-from fairviz.findings import KIND_TITLES, finding_text
+from fairviz.data import DataError
+from fairviz.data.model import INTERSECTION_SEP
+from fairviz.findings import KIND_TITLES, FindingsParams, finding_text, no_slice_text
+from fairviz.report.attributes import other_attributes_display, slice_search, top_slices
+from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.findings import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
 from app_pages import _mapping, _render, _sources, _ui, _upload
 
 
@@ -107,6 +112,76 @@ def _findings(ctx) -> None:
     _part(parts.notes, lambda: st.caption("\n\n".join(parts.notes)))
     _part(parts.every, lambda: _every_comparison(parts.every))
     _part(parts.rest, lambda: _render.render(parts.rest, st.container()))
+    _other_attributes(ctx)
+
+
+# Slices on Home: the search (depth 2) costs ≈ 40 ms of fixed work plus ≈ 0.3 µs an entry: 40–46 ms on COMPAS
+# (7,214 rows), 0.27–0.38 s at 1M rows as 924k engine entries (benchmarks/bench_attributes.py). It runs at every τ
+# step by itself only on data of up to this many entries (≈ 70 ms, within the τ step's 300 ms); on larger data the
+# visitor asks for it (a checkbox), and the τ step then pays it.
+AUTO_SLICE_ENTRIES = 100_000
+SLICES_ON_HOME = 3
+
+
+def _other_attributes(ctx) -> None:
+    """Every other mapped attribute's top finding (its own Summary's first, from a parity-only audit cached per
+    data, attribute, τ and benefit: ≈ 25 ms each at 1M rows) and the top slices: one compact part."""
+    others = [a for a in (ctx.data or ctx.pred).attribute_names if a != ctx.attribute]
+    if not others:
+        st.empty()
+        return
+    with st.empty():        # the progress bars' place, as the Summary's
+        found = [_other_summary(ctx, attribute) for attribute in others]
+    slices, note = _home_slices(ctx)        # on large data, after its checkbox
+    _render.render(other_attributes_display(found, slices, note), st.container())
+
+
+def _other_summary(ctx, attribute: str):
+    """(attribute, its Summary or None, the reason it has none)."""
+    data = _ui.audited(ctx)
+    findings, words = findings_settings(_ui.current_sample(), attribute, FindingsParams())
+    sections = TASK_QUICK_SECTIONS.get(data.task, QUICK_SECTIONS)[:1]     # the exact tests: rate gaps and OFI
+
+    def compute(progress):
+        try:
+            audit = run_audit(data, AuditParams(attribute=attribute, threshold=ctx.threshold, benefit=ctx.benefit,
+                                                findings=findings, words=words, progress=progress, sections=sections))
+        except DataError as err:
+            return None, "; ".join(err.problems)
+        if audit.findings is not None:
+            return audit.findings, None
+        return None, "; ".join(e["error"] for e in audit.data.get("errors", [])) or None
+
+    key = (data.fingerprint, attribute, ctx.threshold, ctx.benefit, findings, words)
+    summary, error = _ui.cached_with_progress("other_attributes", key, compute, f"Summarising {attribute}",
+                                              max_entries=32)
+    return attribute, summary, error
+
+
+def _home_slices(ctx):
+    """The top slices at τ (binary data): searched at every τ step on small data, on request on large data."""
+    if ctx.task != "binary" or len([a for a in ctx.pred.attribute_names if INTERSECTION_SEP not in a]) < 2:
+        return (), None
+    entries = len(ctx.pred.y)
+    if entries > AUTO_SLICE_ENTRIES and not st.checkbox(
+            "Top slices too", key="home_slices",
+            help=f"Search the slices of two attributes' values combined at every τ (≈ 0.3 s at 1M rows; these data "
+                 f"are {entries:,} entries). The Slices page has every slice."):
+        return (), None
+    floor = FindingsParams().min_group_size         # the app's policy: the Summary's size floor
+    found = _slice_findings(ctx.pred.fingerprint, ctx.pred.model, ctx.threshold, floor, ctx.pred)
+    if isinstance(found, str):
+        return (), text("Slices: {message}", "caveat", message=found)
+    return found, (None if found else no_slice_text())
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=_ui.CACHE_TTL)
+def _slice_findings(fingerprint: str, model: str, threshold: float, floor: int, _pred):
+    """The slice search's top significant slices (depth 2, FPR, Benjamini–Yekutieli), or the reason it has none."""
+    try:
+        return top_slices(slice_search(_pred, 2, floor, threshold), SLICES_ON_HOME)
+    except DataError as err:
+        return "; ".join(err.problems)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from fairviz.cli.outputs import OutputError, check_input, check_outputs, write_a
 from fairviz.findings import KINDS, FindingsParams
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data import TASKS, ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
-from fairviz.data.model import plain_value
+from fairviz.data.model import INTERSECTION_SEP, plain_value
 from fairviz.data.roles import class_columns, guess_task, predicted_column
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
 from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, read_only_query, table_name
@@ -26,7 +26,10 @@ from fairviz.explain import ExplainParams
 from fairviz.data.checks import ScoreDirectionError
 from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scale
 from fairviz.report.api import add_engine, reduce_scaled, sample_settings, summary_params
+from fairviz.report.attributes import SLICE_DEPTH, SliceOptions, failed_attributes, findings_params_for, \
+    run_attributes
 from fairviz.report.audit import AuditParams, run_audit
+from fairviz.slices import SLICE_METRICS
 from fairviz.report.explain import ExplainAuditParams
 from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load_policy
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
@@ -89,9 +92,24 @@ def add_parser(commands) -> None:
     audit.add_argument("--model-name", action="append", default=[],
                        help="a name for the model of the --score in the same position (repeatable; default: the "
                             "column's name)")
-    audit.add_argument("--group", action="append", help="group column; repeat for more attributes "
-                                                       "(the first one is audited)")
-    audit.add_argument("--intersect", action="store_true", help="audit the intersection of the first two --group columns")
+    audit.add_argument("--group", action="append",
+                       help="group column; repeat for more attributes: every one is audited (the first one's keys "
+                            "at the JSON's top level as before, each one's under 'attributes'), and the Summary "
+                            "covers them all")
+    audit.add_argument("--intersect", action="store_true",
+                       help="audit the intersection of the first two --group columns as well (it takes the first "
+                            "attribute's place at the JSON's top level)")
+    audit.add_argument("--slices", action="store_true",
+                       help="search the slices of the group columns (values of up to --slice-depth attributes "
+                            "combined, each against the rest, Fisher's exact test, Benjamini–Yekutieli): the top "
+                            "significant slices join the Summary's findings, every slice is in the JSON's 'slices' "
+                            "and the report (binary predictions)")
+    audit.add_argument("--slice-depth", type=int, default=SLICE_DEPTH,
+                       help=f"attributes per slice with --slices, 1…3 (default {SLICE_DEPTH})")
+    audit.add_argument("--slice-min-support", type=float, default=None,
+                       help="rows a slice needs to be tested with --slices (default: the policy's min_group_size)")
+    audit.add_argument("--slice-metric", choices=list(SLICE_METRICS), default="fpr",
+                       help="the metric each slice is compared on with --slices (default fpr)")
     audit.add_argument("--positive-label", help="the label value that means positive (when labels are not 0/1)")
     audit.add_argument("--score-scale", choices=SCALES, default=None,
                        help="what the score's numbers are: 'probability' in [0, 1], 'percent' in [0, 100] (÷ 100) or "
@@ -183,11 +201,11 @@ def run(args) -> int:
                             score_direction=args.score_direction,
                             more_scores=more_scores, model_name=first_name)
     try:
-        pred, stats, scale_note = predictions_of(args, engine, source, mapping, limits)
+        pred, stats, scale_note, failed = predictions_of(args, engine, source, mapping, limits)
     except ScoreDirectionError as err:
         raise DataError(f"{err} Give --score-direction reversed to use 1 − {mapping.score}, or --score-direction "
                         "as-is to audit the score as it is.") from err
-    attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    attribute = first_attribute(pred, args.intersect)
     first = pred
     if args.recalibrate:
         scores, title, note = recalibrated_model(first, args.recalibrate, params=RecalParams(
@@ -209,10 +227,11 @@ def run(args) -> int:
     explain = None
     if args.explain:
         explain = ExplainAuditParams(settings=ExplainParams(n_pairs=args.explain_pairs, seed=args.seed))
-    audit = run_audit(pred, AuditParams(attribute=attribute, threshold=args.threshold, rdf=params,
-                                         calibration=calibration, benefit=args.benefit, match=match,
-                                         cps_lambda=args.cps_lambda, explain=explain, compare=True,
-                                         **summary_params(sample, attribute, policy)))
+    options = AuditParams(attribute=attribute, threshold=args.threshold, rdf=params, calibration=calibration,
+                          benefit=args.benefit, match=match, cps_lambda=args.cps_lambda, explain=explain, compare=True,
+                          **summary_params(sample, attribute, policy))
+    audit = run_audit(pred, options)
+    every_attribute(args, audit, pred, options, policy, sample, failed)
     say_models_left_out(mapping, pred)
     if stats is not None:
         add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale,
@@ -226,7 +245,7 @@ def run(args) -> int:
         write_atomically(args.dstar, csv_bytes(rows))
         audit.data["notes"].append(f"D*: {len(rows):,} rows with every column of the input written to {args.dstar}.")
     write_outputs(args, audit)
-    return exit_code(audit.findings, args.fail_on)
+    return exit_code(audit.gate_findings, args.fail_on)
 
 
 def task_of(args, frame: pd.DataFrame, guess: ColumnMapping) -> str:
@@ -255,7 +274,7 @@ def class_columns_of(frame: pd.DataFrame, label) -> tuple[tuple, object]:
 
 BINARY_ONLY = {"--thresholds": "thresholds", "--recalibrate": "recalibrate", "--dstar": "dstar",
                "--explain": "explain", "--score-scale": "score_scale", "--score-direction": "score_direction",
-               "--positive-label": "positive_label"}
+               "--positive-label": "positive_label", "--slices": "slices"}
 
 
 def check_task_options(args, task: str) -> None:
@@ -344,8 +363,10 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
                                          mapping.row_id))
                if c]
     rows, digest = read_table(source.files[0], columns=columns)
-    pred = build_predictions(rows, mapping, source=source.name, file_fingerprint=digest, limits=limits)
-    attribute = pred.attribute_names[-1] if args.intersect else pred.attribute_names[0]
+    pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
+        rows, replace(mapping, groups=groups, intersect=intersect), source=source.name, file_fingerprint=digest,
+        limits=limits), mapping.groups, mapping.intersect)
+    attribute = first_attribute(pred, args.intersect)
     if not 2 <= args.bins <= 100:
         raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
     params = AuditParams(attribute=attribute, threshold=args.threshold,
@@ -355,12 +376,13 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
                          match=MatchParams(seed=args.seed), units=args.units,
                          **summary_params(None, attribute, policy))
     audit = run_audit(pred, params)
+    every_attribute(args, audit, pred, params, policy, None, failed)
     say_models_left_out(mapping, pred)
     if len(pred.model_names) > 1:
         audit.data["notes"].append(f"Several models were given: the first, '{pred.model_names[0]}', is audited; "
                                    "comparing models reads binary predictions for now.")
     write_outputs(args, audit)
-    return exit_code(audit.findings, args.fail_on)
+    return exit_code(audit.gate_findings, args.fail_on)
 
 
 def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None]:
@@ -414,26 +436,60 @@ def predictions_of(args, engine, source, mapping: ColumnMapping, limits: GroupLi
         frame, digest = read_table(source.files[0], columns=columns)
         numeric = mapping.score in frame and pd.api.types.is_numeric_dtype(frame[mapping.score])
         mapping, scale_note = with_guessed_scale(mapping, frame[mapping.score]) if numeric else (mapping, "")
-        return build_predictions(frame, mapping, source=source.name, file_fingerprint=digest, limits=limits), None, \
-            scale_note
-    # every classification section reads the engine's table
+        pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
+            frame, replace(mapping, groups=groups, intersect=intersect), source=source.name,
+            file_fingerprint=digest, limits=limits), mapping.groups, mapping.intersect)
+        return pred, None, scale_note, failed
+    # every classification section reads the engine's table (one reduction for every attribute)
     stats, scale_note = reduce_scaled(engine, source, mapping)
-    return stats.predictions(limits), stats, scale_note
+    pred, failed = failed_attributes(lambda groups, intersect: replace(
+        stats, mapping=replace(stats.mapping, groups=groups, intersect=intersect)).predictions(limits),
+        stats.mapping.groups, stats.mapping.intersect)
+    return pred, stats, scale_note, failed
+
+
+def first_attribute(pred, intersect: bool) -> str:
+    """The attribute at the JSON's top level: the intersection with --intersect (when it could be built: over the
+    group cap it is recorded as failed), else the first group column."""
+    last = pred.attribute_names[-1]
+    return last if intersect and INTERSECTION_SEP in last else pred.attribute_names[0]
+
+
+def every_attribute(args, audit, pred, options: AuditParams, policy: FindingsParams, sample, failed: dict) -> None:
+    """Every other mapped attribute audited as the first one was (its own reference group and MATCH reference), the
+    Summary across them all, and with --slices the slice search: ``fairviz.report.attributes``. One attribute and no
+    --slices: the audit stays as it was."""
+    if len(pred.attribute_names) < 2 and not failed and not args.slices:
+        return
+    if args.slices and not 1 <= args.slice_depth <= 3:
+        raise DataError(f"--slice-depth must be 1…3, got {args.slice_depth}.")
+
+    def options_of(attribute: str) -> AuditParams:
+        names = pred.groups(attribute).names
+        match_reference = options.match.reference
+        if match_reference not in ("complement", "population") and match_reference not in names:
+            match_reference = "complement"           # a group of the first attribute: this one compares with the rest
+        return replace(options, findings=findings_params_for(pred, attribute, policy, sample),
+                       match=replace(options.match, reference=match_reference))
+
+    slices = SliceOptions(args.slice_depth, args.slice_min_support, args.slice_metric) if args.slices else None
+    run_attributes(audit, pred, options_of, failed, slices)
 
 
 def write_outputs(args, audit) -> None:
     """The terminal text (the Summary first, then each section), the JSON, and the files asked for."""
     text = audit.to_terminal()
+    gated = audit.gate_findings
     if args.fail_on != "never":
-        count = audit.findings.material_count if audit.findings is not None else 0
+        count = gated.material_count if gated is not None else 0
         text += (f"\ngate (--fail-on {args.fail_on}): {count} material, significant finding"
-                 f"{'s' if count != 1 else ''} -> exit {exit_code(audit.findings, args.fail_on)}")
+                 f"{'s' if count != 1 else ''} -> exit {exit_code(gated, args.fail_on)}")
     emit(text, audit.data, args.json, write=write_atomically)
     html = audit.to_html() if (args.html or args.pdf) else None
     if args.html:
         write_atomically(args.html, html)
-    if args.junit and audit.findings is not None:
-        write_atomically(args.junit, junit_xml(audit.findings))
+    if args.junit and gated is not None:
+        write_atomically(args.junit, junit_xml(gated))
     if args.pdf:
         try:
             write_atomically(args.pdf, html_to_pdf(html))

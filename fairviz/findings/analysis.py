@@ -4,7 +4,8 @@ from __future__ import annotations
 from statsmodels.stats.multitest import multipletests
 
 from fairviz.findings.candidates import KIND_SECTIONS, candidates
-from fairviz.findings.results import Finding, FindingsAudit, FindingsParams, OutcomeWords
+from fairviz.findings.results import (AttributesSummary, Candidate, Finding, FindingsAudit, FindingsParams,
+                                      OutcomeWords, SliceFinding, SmallGroup)
 from fairviz.findings.tasks import TASK_RECORDS, task_candidates
 
 
@@ -20,7 +21,22 @@ def summarise(data: dict, params: FindingsParams = FindingsParams(),
     candidates, at least material, and about two groups of at least ``min_group_size`` rows; ranked by effect in
     units of the materiality threshold."""
     task = data.get("task", "binary")
-    reference, found, small = candidates(data, params) if task == "binary" else task_candidates(data, params)
+    reference, found, small = candidates_of(data, params)
+    settings = data.get("parity_settings") or {}
+    mapping = data.get("mapping", {})
+    return FindingsAudit(data["attribute"], reference, data["threshold"], settings.get("benefit", "positive"),
+                         params, words or default_words(data), judged(found, params), tuple(small),
+                         not_run=not_run_kinds(data), task=task, target=mapping.get("label"), units=data.get("units"))
+
+
+def candidates_of(data: dict, params: FindingsParams) -> tuple[str, list[Candidate], list[SmallGroup]]:
+    """One attribute's reference group, candidates and groups under the size floor, by task."""
+    return candidates(data, params) if data.get("task", "binary") == "binary" else task_candidates(data, params)
+
+
+def judged(found: list[Candidate], params: FindingsParams) -> tuple[Finding, ...]:
+    """Every candidate judged: Benjamini–Hochberg over all that were tested (ONE family, whichever attributes they
+    come from), then materiality and the size floor; headline findings first by strength, the rest by adjusted p."""
     tested = [i for i, c in enumerate(found) if c.p_value is not None]
     adjusted = [None] * len(found)
     if tested:
@@ -37,15 +53,46 @@ def summarise(data: dict, params: FindingsParams = FindingsParams(),
             large_enough=min(candidate.n_group, candidate.n_reference) >= params.min_group_size,
             strength=abs(candidate.effect) / threshold if threshold > 0 else float("inf")))
     findings.sort(key=lambda f: (not f.headline, -f.strength if f.headline else (f.p_adjusted or 1.0)))
-    settings = data.get("parity_settings") or {}
+    return tuple(findings)
+
+
+def not_run_kinds(data: dict) -> tuple[str, ...]:
+    """Kinds whose section the audit skipped (the quick audit): the Summary names them "not tested here"."""
+    task = data.get("task", "binary")
     skipped = set(data.get("sections_skipped", ()))
     not_run = tuple(kind for kind, section in KIND_SECTIONS.items() if section in skipped)
     if task != "binary":
         not_run = tuple(k for k in not_run if k == "residual_distance" and task == "regression")
-    mapping = data.get("mapping", {})
-    return FindingsAudit(data["attribute"], reference, data["threshold"], settings.get("benefit", "positive"),
-                         params, words or default_words(data), tuple(findings), tuple(small), not_run=not_run,
-                         task=task, target=mapping.get("label"), units=data.get("units"))
+    return not_run
+
+
+def summarise_attributes(records: dict[str, dict], params: dict[str, FindingsParams],
+                         words: OutcomeWords | None = None, failed: dict[str, str] | None = None,
+                         slices: tuple[SliceFinding, ...] = ()) -> AttributesSummary:
+    """The Summary across attributes from each attribute's audit record (its JSON dict) and its policy (the same
+    alpha, floor and materiality; its own reference group). Every attribute's candidates are one family for
+    Benjamini–Hochberg; an attribute whose candidates cannot be formed (an unknown reference) joins ``failed``."""
+    failed = dict(failed or {})
+    found, small, references, not_run = [], [], {}, set()
+    for attribute, data in records.items():
+        try:
+            reference, candidates_, small_ = candidates_of(data, params[attribute])
+        except (ValueError, ArithmeticError, LookupError, TypeError) as err:
+            failed[attribute] = str(err) or type(err).__name__
+            continue
+        references[attribute] = reference
+        found += candidates_
+        small += small_
+        not_run |= set(not_run_kinds(data))
+    policy = next(iter(params.values()), FindingsParams())
+    first = next(iter(records.values()), {})
+    settings = first.get("parity_settings") or {}
+    mapping = first.get("mapping", {})
+    return AttributesSummary(tuple(references), tuple(references.items()), first.get("threshold", 0.5),
+                             settings.get("benefit", "positive"), policy, words or (default_words(first) if first else OutcomeWords()),
+                             judged(found, policy), tuple(small), tuple(failed.items()),
+                             tuple(k for k in KIND_SECTIONS if k in not_run), first.get("task", "binary"),
+                             mapping.get("label"), first.get("units"), tuple(slices))
 
 
 def default_words(data: dict) -> OutcomeWords:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from fairviz.core.display import Text, join, text
 from fairviz.core.wording import fmt_p
-from fairviz.findings.results import KIND_TITLES, TASK_KINDS, Finding, FindingsAudit, SmallGroup
+from fairviz.findings.results import (KIND_TITLES, TASK_KINDS, AttributesSummary, Finding, FindingsAudit, SliceFinding,
+                                      SmallGroup)
 
 _EFFECT_NAMES = {"residual_distance": "F_dist", "ofi": "OFI", "class_ofi": "OFI", "gap_tpr": "GAP",
                  "bias_gap": "gap ÷ reference MAE", "mae_gap": "gap ÷ reference MAE",
@@ -144,3 +145,69 @@ def headline_text(audit: FindingsAudit) -> Text:
     return text("{k} material, significant disparit{ies} in '{a}' at τ = {tau:.2f}; the largest:", "plain",
                 k=audit.material_count, ies="y" if audit.material_count == 1 else "ies", a=audit.attribute,
                 tau=audit.threshold)
+
+
+# ------------------------------------------------------------------------------------------ across attributes
+
+def attributed_text(f: Finding, audit, level: str = "finding") -> Text:
+    """A finding of the Summary across attributes: its sentence after the attribute it is about
+    ("race: **African-American** defendants …")."""
+    return join(text("{a}: ", level, a=f.candidate.attribute), finding_text(f, audit, level), level=level)
+
+
+def across_headline_text(summary: AttributesSummary) -> Text:
+    names = ", ".join(summary.attributes)
+    at = f" at τ = {summary.threshold:.2f}" if summary.task == "binary" else ""
+    if not summary.top:
+        return text("No material, significant disparity between groups of {floor:,}+ rows in any of {k} attribute"
+                    "{s} ({names}){at}.", "finding", floor=summary.params.min_group_size, k=len(summary.attributes),
+                    s="" if len(summary.attributes) == 1 else "s", names=names, at=at)
+    return text("{m} material, significant disparit{ies} across {k} attribute{s} ({names}){at}; the largest:",
+                "plain", m=summary.material_count, ies="y" if summary.material_count == 1 else "ies",
+                k=len(summary.attributes), s="" if len(summary.attributes) == 1 else "s", names=names, at=at)
+
+
+def across_policy_text(summary: AttributesSummary) -> Text:
+    p = summary.params
+    kinds = TASK_KINDS[summary.task]
+    thresholds = ", ".join(f"{KIND_TITLES[k]} ≥ {v:g}" for k, v in p.materiality if k in kinds)
+    references = "; ".join(f"{a}: {r}" for a, r in summary.references)
+    return text("One family: a finding is significant after Benjamini–Hochberg over all {n} comparisons of all {k} "
+                "attributes together (α = {a:g}), material ({t}) and about groups of at least {floor:,} rows; each "
+                "group is compared with its attribute's reference ({refs}).", "note",
+                n=sum(f.candidate.p_value is not None for f in summary.findings), k=len(summary.attributes),
+                a=p.alpha, t=thresholds, floor=p.min_group_size, refs=references)
+
+
+def across_unremarkable_text(summary: AttributesSummary) -> Text | None:
+    kinds = summary.unremarkable_kinds()
+    if not kinds:
+        return None
+    return text("Checked and unremarkable in every attribute (no material, significant gap for groups of {floor:,}+ "
+                "rows): {kinds}.", "note", floor=summary.params.min_group_size,
+                kinds=", ".join(KIND_TITLES[k] for k in kinds))
+
+
+def failed_attribute_text(attribute: str, message: str) -> Text:
+    return text("'{a}' could not be audited: {message}", "caveat", a=attribute, message=message)
+
+
+def slice_finding_text(s: SliceFinding, level: str = "finding") -> Text:
+    """A significant slice: its rows, its metric against the rest's, the difference with its interval, adjusted p."""
+    ci = f", 95% CI [{s.ci[0]:+.3f}, {s.ci[1]:+.3f}]" if s.ci else ""
+    return text("Slice **{slice}** ({n:,} rows): {metric} {v:.3f} vs {rest:.3f} for the rest of the data "
+                "(difference {d:+.3f}{ci}; adjusted p {p}, {correction}).", level, slice=s.slice, n=int(round(s.n)),
+                metric=s.metric, v=s.value, rest=s.rest, d=s.difference, ci=ci, p=fmt_p(s.p_adjusted),
+                correction=s.correction)
+
+
+def nothing_found_text(audit: FindingsAudit) -> Text:
+    """One attribute's Summary in a line when it has no headline finding (Home's "Other attributes")."""
+    at = f" at τ = {audit.threshold:.2f}" if audit.task == "binary" else ""
+    return text("{a}: nothing found (no material, significant disparity between groups of {floor:,}+ rows{at}).",
+                "plain", a=audit.attribute, floor=audit.params.min_group_size, at=at)
+
+
+def no_slice_text() -> Text:
+    return text("Slices: none of up to two attributes' values combined differs from the rest in its false positive "
+                "rate after the correction (Benjamini–Yekutieli).", "plain")

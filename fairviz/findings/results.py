@@ -148,3 +148,59 @@ class FindingsAudit:
         present = {f.candidate.kind for f in self.findings} | set(self.not_run)
         tested = {f.candidate.kind for f in self.findings if f.candidate.p_value is not None}
         return tuple(k for k in KINDS if k in present and k not in tested)
+
+
+@dataclass(frozen=True)
+class SliceFinding:
+    """A slice (values of up to k attributes combined) whose metric differs from the rest of the data after the
+    slice search's own correction (``fairviz.slices``): a finding of its own kind, after the attributes' ones."""
+    slice: str
+    n: float
+    metric: str                               # the metric's title ("false positive rate")
+    value: float
+    rest: float
+    difference: float
+    ci: tuple[float, float] | None
+    p_adjusted: float
+    correction: str                           # the correction's name, as the sentence says it
+
+
+@dataclass(frozen=True)
+class AttributesSummary:
+    """The Summary across every audited attribute: their candidates are ONE family for Benjamini–Hochberg (a gap
+    found in any attribute counts against the same false-discovery budget), headline findings are ranked across
+    attributes by strength, and groups under the size floor never headline. ``references``: each attribute's
+    reference group; ``failed``: attributes that could not be audited, with the reason; ``slices``: the top
+    significant slices, when a slice search ran."""
+    attributes: tuple[str, ...]
+    references: tuple[tuple[str, str], ...]
+    threshold: float
+    benefit: str
+    params: FindingsParams
+    words: OutcomeWords
+    findings: tuple[Finding, ...]
+    small_groups: tuple[SmallGroup, ...] = ()
+    failed: tuple[tuple[str, str], ...] = ()
+    not_run: tuple[str, ...] = ()
+    task: str = "binary"
+    target: str | None = None
+    units: str | None = None
+    slices: tuple[SliceFinding, ...] = ()
+
+    @property
+    def attribute(self) -> str:
+        return ", ".join(self.attributes)
+
+    @property
+    def top(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.headline)[: self.params.max_findings]
+
+    @property
+    def material_count(self) -> int:
+        return sum(f.headline for f in self.findings)
+
+    def unremarkable_kinds(self) -> tuple[str, ...]:
+        return FindingsAudit.unremarkable_kinds(self)     # type: ignore[arg-type]  (same fields, same rule)
+
+    def untested_kinds(self) -> tuple[str, ...]:
+        return FindingsAudit.untested_kinds(self)         # type: ignore[arg-type]

@@ -22,6 +22,8 @@ from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scales
 from fairviz.findings import FindingsParams, finding_text
 from fairviz.report.findings import findings_settings
 from fairviz.data.sources import Files, Frame, Query, Table, is_spark_frame, locate, read_only_query, table_name
+from fairviz.data.model import INTERSECTION_SEP
+from fairviz.report.attributes import failed_attributes, findings_params_for, run_attributes
 from fairviz.report.audit import Audit, AuditParams, run_audit
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.analysis import MatchParams
@@ -86,8 +88,12 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
         mapping = stats.mapping
     finally:
         runner.close()
-    pred = stats.predictions(GroupLimits(max_groups=max_groups, max_pair_groups=max_pair_groups))
-    attribute = pred.attribute_names[-1] if intersect else pred.attribute_names[0]
+    limits = GroupLimits(max_groups=max_groups, max_pair_groups=max_pair_groups)
+    pred, failed = failed_attributes(lambda groups, both: replace(
+        stats, mapping=replace(stats.mapping, groups=groups, intersect=both)).predictions(limits),
+        stats.mapping.groups, stats.mapping.intersect)
+    last = pred.attribute_names[-1]
+    attribute = last if intersect and INTERSECTION_SEP in last else pred.attribute_names[0]
     params = AuditParams(attribute=attribute, threshold=threshold, benefit=benefit, cps_lambda=cps_lambda,
                          rdf=RDFParams(resamples=resamples, knee_resamples=knee_resamples, seed=seed,
                                        threshold=threshold),
@@ -96,6 +102,11 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
                          match=MatchParams(reference=match_reference, seed=seed),
                          **summary_params(sample, attribute, findings))
     result = run_audit(pred, params)
+    if len(pred.attribute_names) > 1 or failed:       # every attribute, and the Summary across them (as the CLI)
+        run_attributes(result, pred, lambda name: replace(
+            params, findings=findings_params_for(pred, name, findings, sample),
+            match=replace(params.match, reference=match_reference if match_reference in (
+                "complement", "population", *pred.groups(name).names) else "complement")), failed)
     add_engine(result, stats, replace(mapping, score_scale=pred.mapping.score_scale,
                                       more_scores=pred.mapping.more_scores), note)
     if scale_note:

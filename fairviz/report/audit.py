@@ -15,7 +15,7 @@ from fairviz import __version__
 from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
-from fairviz.findings import FindingsAudit, has_candidates, summarise
+from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
 from fairviz.compare import CompareParams
 from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
@@ -48,6 +48,23 @@ class Audit:
     params: AuditParams = field(default_factory=AuditParams)
     findings: FindingsAudit | None = None         # the Summary (None when it could not be computed)
     comparisons: dict = field(default_factory=dict)   # '<a>_vs_<b>' → ModelComparison (several models)
+    # several attributes (``fairviz.report.attributes``): each one's audit (this one first), those that failed, the
+    # Summary across them and the slice search's result
+    attribute_audits: dict = field(default_factory=dict)
+    failed_attributes: dict = field(default_factory=dict)
+    across: AttributesSummary | None = None
+    slices: object = None
+
+    @property
+    def several(self) -> bool:
+        """Whether this audit covers more than one attribute or a slice search (the Summary is then across them)."""
+        return self.across is not None and (len(self.attribute_audits) + len(self.failed_attributes) > 1
+                                             or self.slices is not None)
+
+    @property
+    def gate_findings(self):
+        """What the release gate reads: the Summary across attributes when there are several, else this one's."""
+        return self.across if self.several else self.findings
 
     def summary_display(self) -> list:
         return summary_section.display(self.findings) if self.findings is not None else []
@@ -76,6 +93,24 @@ class Audit:
                        focus=self.params.focus or (top[0].candidate.group if top else None))
 
     def to_html(self) -> str:
+        """The report: the Summary across attributes when there are several, the first attribute's Summary and
+        sections as a one-attribute report has them (the header names it), then each other attribute's, its own
+        Summary first and every title naming it; the slices last."""
+        if not self.several:
+            return render_html(self.data, self._html_parts())
+        from fairviz.report.attributes import summary_display
+        parts = [("Summary across attributes", to_html(summary_display(self.across))), *self._html_parts()]
+        for name, audit in self.attribute_audits.items():
+            if audit is not self:
+                parts += [(f"{name} · {title}", inner) for title, inner in audit._html_parts()]
+        parts += [(f"{name} · not audited", to_html([failed_attribute_text(name, message)]))
+                  for name, message in self.failed_attributes.items()]
+        if self.slices is not None:
+            from fairviz.report.slices import slices_display
+            parts.append(("Slices", to_html(slices_display(self.slices))))
+        return render_html(self.data, parts)
+
+    def _html_parts(self) -> list[tuple[str, str]]:
         parts = [("Summary", to_html(self.summary_display()))] if self.findings is not None else []
         if self.comparisons:
             parts.append(("Comparing models", to_html(compare.report_display(self.comparisons, self.params.words))))
@@ -87,7 +122,7 @@ class Audit:
                     parts.append((section.title or section.name, to_html(items)))
             elif section.name in self.results and section.to_html is not None:
                 parts += section.to_html(section.given(self.pred), self.results[section.name], self.data)
-        return render_html(self.data, parts)
+        return parts
 
     def to_terminal(self) -> str:
         """What the terminal prints: each section's display list, detail groups (collapsed) left out."""
@@ -99,9 +134,14 @@ class Audit:
             blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}'"]
         blocks.append(task_statement(d))
         blocks += [f"  note: {note}" for note in d.get("notes", [])]
+        if self.several:
+            from fairviz.report.attributes import summary_display
+            summary = [i for i in summary_display(self.across) if not (isinstance(i, Group) and i.collapsed)]
+            blocks.append("Summary across attributes\n" + to_terminal(summary, indent="  "))
         if self.findings is not None:
             summary = [i for i in self.summary_display() if not (isinstance(i, Group) and i.collapsed)]
-            blocks.append("Summary\n" + to_terminal(summary, indent="  "))
+            title = f"Summary of '{self.params.attribute}'" if self.several else "Summary"
+            blocks.append(title + "\n" + to_terminal(summary, indent="  "))
         if self.comparisons:
             blocks.append("Comparing models\n" + to_terminal(compare.report_display(self.comparisons, self.params.words),
                                                             indent="  "))
@@ -111,7 +151,23 @@ class Audit:
             items = [i for i in self.display(section) if not (isinstance(i, Group) and i.collapsed)]
             if items:
                 blocks.append((section.title or section.name) + "\n" + to_terminal(items, indent="  "))
+        if self.several:
+            blocks += self._other_attributes_terminal()
         return "\n".join(blocks)
+
+    def _other_attributes_terminal(self) -> list[str]:
+        """Every other attribute in brief: its own Summary (the JSON and the HTML report have its sections)."""
+        blocks = []
+        for name, audit in self.attribute_audits.items():
+            if audit is self:
+                continue
+            items = [i for i in audit.summary_display() if not (isinstance(i, Group) and i.collapsed)] or \
+                [text("No Summary: {errors}", "error", errors="; ".join(e["error"] for e in audit.data.get("errors", [])))]
+            blocks.append(f"Attribute '{name}' (its sections: the JSON's attributes.{name} and the HTML report)\n"
+                          + to_terminal(items, indent="  "))
+        blocks += [f"Attribute '{name}'\n" + to_terminal([failed_attribute_text(name, message)], indent="  ")
+                   for name, message in self.failed_attributes.items()]
+        return blocks
 
     def _failed(self, section: Section) -> bool:
         return any(e["section"] == section.name for e in self.data.get("errors", []))

@@ -39,20 +39,22 @@ def summary_sections(pred, attribute: str, params: FindingsParams = FindingsPara
     return quick if min(sizes) < params.min_group_size else quick[:1]
 
 
+def finding_row(f, audit, sentence: str | None = None) -> dict:
+    """One finding as JSON (its sentence: ``finding_text``'s unless given)."""
+    c = f.candidate
+    extra = {} if audit.task == "binary" else {"class": c.class_name, "scale": c.scale}
+    return {"kind": c.kind, "attribute": c.attribute, "group": c.group, "reference": c.reference,
+            "effect": c.effect, "ci": list(c.ci) if c.ci else None, "p_value": c.p_value,
+            "p_adjusted": f.p_adjusted, "n_group": c.n_group, "n_reference": c.n_reference,
+            "group_value": c.group_value, "reference_value": c.reference_value, "significant": f.significant,
+            "material": f.material, "large_enough": f.large_enough, "headline": f.headline,
+            "strength": f.strength, "test": c.test, "view": dict(c.view),
+            "sentence": sentence if sentence is not None else finding_text(f, audit).plain(), **extra}
+
+
 def findings_to_dict(audit: FindingsAudit) -> dict:
     def row(f):
-        c = f.candidate
-        extra = {} if audit.task == "binary" else {"class": c.class_name, "scale": c.scale}
-        return {**_row(f, c), **extra}
-
-    def _row(f, c):
-        return {"kind": c.kind, "attribute": c.attribute, "group": c.group, "reference": c.reference,
-                "effect": c.effect, "ci": list(c.ci) if c.ci else None, "p_value": c.p_value,
-                "p_adjusted": f.p_adjusted, "n_group": c.n_group, "n_reference": c.n_reference,
-                "group_value": c.group_value, "reference_value": c.reference_value, "significant": f.significant,
-                "material": f.material, "large_enough": f.large_enough, "headline": f.headline,
-                "strength": f.strength, "test": c.test, "view": dict(c.view),
-                "sentence": finding_text(f, audit).plain()}
+        return finding_row(f, audit)
 
     return {
         "attribute": audit.attribute,

@@ -8,7 +8,8 @@ import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from fairviz.findings import KINDS, FindingsAudit, FindingsParams, finding_text, small_group_text
+from fairviz.findings import (KINDS, AttributesSummary, FindingsAudit, FindingsParams, attributed_text, finding_text,
+                              small_group_text)
 
 FAIL_ON = ("never", "material")
 POLICY_KEYS = {"alpha", "min_group_size", "max_findings", "reference", "materiality"}
@@ -52,24 +53,28 @@ def policy_from_dict(raw: dict, base: FindingsParams = FindingsParams(), source:
     return params
 
 
-def exit_code(findings: FindingsAudit | None, fail_on: str) -> int:
+def exit_code(findings: FindingsAudit | AttributesSummary | None, fail_on: str) -> int:
     """1 when the gate is on and the Summary holds a material, significant finding; 0 otherwise."""
     return int(fail_on == "material" and findings is not None and findings.material_count > 0)
 
 
-def junit_xml(findings: FindingsAudit) -> str:
+def junit_xml(findings: FindingsAudit | AttributesSummary) -> str:
     suite = ET.Element("testsuite", name=f"fairviz audit: {findings.attribute}",
                        tests=str(len(findings.findings) + len(findings.small_groups)),
                        failures=str(findings.material_count), skipped=str(len(findings.small_groups)))
+    across = isinstance(findings, AttributesSummary)     # several attributes: each case names its attribute
     for f in findings.findings:
         c = f.candidate
-        name = f"{c.group} vs {c.reference}" + (f" (class {c.class_name})" if c.class_name is not None else "")
+        name = (f"{c.attribute}: " if across else "") + f"{c.group} vs {c.reference}" + \
+            (f" (class {c.class_name})" if c.class_name is not None else "")
         case = ET.SubElement(suite, "testcase", classname=f"fairviz.{c.kind}", name=name)
         if f.headline:
-            failure = ET.SubElement(case, "failure", message=finding_text(f, findings).plain(), type=c.kind)
+            sentence = attributed_text(f, findings) if across else finding_text(f, findings)
+            failure = ET.SubElement(case, "failure", message=sentence.plain(), type=c.kind)
             failure.text = f"{c.test}; materiality {findings.params.threshold(c.kind):g}"
     for s in findings.small_groups:
-        case = ET.SubElement(suite, "testcase", classname="fairviz.size", name=f"{s.group}")
+        case = ET.SubElement(suite, "testcase", classname="fairviz.size",
+                             name=(f"{s.attribute}: " if across else "") + f"{s.group}")
         ET.SubElement(case, "skipped", message=small_group_text(s, findings.params.min_group_size).plain())
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

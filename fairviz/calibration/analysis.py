@@ -110,20 +110,9 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Calibration
                              int(clipped_by_group[g]), params, group_seed(params.seed, names[g]),
                              None if w is None else w[mask], smooth_boot, ece_boot)
 
-    # the groups are independent: on all cores at once (each writes only its own key of the two dicts). All rows'
-    # result does not depend on the attribute: kept with the predictions, so auditing another attribute of the same
-    # data (``fairviz audit --group a --group b``) reuses it (the slowest task of a two-group attribute).
-    memo = getattr(pred, "_intersections", None)
-    memo_key = ("__calibration_all_rows__", params)
-    kept = memo.get(memo_key) if isinstance(memo, dict) else None
-    tasks = [*range(n_groups)] + ([] if kept is not None else [None])
-    results = stats.in_parallel(result, tasks, lambda f: report(0.1 + 0.8 * f, "Groups and all rows"))
-    if kept is not None:
-        overall, ece_boot[None], smooth_boot[None] = kept
-    else:
-        overall = results.pop()
-        if isinstance(memo, dict):
-            memo[memo_key] = (overall, ece_boot[None], smooth_boot[None])
+    # the groups are independent: on all cores at once (each writes only its own key of the two dicts)
+    *results, overall = stats.in_parallel(result, [*range(n_groups), None],
+                                          lambda f: report(0.1 + 0.8 * f, "Groups and all rows"))
 
     report(0.9, "Comparing groups")
     joint_adj = stats.benjamini_hochberg([r.linear.joint.p if r.linear.ok else np.nan for r in results])

@@ -16,6 +16,7 @@ from fairviz.data import DataError
 from fairviz.data.model import INTERSECTION_SEP
 from fairviz.findings import KIND_TITLES, FindingsParams, finding_text, no_slice_text
 from fairviz.report.attributes import other_attributes_display, slice_search, top_slices
+from fairviz.slices.metrics import DEFAULT_METRIC, metric_title
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.findings import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
 from app_pages import _mapping, _render, _sources, _ui, _upload
@@ -159,25 +160,29 @@ def _other_summary(ctx, attribute: str):
 
 
 def _home_slices(ctx):
-    """The top slices at τ (binary data): searched at every τ step on small data, on request on large data."""
-    if ctx.task != "binary" or len([a for a in ctx.pred.attribute_names if INTERSECTION_SEP not in a]) < 2:
+    """The top slices (binary at τ; a regression's mean residual, a multiclass error rate): searched at every τ step
+    on small data, on request on large data."""
+    data = _ui.audited(ctx)
+    if len([a for a in data.attribute_names if INTERSECTION_SEP not in a]) < 2:
         return (), None
-    entries = len(ctx.pred.y)
+    entries = len(data.y)
     if entries > AUTO_SLICE_ENTRIES and not st.checkbox(
             "Top slices too", key="home_slices",
             help=f"Search the slices of two attributes' values combined at every τ (≈ 0.3 s at 1M rows; these data "
                  f"are {entries:,} entries). The Slices page has every slice."):
         return (), None
     floor = FindingsParams().min_group_size         # the app's policy: the Summary's size floor
-    found = _slice_findings(ctx.pred.fingerprint, ctx.pred.model, ctx.threshold, floor, ctx.pred)
+    threshold = ctx.threshold if data.task == "binary" else 0.5     # only a binary slice reads τ: no search per step
+    found = _slice_findings(data.fingerprint, data.model, threshold, floor, data)
     if isinstance(found, str):
         return (), text("Slices: {message}", "caveat", message=found)
-    return found, (None if found else no_slice_text())
+    return found, (None if found else no_slice_text(metric_title(DEFAULT_METRIC[data.task], data.task)))
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=_ui.CACHE_TTL)
 def _slice_findings(fingerprint: str, model: str, threshold: float, floor: int, _pred):
-    """The slice search's top significant slices (depth 2, FPR, Benjamini–Yekutieli), or the reason it has none."""
+    """The slice search's top significant slices (depth 2, the task's metric, Benjamini–Yekutieli), or the reason
+    it has none."""
     try:
         return top_slices(slice_search(_pred, 2, floor, threshold), SLICES_ON_HOME)
     except DataError as err:

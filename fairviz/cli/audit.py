@@ -29,7 +29,7 @@ from fairviz.report.api import add_engine, reduce_scaled, sample_settings, summa
 from fairviz.report.attributes import SLICE_DEPTH, SliceOptions, failed_attributes, findings_params_for, \
     run_attributes
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.slices import SLICE_METRICS
+from fairviz.slices.metrics import ALL_METRICS, check_metric
 from fairviz.report.explain import ExplainAuditParams
 from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load_policy
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
@@ -101,15 +101,16 @@ def add_parser(commands) -> None:
                             "attribute's place at the JSON's top level)")
     audit.add_argument("--slices", action="store_true",
                        help="search the slices of the group columns (values of up to --slice-depth attributes "
-                            "combined, each against the rest, Fisher's exact test, Benjamini–Yekutieli): the top "
-                            "significant slices join the Summary's findings, every slice is in the JSON's 'slices' "
-                            "and the report (binary predictions)")
+                            "combined, each against the rest — Fisher's exact test, or Welch's t-test for a "
+                            "regression's residuals —, Benjamini–Yekutieli): the top significant slices join the "
+                            "Summary's findings, every slice is in the JSON's 'slices' and the report")
     audit.add_argument("--slice-depth", type=int, default=SLICE_DEPTH,
                        help=f"attributes per slice with --slices, 1…3 (default {SLICE_DEPTH})")
     audit.add_argument("--slice-min-support", type=float, default=None,
                        help="rows a slice needs to be tested with --slices (default: the policy's min_group_size)")
-    audit.add_argument("--slice-metric", choices=list(SLICE_METRICS), default="fpr",
-                       help="the metric each slice is compared on with --slices (default fpr)")
+    audit.add_argument("--slice-metric", choices=list(ALL_METRICS), default=None,
+                       help="the metric each slice is compared on with --slices (default: fpr for binary, "
+                            "mean_residual for regression, error_rate for multiclass)")
     audit.add_argument("--positive-label", help="the label value that means positive (when labels are not 0/1)")
     audit.add_argument("--score-scale", choices=SCALES, default=None,
                        help="what the score's numbers are: 'probability' in [0, 1], 'percent' in [0, 100] (÷ 100) or "
@@ -274,7 +275,7 @@ def class_columns_of(frame: pd.DataFrame, label) -> tuple[tuple, object]:
 
 BINARY_ONLY = {"--thresholds": "thresholds", "--recalibrate": "recalibrate", "--dstar": "dstar",
                "--explain": "explain", "--score-scale": "score_scale", "--score-direction": "score_direction",
-               "--positive-label": "positive_label", "--slices": "slices"}
+               "--positive-label": "positive_label"}
 
 
 def check_task_options(args, task: str) -> None:
@@ -463,6 +464,8 @@ def every_attribute(args, audit, pred, options: AuditParams, policy: FindingsPar
         return
     if args.slices and not 1 <= args.slice_depth <= 3:
         raise DataError(f"--slice-depth must be 1…3, got {args.slice_depth}.")
+    if args.slices and args.slice_metric:
+        check_metric(args.slice_metric, pred.task)
 
     def options_of(attribute: str) -> AuditParams:
         names = pred.groups(attribute).names

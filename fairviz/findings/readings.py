@@ -208,6 +208,6 @@ def nothing_found_text(audit: FindingsAudit) -> Text:
                 "plain", a=audit.attribute, floor=audit.params.min_group_size, at=at)
 
 
-def no_slice_text() -> Text:
-    return text("Slices: none of up to two attributes' values combined differs from the rest in its false positive "
-                "rate after the correction (Benjamini–Yekutieli).", "plain")
+def no_slice_text(metric: str = "false positive rate") -> Text:
+    return text("Slices: none of up to two attributes' values combined differs from the rest in its {metric} after "
+                "the correction (Benjamini–Yekutieli).", "plain", metric=metric)

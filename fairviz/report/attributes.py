@@ -27,6 +27,7 @@ from fairviz.findings import (AttributesSummary, FindingsParams, SliceFinding, a
 from fairviz.report.findings import finding_row
 from fairviz.report.options import AuditParams
 from fairviz.slices import SliceParams, find_slices, slice_counts
+from fairviz.slices.metrics import DEFAULT_METRIC, check_metric
 from fairviz.slices.readings import CORRECTION_NAMES, metric_title
 
 log = logging.getLogger("fairviz.audit")
@@ -43,8 +44,8 @@ class SliceOptions:
     min_group_size), metric and how many significant slices the Summary lists (None: the policy's max_findings)."""
     depth: int = SLICE_DEPTH
     min_support: float | None = None
-    metric: str = "fpr"
-    top: int | None = None
+    metric: str | None = None           # None: the task's own (binary: FPR; regression: mean residual; multiclass:
+    top: int | None = None              # the error rate)
 
 
 def attribute_record(data: dict) -> dict:
@@ -143,10 +144,13 @@ def _slices(audit, pred: Predictions, options: SliceOptions) -> tuple[SliceFindi
     return top_slices(result, options.top if options.top is not None else params.findings.max_findings)
 
 
-def slice_search(pred: Predictions, depth: int, min_support: float, threshold: float, metric: str = "fpr",
+def slice_search(pred: Predictions, depth: int, min_support: float, threshold: float, metric: str | None = None,
                  alpha: float = 0.05, cps_lambda: float = 5.0):
-    """The slice search over the data's group columns (not an intersection: the slices are every intersection)."""
+    """The slice search over the data's group columns (not an intersection: the slices are every intersection), on
+    ``metric`` (None: the task's default)."""
     columns = [a for a in pred.attribute_names if INTERSECTION_SEP not in a]
+    metric = metric or DEFAULT_METRIC[pred.task]
+    check_metric(metric, pred.task)
     counts = slice_counts(pred, columns, depth, min_support, threshold)
     return find_slices(counts, SliceParams(metric=metric, alpha=alpha, cps_lambda=cps_lambda))
 
@@ -158,7 +162,8 @@ def top_slices(result, count: int) -> tuple[SliceFinding, ...]:
 
 def slice_finding(row, result) -> SliceFinding:
     ci = (float(row["ci_low"]), float(row["ci_high"])) if row["ci_low"] == row["ci_low"] else None
-    return SliceFinding(str(row["slice"]), float(row["n"]), metric_title(result.params.metric), float(row["metric"]),
+    return SliceFinding(str(row["slice"]), float(row["n"]), metric_title(result.params.metric, result.counts.task),
+                        float(row["metric"]),
                         float(row["rest"]), float(row["difference"]), ci, float(row["p_adjusted"]),
                         CORRECTION_NAMES[result.params.correction].split(" (")[0])
 

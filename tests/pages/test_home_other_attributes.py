@@ -78,3 +78,17 @@ def test_the_full_report_prepared_on_home_covers_every_attribute():
     assert data["summary"]["references"] == {"race": "Caucasian", "sex": sex["findings"]["reference"]}
     assert data["summary"]["attributes"] == ["race", "sex"]
     assert all(f["sentence"].startswith(f["attribute"] + ": ") for f in data["summary"]["top"])
+
+
+def test_a_regressions_home_lists_its_top_slices_by_mean_residual():
+    """The regression sample (Adult hours, sex × race): the top slices compare mean residuals, the search's own."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.query_params["sample"] = "adult_hours"
+    at.run()
+    assert not at.exception, at.exception
+    found = top_slices(slice_search(load_sample("adult_hours"), 2, FindingsParams().min_group_size, 0.5), 3)
+    shown = _other_attributes_text(at)
+    assert found, "the sample's slices differ in mean residual"
+    for s in found:
+        assert s.metric == "mean residual (prediction − target)"
+        assert f"Slice **{s.slice}** ({int(round(s.n)):,} rows)" in shown

@@ -175,13 +175,29 @@ def test_a_planted_slice_joins_the_summarys_findings(planted, tmp_path, capsys):
     assert "Slices: where the false positive rate differs" in html.read_text()
 
 
-def test_slices_are_refused_for_a_regression(tmp_path):
+def test_a_regressions_slices_join_its_summary(tmp_path):
+    """A regression's slices compare mean residuals (Welch's t-test): a planted over-prediction in one intersection
+    is found and joins the Summary; a binary-only slice metric is refused plainly."""
     rng = np.random.default_rng(0)
+    n = 4000
+    g, h = rng.choice(["a", "b"], n), rng.choice(["x", "y"], n)
+    target = rng.normal(50, 5, n)
+    prediction = target + rng.normal(0, 2, n) + np.where((g == "b") & (h == "y"), 3.0, 0.0)
     path = tmp_path / "r.csv"
-    pd.DataFrame({"target": rng.normal(size=300), "prediction": rng.normal(size=300),
-                  "g": rng.choice(["a", "b"], 300)}).to_csv(path, index=False)
+    pd.DataFrame({"target": target, "prediction": prediction, "g": g, "h": h}).to_csv(path, index=False)
+    out = tmp_path / "r.json"
     code = main(["audit", str(path), "--task", "regression", "--label", "target", "--score", "prediction",
-                 "--group", "g", "--slices"])
+                 "--group", "g", "--group", "h", "--slices", "--json", str(out)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert data["slices"]["metric"] == "mean_residual"
+    planted = next(s for s in data["slices"]["slices"] if s["slice"] == "g=b ∧ h=y")
+    inside = (g == "b") & (h == "y")
+    assert planted["metric"] == pytest.approx(np.mean(prediction[inside] - target[inside]), rel=1e-9)
+    assert planted["significant"]
+    assert any(s["slice"] == "g=b ∧ h=y" for s in data["summary"]["slices"])
+    code = main(["audit", str(path), "--task", "regression", "--label", "target", "--score", "prediction",
+                 "--group", "g", "--slices", "--slice-metric", "fpr"])
     assert code == 2
 
 

@@ -72,7 +72,7 @@ def add_parser(commands) -> None:
     audit.add_argument("--score", action="append",
                        help="score column: predicted probability of the positive class, in [0, 1] (binary); the "
                             "prediction (regression); the predicted class's confidence (multiclass with --predicted). "
-                            "Repeat it to compare models on the same rows (binary): the first is audited as with one, "
+                            "Repeat it to compare models on the same rows (binary, regression): the first is audited as with one, "
                             "each other one is compared with it (paired differences, 'comparison' in the JSON, right "
                             "after the Summary in the report)")
     audit.add_argument("--class-scores", metavar="GLOB|COLS",
@@ -374,14 +374,11 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
                          rdf=RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed),
                          calibration=CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy,
                                                        resamples=args.resamples, seed=args.seed),
-                         match=MatchParams(seed=args.seed), units=args.units,
+                         match=MatchParams(seed=args.seed), units=args.units, compare=task == "regression",
                          **summary_params(None, attribute, policy))
     audit = run_audit(pred, params)
     every_attribute(args, audit, pred, params, policy, None, failed)
     say_models_left_out(mapping, pred)
-    if len(pred.model_names) > 1:
-        audit.data["notes"].append(f"Several models were given: the first, '{pred.model_names[0]}', is audited; "
-                                   "comparing models reads binary predictions for now.")
     write_outputs(args, audit)
     return exit_code(audit.gate_findings, args.fail_on)
 

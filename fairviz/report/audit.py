@@ -221,7 +221,7 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
 
 def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: list) -> dict:
     """With several models and ``options.compare``: the first model against each other (``comparison`` in the
-    JSON), at the audit's threshold, benefit, reference and resamples."""
+    JSON), at the audit's threshold, benefit, reference and resamples (a regression: its errors by paired t-tests)."""
     if not options.compare or not joint.several_models:
         return {}
     params = CompareParams(resamples=options.rdf.resamples, permutations=options.rdf.resamples,
@@ -229,12 +229,17 @@ def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: l
                            min_group_size=options.findings.min_group_size)
     reference = (data.get("findings") or {}).get("reference") or options.findings.reference
     try:
-        found = compare.compare_all(joint, data["attribute"], options.threshold, options.benefit, reference, params)
+        if joint.task == "regression":
+            found = compare.compare_all_regression(joint, data["attribute"], reference, params, options.units)
+        else:
+            found = compare.compare_all(joint, data["attribute"], options.threshold, options.benefit, reference,
+                                        params)
     except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
         log.exception("comparison failed")
         errors.append({"section": "comparison", "error": _describe(err)})
         return {}
-    data["comparison"] = {name: compare.to_dict(r, options.words) for name, r in found.items()}
+    data["comparison"] = {name: compare.regression_to_dict(r) if joint.task == "regression"
+                          else compare.to_dict(r, options.words) for name, r in found.items()}
     return found
 
 

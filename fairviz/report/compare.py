@@ -10,6 +10,7 @@ import pandas as pd
 
 from fairviz.compare import (DIFFERENCE_TITLES, TOPIC_COLUMNS, TOPIC_METRICS, CompareParams, ModelComparison,
                              compare_models, figures, readings)
+from fairviz.compare.regression import RegressionComparison, compare_regression
 from fairviz.core.display import Figure, Group, Item, Table, heading, text
 from fairviz.data import Predictions
 
@@ -37,6 +38,15 @@ def compare_all(pred: Predictions, attribute: str, threshold: float, benefit: st
     first, *others = joint.model_names
     return {f"{first}_vs_{other}": compare_models(joint, attribute, threshold, benefit, reference, first, other,
                                                   params) for other in others}
+
+
+def compare_all_regression(pred: Predictions, attribute: str, reference: str | None, params: CompareParams,
+                           units: str | None = None) -> dict:
+    """The first regression model against each other model."""
+    joint = pred.joint()
+    first, *others = joint.model_names
+    return {f"{first}_vs_{other}": compare_regression(joint, attribute, reference, first, other, params, units)
+            for other in others}
 
 
 def to_dict(result: ModelComparison, words=None) -> dict:
@@ -93,9 +103,11 @@ def difference_table(result: ModelComparison, topic: str | None) -> Table:
                               tests=len(result.differences)))
 
 
-def report_display(comparisons: dict[str, ModelComparison], words=None) -> list[Item]:
+def report_display(comparisons: dict, words=None) -> list[Item]:
     """What the HTML report and the terminal show right after the Summary: each comparison whole."""
-    return [Group(f"{r.model_b} against {r.model_a}", tuple(display(r, None, words, titled=False)), key=name)
+    return [Group(f"{r.model_b} against {r.model_a}",
+                  tuple(regression_display(r, titled=False) if isinstance(r, RegressionComparison)
+                        else display(r, None, words, titled=False)), key=name)
             for name, r in comparisons.items()]
 
 

@@ -122,3 +122,21 @@ def test_the_regression_samples_parity_page_compares_its_two_models():
     assert any("linear regression" in i.value for i in at.info)          # the readings
     data = regression_to_dict(expected)
     assert data["differences"]["mae|Female"]["difference"] == pytest.approx(want.difference)
+
+
+def test_the_command_line_writes_a_regressions_comparison(tmp_path):
+    from fairviz.cli.main import main
+    import json
+    frame, _ = _data()
+    path, out, html = tmp_path / "r.csv", tmp_path / "r.json", tmp_path / "r.html"
+    frame.to_csv(path, index=False)
+    code = main(["audit", str(path), "--task", "regression", "--label", "y", "--score", "pa", "--score", "pb",
+                 "--group", "g", "--json", str(out), "--html", str(html)])
+    assert code == 0
+    data = json.loads(out.read_text())
+    assert "errors" not in data
+    comparison = data["comparison"]["pa_vs_pb"]
+    d_rows = (frame["pb"] - frame["y"]).abs() - (frame["pa"] - frame["y"]).abs()
+    assert comparison["differences"]["mae|b"]["difference"] == pytest.approx(d_rows[frame["g"] == "b"].mean())
+    assert comparison["readings"][0].startswith("pb closes the bias gap of b against a")
+    assert "Errors per model and group" in html.read_text()

@@ -12,7 +12,7 @@ import streamlit as st
 
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
-from fairviz.report.slices import slices_display
+from fairviz.report.slices import MAX_ROWS, slices_display
 from fairviz.slices import SLICE_METRICS, SliceParams, SliceResult, find_slices, slice_counts
 from fairviz.slices.metrics import REGRESSION_METRICS
 from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, SLICE_PREFIX, default_top_k, slice_attribute
@@ -74,6 +74,21 @@ def audit_slice(values: dict) -> None:
     st.session_state[_ui.ATTRIBUTE] = name
 
 
+def _any_slice(result: SliceResult, offered: int) -> None:
+    """Any slice of the ranked table (not only the significant ones offered above) as "this slice vs the rest"."""
+    ranked = result.table.head(MAX_ROWS)
+    if len(ranked) <= offered:
+        return
+    with st.expander("Audit any other slice on every page"):
+        names, sizes = list(ranked["slice"]), ranked["n"].to_numpy()
+        chosen = st.selectbox("Slice", range(len(names)), key="slices_pick",
+                              format_func=lambda i: f"{names[i]} ({int(round(sizes[i])):,} rows)")
+        row = ranked.iloc[int(chosen)]
+        values = {a: row[a] for a in result.counts.attributes if isinstance(row[a], str)}
+        st.button("Audit the chosen slice vs the rest", key="slices_audit_pick", on_click=audit_slice,
+                  args=(values,))
+
+
 def page() -> None:
     ctx = _ui.context()
     st.title("Slices")
@@ -116,6 +131,7 @@ def page() -> None:
             values = {a: row[a] for a in result.counts.attributes if isinstance(row[a], str)}
             st.button(f"Audit this slice vs the rest: {row['slice']}", key=f"slices_audit_{i}",
                       on_click=audit_slice, args=(values,))
+    _any_slice(result, len(top))
     st.download_button("Slices (JSON)", json.dumps(data, indent=2).encode(),
                        f"{_ui.safe_stem(ctx.pred.source)}_slices.json", "application/json", key="slices_json")
 

@@ -47,11 +47,12 @@ def slices_display(result: SliceResult, figure: bool = True) -> list[Item]:
     search = readings.search_sentence(result)
     items: list[Item] = [heading("Slices: where the {metric} differs", metric=title), readings.headline(result),
                          readings.method_sentence(result), *([search] if search else []), *readings.notes(result)]
+    # the treemap first: on a projector the picture of where the model fails opens the page, the ranked table after
+    if figure and len(result.table):
+        items.append(Figure(lambda: treemap(result, title), key=figure_key(result),
+                            caption=text("Tiles sized by rows, coloured by the difference from the rest.", "note")))
     shown = min(len(result.table), MAX_ROWS)
     items.append(Table(ranked_frame(result), "slices", FORMATS, LABELS,
                        caption=text("{shown:,} of {total:,} slices, significant ones first by the size of their "
                                     "difference.", "note", shown=shown, total=len(result.table))))
-    if figure and len(result.table):
-        items.append(Figure(lambda: treemap(result, title), key=figure_key(result),
-                            caption=text("Tiles sized by rows, coloured by the difference from the rest.", "note")))
     return items

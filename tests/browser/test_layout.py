@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow             # ("browser" comes from tests/conftest
 
 VIEWPORT = {"width": 1280, "height": 720}
 # (link in the navigation, None for Home): the audit pages a presenter walks through
-PAGES = ["Home", "Residual distribution", "Calibration", "Group parity", "Sample-size significance",
+PAGES = ["Home", "Residual distribution", "Calibration", "Group parity", "Sample-size significance", "Slices",
          "Knee probing & augmentation", "Explanation disparity"]
 
 # What the page shows, measured in the browser: every number is read from the laid-out DOM.

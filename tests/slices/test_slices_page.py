@@ -133,3 +133,26 @@ def test_many_attributes_are_searched_with_the_pruned_search_by_default():
     payload = at.session_state["page_json"]["slices"]
     assert payload["search"]["top_k"] == 20 and payload["search"]["lattice_grouping_sets"] == 7 + 21 + 35
     assert payload["search"]["grouping_sets"] < 63 and payload["family"] >= payload["tested"]
+
+
+def test_any_ranked_slice_not_only_a_significant_one_can_be_audited():
+    """The expander offers every slice of the ranked table: a slice with no evidence of a difference is chosen and
+    becomes the attribute, its two groups the slice's rows and the rest."""
+    data = frame(12_000, seed=10, planted=True)
+    at = AppTest.from_file(PAGE, default_timeout=240)
+    at.session_state["predictions"] = predictions(data)
+    at.session_state["sample_key"] = None
+    at.session_state["attribute"] = "sex"
+    at.session_state["threshold"] = 0.5
+    at.run()
+    assert not at.exception, at.exception
+    table = find_slices(slice_counts(predictions(data))).table
+    plain = int(np.flatnonzero(~table["significant"].to_numpy() & (table["depth"].to_numpy() == 1))[0])
+    name = table["slice"].iloc[plain]
+    at.selectbox(key="slices_pick").set_value(plain).run()
+    at.button(key="slices_audit_pick").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["attribute"] == "slice: " + name
+    attribute, value = name.split("=")
+    view = at.session_state["predictions"].attributes["slice: " + name]
+    np.testing.assert_array_equal(view.codes == view.names.index("in the slice"), (data[attribute] == value).to_numpy())

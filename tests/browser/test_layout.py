@@ -15,6 +15,7 @@ VIEWPORT = {"width": 1280, "height": 720}
 PAGES = ["Home", "Residual distribution", "Calibration", "Group parity", "Sample-size significance", "Slices",
          "Knee probing & augmentation", "Explanation disparity"]
 
+AXIS_FREE = {"Slices"}                      # pages whose first chart has no axes (a treemap): no ticks to measure
 # What the page shows, measured in the browser: every number is read from the laid-out DOM.
 MEASURE = """() => {
   const visible = e => { const r = e.getBoundingClientRect(), d = e.closest('details');
@@ -110,7 +111,8 @@ def test_page_fits_a_projector(projector, name):
     # the page opens on its result: the first chart (Home: the Summary of findings, its data overview comes after)
     first = shown["summaryTop"] if name == "Home" else shown["firstChartTop"]
     assert first is not None and first < VIEWPORT["height"], first
-    assert shown["ticks"] and min(shown["ticks"]) >= 16, sorted(set(shown["ticks"]))
+    if name not in AXIS_FREE:
+        assert shown["ticks"] and min(shown["ticks"]) >= 16, sorted(set(shown["ticks"]))
     assert shown["warningsOutsideExpanders"] == 0                # caveats are folded, not stacked
     tabs = projector.locator('[data-testid="stTabs"]').first.get_by_role("tab")
     for index in range(1, tabs.count()):               # every tab of the page's first tab row, as a click opens it

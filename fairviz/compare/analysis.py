@@ -27,12 +27,12 @@ from fairviz.compare.paired import (
     metric_statistic,
     paired_statistics,
 )
-from fairviz.compare.results import ALL, CompareParams, Difference, ModelComparison, ModelCurves
+from fairviz.compare.results import ALL, CompareParams, Difference, ModelComparison, ModelCurves, two_models
 from fairviz.core import stats
 from fairviz.core.confusion_metrics import METRICS as CM_METRICS
 from fairviz.core.confusion_metrics import Cells
 from fairviz.core.counts import ConfusionCounts, decisions
-from fairviz.data import DataError, Predictions
+from fairviz.data import Predictions
 from fairviz.data.model import merged_cells, model_entry_index
 from fairviz.data.groups import group_counts
 from fairviz.residuals.knees import curve_size, percentiles, quantiles_from_counts
@@ -52,15 +52,7 @@ def compare_models(joint: Predictions, attribute: str, threshold: float, benefit
     metrics compare others with (None: the largest)."""
     report = progress or (lambda *_: None)
     joint = joint.joint()
-    names = joint.model_names
-    model_a = model_a or names[0]
-    model_b = model_b or (names[1] if len(names) > 1 else None)
-    if model_b is None or model_a == model_b:
-        raise DataError("Comparing models needs two different models; the data holds "
-                        f"{', '.join(repr(n) for n in names)}.")
-    for title in (model_a, model_b):
-        if title not in names:
-            raise DataError(f"There is no model named '{title}' (models: {', '.join(names)}).")
+    model_a, model_b = two_models(joint.model_names, model_a, model_b)
     view = joint.groups(attribute)
     weight = np.ones(joint.y.size, np.int64) if joint.weight is None else joint.weight.astype(np.int64)
     sizes = np.bincount(view.codes, weights=weight, minlength=len(view.names)).astype(np.int64)

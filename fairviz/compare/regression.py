@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from fairviz.compare.results import CompareParams, Difference
+from fairviz.compare.results import CompareParams, Difference, two_models
 from fairviz.core import stats
 from fairviz.core.serialize import clean
 from fairviz.data.model import DataError, Predictions
@@ -71,7 +71,7 @@ def compare_regression(joint: Predictions, attribute: str, reference: str | None
     if joint.task != "regression":
         raise DataError("This comparison reads regression predictions (a numeric target and predictions).")
     joint = joint.joint()
-    model_a, model_b = _two_models(joint.model_names, model_a, model_b)
+    model_a, model_b = two_models(joint.model_names, model_a, model_b)
     view = joint.groups(attribute)
     weight = np.ones(joint.y.size) if joint.weight is None else np.asarray(joint.weight, float)
     y = np.asarray(joint.y, float)
@@ -104,18 +104,6 @@ def compare_regression(joint: Predictions, attribute: str, reference: str | None
              "on the data.",) if small else ()
     return RegressionComparison(view.attribute, reference, model_a, model_b, params, group_sizes, table,
                                 differences, units, notes, joint.fingerprint)
-
-
-def _two_models(names: list[str], model_a: str | None, model_b: str | None) -> tuple[str, str]:
-    model_a = model_a or names[0]
-    model_b = model_b or (next((n for n in names if n != model_a), None))
-    if model_b is None or model_a == model_b:
-        raise DataError("Comparing models needs two different models; the data holds "
-                        f"{', '.join(repr(n) for n in names)}.")
-    for title in (model_a, model_b):
-        if title not in names:
-            raise DataError(f"There is no model named '{title}' (models: {', '.join(names)}).")
-    return model_a, model_b
 
 
 def weighted_mean_var(values: np.ndarray, weight: np.ndarray) -> tuple[float, float, float]:

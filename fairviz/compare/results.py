@@ -11,6 +11,7 @@ import pandas as pd
 from fairviz.calibration.results import ReliabilityTable
 from fairviz.core import stats
 from fairviz.core.serialize import clean
+from fairviz.data.model import DataError
 
 # every metric a comparison differences, with how it reads; "pair" metrics contrast a group with the reference
 DIFFERENCE_TITLES = {"ece": "ECE", "log_loss": "log-loss", "brier": "Brier score", "auroc": "AUROC",
@@ -136,3 +137,17 @@ class ModelComparison:
             "table": self.table.to_dict(orient="records"),
             "readings": list(readings), "notes": list(self.notes),
         })
+
+
+def two_models(names: list[str], model_a: str | None, model_b: str | None) -> tuple[str, str]:
+    """The two models a comparison reads: ``model_a`` (None: the first) and ``model_b`` (None: the first other one),
+    both among ``names`` and different."""
+    model_a = model_a or names[0]
+    model_b = model_b or next((n for n in names if n != model_a), None)
+    if model_b is None or model_a == model_b:
+        raise DataError("Comparing models needs two different models; the data holds "
+                        f"{', '.join(repr(n) for n in names)}.")
+    for title in (model_a, model_b):
+        if title not in names:
+            raise DataError(f"There is no model named '{title}' (models: {', '.join(names)}).")
+    return model_a, model_b

@@ -22,11 +22,14 @@ def add_parser(commands) -> None:
     p = commands.add_parser("slices", help="worst-slice discovery: every slice of up to --max-depth group attributes "
                                            "against the rest, with an exact test and a false-discovery correction")
     p.add_argument("path", type=Path, help="CSV or Parquet file (or a Parquet folder)")
-    p.add_argument("--label", required=True, help="the 0/1 label column (regression: the target)")
-    p.add_argument("--score", required=True, help="the score column, probability of 1 in [0, 1] (regression: the "
-                                                   "prediction)")
-    p.add_argument("--task", choices=["binary", "regression"], default="binary",
-                   help="binary (default) or regression (metrics: mean_residual = prediction − target, mae)")
+    p.add_argument("--label", required=True, help="the 0/1 label column (regression: the target; multiclass: the "
+                                                   "class)")
+    p.add_argument("--score", help="the score column, probability of 1 in [0, 1] (regression: the prediction; "
+                                   "multiclass, optional: the predicted class's confidence)")
+    p.add_argument("--predicted", metavar="COL", help="multiclass: the predicted-class column")
+    p.add_argument("--task", choices=["binary", "regression", "multiclass"], default="binary",
+                   help="binary (default), regression (metrics: mean_residual = prediction − target, mae) or "
+                        "multiclass (error_rate: predicted class ≠ label, Fisher's test)")
     p.add_argument("--group", action="append", required=True, help="a group attribute (repeat for each)")
     p.add_argument("--max-depth", type=int, default=MAX_DEPTH, help=f"attributes per slice, 1…{MAX_DEPTH}")
     p.add_argument("--min-support", type=float, default=100, help="rows a slice needs to be tested (default 100)")
@@ -51,6 +54,10 @@ def run(args) -> int:
         raise DataError(f"--threshold must lie in [0, 1] (got {args.threshold}).")
     check_input(args.path)
     check_outputs([args.path], {"--json": args.json})
+    if args.task == "multiclass" and not args.predicted:
+        raise DataError("--task multiclass reads the predicted class: name its column with --predicted.")
+    if args.task != "multiclass" and not args.score:
+        raise DataError(f"--task {args.task} reads a score column: name it with --score.")
     metric = args.metric or DEFAULT_METRIC[args.task]
     check_metric(metric, args.task)
     params = SliceParams(metric=metric, alpha=args.alpha, correction=args.correction)
@@ -59,7 +66,7 @@ def run(args) -> int:
     try:
         counts = engine_slice_counts(engine, locate(args.path, engine.kind, engine.local), args.label, args.score,
                                      args.group, args.max_depth, args.min_support, args.threshold, task=args.task,
-                                     metric=metric, top_k=top_k)
+                                     metric=metric, top_k=top_k, predicted=args.predicted)
     finally:
         engine.close()
     result = find_slices(counts, params)

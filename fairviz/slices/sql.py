@@ -19,12 +19,23 @@ from fairviz.data.model import DataError
 from fairviz.slices.counts import (ECE_BINS, GAPS, MAX_DEPTH, MISSING, TASK_COUNTS, SliceCounts, cap_values, check_top_k, combos,
                                    lattice_search, named, plan)
 
-SQL_TASKS = ("binary", "regression")
+SQL_TASKS = ("binary", "regression", "multiclass")
 CELL_GAIN = 8           # the cells pass is worth it when the cells are at most 1/8 of the rows
 
 
-def _row_values(task: str, y: str, s: str, dialect: Dialect, threshold: float) -> tuple[str, dict[str, str], str]:
-    """The base's per-row columns (besides the attributes), each count's summand, and the condition of a usable row."""
+def _row_values(task: str, y: str, s: str, dialect: Dialect, threshold: float,
+                label: str = "", predicted: str = "") -> tuple[str, dict[str, str], str]:
+    """The base's per-row columns (besides the attributes), each count's summand, and the condition of a usable row.
+    A multiclass row is right when its label and predicted class read the same as text; its confidence (``s``, when
+    mapped) is summed where it is a finite number."""
+    if task == "multiclass":
+        ok = f"{label} IS NOT NULL AND {predicted} IS NOT NULL"
+        right = f"CAST({label} AS {dialect.text}) = CAST({predicted} AS {dialect.text})"
+        confidence = f"CASE WHEN {s} - {s} = 0 THEN {s} ELSE 0 END" if s else "0"
+        columns = (f"CASE WHEN {ok} AND {right} THEN 1 ELSE 0 END AS c,\n"
+                   f"         CASE WHEN {ok} THEN {confidence} ELSE 0 END AS s")
+        sums = {"n": "ok", "errors": "ok * (1 - c)", "score_sum": "s", "correct_sum": "c"}
+        return columns, sums, ok
     if task == "regression":
         # x − x = 0 is false for NULL, NaN and ±inf alike (on DuckDB and Spark)
         ok = f"{y} - {y} = 0 AND {s} - {s} = 0"
@@ -44,18 +55,20 @@ def _row_values(task: str, y: str, s: str, dialect: Dialect, threshold: float) -
 
 def slices_sql(relation: str, label: str, score: str, groups: list[str], depth: int, min_support: float,
                threshold: float, dialect: Dialect, *, sets=None, total: bool = True, task: str = "binary",
-               cells: bool = True) -> str:
+               cells: bool = True, predicted: str = "") -> str:
     """The query over ``relation``'s columns (positional aliases: no user name enters the text). ``sets``: the
     attribute combinations (tuples of positions in ``groups``; default every one to ``depth``); ``total``: add the
     whole data's row (``()``). Binary: rows whose label is not 0/1 or whose score is missing, not a number or outside
     [0, 1] are counted in ``bad`` and left out; regression: rows whose target or prediction is not a finite number.
-    ``cells``: sum the rows to their finest cells before the grouping sets (see ``worth_cells``)."""
+    ``cells``: sum the rows to their finest cells before the grouping sets (see ``worth_cells``). Multiclass:
+    ``predicted`` the predicted-class column, ``score`` its confidence or "" (rows without a label or a predicted
+    class are left out)."""
     if task not in SQL_TASKS:
-        raise DataError(f"Slices on the engine cover binary and regression predictions (got {task}).")
+        raise DataError(f"Slices on the engine cover binary, regression and multiclass predictions (got {task}).")
     sets = list(sets) if sets is not None else combos(len(groups), depth)
     # TRY_CAST (DuckDB, Spark ≥ 3.2): a label or score that is not a number is a left-out row, not a failed query
-    y, s = (f"TRY_CAST({column} AS {dialect.double})" for column in (label, score))
-    columns, cell, ok = _row_values(task, y, s, dialect, threshold)
+    y, s = (f"TRY_CAST({column} AS {dialect.double})" if column else "" for column in (label, score))
+    columns, cell, ok = _row_values(task, y, s, dialect, threshold, label, predicted)
     used = sorted({i for combo in sets for i in combo})
     attrs = [f"a{i}" for i in used]
     values = ", ".join(f"COALESCE(CAST({groups[i]} AS {dialect.text}), '{MISSING}') AS a{i}" for i in used)
@@ -85,21 +98,30 @@ SELECT * FROM slices WHERE depth <= 1 OR {size} >= {float(min_support)!r}"""
 
 def engine_slice_counts(engine, source, label: str, score: str, groups, max_depth: int = MAX_DEPTH,
                         min_support: float = 100, threshold: float = 0.5, max_values: int = MAX_GROUPS, *,
-                        task: str = "binary", metric: str | None = None, top_k: int | None = None) -> SliceCounts:
+                        task: str = "binary", metric: str | None = None, top_k: int | None = None,
+                        predicted: str | None = None) -> SliceCounts:
     """Run the search on ``engine`` (``fairviz.data.engine.Engine``) over ``source`` (a located source): the full
     lattice in one query, or with ``top_k`` the pruned search, one query per level. ``task``: 'binary' (label 0/1,
-    score in [0, 1]) or 'regression' (label the target, score the prediction)."""
+    score in [0, 1]), 'regression' (label the target, score the prediction) or 'multiclass' (label the class,
+    ``predicted`` the predicted class, score its confidence or None)."""
     top_k = check_top_k(top_k)
     names, depth, notes = plan(groups, max_depth, min_support, top_k is not None)
-    relation, at = engine.located_columns(source, [label, score, *names], text=names)
+    if task == "multiclass" and not predicted:
+        raise DataError("Multiclass slices on the engine read a predicted-class column (--predicted).")
+    read = list(dict.fromkeys(c for c in (label, score, predicted, *names) if c))
+    # a class is compared as the file writes it: label and predicted class read as text, as the attributes are
+    as_text = (*names, label, predicted) if task == "multiclass" else names
+    relation, at = engine.located_columns(source, read, text=as_text)
+    at[""] = ""
     columns = [at[g] for g in names]
     found = {}
 
     def level(sets):
         first = not found
-        frame = engine.sql(slices_sql(relation, at[label], at[score], columns, depth, min_support, threshold,
+        frame = engine.sql(slices_sql(relation, at[label], at[score or ""], columns, depth, min_support, threshold,
                                       engine.dialect, sets=sets, total=first, task=task,
-                                      cells=top_k is None or worth_cells(sets, found)))
+                                      cells=top_k is None or worth_cells(sets, found),
+                                      predicted=at[predicted or ""]))
         frame = derived(frame, task)
         rows = slice_rows(frame, len(names), task)
         if first:
@@ -112,7 +134,8 @@ def engine_slice_counts(engine, source, label: str, score: str, groups, max_dept
                                          metric, top_k)
     total, bad = found["total"], found["bad"]
     if bad:
-        what = "a finite target and prediction" if task == "regression" else "a 0/1 label or a score in [0, 1]"
+        what = {"regression": "a finite target and prediction", "multiclass": "a label and a predicted class"}.get(
+            task, "a 0/1 label or a score in [0, 1]")
         notes = [*notes, f"{bad:,} row{'s' if bad != 1 else ''} without {what} {'were' if bad != 1 else 'was'} "
                          "left out."]
     return cap_values(SliceCounts(tuple(names), named(table, names), total, depth, float(min_support),
@@ -139,6 +162,8 @@ def whole_of(frame: pd.DataFrame, task: str) -> tuple[dict, int]:
     if whole.empty or not float(pd.to_numeric(whole["n"]).fillna(0).iloc[0]) > 0:
         if task == "regression":
             raise DataError("No row has a numeric target and prediction: check the label and score columns.")
+        if task == "multiclass":
+            raise DataError("No row has a label and a predicted class: check the label and predicted columns.")
         raise DataError("No row has a 0/1 label and a score in [0, 1]: check the label and score columns.")
     row = whole.iloc[0]
     return {c: float(pd.to_numeric(row[c])) for c in counts}, int(float(row["bad"] or 0))

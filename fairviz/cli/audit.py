@@ -353,20 +353,23 @@ def task_mapping(args, task: str, frame: pd.DataFrame, guess: ColumnMapping) -> 
 
 def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: ColumnMapping, limits: GroupLimits,
              policy: FindingsParams) -> int:
-    """A regression or multiclass audit: the mapped columns read row by row from one file, the task's sections
-    (``fairviz.report.audit.SECTIONS_BY_TASK``), the Summary and the gate as for binary predictions."""
+    """A regression or multiclass audit: the task's sections (``fairviz.report.audit.SECTIONS_BY_TASK``), the Summary
+    and the gate as for binary predictions. One file is read row by row (the mapped columns only: exact); a table, a
+    query or a folder of files is reduced by the engine (``fairviz.data.task_reduction``), so its rows never reach
+    Python."""
     check_task_options(args, task)
     mapping = task_mapping(args, task, frame, guess)
-    if not isinstance(source, Files) or (source.format != "csv" and len(source.files) > 1):
-        raise DataError(f"A {task} audit reads one CSV or Parquet file for now; point it at one file.")
-    columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
-                                         *mapping.class_scores, *mapping.quantiles, mapping.predicted, *mapping.groups,
-                                         mapping.row_id))
-               if c]
-    rows, digest = read_table(source.files[0], columns=columns)
-    pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
-        rows, replace(mapping, groups=groups, intersect=intersect), source=source.name, file_fingerprint=digest,
-        limits=limits), mapping.groups, mapping.intersect)
+    stats = None
+    if isinstance(source, Files) and (source.format == "csv" or len(source.files) == 1):
+        pred, failed = task_rows(source, mapping, limits)
+    else:
+        if mapping.quantiles:
+            raise DataError("Prediction-interval columns (--quantiles) are read row by row: point the audit at one "
+                            "CSV or Parquet file.")
+        stats = engine.reduce(source, mapping)
+        pred, failed = failed_attributes(lambda groups, intersect: replace(
+            stats, mapping=replace(stats.mapping, groups=groups, intersect=intersect)).predictions(limits),
+            stats.mapping.groups, stats.mapping.intersect)
     attribute = first_attribute(pred, args.intersect)
     if not 2 <= args.bins <= 100:
         raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
@@ -379,8 +382,22 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
     audit = run_audit(pred, params)
     every_attribute(args, audit, pred, params, policy, None, failed)
     say_models_left_out(mapping, pred)
+    if stats is not None:
+        add_engine(audit, stats, replace(stats.mapping, more_scores=pred.mapping.more_scores))
     write_outputs(args, audit)
     return exit_code(audit.gate_findings, args.fail_on)
+
+
+def task_rows(source: Files, mapping: ColumnMapping, limits: GroupLimits):
+    """A regression's or multiclass's predictions from one file's mapped columns, row by row (exact)."""
+    columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
+                                         *mapping.class_scores, *mapping.quantiles, mapping.predicted, *mapping.groups,
+                                         mapping.row_id))
+               if c]
+    rows, digest = read_table(source.files[0], columns=columns)
+    return failed_attributes(lambda groups, intersect: build_predictions(
+        rows, replace(mapping, groups=groups, intersect=intersect), source=source.name, file_fingerprint=digest,
+        limits=limits), mapping.groups, mapping.intersect)
 
 
 def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None]:

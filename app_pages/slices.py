@@ -21,15 +21,16 @@ from app_pages import _ui
 from app_pages._render import render
 
 SECTION = "slices"
+TEST_LABELS = {"fisher": "Fisher's exact (slice vs rest)", "match": "MATCH (the rest as known)"}
 TOP_BUTTONS = 5             # slices offered as "this slice vs the rest"
 
 
 @st.cache_data(show_spinner="Searching the slices…", max_entries=16, ttl=_ui.CACHE_TTL)
 def cached_slices(fingerprint: str, n: int, model: str, attributes: tuple[str, ...], depth: int, support: float,
                   metric: str, tau: float, _pred: Predictions, task: str = "binary", class_name: str | None = None,
-                  top_k: int = 0) -> SliceResult:
+                  top_k: int = 0, test: str = "fisher") -> SliceResult:
     counts = slice_counts(_pred, attributes, depth, support, tau, metric=metric, top_k=top_k or None)
-    return find_slices(counts, SliceParams(metric=metric))
+    return find_slices(counts, SliceParams(metric=metric, test=test))
 
 
 def metric_choices(ctx) -> list[str]:
@@ -114,10 +115,16 @@ def page() -> None:
                                  f"k-th best score. Faster for many attributes (on by default past {FULL_LATTICE} "
                                  "attribute combinations); the slices left out count in the correction as never "
                                  "rejected.")
+    test = "fisher"
+    if task == "binary":
+        test = st.radio("Test", ("fisher", "match"), horizontal=True, key="slices_test", format_func=TEST_LABELS.get,
+                        help="Fisher's exact test compares the slice with the rest as two samples (default). MATCH "
+                             "(The Art of Fairness, §4.5) draws the slice from the rest's cells as if they were "
+                             "known: right for a small slice, too sure for one holding much of the data.")
     try:
         result = cached_slices(pred.fingerprint, pred.n, ctx.model, attributes, int(depth),
                                float(support), metric, ctx.threshold, _pred=pred, task=task,
-                               class_name=ctx.class_name, top_k=int(top_k))
+                               class_name=ctx.class_name, top_k=int(top_k), test=test)
     except DataError as err:
         _ui.show_data_error(err, "Slices cannot be searched in these data")
         return

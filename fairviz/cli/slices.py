@@ -44,6 +44,10 @@ def add_parser(commands) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="the false discovery rate")
     p.add_argument("--correction", choices=["by", "bh"], default="by",
                    help="by: Benjamini–Yekutieli (any dependence; default), bh: Benjamini–Hochberg")
+    p.add_argument("--test", choices=["fisher", "match"], default="fisher",
+                   help="binary: 'fisher' (Fisher's exact test, slice vs rest; default) or 'match' (MATCH, The Art of "
+                        "Fairness §4.5: the slice drawn from the rest's cells as if they were known; anti-conservative "
+                        "for a slice holding much of the data)")
     p.add_argument("--engine", choices=["duckdb", "spark"], default="duckdb")
     p.add_argument("--json", type=Path, help="write every slice as JSON here ('-' for stdout)")
     p.set_defaults(handler=run)
@@ -60,7 +64,10 @@ def run(args) -> int:
         raise DataError(f"--task {args.task} reads a score column: name it with --score.")
     metric = args.metric or DEFAULT_METRIC[args.task]
     check_metric(metric, args.task)
-    params = SliceParams(metric=metric, alpha=args.alpha, correction=args.correction)
+    if args.test == "match" and args.task != "binary":
+        raise DataError("--test match reads a binary confusion matrix: a regression takes Welch's t-test, a "
+                        "multiclass error rate Fisher's exact test.")
+    params = SliceParams(metric=metric, alpha=args.alpha, correction=args.correction, test=args.test)
     top_k = default_top_k(len(set(args.group)), args.max_depth) if args.top_k is None else args.top_k
     engine = Engine(args.engine)
     try:

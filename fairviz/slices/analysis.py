@@ -6,6 +6,8 @@ denominator) against the rest's: MATCH ([3] §4.5) draws the group from the refe
 were known, which is right for a small group against a large reference but understates the noise when a slice holds
 half the data (every depth-1 slice of a binary attribute does); the hypergeometric test is its exact two-sample
 analogue and needs no Monte Carlo for 5,000 slices. The p-value is two-sided as MATCH's, min(1, 2·min tail).
+MATCH itself is offered (``SliceParams(test="match")``, exact for these rates, about 3 ms a slice) for a reader who
+wants the book's test, with the rest of the data as its reference.
 
 Slices overlap and nest, so their tests are dependent in ways that positive regression dependence (which BH needs)
 does not cover for two-sided tests: Benjamini–Yekutieli controls the false discovery rate under any dependence. Under
@@ -19,13 +21,18 @@ import pandas as pd
 from scipy import stats as sps
 
 from fairviz.core.confusion_metrics import CELL_ORDER, Cells
+from fairviz.core.counts import ConfusionCounts
 from fairviz.data.model import DataError
 from fairviz.sample_size.cps import cps_cells
+from fairviz.sample_size.match import match
 from fairviz.slices.counts import GAPS, SliceCounts, slice_names
 from fairviz.slices.metrics import (ALL_METRICS, REGRESSION_METRICS, SLICE_METRICS, TASK_METRICS,
                                     check_metric, score)
 
 CORRECTIONS = ("by", "bh")
+TESTS = ("fisher", "match")
+# the slice metric → MATCH's name of it ([3] §4.5): the error rate's test is the accuracy's (1 − the same count)
+MATCH_NAMES = {"error_rate": "acc", "fpr": "fpr", "fnr": "fnr", "selection_rate": "ppr"}
 Z95 = 1.959963984540054
 
 
@@ -35,8 +42,11 @@ class SliceParams:
     alpha: float = 0.05             # the false discovery rate
     correction: str = "by"          # 'by' (any dependence) or 'bh' (independent or positively dependent tests)
     cps_lambda: float = 5.0         # CPS prior scale for the smoothed estimates
+    test: str = "fisher"            # binary: 'fisher' (two-sample, exact) or 'match' (the rest's cells as known)
 
     def __post_init__(self):
+        if self.test not in TESTS:
+            raise DataError(f"Unknown slice test '{self.test}': choose {' or '.join(TESTS)}.")
         if self.metric not in ALL_METRICS:
             raise DataError(f"Unknown slice metric '{self.metric}': choose one of {', '.join(ALL_METRICS)}.")
         if self.correction not in CORRECTIONS:
@@ -163,7 +173,13 @@ def _count_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: Slice
     out["ci_low"], out["ci_high"] = agresti_caffo(x, m, x_rest, m_rest)
     testable = ~out["too_small"].to_numpy() & (m > 0) & (m_rest > 0)
     p = np.full(len(out), np.nan)
-    p[testable] = fisher_two_sided(x[testable], m[testable], x_rest[testable], m_rest[testable])
+    if params.test == "match":
+        if task != "binary":
+            raise DataError("MATCH tests a binary confusion-matrix metric; a multiclass error rate takes Fisher's "
+                            "exact test.")
+        p[testable] = match_against_rest(t[testable], total, params.metric)
+    else:
+        p[testable] = fisher_two_sided(x[testable], m[testable], x_rest[testable], m_rest[testable])
     if task == "binary":
         out["cps"] = cps_metric(t, total, num_cells, den_cells, params.cps_lambda)
     else:
@@ -223,6 +239,21 @@ def agresti_caffo(x, m, x_rest, m_rest) -> tuple[np.ndarray, np.ndarray]:
     centre = p1 - p2
     bad = (m <= 0) | (m_rest <= 0)
     return np.where(bad, np.nan, centre - half), np.where(bad, np.nan, centre + half)
+
+
+def match_against_rest(t: pd.DataFrame, total: dict, metric: str) -> np.ndarray:
+    """MATCH ([3] §4.5, ``fairviz.sample_size.match``) of each slice's metric against the rest of the data: the
+    slice's confusion matrix drawn from the rest's cells at the slice's size (weights rounded to whole rows). Exact
+    (binomial or joint-ratio) for these rate metrics, so no Monte Carlo; about 3 ms a slice."""
+    cells = {c: np.round(t[c].to_numpy(float)).astype(np.int64) for c in ("tp", "fn", "fp", "tn")}
+    whole = {c: int(round(total[c])) for c in cells}
+    out = np.full(len(t), np.nan)
+    for k in range(len(t)):
+        own = ConfusionCounts(*(int(cells[c][k]) for c in ("tp", "fn", "fp", "tn")))
+        rest = ConfusionCounts(*(whole[c] - int(cells[c][k]) for c in ("tp", "fn", "fp", "tn")))
+        found = match(own, rest, MATCH_NAMES[metric]).p_value
+        out[k] = np.nan if found is None else found
+    return out
 
 
 def fisher_two_sided(x, m, x_rest, m_rest) -> np.ndarray:

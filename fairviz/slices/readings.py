@@ -5,6 +5,9 @@ from fairviz.core.display import Text, text
 from fairviz.slices import metrics
 from fairviz.slices.analysis import SliceResult
 
+TEST_NAMES = {"fisher": "Fisher's exact test",
+              "match": "MATCH (The Art of Fairness, §4.5: the slice's confusion matrix drawn from the rest's cells, "
+                       "taken as known; exact)"}
 CORRECTION_NAMES = {"by": "Benjamini–Yekutieli (false discovery rate under any dependence)",
                     "bh": "Benjamini–Hochberg (false discovery rate for independent or positively dependent tests)"}
 
@@ -25,9 +28,10 @@ def method_sentence(result: SliceResult) -> Text:
                     "under the floor show the mean moved towards the rest's by λ = {lam:g} pseudo-rows and read "
                     "\"too small to tell\".", "note", **fields)
     where = "at τ = {tau:g}, " if c.task == "binary" else "(predicted class ≠ label), "
+    test = (TEST_NAMES["match"] if p.test == "match" else TEST_NAMES["fisher"])
     return text("{slices:,} slices of up to {depth} of {attributes} attributes; {tested:,} with at least {floor:,} "
-                "rows tested: the {metric} of each slice against the rest of the data " + where + "Fisher's exact "
-                "test, {correction} at {alpha:g}. Slices under the floor show a CPS-smoothed estimate (Cross-Prior "
+                "rows tested: the {metric} of each slice against the rest of the data " + where + test + ", "
+                "{correction} at {alpha:g}. Slices under the floor show a CPS-smoothed estimate (Cross-Prior "
                 "Smoothing, λ = {lam:g}) and read \"too small to tell\".", "note", **fields)
 
 

@@ -15,6 +15,7 @@ from fairviz.data.sources import locate
 from fairviz.slices import SliceParams, find_slices, slice_counts
 from fairviz.slices.analysis import SLICE_METRICS, adjust
 from fairviz.slices.sql import engine_slice_counts
+from fairviz.cli.main import main
 from tests.slices.data import ATTRIBUTES, frame, predictions
 
 NAMES = tuple(ATTRIBUTES)
@@ -181,3 +182,31 @@ def test_each_slices_binned_ece_equals_the_rows_on_duckdb_and_in_pandas(tmp_path
         ece = sum(abs(gap[inside & (score_bin == b)].sum()) for b in range(10)) / inside.sum()
         assert abs(ours.loc[name, "ece"] - ece) < 1e-12 and abs(sql.loc[name, "ece"] - ece) < 1e-12
         assert ours.loc[name, "ece"] >= ours.loc[name, "calibration_gap"] - 1e-12
+
+
+def test_match_on_a_single_attribute_slice_is_the_sample_size_pages_match_against_the_rest(tmp_path, capsys):
+    """``SliceParams(test="match")``: a depth-1 slice's p-value is MATCH of that group against the complement, as
+    the Sample-size significance page computes it; it differs from Fisher's (it takes the rest as known) and the
+    command line offers it (binary only)."""
+    from fairviz.core.counts import ConfusionCounts
+    from fairviz.sample_size.match import match_groups
+    from fairviz.sample_size.results import MatchParams
+
+    data = frame(6_000, seed=21, planted=True)
+    counts = slice_counts(predictions(data), max_depth=1, min_support=50)
+    table = find_slices(counts, SliceParams(metric="fpr", test="match")).table.set_index("slice")
+    fisher = find_slices(counts, SliceParams(metric="fpr")).table.set_index("slice")
+    decided = (data["score"] >= 0.5).to_numpy()
+    y = data["label"].to_numpy() == 1
+    values = ("F", "M")
+    cells = [ConfusionCounts(*(int(np.sum(m & (data["sex"] == v).to_numpy())) for m in
+                               (y & decided, y & ~decided, ~y & decided, ~y & ~decided))) for v in values]
+    expected = match_groups("sex", values, cells, MatchParams(metrics=("fpr",), reference="complement"))
+    for v in values:
+        assert table.loc[f"sex={v}", "p"] == pytest.approx(expected.get(v, "fpr").p_value, rel=1e-12)
+        assert table.loc[f"sex={v}", "p"] != pytest.approx(fisher.loc[f"sex={v}", "p"], rel=1e-3)
+    path = tmp_path / "d.csv"
+    data.to_csv(path, index=False)
+    assert main(["slices", str(path), "--label", "label", "--score", "score", "--group", "sex", "--test", "match",
+                 "--max-depth", "1", "--min-support", "50"]) == 0
+    assert "MATCH (The Art of Fairness" in capsys.readouterr().out

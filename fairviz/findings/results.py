@@ -112,21 +112,9 @@ class SmallGroup:
     verdict: str | None = None                # regression and multiclass: what can be said of it, in words
 
 
-@dataclass(frozen=True)
-class FindingsAudit:
-    attribute: str
-    reference: str
-    threshold: float
-    benefit: str
-    params: FindingsParams
-    words: OutcomeWords
-    findings: tuple[Finding, ...]             # every candidate, ranked: headline ones first by strength
-    small_groups: tuple[SmallGroup, ...] = ()
-    notes: tuple[str, ...] = field(default_factory=tuple)
-    not_run: tuple[str, ...] = ()             # kinds whose section this audit did not run (the quick audit)
-    task: str = "binary"
-    target: str | None = None                 # the label (target) column, as the sentences name it
-    units: str | None = None                  # regression: the target's units
+class JudgedFindings:
+    """What a Summary reads from its judged findings (``findings``, ``params``, ``not_run``): one attribute's or
+    every attribute's."""
 
     @property
     def top(self) -> tuple[Finding, ...]:
@@ -151,6 +139,23 @@ class FindingsAudit:
 
 
 @dataclass(frozen=True)
+class FindingsAudit(JudgedFindings):
+    attribute: str
+    reference: str
+    threshold: float
+    benefit: str
+    params: FindingsParams
+    words: OutcomeWords
+    findings: tuple[Finding, ...]             # every candidate, ranked: headline ones first by strength
+    small_groups: tuple[SmallGroup, ...] = ()
+    notes: tuple[str, ...] = field(default_factory=tuple)
+    not_run: tuple[str, ...] = ()             # kinds whose section this audit did not run (the quick audit)
+    task: str = "binary"
+    target: str | None = None                 # the label (target) column, as the sentences name it
+    units: str | None = None                  # regression: the target's units
+
+
+@dataclass(frozen=True)
 class SliceFinding:
     """A slice (values of up to k attributes combined) whose metric differs from the rest of the data after the
     slice search's own correction (``fairviz.slices``): a finding of its own kind, after the attributes' ones."""
@@ -166,7 +171,7 @@ class SliceFinding:
 
 
 @dataclass(frozen=True)
-class AttributesSummary:
+class AttributesSummary(JudgedFindings):
     """The Summary across every audited attribute: their candidates are ONE family for Benjamini–Hochberg (a gap
     found in any attribute counts against the same false-discovery budget), headline findings are ranked across
     attributes by strength, and groups under the size floor never headline. ``references``: each attribute's
@@ -191,16 +196,3 @@ class AttributesSummary:
     def attribute(self) -> str:
         return ", ".join(self.attributes)
 
-    @property
-    def top(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.headline)[: self.params.max_findings]
-
-    @property
-    def material_count(self) -> int:
-        return sum(f.headline for f in self.findings)
-
-    def unremarkable_kinds(self) -> tuple[str, ...]:
-        return FindingsAudit.unremarkable_kinds(self)     # type: ignore[arg-type]  (same fields, same rule)
-
-    def untested_kinds(self) -> tuple[str, ...]:
-        return FindingsAudit.untested_kinds(self)         # type: ignore[arg-type]

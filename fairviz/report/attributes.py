@@ -44,8 +44,9 @@ class SliceOptions:
     min_group_size), metric and how many significant slices the Summary lists (None: the policy's max_findings)."""
     depth: int = SLICE_DEPTH
     min_support: float | None = None
-    metric: str | None = None           # None: the task's own (binary: FPR; regression: mean residual; multiclass:
-    top: int | None = None              # the error rate)
+    # None: the task's own (binary: FPR; regression: mean residual; multiclass: the error rate)
+    metric: str | None = None
+    top: int | None = None
 
 
 def attribute_record(data: dict) -> dict:

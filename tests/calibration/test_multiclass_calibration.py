@@ -213,7 +213,8 @@ def test_chi2_on_adult_marital_tests_every_row():
     view = pred.groups("race")
     married, widowed = pred.classes.index("married"), pred.classes.index("widowed")
     group = view.codes == view.names.index("Amer-Indian-Eskimo")
-    for test, rows, k, pinned in [(result.overall.classes[married].test, np.ones(pred.n, bool), married, (66.28, 15)),
+    everyone = np.ones(pred.n, bool)
+    for test, rows, k, pinned in [(result.overall.classes[married].test, everyone, married, (66.28, 15)),
                                   (result.group("Amer-Indian-Eskimo").classes[widowed].test, group, widowed, (5.92, 1))]:
         p, outcome = pred.class_scores[rows, k], (pred.y[rows] == k).astype(float)
         statistic, df = direct_chi2(p, outcome, np.ones(p.size))

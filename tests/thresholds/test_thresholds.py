@@ -57,7 +57,8 @@ def test_optimum_matches_fairlearn_threshold_optimizer(constraint):
     ours = fit(y, score, codes, names, ThresholdParams(constraint)).accuracy
     # fairlearn searches a grid of 2,000 rates; the programme finds the exact optimum, so ours is never worse
     assert ours >= theirs - 1e-9
-    assert ours == pytest.approx(theirs, abs=1e-4)         # measured: 1e-7 (TPR, selection), 2.5e-5 (odds)
+    # methods.md: to 3e-5; measured 1.4e-7 (TPR), 9.6e-8 (selection), 2.46e-5 (odds): fairlearn's 2,000-rate grid
+    assert ours - theirs < 3e-5
 
 
 def test_hull_vertices_and_weights():

@@ -366,7 +366,7 @@ def merged_cells(joint: Predictions, cells: int, threshold: float | None = None)
                   for k, (name, v) in enumerate(joint.attributes.items())}
     fingerprint = hashlib.blake2b(f"{joint.fingerprint}|cells={cells}|{threshold}".encode(),
                                   digest_size=16).hexdigest()
-    return replace(joint, y=merged["y"].to_numpy(np.int8), score=next(iter(merged_scores.values())),
+    return replace(joint, y=merged["y"].to_numpy(joint.y.dtype), score=next(iter(merged_scores.values())),
                    attributes=attributes, weight=w, frame=pd.DataFrame(index=pd.RangeIndex(w.size)),
                    scores=merged_scores if joint.scores else {}, resolution=max(joint.resolution, 1.0 / cells),
                    fingerprint=fingerprint, _intersections={}, _joint=None)
@@ -391,7 +391,9 @@ def _model_view(joint: Predictions, title: str) -> Predictions:
     frame = pd.DataFrame({name: np.asarray(v.names, dtype=object)[attributes[name].codes]
                           for name, v in joint.attributes.items() if name in joint.frame.columns})
     view["score"] = merged["s"].to_numpy(float)
-    return replace(joint, **view, y=merged["y"].to_numpy(np.int8), attributes=attributes, weight=merged["w"].to_numpy(np.int64), frame=frame)
+    # the label keeps the joint's type: a regression's target is a float, a multiclass's class codes int32
+    return replace(joint, **view, y=merged["y"].to_numpy(joint.y.dtype), attributes=attributes,
+                   weight=merged["w"].to_numpy(np.int64), frame=frame)
 
 
 def _model_table(joint: Predictions, title: str) -> tuple[pd.DataFrame, list[str]]:

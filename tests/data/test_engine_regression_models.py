@@ -131,6 +131,7 @@ def test_a_models_view_keeps_the_target_and_merges_equal_entries():
 
 # ----------------------------------------------------------------------------------------------- Spark, PostgreSQL
 
+@pytest.mark.slow           # starting a local Spark session takes a minute or more on a loaded 2-core machine
 @pytest.mark.skipif(shutil.which("java") is None, reason="Spark needs Java (make test installs Debian's "
                                                           "openjdk-17-jre-headless when run as root)")
 def test_spark_local_audits_two_regression_models_as_the_rows(tmp_path, capsys):

@@ -218,8 +218,9 @@ class Predictions:
 
     def with_model(self, title: str) -> "Predictions":
         """The predictions of one model: its scores as ``score``. Weighted data is compressed to the model's own
-        table (entries that share groups, label and this model's score merge), which is what a one-model reduction
-        gives, so every audit costs what one model's does. Built once, then kept."""
+        table (entries that share groups, label and this model's score merge; binned binary data: its score's cell),
+        which is what a one-model reduction gives, so every audit costs what one model's does. Built once, then
+        kept."""
         joint = self.joint()
         if not joint.scores:
             if title != self.active_model:
@@ -366,7 +367,7 @@ def merged_cells(joint: Predictions, cells: int, threshold: float | None = None)
                   for k, (name, v) in enumerate(joint.attributes.items())}
     fingerprint = hashlib.blake2b(f"{joint.fingerprint}|cells={cells}|{threshold}".encode(),
                                   digest_size=16).hexdigest()
-    return replace(joint, y=merged["y"].to_numpy(np.int8), score=next(iter(merged_scores.values())),
+    return replace(joint, y=merged["y"].to_numpy(joint.y.dtype), score=next(iter(merged_scores.values())),
                    attributes=attributes, weight=w, frame=pd.DataFrame(index=pd.RangeIndex(w.size)),
                    scores=merged_scores if joint.scores else {}, resolution=max(joint.resolution, 1.0 / cells),
                    fingerprint=fingerprint, _intersections={}, _joint=None)
@@ -380,7 +381,7 @@ def _model_view(joint: Predictions, title: str) -> Predictions:
     if joint.weight is None:
         return replace(joint, **view)
     table, by = _model_table(joint, title)
-    if joint.resolution:     # binned: this model's cells (its score's cell), each at the mean of its rows' scores
+    if _score_cells(joint):  # binned: this model's cells (its score's cell), each at the mean of its rows' scores
         merged = table.groupby(by, sort=True, observed=True)[["w", "sw"]].sum().reset_index()
         merged["s"] = merged["sw"] / merged["w"]
     else:       # sorted by groups, label and score (fairviz.calibration.recalibration._view_entries relies on it)
@@ -391,20 +392,30 @@ def _model_view(joint: Predictions, title: str) -> Predictions:
     frame = pd.DataFrame({name: np.asarray(v.names, dtype=object)[attributes[name].codes]
                           for name, v in joint.attributes.items() if name in joint.frame.columns})
     view["score"] = merged["s"].to_numpy(float)
-    return replace(joint, **view, y=merged["y"].to_numpy(np.int8), attributes=attributes, weight=merged["w"].to_numpy(np.int64), frame=frame)
+    # the label keeps the joint's type: a regression's target is a float, a multiclass's class codes int32
+    return replace(joint, **view, y=merged["y"].to_numpy(joint.y.dtype), attributes=attributes,
+                   weight=merged["w"].to_numpy(np.int64), frame=frame)
 
 
 def _model_table(joint: Predictions, title: str) -> tuple[pd.DataFrame, list[str]]:
     """The joint entries as a table and the columns a model's view merges them by (groups, label, and the model's
-    score, or its score's cell for binned data)."""
+    score, or its score's cell for binned binary data)."""
     score = joint.scores[title]
     keys = {f"a{k}": v.codes for k, v in enumerate(joint.attributes.values())}
     table = pd.DataFrame({**keys, "y": joint.y, "s": score, "w": joint.weight})
-    if joint.resolution:
+    if _score_cells(joint):
         table["cell"] = np.floor(score * round(1 / joint.resolution))
         table["sw"] = score * joint.weight
         return table, [*keys, "y", "cell"]
     return table, [*keys, "y", "s"]
+
+
+def _score_cells(joint: Predictions) -> bool:
+    """Whether a model's view merges the joint entries by its score's cell of [0, 1]: binned binary data only. A
+    binned regression's cells are fractions of each column's own range, not of [0, 1] (cells of [0, 1] would put a
+    rate below 1e-3 in 100 cells at most): its view merges only entries with equal (groups, y, ŷ), so it loses
+    nothing the joint table kept."""
+    return bool(joint.resolution) and joint.binary
 
 
 def model_entry_index(joint: Predictions, title: str) -> np.ndarray:

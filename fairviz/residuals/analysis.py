@@ -16,7 +16,8 @@ from fairviz.core.ece import ece, ece_regime
 from fairviz.data import DataError, Predictions
 from fairviz.residuals import readings
 from fairviz.residuals.concentration import knee_concentration
-from fairviz.residuals.curves import OUTCOMES, SortedGroup, curve, knees_of, pooled_knees, search_cells, sort_groups
+from fairviz.residuals.curves import (OUTCOMES, SortedGroup, curve, knees_of, pooled_knees, residual_grid,
+                                     search_cells, sort_groups)
 from fairviz.residuals.knees import RELIABLE_N
 from fairviz.residuals.metrics import f_h, f_v, mean_decomposition, median_parity, residuals, wasserstein_sorted
 from fairviz.residuals.nulls import permutation_p_values
@@ -48,7 +49,8 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(0.02, "Sorting residuals and finding knees")
     # every group is sorted once; all later statistics read these sorted views
     sorted_groups = sort_groups(pred, d, members)
-    cells = None if regression else search_cells(pred)        # the engine's score cells are a binary task's
+    # knees searched at the engine's cells above EXACT_ROWS: the residual's own (regression) or the score's (binary)
+    cells = residual_grid(pred, d) if regression else search_cells(pred)
     group_knees = stats.in_parallel(lambda sg: knees_of(sg, params.knees, cells), sorted_groups)
     region_rows = np.zeros(d.size, dtype=np.int64)
     regions, summaries, curves = [], [], {}
@@ -109,7 +111,8 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(1.0, "Done")
     d_star = DStar(sorted_groups, regions, pred.weight, d.size)
     return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, region_rows,
-                         tuple(warnings), d_star, knee_search_cells=cells, task=pred.task, unit=unit or "", span=span)
+                         tuple(warnings), d_star, knee_search_cells=getattr(cells, "cells", cells), task=pred.task,
+                         unit=unit or "", span=span)
 
 
 def _span(d: np.ndarray) -> float:
@@ -139,7 +142,7 @@ def _summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary:
 
 
 def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, names, i, j,
-                  resampler: CountResampler, params: RDFParams, p_values: dict, cells: int | None,
+                  resampler: CountResampler, params: RDFParams, p_values: dict, cells,
                   span: float | None = None) -> PairMetrics:
     """All RDF metrics of the ordered pair (i, j), from the groups' sorted residuals (rows or weighted entries).
     ``span``: a regression's residual range (F_pattern's divisor); None for a binary task (2, and the metrics by

@@ -340,7 +340,11 @@ def detect_knees_weighted(sorted_values: np.ndarray, weights: np.ndarray, settin
     raw = quantiles_from_counts(values, counts, m)
     if search is None:
         return _as_knees(detect_knees_batch(raw, settings)[0], m)
-    found = detect_knees_batch(quantiles_from_counts(np.asarray(search, dtype=float), counts, m), settings)[0]
+    search = np.asarray(search, dtype=float)
+    if np.any(search[1:] < search[:-1]):      # an entry's mean rounded across a cell edge: the search's own order
+        order = np.argsort(search, kind="stable")
+        search, counts = search[order], counts[:, order]
+    found = detect_knees_batch(quantiles_from_counts(search, counts, m), settings)[0]
     for column in (0, 2):                                 # the raw residual at the percentile found
         if np.isfinite(found[column]):
             found[column + 1] = raw[0, int(round(found[column] * m)) - 1]

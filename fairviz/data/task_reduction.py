@@ -257,9 +257,9 @@ def task_note(mapping: ColumnMapping, resolution: float, entries: int, rows: int
                 f"range ({entries:,} entries for {rows:,} rows), each at the mean of its rows; every reported "
                 "number moves by less than 1e-4 of its scale. Knees: the table is also cut at 1/"
                 f"{round(1 / resolution):,} of each model's residual range and the knee search reads those cells, "
-                "as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows' and knee "
-                "residuals move by less than one cell (F_v by less than 1e-4 of itself; measured on 1M rows: "
-                "equal).")
+                "as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows', knee "
+                "residuals move by less than one such cell w, and F_v by at most (2 + F_v)·w / (|r| − w), r the "
+                "smaller pooled knee residual (measured on 1M rows: equal).")
     return (f"Class probabilities were reduced to cells of width 1/{round(1 / resolution):,} ({entries:,} entries "
             f"for {rows:,} rows), each at the mean of its rows: confusion counts and the ECE bins stay exact; "
             "every reported number moves by less than 1e-4 of its scale.")

@@ -129,23 +129,47 @@ def cell_residuals(sg: SortedGroup, cells: int | ResidualGrid | None) -> np.ndar
     return (np.floor(sg.score * cells) + 0.5) / cells - sg.y
 
 
-def knees_of(sg: SortedGroup, settings, cells: "int | ResidualGrid | None") -> tuple:
-    """The group's (left, right) knees, searched at the cell resolution when ``cells`` is set."""
+def joint_search(pred: Predictions, attribute: str | None, names, grid: ResidualGrid | None) -> list | None:
+    """Per group (in the order of ``names``): the search values and rows of the joint table's entries, for one
+    model's view of a binned table of several models (``Predictions.with_model``), else None. The view merges
+    entries that share groups, target and this model's prediction, which can pool rows of two residual cells; the
+    joint entries each hold one cell of every model's residual, so the search reads the rows' cells from them."""
+    joint = pred.joint()
+    if grid is None or joint is pred or joint.weight is None or pred.active_model not in joint.scores:
+        return None
+    centres = grid.centres(joint.scores[pred.active_model] - np.asarray(joint.y, dtype=float))
+    view = joint.groups(attribute)
+    index = {name: g for g, name in enumerate(names)}
+    codes = np.array([index.get(name, -1) for name in view.names], dtype=np.int64)[view.codes]
+    return [(centres[codes == g], joint.weight[codes == g]) for g in range(len(names))]
+
+
+def knees_of(sg: SortedGroup, settings, cells: "int | ResidualGrid | None", search: tuple | None = None) -> tuple:
+    """The group's (left, right) knees, searched at the cell resolution when ``cells`` is set (``search``: the
+    group's search values and rows from ``joint_search``)."""
     from fairviz.residuals.knees import detect_knees_weighted
     if not sg.d.size:
         return None, None
+    if search is not None:
+        return detect_knees_weighted(sg.d, sg.w, settings, *search)
     return detect_knees_weighted(sg.d, sg.w, settings, cell_residuals(sg, cells))
 
 
-def pooled_knees(a: SortedGroup, b: SortedGroup, settings, cells: "int | ResidualGrid | None") -> tuple:
-    """The knees of the two groups' pooled residuals ([1] Eq. 2–3's normalisers), searched like ``knees_of``."""
+def pooled_knees(a: SortedGroup, b: SortedGroup, settings, cells: "int | ResidualGrid | None",
+                 searches: tuple | None = None) -> tuple:
+    """The knees of the two groups' pooled residuals ([1] Eq. 2–3's normalisers), searched like ``knees_of``
+    (``searches``: both groups' ``joint_search``)."""
     from fairviz.residuals.knees import detect_knees_weighted
     d = np.concatenate([a.d, b.d])
     order = np.argsort(d, kind="stable")
+    values, weights = d[order], np.concatenate([a.w, b.w])[order]
+    if searches is not None:
+        return detect_knees_weighted(values, weights, settings, np.concatenate([searches[0][0], searches[1][0]]),
+                                     np.concatenate([searches[0][1], searches[1][1]]))
     search = None
     if cells is not None:
         search = np.concatenate([cell_residuals(a, cells), cell_residuals(b, cells)])[order]
-    return detect_knees_weighted(d[order], np.concatenate([a.w, b.w])[order], settings, search)
+    return detect_knees_weighted(values, weights, settings, search)
 
 
 def curve(sg: SortedGroup, outcome: str, offsets: np.ndarray | None) -> Curve:

@@ -326,15 +326,22 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
         numeric_of = lambda column: self.dialect.is_numeric(self._types[int(column[1:])])   # noqa: E731
         if mapping.task == "regression":
             numeric = tuple(numeric_of(c) for c in (at.label, *(m.column for m in at.models())))
-            bounds, resolution = None, 0.0
+            bounds, residual_bounds, resolution = None, None, 0.0
             if all(numeric):
                 found = self.sql(regression_bounds_sql(self._relation, at, self.dialect)).iloc[0]
                 pairs = [(found[f"lo{k}"], found[f"hi{k}"]) for k in range(len(numeric))]
                 if int(found["n"]) > EXACT_ROWS and all(pd.notna(lo) and pd.notna(hi) for lo, hi in pairs):
                     bounds = [(float(lo), float(hi)) for lo, hi in pairs]
+                    residual_bounds = [(float(found[f"dlo{i}"]), float(found[f"dhi{i}"]))
+                                       for i in range(len(numeric) - 1)]
                     resolution = 1.0 / self.task_cells("regression")
             cells = self.sql(regression_sql(self._relation, at, numeric, bounds, self.task_cells("regression"),
-                                            self.dialect))
+                                            self.dialect, residual_bounds))
+            if residual_bounds:      # the knee search's residual grid of each model (fairviz.residuals.curves)
+                grids = {m.title: (*b, self.task_cells("regression"))
+                         for m, b in zip(mapping.models(), residual_bounds)}
+                return task_stats(cells, mapping, name, self._task_digest(fingerprint, mapping, resolution),
+                                  self.kind, resolution, grids)
         else:
             columns = at.class_scores or ((at.score,) if at.score else ())
             numeric = tuple(numeric_of(c) for c in columns)
@@ -343,8 +350,12 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
             if int(cells["n"].sum()) <= EXACT_ROWS and all(numeric):
                 resolution = 0.0
                 cells = self.sql(multiclass_sql(self._relation, at, numeric, 0, self.dialect))   # small: exact
-        digest = hashlib.blake2b(f"{fingerprint}|{mapping.task}|{resolution}".encode(), digest_size=16).hexdigest()
-        return task_stats(cells, mapping, name, digest, self.kind, resolution)
+        return task_stats(cells, mapping, name, self._task_digest(fingerprint, mapping, resolution), self.kind,
+                          resolution)
+
+    @staticmethod
+    def _task_digest(fingerprint: str, mapping: ColumnMapping, resolution: float) -> str:
+        return hashlib.blake2b(f"{fingerprint}|{mapping.task}|{resolution}".encode(), digest_size=16).hexdigest()
 
     def task_cells(self, task: str) -> int:
         """Cells per column of a regression or multiclass reduction (``task_cells`` given to the engine, or the

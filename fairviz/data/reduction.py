@@ -20,6 +20,7 @@ DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples
 JOINT_CELLS = 3_000
 EXACT_ROWS = 200_000            # inputs up to this many rows are always reduced exactly (the table has ≤ that many rows)
 COUNT = "__fairviz_n"           # the count column of the table
+RESIDUAL_GRIDS = "fairviz_residual_grids"   # key of ``Predictions.frame.attrs``: ``SufficientStats.residual_grids``
 CELL_KEY = "__fairviz_cell"     # (no longer a column of the table: kept for the names that import it)
 
 
@@ -40,6 +41,9 @@ class SufficientStats:
     # regression: per table row, the sums of its rows' y, y², and per model ŷ, |ŷ − y|, (ŷ − y)², ŷ², y·ŷ
     # (``fairviz.data.task_reduction.MOMENTS``): the exact moments, whatever the cells
     moments: pd.DataFrame | None = None
+    # regression above EXACT_ROWS rows: model title → (lo, hi, cells) of its residual cells, which the table is
+    # grouped by and the knee search reads (``fairviz.residuals.curves.ResidualGrid``)
+    residual_grids: dict | None = None
 
     @property
     def exact(self) -> bool:
@@ -58,6 +62,8 @@ class SufficientStats:
         pred = build_predictions(self.table[columns], core_mapping(self.mapping), source=self.source,
                                  file_fingerprint=self.fingerprint, weights=self.table[self.count].to_numpy(),
                                  limits=limits, converted=True)
+        if self.residual_grids:
+            pred.frame.attrs[RESIDUAL_GRIDS] = dict(self.residual_grids)
         if not self.exact and self.mapping.task != "binary":
             pred = pred.with_note(task_note(self.mapping, self.resolution, len(self.table), self.rows),
                                   resolution=self.resolution)

@@ -1,10 +1,13 @@
 """The reduction of regression and multiclass predictions (``ColumnMapping.task``): one SQL text per task that every
 engine runs, and the table it returns as ``SufficientStats`` (see ``fairviz.data.reduction`` for binary data).
 
-Regression: one entry per (groups, cell of y, cell of every model's ŷ); the cells cut each column's [min, max] into
-``REGRESSION_CELLS`` equal cells (a first, cheap query reads the bounds). Each entry carries its count and the
-sums of y, ŷ, |ŷ − y|, (ŷ − y)², y², ŷ² and y·ŷ, so the entry's y and ŷ are its means and every moment (bias,
-MAE, MSE, the Mincer–Zarnowitz normal equations) can be summed exactly from the table (``moment_columns``).
+Regression: one entry per (groups, cell of y, cell of every model's ŷ, cell of every model's residual ŷ − y); the
+cells cut each column's [min, max] (and each residual's) into ``REGRESSION_CELLS`` equal cells (a first, cheap query
+reads the bounds). The residual cells are the knee search's (``fairviz.residuals.curves.ResidualGrid``): every row
+of an entry lies in one of them, so rows and table give the search the same sorted residual curve. Each entry
+carries its count and the sums of y, ŷ, |ŷ − y|, (ŷ − y)², y², ŷ² and y·ŷ, so the entry's y and ŷ are its means
+and every moment (bias, MAE, MSE, the Mincer–Zarnowitz normal equations) can be summed exactly from the table
+(``moment_columns``).
 
 Multiclass with class probabilities: one entry per (groups, label, predicted class, cell of every class's
 probability); the cells are ``CLASS_CELLS`` equal cells of [0, 1] whose edges hold every ECE and reliability bin
@@ -46,20 +49,33 @@ def _finite(x: str) -> str:
 # ----------------------------------------------------------------------------------------------- regression
 
 def regression_bounds_sql(source: str, mapping: ColumnMapping, dialect: Dialect = DUCKDB) -> str:
-    """Rows, and min and max of the target and of every model's prediction over the rows where all are finite."""
+    """Rows, and min and max of the target and of every model's prediction (lo0, hi0, lo1 …), and of every model's
+    residual ŷ − y (dlo0, dhi0 …), over the rows where all are finite."""
     q, d = dialect.quote, dialect
     cols = [d.as_double(q(mapping.label))] + [d.as_double(q(m.column)) for m in mapping.models()]
     plain = " AND ".join(_finite(c) for c in cols)
-    bounds = ", ".join(f"MIN(CASE WHEN {plain} THEN {c} END) AS lo{k}, MAX(CASE WHEN {plain} THEN {c} END) AS hi{k}"
-                       for k, c in enumerate(cols))
+    named = [(f"lo{k}", f"hi{k}", c) for k, c in enumerate(cols)]
+    named += [(f"dlo{i}", f"dhi{i}", f"({c} - {cols[0]})") for i, c in enumerate(cols[1:])]
+    bounds = ", ".join(f"MIN(CASE WHEN {plain} THEN {c} END) AS {lo}, MAX(CASE WHEN {plain} THEN {c} END) AS {hi}"
+                       for lo, hi, c in named)
     return f"SELECT COUNT(*) AS n, {bounds} FROM {source}"
 
 
+def residual_cell_sql(residual: str, lo: float, hi: float, cells: int, dialect: Dialect = DUCKDB) -> str:
+    """The cell of ``residual`` among ``cells`` equal cells of [lo, hi], computed with the floating-point steps of
+    ``fairviz.residuals.curves.ResidualGrid.cell`` (the bounds passed as text, which every engine parses to the
+    nearest double, so each row lands in the cell the row path puts it in)."""
+    scale = cells / (hi - lo) if hi > lo else 0.0
+    exact_lo, exact_scale = dialect.as_double(f"'{lo!r}'"), dialect.as_double(f"'{scale!r}'")
+    return f"LEAST(FLOOR(({residual} - {exact_lo}) * {exact_scale}), {cells - 1})"
+
+
 def regression_sql(source: str, mapping: ColumnMapping, numeric, bounds=None, cells: int = REGRESSION_CELLS,
-                   dialect: Dialect = DUCKDB) -> str:
-    """One row per (groups, y cell, every model's ŷ cell). ``numeric``: per column (target, then each model)
-    whether the engine reads it as numbers; ``bounds``: (lo, hi) per column from ``regression_bounds_sql`` (None:
-    exact, one entry per distinct (y, ŷ…)).
+                   dialect: Dialect = DUCKDB, residual_bounds=None) -> str:
+    """One row per (groups, y cell, every model's ŷ cell, every model's residual cell). ``numeric``: per column
+    (target, then each model) whether the engine reads it as numbers; ``bounds``: (lo, hi) per column from
+    ``regression_bounds_sql`` (None: exact, one entry per distinct (y, ŷ…)); ``residual_bounds``: (lo, hi) of each
+    model's residual (binned tables only).
 
     Output: g0…, n, y (the raw target of a row validation must see, else NULL), ylo, yhi, sum_y, sum_yy, and per
     model (suffix _i for model i ≥ 1) s (raw), slo, shi, sum_p, sum_abs, sum_sq, sum_pp, sum_yp."""
@@ -88,6 +104,9 @@ def regression_sql(source: str, mapping: ColumnMapping, numeric, bounds=None, ce
         odd = f"CASE WHEN {plain} THEN NULL ELSE v{k} END"       # a row validation names keeps its own value
         by += [cell, odd]
         raw.append(odd)
+    if not exact and residual_bounds:
+        by += [f"CASE WHEN {plain} THEN {residual_cell_sql(f'(v{i + 1} - v0)', lo, hi, cells, dialect)} END"
+               for i, (lo, hi) in enumerate(residual_bounds)]
     num = [f"CASE WHEN {plain} THEN v{k} END" for k in range(len(cols))] if numeric[0] and all(numeric) else None
     selects = [*groups, "COUNT(*) AS n", f"{raw[0]} AS y"]
     if num:
@@ -236,16 +255,21 @@ def task_note(mapping: ColumnMapping, resolution: float, entries: int, rows: int
     if mapping.task == "regression":
         return (f"The target and predictions were reduced to cells of 1/{round(1 / resolution):,} of each column's "
                 f"range ({entries:,} entries for {rows:,} rows), each at the mean of its rows; every reported "
-                "number moves by less than 1e-4 of its scale.")
+                "number moves by less than 1e-4 of its scale. Knees: the table is also cut at 1/"
+                f"{round(1 / resolution):,} of each model's residual range and the knee search reads those cells, "
+                "as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows', knee "
+                "residuals move by less than one such cell w, and F_v by at most (2 + F_v)·w / (|r| − w), r the "
+                "smaller pooled knee residual (measured on 1M rows: equal).")
     return (f"Class probabilities were reduced to cells of width 1/{round(1 / resolution):,} ({entries:,} entries "
             f"for {rows:,} rows), each at the mean of its rows: confusion counts and the ECE bins stay exact; "
             "every reported number moves by less than 1e-4 of its scale.")
 
 
 def task_stats(cells: pd.DataFrame, mapping: ColumnMapping, source: str, fingerprint: str, engine: str,
-               resolution: float) -> SufficientStats:
+               resolution: float, residual_grids: dict | None = None) -> SufficientStats:
     """The engine's rows (``regression_sql`` / ``multiclass_sql``) → ``SufficientStats`` (``resolution``: the
-    cells' width as a fraction of the range; 0 when the reduction was exact)."""
+    cells' width as a fraction of the range; 0 when the reduction was exact; ``residual_grids``: model title →
+    (lo, hi, cells) of the residual cells the table was grouped by)."""
     cells = cells.reset_index(drop=True)
     n = cells["n"].to_numpy(dtype=np.int64)
     rows = int(n.sum())
@@ -263,4 +287,4 @@ def task_stats(cells: pd.DataFrame, mapping: ColumnMapping, source: str, fingerp
     table = table.iloc[order].reset_index(drop=True)
     moments = None if moments is None else moments.iloc[order].reset_index(drop=True)
     return SufficientStats(table, mapping, 0.0 if exact or not resolution else resolution, rows, source, fingerprint,
-                           engine, None, 0, count, moments)
+                           engine, None, 0, count, moments, residual_grids)

@@ -16,7 +16,8 @@ from fairviz.core.ece import ece, ece_regime
 from fairviz.data import DataError, Predictions
 from fairviz.residuals import readings
 from fairviz.residuals.concentration import knee_concentration
-from fairviz.residuals.curves import OUTCOMES, SortedGroup, curve, knees_of, pooled_knees, search_cells, sort_groups
+from fairviz.residuals.curves import (OUTCOMES, SortedGroup, curve, joint_search, knees_of, pooled_knees,
+                                     residual_grid, search_cells, sort_groups)
 from fairviz.residuals.knees import RELIABLE_N
 from fairviz.residuals.metrics import f_h, f_v, mean_decomposition, median_parity, residuals, wasserstein_sorted
 from fairviz.residuals.nulls import permutation_p_values
@@ -48,8 +49,12 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(0.02, "Sorting residuals and finding knees")
     # every group is sorted once; all later statistics read these sorted views
     sorted_groups = sort_groups(pred, d, members)
-    cells = None if regression else search_cells(pred)        # the engine's score cells are a binary task's
-    group_knees = stats.in_parallel(lambda sg: knees_of(sg, params.knees, cells), sorted_groups)
+    # knees searched at the engine's cells above EXACT_ROWS: the residual's own (regression) or the score's (binary)
+    cells = residual_grid(pred, d) if regression else search_cells(pred)
+    searches = joint_search(pred, attribute, names, cells) if regression else None
+    group_knees = stats.in_parallel(lambda g: knees_of(sorted_groups[g], params.knees, cells,
+                                                       None if searches is None else searches[g]),
+                                    range(len(names)))
     region_rows = np.zeros(d.size, dtype=np.int64)
     regions, summaries, curves = [], [], {}
     offsets = None if pred.weight is None else np.cumsum(pred.weight) - pred.weight
@@ -101,7 +106,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(0.7, "Comparing pairs")
     pairs = stats.in_parallel(
         lambda pair: _pair_metrics(sorted_groups, group_knees, knee_boot, names, *pair, resampler, params, p_values,
-                                   cells, span if regression else None),
+                                   cells, span if regression else None, searches),
         pair_list, lambda f: report(0.7 + 0.3 * f, "Comparing pairs"))
     if resampler and resampler.note:
         warnings.append(resampler.note if not regression else
@@ -109,7 +114,8 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(1.0, "Done")
     d_star = DStar(sorted_groups, regions, pred.weight, d.size)
     return ResidualAudit(view.attribute, params, summaries, curves, pairs, concentration, region_rows,
-                         tuple(warnings), d_star, knee_search_cells=cells, task=pred.task, unit=unit or "", span=span)
+                         tuple(warnings), d_star, knee_search_cells=getattr(cells, "cells", cells), task=pred.task,
+                         unit=unit or "", span=span)
 
 
 def _span(d: np.ndarray) -> float:
@@ -139,13 +145,13 @@ def _summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary:
 
 
 def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, names, i, j,
-                  resampler: CountResampler, params: RDFParams, p_values: dict, cells: int | None,
-                  span: float | None = None) -> PairMetrics:
+                  resampler: CountResampler, params: RDFParams, p_values: dict, cells,
+                  span: float | None = None, searches: list | None = None) -> PairMetrics:
     """All RDF metrics of the ordered pair (i, j), from the groups' sorted residuals (rows or weighted entries).
     ``span``: a regression's residual range (F_pattern's divisor); None for a binary task (2, and the metrics by
     outcome)."""
     a, b = sorted_groups[i], sorted_groups[j]
-    pooled = pooled_knees(a, b, params.knees, cells)
+    pooled = pooled_knees(a, b, params.knees, cells, None if searches is None else (searches[i], searches[j]))
     ki, kj = group_knees[i], group_knees[j]
     warnings = []
     near = 0.01 if span is None else 0.005 * span          # 1% of D's half-range, in either task

@@ -8,7 +8,8 @@ from functools import cached_property
 import numpy as np
 
 from fairviz.data import Predictions
-from fairviz.data.reduction import DEFAULT_CELLS, EXACT_ROWS
+from fairviz.data.reduction import DEFAULT_CELLS, EXACT_ROWS, RESIDUAL_GRIDS
+from fairviz.data.task_reduction import REGRESSION_CELLS
 from fairviz.residuals.results import Curve
 
 CURVE_POINTS = 2000          # a drawn curve never has more points than this, whatever n is
@@ -79,32 +80,96 @@ def search_cells(pred: Predictions) -> int | None:
     return DEFAULT_CELLS if pred.n > EXACT_ROWS else None
 
 
-def cell_residuals(sg: SortedGroup, cells: int | None) -> np.ndarray | None:
-    """Each entry's residual at its score cell's centre (the engine's cell: ⌊score × cells⌋), None without cells.
+@dataclass(frozen=True)
+class ResidualGrid:
+    """A regression's knee-search cells: ``cells`` equal cells of [lo, hi], the range of the residuals ŷ − y over
+    all rows. The engine groups a binned table by these cells (``fairviz.data.task_reduction.residual_cell_sql``,
+    the same floating-point steps), so each entry's rows share one cell and the search reads rows and table alike."""
+    lo: float
+    hi: float
+    cells: int
+
+    def cell(self, d: np.ndarray) -> np.ndarray:
+        scale = self.cells / (self.hi - self.lo) if self.hi > self.lo else 0.0
+        return np.minimum(np.floor((d - self.lo) * scale), self.cells - 1)
+
+    def centres(self, d: np.ndarray) -> np.ndarray:
+        return self.lo + (self.cell(d) + 0.5) * ((self.hi - self.lo) / self.cells)
+
+    @property
+    def width(self) -> float:
+        return (self.hi - self.lo) / self.cells
+
+
+def residual_grid(pred: Predictions, d: np.ndarray) -> ResidualGrid | None:
+    """The residual cells a regression's knee search reads above ``EXACT_ROWS`` rows, None at or below (or when
+    every residual is the same). A binned table's rows are not all known, only their means per entry, and Kneedle's
+    difference curve is flat near its maximum: searched on raw residuals, the sub-cell differences between rows and
+    their table moved knees by hundreds of grid points (1M rows: F_v by 15 %). Read at these cells, rows and table
+    give the search the same curve. The grid is the one the engine grouped by (the residuals' exact range, read by
+    its bounds query), else the data's own range (rows, or an exact table, whose residuals are the rows')."""
+    if pred.n <= EXACT_ROWS or not d.size:
+        return None
+    grids = pred.joint().frame.attrs.get(RESIDUAL_GRIDS) or {}
+    if pred.active_model in grids:
+        return ResidualGrid(*grids[pred.active_model])
+    lo, hi = float(d.min()), float(d.max())
+    return ResidualGrid(lo, hi, REGRESSION_CELLS) if hi > lo else None
+
+
+def cell_residuals(sg: SortedGroup, cells: int | ResidualGrid | None) -> np.ndarray | None:
+    """Each entry's residual as the knee search reads it, None without cells: a regression's at its residual cell's
+    centre (``ResidualGrid``); a binary task's at its score cell's centre (the engine's cell: ⌊score × cells⌋).
     Never decreasing along the sorted entries: the cell of the score is monotone within each label, and a label-1
     residual is at most 0 ≤ a label-0 one."""
     if cells is None:
         return None
+    if isinstance(cells, ResidualGrid):
+        return cells.centres(sg.d)
     return (np.floor(sg.score * cells) + 0.5) / cells - sg.y
 
 
-def knees_of(sg: SortedGroup, settings, cells: int | None) -> tuple:
-    """The group's (left, right) knees, searched at the cell resolution when ``cells`` is set."""
+def joint_search(pred: Predictions, attribute: str | None, names, grid: ResidualGrid | None) -> list | None:
+    """Per group (in the order of ``names``): the search values and rows of the joint table's entries, for one
+    model's view of a binned table of several models (``Predictions.with_model``), else None. The view merges
+    entries that share groups, target and this model's prediction, which can pool rows of two residual cells; the
+    joint entries each hold one cell of every model's residual, so the search reads the rows' cells from them."""
+    joint = pred.joint()
+    if grid is None or joint is pred or joint.weight is None or pred.active_model not in joint.scores:
+        return None
+    centres = grid.centres(joint.scores[pred.active_model] - np.asarray(joint.y, dtype=float))
+    view = joint.groups(attribute)
+    index = {name: g for g, name in enumerate(names)}
+    codes = np.array([index.get(name, -1) for name in view.names], dtype=np.int64)[view.codes]
+    return [(centres[codes == g], joint.weight[codes == g]) for g in range(len(names))]
+
+
+def knees_of(sg: SortedGroup, settings, cells: "int | ResidualGrid | None", search: tuple | None = None) -> tuple:
+    """The group's (left, right) knees, searched at the cell resolution when ``cells`` is set (``search``: the
+    group's search values and rows from ``joint_search``)."""
     from fairviz.residuals.knees import detect_knees_weighted
     if not sg.d.size:
         return None, None
+    if search is not None:
+        return detect_knees_weighted(sg.d, sg.w, settings, *search)
     return detect_knees_weighted(sg.d, sg.w, settings, cell_residuals(sg, cells))
 
 
-def pooled_knees(a: SortedGroup, b: SortedGroup, settings, cells: int | None) -> tuple:
-    """The knees of the two groups' pooled residuals ([1] Eq. 2–3's normalisers), searched like ``knees_of``."""
+def pooled_knees(a: SortedGroup, b: SortedGroup, settings, cells: "int | ResidualGrid | None",
+                 searches: tuple | None = None) -> tuple:
+    """The knees of the two groups' pooled residuals ([1] Eq. 2–3's normalisers), searched like ``knees_of``
+    (``searches``: both groups' ``joint_search``)."""
     from fairviz.residuals.knees import detect_knees_weighted
     d = np.concatenate([a.d, b.d])
     order = np.argsort(d, kind="stable")
+    values, weights = d[order], np.concatenate([a.w, b.w])[order]
+    if searches is not None:
+        return detect_knees_weighted(values, weights, settings, np.concatenate([searches[0][0], searches[1][0]]),
+                                     np.concatenate([searches[0][1], searches[1][1]]))
     search = None
     if cells is not None:
         search = np.concatenate([cell_residuals(a, cells), cell_residuals(b, cells)])[order]
-    return detect_knees_weighted(d[order], np.concatenate([a.w, b.w])[order], settings, search)
+    return detect_knees_weighted(values, weights, settings, search)
 
 
 def curve(sg: SortedGroup, outcome: str, offsets: np.ndarray | None) -> Curve:

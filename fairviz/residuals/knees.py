@@ -323,14 +323,16 @@ def detect_knees(residuals: np.ndarray, settings: KneeParams = KneeParams(),
 
 
 def detect_knees_weighted(sorted_values: np.ndarray, weights: np.ndarray, settings: KneeParams = KneeParams(),
-                          search: np.ndarray | None = None) -> tuple[Knee | None, Knee | None]:
+                          search: np.ndarray | None = None,
+                          search_weights: np.ndarray | None = None) -> tuple[Knee | None, Knee | None]:
     """``detect_knees`` of the rows that sorted ``sorted_values`` (entries) with ``weights`` rows each stand for,
     without expanding them: Q(p_j) is read off the cumulative weights (every order statistic when the group has at
     most ``max_points`` rows, so the curve is the expanded sample's own).
 
     ``search``: the entries' values as the knee search reads them (in the same order, never decreasing), for
     example each residual at the resolution of the engine's score cells, so that rows and their binned table find
-    the same knee; the knee's residual is still read from ``sorted_values``."""
+    the same knee; the knee's residual is still read from ``sorted_values``. ``search_weights``: rows per search
+    value when the search reads other entries than ``sorted_values`` (the same rows, grouped otherwise)."""
     values = np.asarray(sorted_values, dtype=float)
     n = int(np.sum(weights))
     if n < settings.min_n or values[-1] == values[0]:
@@ -340,7 +342,12 @@ def detect_knees_weighted(sorted_values: np.ndarray, weights: np.ndarray, settin
     raw = quantiles_from_counts(values, counts, m)
     if search is None:
         return _as_knees(detect_knees_batch(raw, settings)[0], m)
-    found = detect_knees_batch(quantiles_from_counts(np.asarray(search, dtype=float), counts, m), settings)[0]
+    search = np.asarray(search, dtype=float)
+    search_counts = counts if search_weights is None else np.asarray(search_weights)[None, :]
+    if np.any(search[1:] < search[:-1]):      # other entries, or a mean rounded across a cell edge: sort them
+        order = np.argsort(search, kind="stable")
+        search, search_counts = search[order], search_counts[:, order]
+    found = detect_knees_batch(quantiles_from_counts(search, search_counts, m), settings)[0]
     for column in (0, 2):                                 # the raw residual at the percentile found
         if np.isfinite(found[column]):
             found[column + 1] = raw[0, int(round(found[column] * m)) - 1]

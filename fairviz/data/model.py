@@ -157,6 +157,9 @@ class Predictions:
     class_scores: np.ndarray | None = field(default=None, repr=False, compare=False)   # multiclass: (entries × C)
     quantiles: np.ndarray | None = field(default=None, repr=False, compare=False)      # regression: (entries × Q)
     quantile_levels: tuple[float, ...] = ()
+    # A binned regression table (fairviz.data.engine): model title → (lo, hi, cells), the residual cells the engine
+    # grouped by, which the knee search reads (fairviz.residuals.curves.residual_grid). Empty: none.
+    residual_grids: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def binary(self) -> bool:
@@ -189,7 +192,7 @@ class Predictions:
                 classes=self.classes, predicted=None if self.predicted is None else np.repeat(self.predicted, w),
                 class_scores=None if self.class_scores is None else np.repeat(self.class_scores, w, axis=0),
                 quantiles=None if self.quantiles is None else np.repeat(self.quantiles, w, axis=0),
-                quantile_levels=self.quantile_levels)
+                quantile_levels=self.quantile_levels, residual_grids=self.residual_grids)
         return self._intersections["__rows__"]
 
     def with_note(self, note: str, resolution: float | None = None) -> "Predictions":

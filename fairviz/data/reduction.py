@@ -20,7 +20,6 @@ DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples
 JOINT_CELLS = 3_000
 EXACT_ROWS = 200_000            # inputs up to this many rows are always reduced exactly (the table has ≤ that many rows)
 COUNT = "__fairviz_n"           # the count column of the table
-RESIDUAL_GRIDS = "fairviz_residual_grids"   # key of ``Predictions.frame.attrs``: ``SufficientStats.residual_grids``
 CELL_KEY = "__fairviz_cell"     # (no longer a column of the table: kept for the names that import it)
 
 
@@ -63,7 +62,7 @@ class SufficientStats:
                                  file_fingerprint=self.fingerprint, weights=self.table[self.count].to_numpy(),
                                  limits=limits, converted=True)
         if self.residual_grids:
-            pred.frame.attrs[RESIDUAL_GRIDS] = dict(self.residual_grids)
+            pred = replace(pred, residual_grids=dict(self.residual_grids))
         if not self.exact and self.mapping.task != "binary":
             pred = pred.with_note(task_note(self.mapping, self.resolution, len(self.table), self.rows),
                                   resolution=self.resolution)

@@ -8,7 +8,7 @@ from functools import cached_property
 import numpy as np
 
 from fairviz.data import Predictions
-from fairviz.data.reduction import DEFAULT_CELLS, EXACT_ROWS, RESIDUAL_GRIDS
+from fairviz.data.reduction import DEFAULT_CELLS, EXACT_ROWS
 from fairviz.data.task_reduction import REGRESSION_CELLS
 from fairviz.residuals.results import Curve
 
@@ -110,7 +110,7 @@ def residual_grid(pred: Predictions, d: np.ndarray) -> ResidualGrid | None:
     its bounds query), else the data's own range (rows, or an exact table, whose residuals are the rows')."""
     if pred.n <= EXACT_ROWS or not d.size:
         return None
-    grids = pred.joint().frame.attrs.get(RESIDUAL_GRIDS) or {}
+    grids = pred.joint().residual_grids
     if pred.active_model in grids:
         return ResidualGrid(*grids[pred.active_model])
     lo, hi = float(d.min()), float(d.max())

@@ -73,10 +73,15 @@ class SufficientStats:
         return pred
 
 
+# What binning does to resampled numbers (a cell's rows are drawn together)
+RESAMPLED = ("bootstrap intervals and permutation p-values resample the table's entries, so their random draws are "
+             "not the rows' (they differ as two seeds do).")
+
+
 def _moves(resolution: float) -> str:
     """What a cell width does to the reported numbers (measured: tests/data/test_several_models.py)."""
     if resolution <= 1.0 / DEFAULT_CELLS:
-        return "reported numbers move by less than 1e-4."
+        return f"point estimates move by less than 1e-4; {RESAMPLED}"
     return ("one cell per model and per 1/3,000 of [0, 1] (several models share the cells): counts at a threshold "
             "on a 0.01 step and ECE's bins stay exact; quantiles move by less than one cell width, AUROC and "
             "log-loss by less than 1e-4.")

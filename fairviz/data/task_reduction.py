@@ -28,7 +28,7 @@ import pandas as pd
 
 from fairviz.data.dialects import DUCKDB, Dialect
 from fairviz.data.model import ColumnMapping, DataError
-from fairviz.data.reduction import SufficientStats, count_column
+from fairviz.data.reduction import RESAMPLED, SufficientStats, count_column
 from fairviz.data.tasks import SUM_TOLERANCE
 
 REGRESSION_CELLS = 100_000   # cells of each column's [min, max] (regression): measured in docs/engines.md
@@ -254,15 +254,15 @@ def task_note(mapping: ColumnMapping, resolution: float, entries: int, rows: int
     benchmarks/bench_engine_tasks.py, docs/engines.md)."""
     if mapping.task == "regression":
         return (f"The target and predictions were reduced to cells of 1/{round(1 / resolution):,} of each column's "
-                f"range ({entries:,} entries for {rows:,} rows), each at the mean of its rows; every reported "
-                "number moves by less than 1e-4 of its scale. Knees: the table is also cut at 1/"
+                f"range ({entries:,} entries for {rows:,} rows), each at the mean of its rows; every point "
+                f"estimate moves by less than 1e-4 of its scale; {RESAMPLED} Knees: the table is also cut at 1/"
                 f"{round(1 / resolution):,} of each model's residual range and the knee search reads those cells, "
                 "as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows', knee "
                 "residuals move by less than one such cell w, and F_v by at most (2 + F_v)·w / (|r| − w), r the "
                 "smaller pooled knee residual (measured on 1M rows: equal).")
     return (f"Class probabilities were reduced to cells of width 1/{round(1 / resolution):,} ({entries:,} entries "
             f"for {rows:,} rows), each at the mean of its rows: confusion counts and the ECE bins stay exact; "
-            "every reported number moves by less than 1e-4 of its scale.")
+            f"every other point estimate moves by less than 1e-4 of its scale; {RESAMPLED}")
 
 
 def task_stats(cells: pd.DataFrame, mapping: ColumnMapping, source: str, fingerprint: str, engine: str,

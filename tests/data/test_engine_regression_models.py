@@ -198,7 +198,7 @@ def test_a_binned_rates_models_move_by_less_than_the_note_says(tmp_path, monkeyp
     stats = reduce_path(tmp_path / "data.parquet", MAPPING, Engine(task_cells={"regression": 2_000}))
     assert not stats.exact and stats.resolution == 1 / 2_000
     pred = stats.predictions()
-    assert "every reported number moves by less than 1e-4 of its scale" in pred.notes[-1]
+    assert "every point estimate moves by less than 1e-4 of its scale" in pred.notes[-1]
     params = AuditParams(attribute="grp", rdf=RDFParams(resamples=20, knee_resamples=0),
                          calibration=CalibrationParams(resamples=20), compare=True)
     sd = float(frame["price"].std())

@@ -186,3 +186,22 @@ def test_permuting_group_labels_with_few_resamples(resamples):
     null = split_among_groups(cells, resamples, np.random.default_rng(0))
     assert null.shape == (resamples, 3, 4)
     assert (null.sum(2) == cells.sum(1)).all() and (null.sum(1) == cells.sum(0)).all()
+
+
+def test_a_model_comparison_with_few_resamples_says_what_it_did_not_test(files, tmp_path):
+    """Two models at --resamples 2: AUROC keeps DeLong's test; the permutation-tested differences say so."""
+    frame = pd.read_csv(files["binary", True])
+    frame["other"] = np.clip(frame.score + np.random.default_rng(1).normal(0, 0.1, len(frame)), 0, 1)
+    path = tmp_path / "two_models.csv"
+    frame.to_csv(path, index=False)
+    code, data, terminal = _audit(path, "binary", 2, tmp_path / "audit.json", "--score", "other")
+    assert "comparison" in data and "errors" not in data and code == 1
+    assert "Only AUROC (DeLong's test) is tested: 2 paired permutations cannot reach α = 0.05" in \
+        " ".join(terminal.split())
+
+
+@pytest.mark.parametrize("flag", ["--resamples", "--knee-resamples"])
+def test_negative_resamples_are_refused_in_one_line(files, capsys, flag):
+    assert main(["audit", str(files["binary", True]), *COLUMNS["binary"], flag, "-5"]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} must be 0 or more (0 skips resampling), got -5." in err and "Traceback" not in err

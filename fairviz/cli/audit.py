@@ -31,7 +31,7 @@ from fairviz.report.attributes import SLICE_DEPTH, SliceOptions, failed_attribut
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.slices.metrics import ALL_METRICS, check_metric
 from fairviz.report.explain import ExplainAuditParams
-from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, junit_xml, load_policy
+from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, failure_text, gate_record, junit_xml, load_policy
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 from fairviz.residuals import RDFParams, dstar_rows
 from fairviz.sample_size import MatchParams
@@ -169,7 +169,9 @@ def add_parser(commands) -> None:
     gate.add_argument("--materiality", action="append", default=[], metavar="KIND=VALUE",
                       help=f"a materiality threshold (repeatable; kinds: {', '.join(KINDS)}); overrides --policy")
     gate.add_argument("--fail-on", choices=FAIL_ON, default="never",
-                      help="'material': exit 1 when the Summary holds a material, significant finding (a CI gate)")
+                      help="'material': exit 1 when the Summary holds a material, significant finding, or when a "
+                           "section of the audit could not be computed (the gate fails closed; the terminal and the "
+                           "JSON's 'gate' name the section and why) — a CI gate")
     gate.add_argument("--junit", type=Path, help="write the findings as JUnit XML here (a headline finding fails)")
     gate.add_argument("--pdf", type=Path, help="write the HTML report as PDF here (headless Chromium prints it)")
     audit.set_defaults(handler=run)
@@ -180,6 +182,9 @@ def run(args) -> int:
         raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
     if args.cps_lambda < 0:
         raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
+    for flag, value in (("--resamples", args.resamples), ("--knee-resamples", args.knee_resamples)):
+        if value < 0:
+            raise DataError(f"{flag} must be 0 or more (0 skips resampling), got {value}.")
     if args.max_groups < 2 or args.max_pair_groups < 2:
         raise DataError("--max-groups and --max-pair-groups must be at least 2.")
     limits = GroupLimits(max_groups=args.max_groups, max_pair_groups=args.max_pair_groups)
@@ -245,8 +250,7 @@ def run(args) -> int:
         rows = dstar_rows(engine, source, stats, pred, audit.results["residuals"])
         write_atomically(args.dstar, csv_bytes(rows))
         audit.data["notes"].append(f"D*: {len(rows):,} rows with every column of the input written to {args.dstar}.")
-    write_outputs(args, audit)
-    return exit_code(audit.gate_findings, args.fail_on)
+    return write_outputs(args, audit)
 
 
 def task_of(args, frame: pd.DataFrame, guess: ColumnMapping) -> str:
@@ -384,8 +388,7 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
     say_models_left_out(mapping, pred)
     if stats is not None:
         add_engine(audit, stats, replace(stats.mapping, more_scores=pred.mapping.more_scores))
-    write_outputs(args, audit)
-    return exit_code(audit.gate_findings, args.fail_on)
+    return write_outputs(args, audit)
 
 
 def task_rows(source: Files, mapping: ColumnMapping, limits: GroupLimits):
@@ -493,25 +496,32 @@ def every_attribute(args, audit, pred, options: AuditParams, policy: FindingsPar
     run_attributes(audit, pred, options_of, failed, slices)
 
 
-def write_outputs(args, audit) -> None:
-    """The terminal text (the Summary first, then each section), the JSON, and the files asked for."""
+def write_outputs(args, audit) -> int:
+    """The terminal text (the Summary first, then each section), the JSON, and the files asked for; returns the
+    exit code. The gate fails closed: a section that failed (of any attribute) fails it as a finding does, and the
+    terminal and the JSON's ``gate`` name the section and the reason."""
     text = audit.to_terminal()
-    gated = audit.gate_findings
+    gated, failures = audit.gate_findings, audit.failures()
+    code = exit_code(gated, args.fail_on, failures)
     if args.fail_on != "never":
         count = gated.material_count if gated is not None else 0
+        text += "".join(f"\ngate: {failure_text(f)}; the audit is incomplete, so the gate fails" for f in failures)
         text += (f"\ngate (--fail-on {args.fail_on}): {count} material, significant finding"
-                 f"{'s' if count != 1 else ''} -> exit {exit_code(gated, args.fail_on)}")
+                 f"{'s' if count != 1 else ''}, {len(failures)} failed section{'s' if len(failures) != 1 else ''} "
+                 f"-> exit {code}")
+        audit.data["gate"] = gate_record(gated, args.fail_on, failures)
     emit(text, audit.data, args.json, write=write_atomically)
     html = audit.to_html() if (args.html or args.pdf) else None
     if args.html:
         write_atomically(args.html, html)
-    if args.junit and gated is not None:
-        write_atomically(args.junit, junit_xml(gated))
+    if args.junit:
+        write_atomically(args.junit, junit_xml(gated, failures))
     if args.pdf:
         try:
             write_atomically(args.pdf, html_to_pdf(html))
         except PdfUnavailable as err:
             raise DataError(f"--pdf: {err}.") from err
+    return code
 
 
 def findings_policy(args) -> FindingsParams:

@@ -10,6 +10,7 @@ from dataclasses import replace
 from fairviz.compare.paired import LOWER_IS_BETTER
 from fairviz.compare.results import PARITY_VALUE, Difference, ModelComparison
 from fairviz.core.display import Text, text
+from fairviz.core.stats import fewest_permutations, permutations_can_reject
 from fairviz.core.wording import fmt_p
 
 INTRO = text("Two models on the same rows: every difference below is **the second model minus the first**, with a "
@@ -71,6 +72,12 @@ def readings(result: ModelComparison, words: dict | None = None) -> list[Text]:
         out.append(text("No difference between **{b}** and **{a}** is beyond sampling noise after Benjamini–Hochberg "
                         "over {tests} tests at α = {alpha:g}.", "finding", a=result.model_a, b=result.model_b,
                         tests=len(result.differences), alpha=result.params.alpha))
+    if not permutations_can_reject(result.params.permutations, result.params.alpha):
+        out.append(text("Only AUROC (DeLong's test) is tested: {b:,} paired permutation{s} cannot reach α = {alpha:g} "
+                        "(the smallest p-value is 1/(permutations + 1); --resamples {need} or more can), so every "
+                        "other difference is a point estimate without a test.", "caveat",
+                        b=result.params.permutations, s="" if result.params.permutations == 1 else "s",
+                        alpha=result.params.alpha, need=fewest_permutations(result.params.alpha)))
     small = result.small_groups()
     if small:
         out.append(text("Groups under {floor} rows are in the tables but never headline a reading: {groups}.", "note",

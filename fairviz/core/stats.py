@@ -169,11 +169,14 @@ def wasserstein_of_cumulative(support: np.ndarray, cum_a: np.ndarray, cum_b: np.
     return np.where((n_a[..., 0] == 0) | (n_b[..., 0] == 0), np.nan, out)
 
 
+MIN_INTERVAL_RESAMPLES = 10     # a percentile interval from fewer resamples is not computed (NaN: "—", null)
+
+
 def percentile_interval(samples: np.ndarray, level: float = 0.95) -> Interval:
     """Percentile bootstrap interval; NaN resamples (statistic undefined there) are ignored."""
     samples = np.asarray(samples, dtype=float)
     finite = samples[np.isfinite(samples)]
-    if finite.size < max(10, 0.5 * samples.size):
+    if finite.size < max(MIN_INTERVAL_RESAMPLES, 0.5 * samples.size):
         return Interval(np.nan, np.nan, level, samples.size)
     alpha = (1 - level) / 2
     low, high = np.quantile(finite, [alpha, 1 - alpha])
@@ -208,6 +211,21 @@ def bootstrap_rows(statistic, arrays: tuple[np.ndarray, ...], resamples: int = D
             idx = np.concatenate([g[rng.integers(0, g.size, g.size)] for g in groups])
         values[b] = statistic(*(a[idx] for a in arrays))
     return percentile_interval(values, level)
+
+
+def permutations_can_reject(permutations, alpha: float) -> bool:
+    """Whether a permutation test of ``permutations`` draws can be significant at ``alpha``: its smallest p-value is
+    1/(B + 1) (the +1 correction), so with at most 1/α − 1 draws (19 at α = 0.05; none with --resamples 0) it
+    never rejects, and its p-value would read as "tested, nothing found". Such a test counts as untested."""
+    return permutations is not None and (int(permutations) + 1) * alpha > 1
+
+
+def fewest_permutations(alpha: float) -> int:
+    """The fewest permutations whose test can reject at ``alpha`` (20 at α = 0.05)."""
+    b = max(int(np.floor(1 / alpha)) - 1, 0)
+    while not permutations_can_reject(b, alpha):
+        b += 1
+    return b
 
 
 def permutation_p_value(observed: float, null: np.ndarray) -> float:

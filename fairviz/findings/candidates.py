@@ -13,6 +13,7 @@ import numpy as np
 from scipy.stats import norm
 from statsmodels.stats.proportion import confint_proportions_2indep, test_proportions_2indep
 
+from fairviz.core.stats import permutations_can_reject
 from fairviz.findings.results import Candidate, FindingsParams, SmallGroup
 from fairviz.findings.views import finding_view
 
@@ -64,7 +65,7 @@ def candidates(data: dict, params: FindingsParams) -> tuple[str, list[Candidate]
         if group == reference:
             continue
         out += _rate_gaps(data, group, reference)
-        out += _pair_candidates(data, group, reference)
+        out += _pair_candidates(data, group, reference, params.alpha)
         out += _calibration_gap(data, group, reference)
     small = [_small_group(data, g) for g in groups if groups[g]["n"] < params.min_group_size]
     return reference, out, small
@@ -128,7 +129,7 @@ def _oriented(ci, sign: float) -> tuple[float, float] | None:
     return (min(low, high), max(low, high))
 
 
-def _pair_candidates(data: dict, group: str, reference: str) -> list[Candidate]:
+def _pair_candidates(data: dict, group: str, reference: str, alpha: float) -> list[Candidate]:
     pair, sign = _pair(data, group, reference)
     if pair is None:
         return []                                      # the pair cap left it out
@@ -140,9 +141,10 @@ def _pair_candidates(data: dict, group: str, reference: str) -> list[Candidate]:
                              test="OFI: exact test of the marginal benefits [3] ch. 3",
                              view=_view(data, "ofi", group, reference)))
     if pair.get("f_dist") is not None:
-        ci = (pair.get("ci") or {}).get("f_dist")
-        out.append(Candidate("residual_distance", data["attribute"], group, reference, pair["f_dist"],
-                             tuple(ci) if ci else None, pair.get("p_value_dist"), n_g, n_r,
+        ci = _oriented((pair.get("ci") or {}).get("f_dist"), 1.0)      # None when too few resamples gave none
+        permutations = (data.get("rdf_settings") or {}).get("resamples")
+        p = pair.get("p_value_dist") if permutations_can_reject(permutations, alpha) else None
+        out.append(Candidate("residual_distance", data["attribute"], group, reference, pair["f_dist"], ci, p, n_g, n_r,
                              test="permutation test of F_dist (Wasserstein-1) [1] §5",
                              view=_view(data, "residual_distance", group, reference)))
     return out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from fairviz.core.display import Text, join, text
+from fairviz.core.stats import fewest_permutations
 from fairviz.core.wording import fmt_p
 from fairviz.findings.results import (KIND_TITLES, TASK_KINDS, AttributesSummary, Finding, FindingsAudit, SliceFinding,
                                       SmallGroup)
@@ -113,8 +114,18 @@ def untested_text(audit: FindingsAudit) -> Text | None:
     kinds = audit.untested_kinds()
     if not kinds:
         return None
-    return text("Not tested here: {kinds} (their tests resample the rows; the full report has them).", "note",
-                kinds=", ".join(KIND_TITLES[k] for k in kinds))
+    skipped = [k for k in kinds if k in audit.not_run]           # the quick audit skipped their section
+    drawn = [k for k in kinds if k not in audit.not_run]         # their section ran with too few resamples
+    parts = []
+    if skipped:
+        parts.append(text("Not tested here: {kinds} (their tests resample the rows; the full report has them).",
+                          "note", kinds=", ".join(KIND_TITLES[k] for k in skipped)))
+    if drawn:
+        parts.append(text("Not tested: {kinds} (their tests resample the rows, and this audit drew too few "
+                          "resamples to reach α = {a:g}; --resamples {need} or more tests them).", "note",
+                          kinds=", ".join(KIND_TITLES[k] for k in drawn), a=audit.params.alpha,
+                          need=fewest_permutations(audit.params.alpha)))
+    return parts[0] if len(parts) == 1 else join(parts[0], " ", parts[1], level="note")
 
 
 def policy_text(audit: FindingsAudit) -> Text:

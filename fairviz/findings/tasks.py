@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import math
 
+from scipy.stats import ttest_ind_from_stats
+
+from fairviz.core.stats import permutations_can_reject
 from fairviz.findings.candidates import _newcombe, _pair_candidates, _score_test
 from fairviz.findings.results import ALL_GROUPS, Candidate, FindingsParams, SmallGroup
 from fairviz.findings.views import finding_view
@@ -53,11 +56,34 @@ REGRESSION_TESTS = {
 }
 
 
+WELCH_TESTS = {
+    "bias_gap": "Welch's t-test of the bias gap (too few resamples for its permutation test); ÷ the reference's MAE",
+    "mae_gap": "Welch's t-test of the MAE gap (too few resamples for its permutation test); ÷ the reference's MAE",
+}
+
+
+def welch_p(group: dict, reference: dict, mean: str) -> float | None:
+    """Welch's t-test (two-sided) of the groups' mean residual (``mean`` "bias") or mean absolute residual ("mae"),
+    from each group's record: n, that mean and the mean square (its MSE) give the sample variance
+    (MSE − mean²)·n/(n − 1), of the residual or of its absolute value alike. None when a group has fewer than 2
+    rows or neither varies."""
+    moments = []
+    for record in (group, reference):
+        n = int(record["n"])
+        if n < 2:
+            return None
+        variance = max(record["mse"] - record[mean] ** 2, 0.0) * n / (n - 1)
+        moments += [record[mean], math.sqrt(variance), n]
+    p = float(ttest_ind_from_stats(*moments, equal_var=False).pvalue)
+    return p if math.isfinite(p) else None
+
+
 def regression_candidates(data: dict, params: FindingsParams) -> tuple[str, list[Candidate], list[SmallGroup]]:
     record = data["parity_regression"]
     reference = task_reference(record, params)
     groups = {g["group"]: g for g in record["groups"]}
     scale = groups[reference]["mae"]
+    permuted = permutations_can_reject(record["params"].get("permutations"), params.alpha)
     out: list[Candidate] = []
     for pair in record["pairs"]:
         if not pair["against_reference"] or not scale or not math.isfinite(scale):
@@ -66,14 +92,19 @@ def regression_candidates(data: dict, params: FindingsParams) -> tuple[str, list
         for kind, (key, value, test) in REGRESSION_TESTS.items():
             if pair.get(key) is None:
                 continue
+            p = pair.get(f"{key}_p")
+            if not permuted:                       # too few permutations to reject: a mean gap has Welch's t-test
+                p, test = (welch_p(groups[group], groups[reference], value), WELCH_TESTS[kind]) if value else \
+                    (None, test)
             out.append(Candidate(
                 kind, data["attribute"], group, reference, pair[key] / scale, _scaled(pair.get(f"{key}_ci"), scale),
-                pair.get(f"{key}_p"), int(pair["n_group"]), int(pair["n_other"]),
+                p, int(pair["n_group"]), int(pair["n_other"]),
                 groups[group][value] if value else None, groups[reference][value] if value else None,
                 test=test, view=_view(data, kind, group, reference), scale=scale))
         if "pairs" in data and isinstance(data.get("groups"), dict) and \
                 {group, reference} <= set(data["groups"]) and all("n" in data["groups"][g] for g in (group, reference)):
-            out += [c for c in _pair_candidates(data, group, reference) if c.kind == "residual_distance"]
+            out += [c for c in _pair_candidates(data, group, reference, params.alpha)
+                    if c.kind == "residual_distance"]
     small = [SmallGroup(data["attribute"], name, int(g["n"]), None, None, _regression_verdict(g, groups[reference]))
              for name, g in groups.items() if g["n"] < params.min_group_size]
     return reference, out, small
@@ -113,8 +144,9 @@ def multiclass_candidates(data: dict, params: FindingsParams) -> tuple[str, list
     gap = (record.get("gaps") or {}).get("tpr")
     if gap and gap.get("gap") is not None:
         smallest = min((n for g, n in sizes.items() if g != reference), default=0)
+        permuted = permutations_can_reject(record["params"].get("permutations"), params.alpha)
         out.append(Candidate("gap_tpr", data["attribute"], ALL_GROUPS, reference, gap["gap"], None,
-                             gap.get("p_value"), smallest, sizes[reference],
+                             gap.get("p_value") if permuted else None, smallest, sizes[reference],
                              test="permutation test of GAP(TPR) (group labels shuffled)",
                              view=_view(data, "gap_tpr", ALL_GROUPS, reference)))
     small = [SmallGroup(data["attribute"], name, n, None, _class_match_p(data, name), _match_verdict(data, name))

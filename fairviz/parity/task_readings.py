@@ -4,6 +4,7 @@ units are data: they go into fields, never into the template (``fairviz.core.dis
 from __future__ import annotations
 
 from fairviz.core.display import Text, join, text
+from fairviz.core.stats import fewest_permutations, permutations_can_reject
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.parity.multiclass import ClassGroup, MulticlassParity
 from fairviz.parity.regression import HEADLINE_MIN, PAIR_STATS, RegressionPair, RegressionParity
@@ -29,6 +30,13 @@ def _ci(interval) -> str:
 
 # ----------------------------------------------------------------------------------------------- regression
 
+def untested_reason(permutations: int, alpha: float) -> str:
+    """Why a section's permutation tests cannot reject (said instead of "no gap", which nothing tested)."""
+    return (f"{permutations:,} permutation{'' if permutations == 1 else 's'} of group labels cannot reach "
+            f"α = {alpha:g} (the smallest p-value is 1/(permutations + 1); --resamples "
+            f"{fewest_permutations(alpha)} or more can)")
+
+
 def regression_about(units: str | None) -> Text:
     return text("Errors are ŷ − y{units}: a positive bias over-predicts. Each gap is group − reference; its "
                 "p-value comes from shuffling group labels, and the adjusted p corrects for the number of pairs "
@@ -38,6 +46,10 @@ def regression_about(units: str | None) -> Text:
 def regression_headline(result: RegressionParity) -> Text:
     """The section's point: the strongest test beyond noise, or that none is."""
     flagged = result.flagged()
+    if not permutations_can_reject(result.params.permutations, result.params.alpha):
+        return text("Not tested: {why}, so the gaps are point estimates without a test (the Summary tests the bias "
+                    "and MAE gaps by Welch's t-test).", "finding",
+                    why=untested_reason(result.params.permutations, result.params.alpha))
     if not flagged:
         return text("No gap between groups ({count} tests: errors, predictions, worst-group loss, proxy classes) is "
                     "beyond sampling noise once the number of tests is accounted for.", "finding",
@@ -123,6 +135,8 @@ def multiclass_headline(result: MulticlassParity) -> Text:
     flagged = result.flagged()
     verdict = ("beyond sampling noise" if any(k == "gap_tpr" for k, _, _ in flagged)
                else "within what shuffled group labels give")
+    if not permutations_can_reject(result.params.permutations, result.params.alpha):
+        verdict = f"not tested: {untested_reason(result.params.permutations, result.params.alpha)}"
     parts = text("GAP(TPR) = {gap} over {k} classes (root mean square over classes of how far each group's true "
                  "positive rate sits from the class's overall rate; 0: every group is recognised equally well): "
                  "{verdict} (p {p}).", "finding", gap=fmt(gap.value), k=len(result.classes), verdict=verdict,

@@ -102,15 +102,17 @@ def rms_gap(T: np.ndarray, rate: str = "tpr") -> tuple[np.ndarray, np.ndarray, n
 
 def split_among_groups(cells: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
     """Permute group labels over rows given as counts: ``cells`` (G, K) → (resamples, G, K), each group keeping its
-    size. Group g's counts are a multivariate hypergeometric draw from what the groups before it left."""
+    size. Group g's counts are a multivariate hypergeometric draw from what the groups before it left. No resamples
+    (``--resamples 0``) give an empty null (0, G, K): its tests are then untested, never an error."""
     cells = np.asarray(cells, np.int64)
     n_groups = cells.shape[0]
     out = np.zeros((resamples, *cells.shape), dtype=np.int64)
     sizes = cells.sum(1)
-    remaining = np.broadcast_to(cells.sum(0), (resamples, cells.shape[1])).copy()
+    pooled = cells.sum(0)
+    remaining = np.broadcast_to(pooled, (resamples, cells.shape[1])).copy()
     for g in range(n_groups - 1):
         if g == 0:
-            first, _ = stats.permutation_counts(remaining[0], int(sizes[0]), resamples, rng)
+            first, _ = stats.permutation_counts(pooled, int(sizes[0]), resamples, rng)
             out[:, 0] = first
         else:
             for b in range(resamples):

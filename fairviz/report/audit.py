@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from fairviz import __version__
 from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
+from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
 from fairviz.data import DataError, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
@@ -65,6 +66,19 @@ class Audit:
     def gate_findings(self):
         """What the release gate reads: the Summary across attributes when there are several, else this one's."""
         return self.across if self.several else self.findings
+
+    def failures(self) -> list[dict]:
+        """What the gate cannot have checked ({"attribute", "section", "error"} each): every section that failed,
+        of every attribute, each attribute that could not be audited, and a missing Summary. The release gate
+        fails closed on any of them."""
+        audits = self.attribute_audits or {self.params.attribute: self}
+        out = [{"attribute": name, **error} for name, audit in audits.items() for error in audit.data.get("errors", [])]
+        out += [{"attribute": name, "section": "attribute", "error": message}
+                for name, message in self.failed_attributes.items()]
+        if self.gate_findings is None and not out:
+            out.append({"attribute": self.params.attribute, "section": "findings",
+                        "error": "no Summary could be formed from the sections' records"})
+        return out
 
     def summary_display(self) -> list:
         return summary_section.display(self.findings) if self.findings is not None else []
@@ -190,6 +204,9 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     }
     if pred.task == "regression" and options.units:
         data["units"] = options.units
+    data["notes"] += resampling_notes(options, pred.task, knees=any(
+        s.name == "residuals" and (options.sections is None or s.name in options.sections)
+        for s in sections_of(pred.task)))
     results = {}
     errors = []
     for section in sections_of(pred.task):
@@ -217,6 +234,28 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     if errors:
         data["errors"] = errors
     return Audit(clean(data), results, pred, options, findings, comparisons)
+
+
+CLOSED_FORM = {"binary": "FPR, FNR and selection-rate gaps, OFI", "multiclass": "per-class TPR gaps, OFI",
+               "regression": "the bias and MAE gaps, by Welch's t-test"}
+
+
+def resampling_notes(options: AuditParams, task: str = "binary", knees: bool = True) -> list[str]:
+    """What too few resamples leave out, said plainly: intervals and tests that are not computed are null in the
+    JSON and "—" or "not tested" on screen, never an interval or a p-value from a handful of draws."""
+    rdf, alpha = options.rdf, options.findings.alpha
+    need = fewest_permutations(alpha)
+    notes = []
+    if rdf.resamples < need:
+        notes.append(f"{rdf.resamples} resamples (--resamples): bootstrap intervals are not computed below "
+                     f"{MIN_INTERVAL_RESAMPLES} resamples (null in the JSON, '—' in the report), and a permutation "
+                     f"test of fewer than {need} cannot reach α = {alpha:g}, so it counts as not tested. The "
+                     f"Summary's closed-form tests ({CLOSED_FORM[task]}) need no resamples.")
+    knee_draws = min(rdf.knee_resamples, rdf.resamples)
+    if knees and 0 < knee_draws < MIN_INTERVAL_RESAMPLES:
+        notes.append(f"{knee_draws} knee resamples (--knee-resamples): the F_h/F_v intervals need at least "
+                     f"{MIN_INTERVAL_RESAMPLES} resamples; they are not computed (null in the JSON).")
+    return notes
 
 
 def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: list) -> dict:
@@ -249,11 +288,11 @@ def _findings(data: dict, options: AuditParams, errors: list) -> FindingsAudit |
         return None
     try:
         findings = summarise(clean(data), options.findings, options.words)
+        data["findings"] = summary_section.findings_to_dict(findings)      # its sentences can fail too
     except (ValueError, ArithmeticError, LookupError, TypeError) as err:
         log.exception("findings failed")
         errors.append({"section": "findings", "error": _describe(err)})
         return None
-    data["findings"] = summary_section.findings_to_dict(findings)
     return findings
 
 

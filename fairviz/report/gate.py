@@ -53,15 +53,43 @@ def policy_from_dict(raw: dict, base: FindingsParams = FindingsParams(), source:
     return params
 
 
-def exit_code(findings: FindingsAudit | AttributesSummary | None, fail_on: str) -> int:
-    """1 when the gate is on and the Summary holds a material, significant finding; 0 otherwise."""
-    return int(fail_on == "material" and findings is not None and findings.material_count > 0)
+def exit_code(findings: FindingsAudit | AttributesSummary | None, fail_on: str, failures=()) -> int:
+    """1 when the gate is on and the audit cannot pass: the Summary holds a material, significant finding, or part
+    of the audit could not be computed (``failures``: ``Audit.failures()``; no Summary at all is one). The gate
+    fails closed: what was not checked is never passed. 0 otherwise."""
+    if fail_on != "material":
+        return 0
+    return int(bool(failures) or findings is None or findings.material_count > 0)
 
 
-def junit_xml(findings: FindingsAudit | AttributesSummary) -> str:
-    suite = ET.Element("testsuite", name=f"fairviz audit: {findings.attribute}",
-                       tests=str(len(findings.findings) + len(findings.small_groups)),
-                       failures=str(findings.material_count), skipped=str(len(findings.small_groups)))
+def failure_text(failure: dict) -> str:
+    """One failed part of the audit in a sentence: which section, of which attribute, and why."""
+    where = f"the {failure['section']} section" if failure["section"] != "attribute" else "the attribute"
+    return f"{where} of '{failure['attribute']}' could not be computed: {failure['error']}"
+
+
+def gate_record(findings, fail_on: str, failures=()) -> dict:
+    """The JSON's ``gate``: the setting, the exit code, the material findings and every failed part, so a CI log
+    says why the gate failed."""
+    return {"fail_on": fail_on, "exit_code": exit_code(findings, fail_on, failures),
+            "material_count": findings.material_count if findings is not None else None,
+            "failed": [{**f, "sentence": failure_text(f)} for f in failures]}
+
+
+def junit_xml(findings: FindingsAudit | AttributesSummary | None, failures=()) -> str:
+    """The findings as JUnit XML (none when no Summary could be formed); each part of the audit that could not be
+    computed is a test case in error, so the CI job that reads the XML fails closed as the exit code does."""
+    found, small = (findings.findings, findings.small_groups) if findings is not None else ((), ())
+    suite = ET.Element("testsuite", name="fairviz audit" + (f": {findings.attribute}" if findings is not None else ""),
+                       tests=str(len(found) + len(small) + len(failures)),
+                       failures=str(findings.material_count if findings is not None else 0),
+                       errors=str(len(failures)), skipped=str(len(small)))
+    for f in failures:
+        case = ET.SubElement(suite, "testcase", classname="fairviz.section", name=f"{f['attribute']}: {f['section']}")
+        ET.SubElement(case, "error", message=failure_text(f), type="section_failed")
+    if findings is None:
+        ET.indent(suite)
+        return ET.tostring(suite, encoding="unicode", xml_declaration=True)
     across = isinstance(findings, AttributesSummary)     # several attributes: each case names its attribute
     for f in findings.findings:
         c = f.candidate
@@ -78,3 +106,4 @@ def junit_xml(findings: FindingsAudit | AttributesSummary) -> str:
         ET.SubElement(case, "skipped", message=small_group_text(s, findings.params.min_group_size).plain())
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+

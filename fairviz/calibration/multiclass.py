@@ -30,7 +30,7 @@ from fairviz.calibration.task_inputs import entry_weights, finite_values, group_
 from fairviz.calibration.task_inputs import json_scalar as _scalar
 from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
-from fairviz.data import DataError
+from fairviz.data import DataError, NotApplicable
 from fairviz.data.tasks import SUM_TOLERANCE          # the data model's: rows further from 1 are noted, read as given
 
 OVERALL = "overall"
@@ -250,7 +250,7 @@ def _probabilities(class_scores, predicted, confidence, classes, size):
                             "with its confidence.")
         pred_class = _class_codes(predicted, classes, "predicted class")
         if np.all(np.isnan(np.asarray(confidence, dtype=float))):
-            raise DataError("No confidence is mapped, so top-label calibration (confidence against accuracy) cannot "
+            raise NotApplicable("No confidence is mapped, so top-label calibration (confidence against accuracy) cannot "
                             "be assessed; map the predicted class's confidence or every class's probability.")
         conf = finite_values(confidence, "confidence", size)
         if pred_class.size != size:

@@ -10,6 +10,7 @@ from fairviz.data.model import (
     ColumnMapping,
     ScoreColumn,
     DataError,
+    NotApplicable,
     GroupView,
     Predictions,
     Sample,
@@ -40,6 +41,7 @@ from fairviz.data.validation import MIN_GROUP_SIZE, build_predictions, load_pred
 __all__ = [
     # the data model
     "DataError",
+    "NotApplicable",
     "ColumnMapping",
     "ScoreColumn",
     "GroupView",

@@ -28,6 +28,12 @@ class DataError(ValueError):
         super().__init__("; ".join(self.problems))
 
 
+class NotApplicable(DataError):
+    """A check these data cannot answer because a role it reads was not mapped (top-label calibration without a
+    confidence): the audit skips it with this reason, and the release gate, which fails on a section that failed,
+    does not count it as one."""
+
+
 @dataclass(frozen=True)
 class ScoreColumn:
     """One model's score column and what its numbers mean (as ``ColumnMapping.score_scale`` / ``score_direction``)."""

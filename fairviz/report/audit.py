@@ -15,7 +15,7 @@ from fairviz import __version__
 from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
-from fairviz.data import DataError, Predictions
+from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
 from fairviz.compare import CompareParams
@@ -96,6 +96,9 @@ class Audit:
         error = next((e for e in self.data.get("errors", []) if e["section"] == section.name), None)
         if error is not None:
             return [text("This section could not be computed: {error}", "error", error=error["error"])]
+        skipped = next((s for s in self.data.get("not_applicable", []) if s["section"] == section.name), None)
+        if skipped is not None:
+            return [text("Not applicable to these data: {reason}", "note", reason=skipped["reason"])]
         return section.display(section.given(self.pred), result, self.focused()) if section.display else []
 
     def focused(self) -> AuditParams:
@@ -184,7 +187,9 @@ class Audit:
         return blocks
 
     def _failed(self, section: Section) -> bool:
-        return any(e["section"] == section.name for e in self.data.get("errors", []))
+        """Whether the section has no result to show but a reason: it failed, or it does not apply to these data."""
+        return any(e["section"] == section.name
+                   for e in (*self.data.get("errors", []), *self.data.get("not_applicable", [])))
 
 
 def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
@@ -208,7 +213,7 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
         s.name == "residuals" and (options.sections is None or s.name in options.sections)
         for s in sections_of(pred.task)))
     results = {}
-    errors = []
+    errors, not_applicable = [], []
     for section in sections_of(pred.task):
         if options.sections is not None and section.name not in options.sections:
             continue                            # the quick audit: only what the Summary tests
@@ -216,6 +221,9 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
         try:
             result = section.run(given, options)
             part = section.to_dict(given, result, options)
+        except NotApplicable as reason:         # a role it reads is not mapped: skipped, said, not a failure
+            not_applicable.append({"section": section.name, "reason": _describe(reason)})
+            continue
         except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
             # a failing section must not sink the audit: recorded, and the rest carries on; a DataError is the data's
             # plain answer (no confidence column for top-label calibration), not a fault, so no traceback
@@ -233,6 +241,8 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     comparisons = _comparisons(joint, data, options, errors)
     if errors:
         data["errors"] = errors
+    if not_applicable:
+        data["not_applicable"] = not_applicable
     return Audit(clean(data), results, pred, options, findings, comparisons)
 
 

@@ -134,10 +134,15 @@ def test_a_predicted_class_without_confidence_skips_top_label_calibration_plainl
     frame.to_csv(path, index=False)
     code, terminal, err = _audit(capsys, path, "--predicted", "predicted", "--json", out)
     data = json.loads(out.read_text())
-    assert code == 0 and "no confidence column" in terminal
-    assert [e["section"] for e in data["errors"]] == ["calibration_multiclass"]
-    assert "No confidence is mapped" in data["errors"][0]["error"] and "Traceback" not in err
+    assert code == 0 and "no confidence column" in terminal and "Not applicable to these data" in terminal
+    assert "errors" not in data             # not mapped is not a failure: the gate must not fail on it
+    assert [s["section"] for s in data["not_applicable"]] == ["calibration_multiclass"]
+    assert "No confidence is mapped" in data["not_applicable"][0]["reason"] and "Traceback" not in err
     assert data["per_class"]["cat"]["auroc"] is None and "parity_multiclass" in data
+    gated, _, _ = _audit(capsys, path, "--predicted", "predicted", "--fail-on", "material",
+                         "--json", tmp_path / "gated.json")
+    gate = json.loads((tmp_path / "gated.json").read_text())["gate"]
+    assert gate["failed"] == [] and gated == int(gate["material_count"] > 0)
 
 
 def test_a_binary_audit_states_its_task(tmp_path, capsys, two_group_frame):

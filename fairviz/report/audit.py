@@ -26,8 +26,6 @@ from fairviz.report.options import AuditParams, Section
 from fairviz.report.render import to_html, to_terminal
 
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
-# The residual section reads regression residuals D = ŷ − y once it is task-aware; until then its failure on a
-# regression is recorded in ``errors`` like any failing section's, and the others carry on.
 SECTIONS_BY_TASK: dict[str, list[Section]] = {
     "binary": SECTIONS,
     "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, tasks.REGRESSION_CALIBRATION],

@@ -202,3 +202,19 @@ def test_each_findings_link_opens_the_findings_own_quantity(key):
         shown = next(m.value for m in at.metric if m.label == label)
         assert shown == fmt(finding["effect"]), (link.label, shown, finding["effect"])
 
+
+def test_compare_models_names_fpr_on_the_label_too():
+    """Compare models' rates and FPR gap on COMPAS (benefit flipped) are the label's, as on every page (on main its
+    table's "FPR at τ" for African-American was the benefit's 0.280 and its FPR gap the label's FNR gap)."""
+    from fairviz.compare import CompareParams, compare_models
+    pred = load_sample("compas")
+    truth = _truth("compas")
+    joint = pred.joint()
+    shifted = pred.with_added_model("shifted", np.clip(joint.score + 0.05, 0, 1), "the score plus 0.05")
+    result = compare_models(shifted, "race", 0.4, "negative", "Caucasian",
+                            params=CompareParams(resamples=20, permutations=20))
+    first = result.table[(result.table["model"] == result.model_a) & (result.table["group"] == "African-American")]
+    for metric, column in (("fpr", "fpr"), ("fnr", "fnr"), ("ppr", "selection_rate")):
+        assert float(first[column].iloc[0]) == pytest.approx(truth["African-American"][metric], abs=1e-12), metric
+    gap = result.difference("fpr_gap", "African-American", pair=True)
+    assert gap.value_a == pytest.approx(truth["African-American"]["fpr"] - truth["Caucasian"]["fpr"], abs=1e-12)

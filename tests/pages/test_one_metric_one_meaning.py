@@ -218,3 +218,20 @@ def test_compare_models_names_fpr_on_the_label_too():
         assert float(first[column].iloc[0]) == pytest.approx(truth["African-American"][metric], abs=1e-12), metric
     gap = result.difference("fpr_gap", "African-American", pair=True)
     assert gap.value_a == pytest.approx(truth["African-American"]["fpr"] - truth["Caucasian"]["fpr"], abs=1e-12)
+
+
+def test_the_parity_label_gaps_are_the_residual_sections_rate_gaps():
+    """docs/cli.md: ``fpr_gap``, ``fnr_gap``, ``ppr_gap`` are the residual section's ``eo_fpr_diff``,
+    −``eo_tpr_diff`` and ``dp_diff`` (both on the label), with COMPAS' benefit flipped."""
+    from fairviz.residuals.results import RDFParams
+    pred = load_sample("compas")
+    data = run_audit(pred, AuditParams(attribute="race", threshold=0.4, benefit="negative",
+                                       rdf=RDFParams(resamples=0, knee_resamples=0, threshold=0.4),
+                                       sections=("residuals", "parity"))).data
+    for pair in data["pairs"]:
+        for label_gap, rate_gap, sign in (("fpr_gap", "eo_fpr_diff", 1), ("fnr_gap", "eo_tpr_diff", -1),
+                                          ("ppr_gap", "dp_diff", 1)):
+            if pair[label_gap] is not None and pair.get(rate_gap) is not None:
+                assert pair[label_gap] == pytest.approx(sign * pair[rate_gap], abs=1e-12), (pair["group_i"], label_gap)
+    aa = next(p for p in data["pairs"] if (p["group_i"], p["group_j"]) == ("African-American", "Caucasian"))
+    assert aa["fpr_gap"] == pytest.approx(0.21392495582112797, abs=1e-12) and aa["eo_fpr_diff"] is not None

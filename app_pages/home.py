@@ -254,10 +254,11 @@ FINDING_PAGES = {"parity": ("app_pages/parity.py", "Group parity", ":material/ba
 
 
 def _finding_link(ctx, finding) -> None:
-    """A link that opens the finding's page on its view: the frame's choices, the compared group and the metric."""
+    """A link that opens the finding's page on its view: the frame's choices, and the finding's attribute, reference,
+    compared group and metric (a finding about another attribute opens on that attribute, not the frame's)."""
     view = dict(finding.candidate.view)
     page, title, icon = FINDING_PAGES[view["page"]]
-    params = _ui.view_params(ctx) | {k: view[k] for k in ("group", "metric") if view.get(k)}
+    params = _ui.view_params(ctx) | {k: view[k] for k in ("attribute", "reference", "group", "metric") if view.get(k)}
     st.page_link(page, label=f"Open on {title}: {md(view['group'])} vs {md(view['reference'])}, "
                              f"{KIND_TITLES[view['kind']]}", icon=icon, query_params=params)
 

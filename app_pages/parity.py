@@ -16,7 +16,8 @@ from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
 from fairviz.core.wording import fmt
 from fairviz.findings import FindingsParams
-from fairviz.parity import PAIR_METRICS, SCENARIOS, ParityAudit, ParityParams, analyse, read_pair, scenario
+from fairviz.parity import (PAIR_METRICS, SCENARIOS, ParityAudit, ParityParams, analyse, metric_label, read_pair,
+                            scenario)
 from fairviz.report import parity as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import MatchParams
@@ -106,9 +107,11 @@ def _heatmap_tab(audit: ParityAudit, key: tuple, options: AuditParams) -> None:
     common.keep_choice("parity_i", names, default_i)
     common.keep_choice("parity_j", names, default_j)
     c1, c2, c3 = st.columns([2, 2, 2])
-    metric = c1.selectbox("Metric", list(PAIR_METRICS), format_func=lambda k: PAIR_METRICS[k].label,
+    metric = c1.selectbox("Metric", list(PAIR_METRICS), format_func=lambda k: metric_label(k, audit.params.benefit),
                           key="parity_metric",
-                          help="OFI and DI first; the rest are the other metrics of the thesis's Table 3.2.")
+                          help="OFI and DI first; then the other metrics of the thesis's Table 3.2 (taken on the "
+                               "benefit) and the FPR, FNR and selection-rate gaps on the label, as every page names "
+                               "them.")
     group_i = c2.selectbox("Row group i", names, key="parity_i")
     group_j = c3.selectbox("Column group j", names, key="parity_j")
     _ui.keep_selection_in_address("parity", group=group_i, vs=group_j if group_j != default_j else None,

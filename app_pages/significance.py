@@ -22,7 +22,7 @@ from fairviz.report import sample_size as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import (CPS_LAMBDA, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams,
                                  SignificanceAudit, curve_reference, expected_errors, jaggedness, null_distribution,
-                                 own_value, plot_data, readings, with_cps_lambda)
+                                 on_the_benefit, own_value, plot_data, readings, with_cps_lambda)
 
 SIGNIFICANCE = section.SECTION
 CURVE_SIZES = (5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60, 75, 100, 125, 150)
@@ -120,7 +120,7 @@ def _analysis(params: MatchParams) -> None:
 # ----------------------------------------------------------------------------------------------- MATCH
 
 def _default_focus(audit: MatchAudit, ctx: _ui.Context) -> tuple[str, str]:
-    """The Summary's top group and the MATCH metric of its finding (the rate gap in the benefit's orientation); with
+    """The Summary's top group and the MATCH metric of its finding (the same rate, on the label); with
     no finding, the largest group other than the reference, on accuracy. Never a group under the size floor while
     a larger one exists: a tiny group's MATCH result is on its own row of the table."""
     finding = _ui.top_finding(ctx)
@@ -154,7 +154,7 @@ def _match_tab(result: SignificanceAudit, items: list, key: tuple, ctx: _ui.Cont
     metric = c2.selectbox("Metric", list(audit.params.metrics), key="match_metric",
                           format_func=lambda m: f"{METRIC_LABELS[m]} — {_formula(m)}")
     _ui.keep_selection_in_address("significance", group=group, metric=metric)
-    reference = audit.references[group]
+    reference = audit.reference_for(group, metric)          # 𝓑 and OFI on the benefit, the rest on the label
     plot = None if reference is None else cached_null(metric, audit.get(group, metric).n, reference, audit.params)
     common.render(section.focus_display(audit, group, metric, plot, key))
     table_group = display_group(items, "match_table")
@@ -172,7 +172,7 @@ def _jaggedness_tab(audit: MatchAudit, key: tuple) -> None:
     group = c1.selectbox("Group", names, key="jag_group", format_func=lambda g: f"{g} (n = {audit.counts[g].n:,})")
     metric = c2.selectbox("Metric", list(CM_METRICS), index=list(CM_METRICS).index("tpr"), key="jag_metric",
                           format_func=lambda m: METRIC_LABELS[m])
-    counts = audit.counts[group]
+    counts = audit.counts_for(group, metric)
     top = int(min(counts.n - 1, 150))           # a subsample of the whole group would not vary at all
     if top < 6:
         common.render([readings.too_small_to_subsample(group, int(counts.n))])
@@ -204,7 +204,8 @@ def _cps_tab(result: SignificanceAudit, items: list, key: tuple) -> None:
     common.keep_choice("cps_group", names, min(names, key=lambda g: audit.counts[g].n))
     group = st.selectbox("Group to sample from", names, key="cps_group",
                          format_func=lambda g: f"{g} (n = {audit.counts[g].n:,})")
-    counts, reference = audit.counts[group], curve_reference(audit, group)
+    counts, reference = audit.counts_for(group, metric), on_the_benefit(curve_reference(audit, group), metric,
+                                                                          audit.benefit)
     if own_value(counts, metric) is None:
         common.render([readings.no_target(group, metric)])
         return

@@ -41,8 +41,10 @@ from fairviz.residuals.metrics import residuals
 from fairviz.residuals.results import RDFParams
 
 Progress = Callable[[float, str], None]
-# a pair metric: the per-group quantity it contrasts (the parity page's Table 3.2 keys) and how
-PAIR_QUANTITIES = {"ofi": ("benefit", "difference"), "di": ("ppr", "ratio"), "fpr_gap": ("fpr", "difference")}
+# a pair metric: the per-group quantity it contrasts, how, and on what: OFI and DI on the benefit (as the parity
+# page's Table 3.2), the FPR gap on the label (the FPR every page names, whichever prediction is the benefit)
+PAIR_QUANTITIES = {"ofi": ("benefit", "difference", "benefit"), "di": ("ppr", "ratio", "benefit"),
+                   "fpr_gap": ("fpr", "difference", "label")}
 
 
 def compare_models(joint: Predictions, attribute: str, threshold: float, benefit: str = "positive",
@@ -187,7 +189,7 @@ def _samples_difference(metric: str, group: str | None, reference: str | None, s
 
 def pair_statistic(y: np.ndarray, codes: np.ndarray, names, reference: str, pairs: list[str], threshold: float,
                    benefit: str):
-    """OFI, DI, the FPR gap (in the benefit's orientation, as the parity page counts them) and F_dist (the residual
+    """OFI, DI (on the benefit, as the parity page), the FPR gap (on the label) and F_dist (the residual
     page's Wasserstein distance) of each group in ``pairs`` against ``reference``, as a ``paired_statistics``
     statistic: every value is a function of the resampled counts."""
     n_groups, ref = len(names), list(names).index(reference)
@@ -211,12 +213,15 @@ def pair_statistic(y: np.ndarray, codes: np.ndarray, names, reference: str, pair
                 c = np.bincount(cell, weights=counts[0], minlength=4 * n_groups)[None, :]
             c = c.reshape(counts.shape[0], n_groups, 4)
             quantities = Cells(tp=c[..., 3], fn=c[..., 2], fp=c[..., 1], tn=c[..., 0])
-            per_group = {q: CM_METRICS[q](quantities) for q, _ in PAIR_QUANTITIES.values()}
+            on_label = (Cells(tp=quantities.tn, fn=quantities.fp, fp=quantities.fn, tn=quantities.tp)
+                        if benefit == "negative" else quantities)         # the flip undone
+            per_group = {(q, on): CM_METRICS[q](on_label if on == "label" else quantities)
+                         for q, _, on in PAIR_QUANTITIES.values()}
             f_dist = distances(counts, list(index_of.values()))
             out = {}
             for g, k in index_of.items():
-                for metric, (quantity, kind) in PAIR_QUANTITIES.items():
-                    q = per_group[quantity]
+                for metric, (quantity, kind, on) in PAIR_QUANTITIES.items():
+                    q = per_group[quantity, on]
                     with np.errstate(divide="ignore", invalid="ignore"):
                         out[f"{metric}|{g}"] = q[:, k] - q[:, ref] if kind == "difference" else q[:, k] / q[:, ref]
                 out[f"f_dist|{g}"] = f_dist[k]
@@ -313,14 +318,14 @@ def _rates(counts: ConfusionCounts) -> dict:
 
 def _table(joint: Predictions, view, attribute: str, threshold: float, benefit: str, models: tuple[str, str],
            differences: tuple[Difference, ...], group_sizes: dict) -> pd.DataFrame:
-    """One row per model × group (every row first): n, ECE, AUROC, log-loss, Brier, the rates at τ in the benefit's
-    orientation and F_dist against the reference."""
+    """One row per model × group (every row first): n, ECE, AUROC, log-loss, Brier, the rates at τ on the label
+    (the FPR every page names) and F_dist against the reference."""
     found = {(d.metric, d.group): d for d in differences if d.reference is None}
     f_dist = {d.group: d for d in differences if d.metric == "f_dist"}
     rows = []
     for side, title in enumerate(models):
         one = joint.with_model(title)
-        counts = group_counts(one, one.groups(attribute), threshold, benefit)
+        counts = group_counts(one, one.groups(attribute), threshold)
         total = ConfusionCounts(*(sum(getattr(c, f) for c in counts) for f in ("tp", "fn", "fp", "tn")))
         for group, c in [(None, total), *zip(view.names, counts)]:
             if group is not None and group_sizes[group] == 0:

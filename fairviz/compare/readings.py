@@ -123,12 +123,10 @@ def gap_verb(d: Difference) -> str:
 
 
 def rate_words(metric: str, benefit: str, words: dict) -> str:
-    """What the FPR gap counts, in the sample's own words (the benefit's orientation: with the negative prediction
-    as the benefit, a false positive is a person with the positive label predicted negative)."""
+    """What the FPR gap counts, in the sample's own words (on the label, whichever prediction is the benefit)."""
     if metric != "fpr_gap" or not words.get("unit"):
         return ""
-    label, decision = (("label_negative", "predicted_positive") if benefit == "positive"
-                       else ("label_positive", "predicted_negative"))
+    label, decision = "label_negative", "predicted_positive"
     if not (words.get(label) and words.get(decision)):
         return ""
     return f" The FPR counts {words['unit']} {words[label]} yet {words[decision]}."

@@ -11,8 +11,8 @@ Beyond binary: ``regression`` (error and prediction parity, bounded group loss, 
 from fairviz.parity.analysis import SMALL_GROUP, analyse, from_counts
 from fairviz.parity.di import FOUR_FIFTHS, di, four_fifths
 from fairviz.parity.ofi import OFI_TOLERANCE, OFITest, classify, marginal_benefit, ofi, ofi_test
-from fairviz.parity.pair_metrics import (PAIR_METRICS, TABLE_32, PairMetric, PairwiseMatrix, dca, dcr, dppl,
-                                         pair_value, pairwise, te)
+from fairviz.parity.pair_metrics import (LABEL_GAPS, PAIR_METRICS, TABLE_32, PairMetric, PairwiseMatrix, dca, dcr,
+                                         dppl, metric_label, pair_value, pairwise, te)
 from fairviz.parity.readings import read_pair
 from fairviz.parity.results import GroupParity, PairReading, ParityAudit, ParityParams
 from fairviz.parity.scenarios import SCENARIOS, Scenario, ScenarioResult, scenario
@@ -23,6 +23,7 @@ from fairviz.parity.regression import (BoundedLoss, ProxyGap, RegressionGroup, R
                                        RegressionParityParams, analyse_regression, regression_parity)
 
 __all__ = ["FOUR_FIFTHS", "OFI_TOLERANCE", "PAIR_METRICS", "SCENARIOS", "SMALL_GROUP", "TABLE_32", "GroupParity",
+           "LABEL_GAPS", "metric_label",
            "OFITest", "PairMetric", "PairReading", "PairwiseMatrix", "ParityAudit", "ParityParams", "Scenario",
            "ScenarioResult", "analyse", "classify", "dca", "dcr", "di", "dppl", "four_fifths", "from_counts",
            "marginal_benefit", "ofi", "ofi_test", "pair_value", "pairwise", "read_pair", "scenario", "te",

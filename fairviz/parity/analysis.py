@@ -18,7 +18,7 @@ from fairviz.core.confusion_metrics import Cells
 from fairviz.core.counts import ConfusionCounts
 from fairviz.data import Predictions
 from fairviz.data.groups import group_counts
-from fairviz.parity.pair_metrics import PAIR_METRICS, pairwise_matrix, per_group_quantities
+from fairviz.parity.pair_metrics import PAIR_METRICS, oriented, pairwise_matrix, per_group_quantities
 from fairviz.parity.results import GroupParity, ParityAudit, ParityParams
 
 SMALL_GROUP = 30
@@ -45,8 +45,9 @@ def from_counts(attribute: str, names: Sequence[str], counts: Sequence[Confusion
     """The parity audit of groups given by their counts (already in the benefit orientation)."""
     names = tuple(names)
     cells = Cells.of(list(counts))
-    per_group = per_group_quantities(cells, names)
-    matrices = {k: pairwise_matrix(m, names, per_group, params.di_variant, params.di_zero_convention)
+    per_group = per_group_quantities(cells, names, params.benefit)
+    matrices = {k: pairwise_matrix(oriented(m, params.benefit), names, per_group, params.di_variant,
+                                   params.di_zero_convention)
                 for k, m in PAIR_METRICS.items()}
     groups = []
     for name, c in zip(names, counts):

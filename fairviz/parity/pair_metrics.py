@@ -1,12 +1,17 @@
 """The contrasts of Table 3.2 ([3] §3.3) as group × group matrices, computed from each group's confusion counts.
 
+Table 3.2's metrics are taken on the benefit (counts in the benefit's orientation: with the negative prediction as
+the benefit, TP↔TN and FN↔FP). The FPR, FNR and selection-rate gaps (``LABEL_GAPS``) are taken on the label, as the
+data defines Y = 1 and a positive prediction (score ≥ τ): the same FPR every other page, the report and the JSON
+name, whatever the benefit. With the positive prediction as the benefit both orientations agree.
+
 Every pair metric is ordered: (i, j) means "i minus j" (or i over j). ``orientation`` says which way favours
 i: +1 when a larger score favours i, −1 when it disfavours i (TE, DCA, DCR, PPV gap), 0 when undirected.
 Undefined values are NaN with the reason, never 0.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -40,6 +45,14 @@ _QUANTITIES: dict[str, _Quantity] = {
                             "no benefits withheld (N̂ = 0), so N/N̂ is undefined"),
     "phat_per_p": _Quantity(lambda c: divide(c.predicted_positive, c.positives),
                             "no actual positives (P = 0), so P̂/P is undefined"),
+}
+# taken on the label's counts (the benefit's counts flipped back when the benefit is the negative prediction)
+_LABEL_QUANTITIES: dict[str, _Quantity] = {
+    "label_fpr": _Quantity(lambda c: divide(c.fp, c.negatives),
+                           "no actual negatives on the label (N = 0), so FPR is undefined"),
+    "label_fnr": _Quantity(lambda c: divide(c.fn, c.positives),
+                           "no actual positives on the label (P = 0), so FNR is undefined"),
+    "label_ppr": _Quantity(lambda c: divide(c.predicted_positive, c.n), "the group is empty"),
 }
 
 
@@ -92,11 +105,43 @@ PAIR_METRICS: dict[str, PairMetric] = {m.key: m for m in [
                "i.e. bias against i."),
     PairMetric("dcr", "DCR", "N_j/N̂_j − N_i/N̂_i", 0.0, -1, "difference", "n_per_nhat", None,
                "Difference in conditional rejection (note: j first): > 0 is bias against i."),
+    PairMetric("fpr_gap", "FPR gap (on the label)", "FPR_i − FPR_j, FPR = FP/N on the label (Y = 1, score ≥ τ)",
+               0.0, 1, "difference", "label_fpr", (-1.0, 1.0),
+               "False positive rate gap on the label, as every page, the report and the JSON name FPR: > 0 when "
+               "i's actual negatives are predicted positive more often. The same as the EO FPR gap when the benefit "
+               "is the positive prediction."),
+    PairMetric("fnr_gap", "FNR gap (on the label)", "FNR_i − FNR_j, FNR = FN/P on the label (Y = 1, score < τ)",
+               0.0, -1, "difference", "label_fnr", (-1.0, 1.0),
+               "False negative rate gap on the label: > 0 when i's actual positives are predicted negative more "
+               "often. The same as −PP when the benefit is the positive prediction."),
+    PairMetric("ppr_gap", "Selection-rate gap (on the label)", "PPR_i − PPR_j, PPR = P̂/n with P̂ = score ≥ τ",
+               0.0, 1, "difference", "label_ppr", (-1.0, 1.0),
+               "Selection-rate (positive prediction rate) gap on the label: > 0 when more of i is predicted "
+               "positive. The same as DPPL when the benefit is the positive prediction, −DPPL when it is the "
+               "negative one."),
     PairMetric("ppv_diff", "PPV gap (predictive parity)", "TP_i/P̂_i − TP_j/P̂_j", 0.0, -1, "difference", "ppv",
                (-1.0, 1.0), "True predictive parity: > 0 when a smaller share of i's benefits is unearned, "
                             "i.e. a stricter bar for i. Not in Table 3.2 (added because 'PP' there is the TPR gap)."),
 ]}
 TABLE_32 = ("accd", "mccd", "di", "pp", "te", "eo_fpr_gap", "eo_max_gap", "aaod", "dca", "dcr", "dppl", "ofi")
+LABEL_GAPS = ("fpr_gap", "fnr_gap", "ppr_gap")    # on the label whatever the benefit
+# Table 3.2's metrics whose per-group rates change meaning when the negative prediction is the benefit (accuracy,
+# MCC, OFI, DI and DPPL are named by the benefit already, or do not change)
+ON_THE_BENEFIT = ("pp", "eo_fpr_gap", "eo_max_gap", "aaod", "te", "dca", "dcr", "ppv_diff")
+
+
+def oriented(metric: PairMetric, benefit: str) -> PairMetric:
+    """A label gap's orientation (which way favours i) is the positive benefit's; a negative benefit reverses it:
+    a false positive on the label is then a benefit wrongly withheld."""
+    if benefit == "negative" and metric.key in LABEL_GAPS:
+        return replace(metric, orientation=-metric.orientation)
+    return metric
+
+
+def metric_label(key: str, benefit: str = "positive") -> str:
+    """A pair metric's label, saying "on the benefit" where its rates are not the label's (a negative benefit)."""
+    label = PAIR_METRICS[key].label
+    return f"{label} — on the benefit" if benefit == "negative" and key in ON_THE_BENEFIT else label
 
 
 @dataclass(frozen=True)
@@ -117,18 +162,27 @@ class PairwiseMatrix:
 
 
 def pairwise(metric: str, names: Sequence[str], counts: Sequence[ConfusionCounts],
-             di_variant: str = "def31", di_zero_convention: bool = False) -> PairwiseMatrix:
+             di_variant: str = "def31", di_zero_convention: bool = False, benefit: str = "positive") -> PairwiseMatrix:
     """The group × group matrix of one metric from each group's counts (already in the benefit orientation)."""
     cells = Cells.of(list(counts))
-    return pairwise_matrix(PAIR_METRICS[metric], tuple(names), per_group_quantities(cells, names), di_variant,
-                           di_zero_convention)
+    return pairwise_matrix(oriented(PAIR_METRICS[metric], benefit), tuple(names),
+                           per_group_quantities(cells, names, benefit),
+                           di_variant, di_zero_convention)
 
 
-def per_group_quantities(cells: Cells, names: Sequence[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Each quantity per group and, where it is undefined, why ("'Asian': FP = 0, …")."""
+def on_the_label(cells: Cells, benefit: str) -> Cells:
+    """The benefit's cells back on the label: a negative benefit swapped TP↔TN and FN↔FP, so swap them again."""
+    return Cells(tp=cells.tn, fn=cells.fp, fp=cells.fn, tn=cells.tp) if benefit == "negative" else cells
+
+
+def per_group_quantities(cells: Cells, names: Sequence[str],
+                         benefit: str = "positive") -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each quantity per group and, where it is undefined, why ("'Asian': FP = 0, …"); ``cells`` in the benefit's
+    orientation, the label quantities from them flipped back."""
     out = {}
-    for key, quantity in _QUANTITIES.items():
-        values = quantity.compute(cells)
+    label_cells = on_the_label(cells, benefit)
+    for key, quantity in (*_QUANTITIES.items(), *_LABEL_QUANTITIES.items()):
+        values = quantity.compute(label_cells if key in _LABEL_QUANTITIES else cells)
         reasons = np.array([f"'{name}': {quantity.undefined}" if not np.isfinite(v) else ""
                             for name, v in zip(names, values)], dtype=object)
         out[key] = (values, reasons)

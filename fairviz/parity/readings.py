@@ -8,7 +8,7 @@ from fairviz.core.display import Text, text
 from fairviz.core.wording import fmt, fmt_p, significance_words
 from fairviz.parity.di import four_fifths
 from fairviz.parity.ofi import classify, marginal_benefit, ofi_test
-from fairviz.parity.pair_metrics import PAIR_METRICS, pairwise
+from fairviz.parity.pair_metrics import PAIR_METRICS, metric_label, pairwise
 from fairviz.parity.results import PairReading, ParityParams
 
 # how a pair's reading reads: always the point of the view, a finding (a caveat is a limit on what numbers mean,
@@ -21,8 +21,8 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
               params: ParityParams = ParityParams(), values: dict | None = None,
               reasons: dict | None = None) -> PairReading:
     if values is None:
-        matrices = {k: pairwise(k, (group_i, group_j), [cm_i, cm_j], params.di_variant, params.di_zero_convention)
-                    for k in PAIR_METRICS}
+        matrices = {k: pairwise(k, (group_i, group_j), [cm_i, cm_j], params.di_variant, params.di_zero_convention,
+                                params.benefit) for k in PAIR_METRICS}
         values = {k: m.value(group_i, group_j) for k, m in matrices.items()}
         reasons = {k: m.reason(group_i, group_j) for k, m in matrices.items()}
     reasons = reasons or {}
@@ -88,18 +88,30 @@ def benefit_statement(benefit: str, threshold: float, label: str, positive=1) ->
     positive = 1 if positive is None else positive
     if benefit == "negative":
         return text("Benefit = score < {threshold:.2f}; {label} ≠ {positive} means the person deserved it "
-                    "(positive class after the flip).", "note", threshold=threshold, label=label, positive=positive)
+                    "(positive class after the flip). Metrics marked 'on the benefit' are taken in this flipped "
+                    "orientation; TPR, FPR, FNR, PPV and the FPR, FNR and selection-rate gaps are on the label "
+                    "({label} = {positive} positive, score ≥ {threshold:.2f} predicted positive), as on every page.",
+                    "note", threshold=threshold, label=label, positive=positive)
     return text("Benefit = score ≥ {threshold:.2f}; {label} = {positive} means the person deserved it.", "note",
                 threshold=threshold, label=label, positive=positive)
 
 
-def metric_about(metric: str) -> Text:
-    """What a heatmap's metric is and how its colours read."""
+def label_statement(benefit: str, threshold: float, label: str, positive=1) -> Text:
+    """How the Sample-size page's metrics are oriented: on the label, 𝓑 and OFI on the benefit."""
+    positive = 1 if positive is None else positive
+    benefit_words = "score < {threshold:.2f}" if benefit == "negative" else "score ≥ {threshold:.2f}"
+    return text("Every metric is on the label ({label} = {positive} positive, score ≥ {threshold:.2f} predicted "
+                "positive), as on every page; the marginal benefit 𝓑 and OFI are taken on the benefit, "
+                + benefit_words + ".", "note", threshold=threshold, label=label, positive=positive)
+
+
+def metric_about(metric: str, benefit: str = "positive") -> Text:
+    """What a heatmap's metric is and how its colours read (its label says when it is taken on the benefit)."""
     info = PAIR_METRICS[metric]
     return text("**{label}** = {formula}. {about} Colour: purple favours the row group, orange the column group (TE, "
                 "DCA, DCR and the PPV gap are coloured by their negated score so colours agree); grey cells are "
                 "undefined — hover for why. The framed cell is the pair read below.", "note",
-                label=info.label, formula=info.formula, about=info.about)
+                label=metric_label(metric, benefit), formula=info.formula, about=info.about)
 
 
 def ofi_test_words(reading: PairReading) -> Text:
@@ -124,5 +136,7 @@ PAIRS_NOTE = ("One row per pair (i before j in group-size order); every signed m
               "tolerance and beyond noise; possible = beyond the tolerance but within noise; small = real but within "
               "the tolerance; systemic = OFI ≈ 0 while DI is outside the four-fifths band; none.")
 GROUPS_NOTE = ("Counts are in the benefit orientation (TP = deserved and got the benefit, FP = got it without "
-               "deserving it, FN = deserved it and was denied). Empty rates are undefined (a zero denominator), not "
-               "0. 𝓑 > 0: the group gets more benefit than its labels warrant; 𝓑 < 0: less.")
+               "deserving it, FN = deserved it and was denied). TPR, FPR, FNR, PPV and accuracy are on the label "
+               "(Y = 1 as the data defines it, predicted positive = score ≥ τ), as on every other page. Empty rates "
+               "are undefined (a zero denominator), not 0. 𝓑 > 0: the group gets more benefit than its labels "
+               "warrant; 𝓑 < 0: less.")

@@ -16,7 +16,7 @@ from fairviz.data import Predictions
 
 TOPICS = ("calibration", "residuals", "parity")
 HEADLINE_LABELS = {"model": "Model", "group": "Group", "n": "Rows", "ece": "ECE", "auroc": "AUROC",
-                   "log_loss": "log-loss", "brier": "Brier", "selection_rate": "Benefit rate at τ",
+                   "log_loss": "log-loss", "brier": "Brier", "selection_rate": "Selection rate at τ",
                    "fpr": "FPR at τ", "fnr": "FNR at τ", "f_dist": "F_dist vs reference",
                    "knee_ratio": "Knee concentration"}
 DIFFERENCE_LABELS = {"metric": "Metric", "group": "Group", "reference": "Against", "value_a": "", "value_b": "",
@@ -82,8 +82,8 @@ def headline_table(result: ModelComparison, topic: str | None) -> Table:
                  title=text("Every headline metric per model and group"),
                  caption=text("F_dist: the Wasserstein distance between the group's residuals and the reference's "
                               "({reference}); knee concentration: mean |D| in the knee regions over elsewhere (the "
-                              "Residual page's ratio, each model's own knees); rates at τ = {tau:g} in the benefit's "
-                              "orientation.",
+                              "Residual page's ratio, each model's own knees); rates at τ = {tau:g} on the label "
+                              "(selection rate: score ≥ τ), as every page names them.",
                               reference=result.reference, tau=result.threshold))
 
 

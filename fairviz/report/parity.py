@@ -3,7 +3,8 @@ terminal render. Registered in ``audit.SECTIONS``.
 
 JSON added to the audit:
 - every ``pairs`` entry (group_i, group_j) gains ``ofi``, ``di``, ``dppl`` and the Table 3.2 metrics (``accd``,
-  ``mccd``, ``pp``, ``te``, ``eo_fpr_gap``, ``eo_max_gap``, ``aaod``, ``dca``, ``dcr``) plus ``ppv_diff``, null when
+  ``mccd``, ``pp``, ``te``, ``eo_fpr_gap``, ``eo_max_gap``, ``aaod``, ``dca``, ``dcr``) plus ``ppv_diff``, all taken
+  on the benefit, and ``fpr_gap``, ``fnr_gap``, ``ppr_gap`` on the label (the FPR every section names), null when
   undefined (``parity_undefined`` says why), with the OFI test (``ofi_p_value``, ``ofi_ci``), the four-fifths
   verdict and the reading (``parity_reading``: algorithmic, possible, small, systemic or none);
 - every ``groups`` entry gains ``parity``: its counts in the benefit orientation and b, E[b], 𝓑;
@@ -17,7 +18,9 @@ from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
-from fairviz.parity import FOUR_FIFTHS, PAIR_METRICS, TABLE_32, ParityAudit, ParityParams, analyse
+from fairviz.core.confusion_metrics import flip
+from fairviz.parity import (FOUR_FIFTHS, LABEL_GAPS, PAIR_METRICS, TABLE_32, ParityAudit, ParityParams, analyse,
+                            metric_label)
 from fairviz.parity import figures as figs
 from fairviz.parity import readings
 from fairviz.report.options import AuditParams, Section
@@ -25,13 +28,13 @@ from fairviz.report.options import AuditParams, Section
 MAX_PAIR_ROWS = 2000            # rows of the pair table shown; more groups than ~63 give more pairs than this
 READING_COLUMNS = ("group_i", "group_j", "ofi", "ofi_p_value", "di", "four_fifths", "parity_reading")
 PAIR_COLUMNS = ("group_i", "group_j", "ofi", "di", "dppl", "ofi_p_value", "four_fifths", "parity_reading",
-                *(k for k in TABLE_32 if k not in ("ofi", "di", "dppl")), "ppv_diff")
+                *(k for k in TABLE_32 if k not in ("ofi", "di", "dppl")), "ppv_diff", *LABEL_GAPS)
 PAIR_LABELS = {"group_i": "i", "group_j": "j", **{k: m.label for k, m in PAIR_METRICS.items()},
                "ofi_p_value": "p (OFI)", "four_fifths": "four-fifths", "parity_reading": "reading",
                "ppv_diff": "PPV gap"}
 GROUP_LABELS = {"group": "group", "n": "n", "tp": "TP", "fn": "FN", "fp": "FP", "tn": "TN",
                 "benefit_rate": "benefit b = P̂/n", "expected_benefit": "warranted E[b] = P/n",
-                "marginal_benefit": "marginal benefit 𝓑", "tpr": "TPR", "fpr": "FPR", "ppv": "PPV",
+                "marginal_benefit": "marginal benefit 𝓑", "tpr": "TPR", "fpr": "FPR", "fnr": "FNR", "ppv": "PPV",
                 "accuracy": "accuracy"}
 PANELS = ("ofi", "di", "te", "pp")          # [3] Figure 3.2
 
@@ -68,13 +71,20 @@ def pair_frame(audit: ParityAudit) -> tuple[pd.DataFrame, int]:
     return pd.DataFrame(records, columns=list(PAIR_COLUMNS)), total
 
 
+def pair_labels(benefit: str) -> dict:
+    """The pair table's column labels, saying which metrics are taken on the benefit (a negative benefit)."""
+    return {**PAIR_LABELS, **{k: metric_label(k, benefit) for k in PAIR_METRICS if k != "ppv_diff"},
+            "ppv_diff": metric_label("ppv_diff", benefit).replace(" (predictive parity)", "")}
+
+
 def pairs_table(audit: ParityAudit) -> Table:
     frame, total = pair_frame(audit)
     formats = {c: "num4" for c in PAIR_COLUMNS}
     formats.update(group_i="text", group_j="text", ofi_p_value="p", four_fifths="text", parity_reading="text")
     caption = readings.PAIRS_NOTE if total <= MAX_PAIR_ROWS else (
         f"{total:,} pairs: showing the {MAX_PAIR_ROWS:,} with the largest |OFI|. " + readings.PAIRS_NOTE)
-    return Table(frame, "pairs", formats, PAIR_LABELS, caption=text("{note}", "note", note=caption))
+    return Table(frame, "pairs", formats, pair_labels(audit.params.benefit),
+                 caption=text("{note}", "note", note=caption))
 
 
 def pair_readings_table(audit: ParityAudit) -> Table:
@@ -86,14 +96,21 @@ def pair_readings_table(audit: ParityAudit) -> Table:
 
 
 def groups_table(audit: ParityAudit) -> Table:
-    """Each group's counts in the benefit orientation, b, E[b] and 𝓑, and its TPR, FPR, PPV and accuracy."""
+    """Each group's counts in the benefit orientation, b, E[b] and 𝓑, and its TPR, FPR, FNR, PPV and accuracy on
+    the label (the names mean what they mean on every page, whichever prediction is the benefit)."""
     rows = [{"group": g.name, "n": g.counts.n, **g.counts.to_dict(), "benefit_rate": g.benefit_rate,
-             "expected_benefit": g.expected_benefit, "marginal_benefit": g.marginal_benefit, "tpr": g.counts.tpr(),
-             "fpr": g.counts.fpr(), "ppv": g.counts.ppv(), "accuracy": g.counts.accuracy()} for g in audit.groups]
+             "expected_benefit": g.expected_benefit, "marginal_benefit": g.marginal_benefit,
+             **_label_rates(g.counts, audit.params.benefit)} for g in audit.groups]
     frame = pd.DataFrame(rows)[list(GROUP_LABELS)]
     formats = {c: "num" for c in GROUP_LABELS}
     formats.update(group="text", n="int", tp="int", fn="int", fp="int", tn="int")
     return Table(frame, "groups", formats, GROUP_LABELS, caption=text("{note}", "note", note=readings.GROUPS_NOTE))
+
+
+def _label_rates(counts: ConfusionCounts, benefit: str) -> dict:
+    label = flip(counts) if benefit == "negative" else counts
+    return {"tpr": label.tpr(), "fpr": label.fpr(), "fnr": label.fnr(), "ppv": label.ppv(),
+            "accuracy": label.accuracy()}
 
 
 def matrix_table(name: str, counts: ConfusionCounts, key: str) -> Table:
@@ -117,12 +134,12 @@ def pair_display(audit: ParityAudit, metric: str, i: str, j: str, key: tuple | N
     matrix = audit.matrices[metric]
     items: list[Item] = [
         Figure(lambda: figs.heatmap(matrix, highlight=(i, j)), _key(key, "heatmap", metric, i, j)),
-        readings.metric_about(metric)]
+        readings.metric_about(metric, audit.params.benefit)]
     if i == j:
         items.append(text("Pick two different groups to read a pair.", "finding"))
     else:
         reading = audit.reading(i, j)
-        items += [readings.reading_text(reading), _pair_numbers(reading, metric)]
+        items += [readings.reading_text(reading), _pair_numbers(reading, metric, audit.params.benefit)]
         if metric not in ("ofi", "di") and reading.values[metric] is None:
             items.append(readings.undefined_words(metric, reading.reasons.get(metric, "")))
         items += [readings.ofi_test_words(reading),
@@ -137,13 +154,14 @@ def panels(audit: ParityAudit, key: tuple | None = None) -> Group:
     """[3] Figure 3.2's panels, consistently coloured."""
     height = min(560, 150 + 45 * len(audit.groups))
     return Group("The thesis's Figure 3.2 panels: OFI, DI, TE and PP side by side", tuple(
-        Figure(lambda m=m: figs.heatmap(audit.matrices[m], height=height, title=PAIR_METRICS[m].label),
+        Figure(lambda m=m: figs.heatmap(audit.matrices[m], height=height,
+                                        title=metric_label(m, audit.params.benefit)),
                _key(key, "panel", m)) for m in PANELS), key="panels", collapsed=True)
 
 
-def _pair_numbers(reading, metric: str) -> Metrics:
+def _pair_numbers(reading, metric: str, benefit: str = "positive") -> Metrics:
     low, high = reading.test.ci
-    third = (Metric(text("{label}", label=PAIR_METRICS[metric].label), fmt(reading.values[metric]))
+    third = (Metric(text("{label}", label=metric_label(metric, benefit)), fmt(reading.values[metric]))
              if metric not in ("ofi", "di") else Metric(text("DPPL (i − j)"), fmt(reading.values["dppl"])))
     return Metrics((
         Metric(text("OFI (i − j)"), fmt(reading.values["ofi"]),

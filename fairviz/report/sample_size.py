@@ -2,8 +2,9 @@
 the display list that the page, the HTML report and the terminal render. Registered in ``audit.SECTIONS``.
 
 JSON added to the audit:
-- ``match.<group>.<metric>``: score, cdf, p_value, p_adjusted, undefined_probability, method (and more);
-- ``cps.<group>``: the CPS-smoothed counts (λ = 5 unless set).
+- ``match.<group>.<metric>``: score, cdf, p_value, p_adjusted, undefined_probability, method (and more); every
+  metric on the label (``fpr`` is the FPR of every section), ``benefit`` (𝓑) and ``ofi`` on the benefit;
+- ``cps.<group>``: the CPS-smoothed counts on the label (λ = 5 unless set).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, pr
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
-from fairviz.parity.readings import benefit_statement      # the counts are oriented by the same benefit
+from fairviz.parity.readings import label_statement        # 𝓑 and OFI on the benefit, the rest on the label
 from fairviz.sample_size import (METRIC_LABELS, ErrorCurves, Jaggedness, MatchAudit, NullPlot,
                                  SignificanceAudit, SignificanceParams, analyse, configuration_count, hole_counts,
                                  own_value, population_counts, printed_hole_count, undefined_probability)
@@ -102,8 +103,7 @@ def display(pred: Predictions, result: SignificanceAudit, options: AuditParams) 
     key = figure_key(pred, result)
     flagged = readings.flagged_bullets(audit)
     return [
-        benefit_statement(options.benefit, options.threshold, pred.mapping.label,
-                          pred.mapping.positive_label),
+        label_statement(options.benefit, options.threshold, pred.mapping.label, pred.mapping.positive_label),
         text("MATCH compares each group with same-size groups drawn from {reference}.", "note",
              reference=audit.reference_label),
         Group("Sample-size significance (MATCH)", (

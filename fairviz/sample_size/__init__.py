@@ -19,13 +19,14 @@ from fairviz.sample_size.nulls import (BenefitNull, BinomialNull, EmpiricalNull,
 from fairviz.sample_size.readings import verdict
 from fairviz.sample_size.results import (CPS_LAMBDA, ENUMERATION_LIMIT, LEVELS, MATCH_METRICS, METRIC_LABELS, CPSRow,
                                          ErrorCurves, Jaggedness, MatchAudit, MatchParams, MatchResult, NullPlot,
-                                         SignificanceAudit, SignificanceParams)
+                                         SignificanceAudit, SignificanceParams, on_the_benefit)
 
 __all__ = ["CPS_LAMBDA", "CURVE_LIMIT", "ENUMERATION_LIMIT", "LEVELS", "MATCH_METRICS", "METRIC_LABELS",
            "BenefitNull", "BinomialNull", "CPSRow", "EmpiricalNull", "ErrorCurves", "JRMNull", "Jaggedness",
            "MatchAudit", "MatchParams", "MatchResult", "Null", "NullPlot", "SignificanceAudit", "SignificanceParams",
            "analyse", "analyse_match", "binom_cdf", "binom_pmf", "binom_sf", "cell_value_count",
            "configuration_count", "configurations", "cps", "cps_cells", "cps_groups", "curve_reference", "expected_errors",
+           "on_the_benefit",
            "from_counts", "hole_counts", "jaggedness", "match", "match_groups", "monte_carlo_draws",
            "multinomial_log_weights", "null_distribution", "own_value", "peizer_pratt_cdf", "plot_data", "population_counts",
            "printed_hole_count",

@@ -1,4 +1,5 @@
-"""Sample-size significance ([3] ch. 4), composed once: count each group in the benefit orientation, run MATCH for
+"""Sample-size significance ([3] ch. 4), composed once: count each group on the label (𝓑 and OFI flip to the
+benefit where it is the negative prediction, so FPR here is the FPR of every other page), run MATCH for
 every group × metric and smooth every group's counts with CPS. The page, the CLI and the HTML report all call this.
 
 The techniques live beside it: ``match`` (the test), ``nulls`` (its null distributions), ``cps`` (Cross-Prior
@@ -23,16 +24,16 @@ def analyse(pred: Predictions, attribute: str | None = None, params: Significanc
             progress: Progress | None = None) -> SignificanceAudit:
     """MATCH and CPS for every group of ``attribute``."""
     view = pred.groups(attribute)
-    counts = group_counts(pred, view, params.threshold, params.benefit)
+    counts = group_counts(pred, view, params.threshold)
     return from_counts(view.attribute, view.names, counts, params, progress)
 
 
 def from_counts(attribute: str, names: Sequence[str], counts: Sequence[ConfusionCounts],
                 params: SignificanceParams = SignificanceParams(),
                 progress: Progress | None = None) -> SignificanceAudit:
-    """The section for groups given by their counts (already in the benefit orientation)."""
-    matched = match_groups(attribute, names, counts, params.match, progress)
-    smoothed = cps_groups(names, counts, params.cps_lambda, params.match.reference)
+    """The section for groups given by their counts on the label."""
+    matched = match_groups(attribute, names, counts, params.match, progress, params.benefit)
+    smoothed = cps_groups(names, counts, params.cps_lambda, params.match.reference, benefit=params.benefit)
     return SignificanceAudit(matched, smoothed, params.cps_lambda)
 
 
@@ -41,7 +42,8 @@ def with_cps_lambda(result: SignificanceAudit, lam: float) -> SignificanceAudit:
     if lam == result.cps_lambda:
         return result
     audit = result.match
-    smoothed = cps_groups(audit.names, [audit.counts[name] for name in audit.names], lam, audit.params.reference)
+    smoothed = cps_groups(audit.names, [audit.counts[name] for name in audit.names], lam, audit.params.reference,
+                          benefit=audit.benefit)
     return replace(result, cps=smoothed, cps_lambda=lam)
 
 
@@ -50,5 +52,5 @@ def analyse_match(pred: Predictions, attribute: str | None = None, threshold: fl
                   progress: Progress | None = None) -> MatchAudit:
     """MATCH alone for every group × metric of ``attribute``."""
     view = pred.groups(attribute)
-    counts = group_counts(pred, view, threshold, benefit)
-    return match_groups(view.attribute, view.names, counts, params, progress)
+    counts = group_counts(pred, view, threshold)
+    return match_groups(view.attribute, view.names, counts, params, progress, benefit)

@@ -10,7 +10,7 @@ from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, Ce
 from fairviz.core.counts import ConfusionCounts
 from fairviz.sample_size.holes import configurations, multinomial_log_weights
 from fairviz.sample_size.match import reference_counts
-from fairviz.sample_size.results import CPSRow, ErrorCurves, MatchAudit, scalar
+from fairviz.sample_size.results import CPSRow, ErrorCurves, MatchAudit, on_the_benefit, scalar
 
 CURVE_LIMIT = 150               # expected-error curves enumerate up to n = 150 (585,276 matrices)
 
@@ -38,16 +38,18 @@ def cps(counts: ConfusionCounts, reference: ConfusionCounts, lam: float = 5.0) -
 
 
 def cps_groups(names: Sequence[str], counts: Sequence[ConfusionCounts], lam: float = 5.0,
-               reference: str = "complement", metrics: Sequence[str] = tuple(CM_METRICS)) -> list[CPSRow]:
+               reference: str = "complement", metrics: Sequence[str] = tuple(CM_METRICS),
+               benefit: str = "positive") -> list[CPSRow]:
+    """Each group's counts (on the label) smoothed, and its metrics raw and smoothed (𝓑 on the ``benefit``: the
+    flip commutes with smoothing, so 𝓑 of the flipped smoothed counts is the smoothed 𝓑 on the benefit)."""
     refs, _ = reference_counts(names, counts, reference)
     rows = []
     for name, own in zip(names, counts):
         ref = refs[name]
         smooth = own if ref is None or ref.n == 0 else cps(own, ref, lam)
-        raw_cells, smooth_cells = Cells.of(own), Cells.of(smooth)
         rows.append(CPSRow(name, int(own.n), own, smooth,
-                           {m: scalar(CM_METRICS[m](raw_cells)) for m in metrics},
-                           {m: scalar(CM_METRICS[m](smooth_cells)) for m in metrics}))
+                           {m: own_value(on_the_benefit(own, m, benefit), m) for m in metrics},
+                           {m: own_value(on_the_benefit(smooth, m, benefit), m) for m in metrics}))
     return rows
 
 

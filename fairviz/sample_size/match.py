@@ -20,7 +20,7 @@ from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, Ce
 from fairviz.core.counts import ConfusionCounts
 from fairviz.sample_size.holes import configurations, multinomial_log_weights, undefined_probability
 from fairviz.sample_size.nulls import (BenefitNull, BinomialNull, EmpiricalNull, JRMNull, Null, peizer_pratt_cdf)
-from fairviz.sample_size.results import MATCH_METRICS, MatchAudit, MatchParams, MatchResult, scalar
+from fairviz.sample_size.results import MATCH_METRICS, MatchAudit, MatchParams, MatchResult, on_the_benefit, scalar
 
 Progress = Callable[[float, str], None]
 
@@ -141,8 +141,10 @@ def reference_counts(names: Sequence[str], counts: Sequence[ConfusionCounts],
 
 
 def match_groups(attribute: str, names: Sequence[str], counts: Sequence[ConfusionCounts],
-                 params: MatchParams = MatchParams(), progress: Progress | None = None) -> MatchAudit:
-    """MATCH for every group × metric, with Benjamini–Hochberg across the whole table."""
+                 params: MatchParams = MatchParams(), progress: Progress | None = None,
+                 benefit: str = "positive") -> MatchAudit:
+    """MATCH for every group × metric, with Benjamini–Hochberg across the whole table. ``counts`` on the label;
+    𝓑 and OFI are taken on the ``benefit`` prediction."""
     report = progress or (lambda *_: None)
     names = tuple(names)
     refs, label = reference_counts(names, counts, params.reference)
@@ -159,10 +161,11 @@ def match_groups(attribute: str, names: Sequence[str], counts: Sequence[Confusio
                         for m in params.metrics]
             continue
         for metric in params.metrics:
-            results.append(match(own, ref, metric, params, name))
+            results.append(match(on_the_benefit(own, metric, benefit), on_the_benefit(ref, metric, benefit), metric,
+                                 params, name))
     adjusted = stats.benjamini_hochberg([np.nan if r.p_value is None else r.p_value for r in results])
     results = [replace(r, p_adjusted=None if not np.isfinite(a) else float(a)) for r, a in zip(results, adjusted)]
     report(1.0, "Done")
-    return MatchAudit(attribute, params, names, dict(zip(names, counts)), refs, results, label)
+    return MatchAudit(attribute, params, names, dict(zip(names, counts)), refs, results, label, benefit)
 
 

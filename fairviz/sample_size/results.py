@@ -7,15 +7,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairviz.core.confusion_metrics import METRICS as CM_METRICS
+from fairviz.core.confusion_metrics import METRICS as CM_METRICS, flip
 from fairviz.core.counts import ConfusionCounts
 
 MATCH_METRICS = ("acc", "prev", "ppr", "tpr", "fnr", "tnr", "fpr", "ppv", "fdr", "npv", "for", "benefit",
                  "mcc", "f1", "pt", "ofi")
 METRIC_LABELS = {**{k: m.label for k, m in CM_METRICS.items()}, "ofi": "OFI vs reference"}
+# taken on the benefit (the negative prediction's, when it is the benefit); every other metric on the label, as the
+# data defines Y = 1 and a positive prediction (score ≥ τ): FPR is the same FPR on every page
+BENEFIT_METRICS = ("benefit", "ofi")
 ENUMERATION_LIMIT = 60          # exact enumeration of every matrix up to this n (C(63, 3) = 39,711 matrices)
 CPS_LAMBDA = 5.0                # [3]'s prior scale for Cross-Prior Smoothing
 LEVELS = (1, 10, 25, 50, 75, 90, 99)   # the percentile bands of a jaggedness plot
+
+
+def on_the_benefit(counts: ConfusionCounts | None, metric: str, benefit: str) -> ConfusionCounts | None:
+    """The label's counts as ``metric`` takes them: flipped (TP↔TN, FN↔FP) for 𝓑 and OFI when the negative
+    prediction is the benefit, as they are otherwise."""
+    if counts is None or benefit != "negative" or metric not in BENEFIT_METRICS:
+        return counts
+    return flip(counts)
 
 
 def scalar(values: np.ndarray) -> float | None:
@@ -65,10 +76,18 @@ class MatchAudit:
     attribute: str
     params: MatchParams
     names: tuple[str, ...]
-    counts: dict                     # group → ConfusionCounts (benefit orientation)
+    counts: dict                     # group → ConfusionCounts on the label (Y = 1, score ≥ τ)
     references: dict                 # group → ConfusionCounts it was compared with (None: it is the reference)
     results: list[MatchResult]
     reference_label: str
+    benefit: str = "positive"        # which prediction 𝓑 and OFI take as the benefit
+
+    def counts_for(self, group: str, metric: str) -> ConfusionCounts:
+        """A group's counts as ``metric`` takes them (on the benefit for 𝓑 and OFI)."""
+        return on_the_benefit(self.counts[group], metric, self.benefit)
+
+    def reference_for(self, group: str, metric: str) -> ConfusionCounts | None:
+        return on_the_benefit(self.references[group], metric, self.benefit)
 
     def get(self, group: str, metric: str) -> MatchResult | None:
         return next((r for r in self.results if r.group == group and r.metric == metric), None)
@@ -123,7 +142,7 @@ class NullPlot:
 
 @dataclass(frozen=True)
 class SignificanceParams:
-    """The section's knobs: which prediction is the benefit (counts are oriented by it), MATCH's and CPS's."""
+    """The section's knobs: which prediction is the benefit (𝓑 and OFI are taken on it), MATCH's and CPS's."""
     threshold: float = 0.5
     benefit: str = "positive"
     match: MatchParams = MatchParams()

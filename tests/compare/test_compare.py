@@ -86,7 +86,7 @@ def test_pair_metrics_are_the_parity_and_residual_pages_numbers(adult, adult_sex
         parity = parity_analyse(one, "sex", ParityParams(threshold=0.5, benefit="positive"))
         expected = {"ofi": parity.matrices["ofi"].value("Female", "Male"),
                     "di": parity.matrices["di"].value("Female", "Male"),
-                    "fpr_gap": parity.matrices["eo_fpr_gap"].value("Female", "Male")}
+                    "fpr_gap": parity.matrices["fpr_gap"].value("Female", "Male")}
         view = one.groups("sex")
         d = one.score - one.y
         expected["f_dist"] = f_dist(d[view.codes == view.names.index("Female")],

@@ -38,7 +38,7 @@ def test_each_finding_on_home_links_to_its_page_with_the_view_preselected():
     assert first.page == "parity"
     assert first.label == "Open on Group parity: African-American vs Caucasian, selection rate gap"
     assert first.query_string == ("sample=compas&attribute=race&tau=0.40&benefit=negative&reference=Caucasian"
-                                  "&group=African-American&metric=dppl")
+                                  "&group=African-American&metric=ppr_gap")
 
 
 def test_compas_pages_open_on_african_american_vs_caucasian():

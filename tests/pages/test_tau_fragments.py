@@ -75,10 +75,10 @@ def test_parity_ofi_follows_tau():
 def test_significance_observed_score_follows_tau():
     pred = load_sample("compas")
     observed = {tau: SIGNIFICANCE.run(pred, AuditParams(attribute="race", threshold=tau, benefit="negative"))
-                .match.get("Asian", "tpr").score for tau in (BEFORE, AFTER)}
+                .match.get("Asian", "tnr").score for tau in (BEFORE, AFTER)}        # on the label (issue 34)
     at = _open(PAGES[3])
     at.selectbox(key="match_group").set_value("Asian").run()
-    at.selectbox(key="match_metric").set_value("tpr").run()
+    at.selectbox(key="match_metric").set_value("tnr").run()
     metrics = lambda: {m.label: m.value for m in at.metric}                # noqa: E731
     assert metrics()["Observed"] == fmt(observed[BEFORE]) == "0.913"
     _step(at)

@@ -44,27 +44,29 @@ def test_pairs_gain_parity_metrics_merged_into_the_residual_pairs(compas_audit):
 def test_match_and_cps_sections(compas_audit):
     data = compas_audit.data
     assert set(data["match"]) == {"African-American", "Caucasian", "Hispanic", "Other", "Asian", "Native American"}
-    asian_tpr = data["match"]["Asian"]["tpr"]
-    assert set(asian_tpr) >= {"score", "cdf", "p_value", "p_adjusted", "undefined_probability", "method"}
-    assert asian_tpr["score"] == pytest.approx(21 / 23)
-    assert asian_tpr["cdf"] == pytest.approx(0.986424, abs=1e-6)
-    assert asian_tpr["method"] == "exact joint-ratio"
+    # MATCH is on the label (issue 34 item 9): the benefit's TPR the section used to call TPR is the label's TNR,
+    # with the same test
+    asian_tnr = data["match"]["Asian"]["tnr"]
+    assert set(asian_tnr) >= {"score", "cdf", "p_value", "p_adjusted", "undefined_probability", "method"}
+    assert asian_tnr["score"] == pytest.approx(21 / 23)
+    assert asian_tnr["cdf"] == pytest.approx(0.986424, abs=1e-6)
+    assert asian_tnr["method"] == "exact joint-ratio"
     assert set(data["match"]["Native American"]) == set(MATCH_METRICS)
     native = data["cps"]["Native American"]
     assert native["lambda"] == 5.0 and native["n"] == 18
     assert native["tp"] + native["fn"] + native["fp"] + native["tn"] == pytest.approx(18.0)
-    assert native["tp"] == pytest.approx(5.368200, abs=1e-6)
+    assert native["tn"] == pytest.approx(5.368200, abs=1e-6)          # on the label: the benefit's TP was TN
 
 
 def test_undefined_metrics_are_null_with_a_reason():
     options = AuditParams(attribute="race", threshold=0.0, rdf=FAST_RDF, benefit="negative",
-                           match=MatchParams(metrics=("acc", "ppv")))
+                           match=MatchParams(metrics=("acc", "npv")))
     data = run_audit(load_sample("compas"), options).data
     pair = data["pairs"][0]
     assert pair["di"] is None and "neither group gets any benefit" in pair["parity_undefined"]["di"]
     assert pair["ofi"] is not None
-    ppv = data["match"]["Asian"]["ppv"]
-    assert ppv["score"] is None and ppv["p_value"] is None and "no positive predictions" in ppv["note"]
+    npv = data["match"]["Asian"]["npv"]          # τ = 0: every score is ≥ τ, so no negative prediction on the label
+    assert npv["score"] is None and npv["p_value"] is None and "no negative predictions" in npv["note"]
 
 
 def test_merge_section_merges_pairs_and_groups_by_key():

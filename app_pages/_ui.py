@@ -608,7 +608,7 @@ def current_sample():
     return samples().get(key) if key else None
 
 
-# The Summary's audit: only the sections whose exact tests it reads (parity: the rate gaps and OFI; significance:
+# The Summary's audit: only the sections whose closed-form tests it reads (parity: the rate gaps and OFI; significance:
 # MATCH for groups under the size floor, run only when there is one: ``summary_sections``), no resampling. F_dist and
 # the ECE gap are tested by resampling, which the quick audit skips, so their sections (knee searches, exact
 # calibration fits: 3.3 s of 3.5 s CPU at 1M rows) do not run and the Summary names them "not tested here".

@@ -141,7 +141,7 @@ def _other_summary(ctx, attribute: str):
     """(attribute, its Summary or None, the reason it has none)."""
     data = _ui.audited(ctx)
     findings, words = findings_settings(_ui.current_sample(), attribute, FindingsParams())
-    sections = TASK_QUICK_SECTIONS.get(data.task, QUICK_SECTIONS)[:1]     # the exact tests: rate gaps and OFI
+    sections = TASK_QUICK_SECTIONS.get(data.task, QUICK_SECTIONS)[:1]     # the closed-form tests: rate gaps and OFI
 
     def compute(progress):
         try:

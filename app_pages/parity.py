@@ -49,7 +49,7 @@ def settings() -> tuple[str, bool, float, float]:
                                help="0/0 is undefined; the thesis sets it to 1 'by DI's philosophy' (Table 3.1 B).")
         tolerance = st.slider("OFI tolerance for 'no algorithmic bias'", 0.0, 0.10, 0.02, 0.005,
                               help="Not in the thesis, which gives no tolerance for OFI ≈ 0. The reading also "
-                                   "tests OFI against sampling noise (normal two-sample test).")
+                                   "tests OFI against sampling noise (Wald z-test, a normal approximation).")
         alpha = st.select_slider("Significance level α", [0.01, 0.05, 0.10], value=0.05)
     return variant, convention, tolerance, alpha
 

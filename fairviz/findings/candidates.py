@@ -16,6 +16,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep, test_propor
 from fairviz.core.stats import permutations_can_reject
 from fairviz.findings.results import Candidate, FindingsParams, SmallGroup
 from fairviz.findings.views import finding_view
+from fairviz.parity.ofi import OFI_TEST
 
 Z95 = norm.ppf(0.975)
 
@@ -138,7 +139,7 @@ def _pair_candidates(data: dict, group: str, reference: str, alpha: float) -> li
     if pair.get("ofi") is not None:
         out.append(Candidate("ofi", data["attribute"], group, reference, sign * pair["ofi"],
                              _oriented(pair.get("ofi_ci"), sign), pair.get("ofi_p_value"), n_g, n_r,
-                             test="OFI: exact test of the marginal benefits [3] ch. 3",
+                             test=f"OFI [3] ch. 3: {OFI_TEST}",
                              view=_view(data, "ofi", group, reference)))
     if pair.get("f_dist") is not None:
         ci = _oriented((pair.get("ci") or {}).get("f_dist"), 1.0)      # None when too few resamples gave none

@@ -8,7 +8,7 @@ materiality threshold per kind and the size floor.
   tenth of the typical error by default) holds for a target in any units; and F_dist when the residual section wrote
   it (``residual_distance``, as binary).
 - Multiclass: per class, the true-positive-rate gap (two-proportion score test and Newcombe interval on the
-  one-vs-rest counts, as the binary rate gaps) and the OFI (its exact test); and GAP(TPR) over classes (its
+  one-vs-rest counts, as the binary rate gaps) and the OFI (its Wald z-test); and GAP(TPR) over classes (its
   permutation test), a statement about every group at once (``ALL_GROUPS``), held to the size floor by the smallest
   group.
 """
@@ -22,6 +22,7 @@ from fairviz.core.stats import permutations_can_reject
 from fairviz.findings.candidates import _newcombe, _pair_candidates, _score_test
 from fairviz.findings.results import ALL_GROUPS, Candidate, FindingsParams, SmallGroup
 from fairviz.findings.views import finding_view
+from fairviz.parity.ofi import OFI_TEST
 
 TASK_RECORDS = {"regression": "parity_regression", "multiclass": "parity_multiclass"}
 
@@ -139,7 +140,7 @@ def multiclass_candidates(data: dict, params: FindingsParams) -> tuple[str, list
         if cell.get("ofi") is not None:
             out.append(Candidate(
                 "class_ofi", data["attribute"], group, reference, cell["ofi"], None, cell.get("ofi_p_value"),
-                sizes[group], sizes[reference], test="OFI: exact test of the marginal benefits [3] ch. 3 (one vs rest)",
+                sizes[group], sizes[reference], test=f"OFI [3] ch. 3 (one vs rest): {OFI_TEST}",
                 view=_view(data, "class_ofi", group, reference, class_name), class_name=class_name))
     gap = (record.get("gaps") or {}).get("tpr")
     if gap and gap.get("gap") is not None:

@@ -117,7 +117,7 @@ def metric_about(metric: str, benefit: str = "positive") -> Text:
 def ofi_test_words(reading: PairReading) -> Text:
     """The OFI test's interval and p-value, and the four-fifths verdict on DI."""
     low, high = reading.test.ci
-    return text("OFI 95% CI [{low:+.3f}, {high:+.3f}] (normal two-sample test, p {p}); four-fifths rule on DI: "
+    return text("OFI 95% CI [{low:+.3f}, {high:+.3f}] (Wald z-test, p {p}); four-fifths rule on DI: "
                 "{rule}.", "note", low=low, high=high, p=fmt_p(reading.test.p_value),
                 rule=RULE_WORDS[reading.di_rule])
 

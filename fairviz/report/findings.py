@@ -27,7 +27,7 @@ TASK_QUICK_SECTIONS = {"regression": ("parity_regression",), "multiclass": ("par
 
 
 def summary_sections(pred, attribute: str, params: FindingsParams = FindingsParams()) -> tuple[str, ...]:
-    """The sections the Summary's quick audit runs: parity, whose exact tests (rate gaps, OFI) are every candidate
+    """The sections the Summary's quick audit runs: parity, whose closed-form tests (rate gaps, OFI) are every candidate
     it can rank without resampling, and significance only when a group is under the size floor (MATCH's verdict is
     all the Summary reads of it: 0.15 s at 1M rows). F_dist and the ECE gap are tested by resampling, which the
     quick audit skips, so their sections do not run and the Summary names them "not tested here"."""

@@ -31,6 +31,7 @@ SENSITIVITY = 1.0
 MIN_N = 50
 RELIABLE_N = 1000          # [1] App. B: below this per group, knees come with a warning
 BATCH = 32                 # curves smoothed together (bounds the FFT buffers: BATCH × 2n complex numbers)
+ILL_CONDITIONED = 100      # a window whose weighted mean offset² exceeds this × its weighted x variance is fit directly
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,20 @@ class _Tools:
             self.ends.append((rows, origin, position.astype(float), weights))
         for spectrum in self.kernel_fft:
             spectrum.setflags(write=False)
+        positive = [plan.kernel[plan.kernel > 0]] + [w[w > 0] for *_, w in self.ends if w.size]
+        self.least_kernel = float(min(part.min() for part in positive))
+        self._plan = plan
+
+    def window_weights(self, points: np.ndarray) -> np.ndarray:
+        """The tricube weights of the windows of ``points`` over their k points, one row per point."""
+        plan = self._plan
+        out = np.broadcast_to(plan.kernel, (points.size, plan.k)).copy()
+        for rows, _, _, weights in self.ends:
+            at = np.searchsorted(rows, points)
+            inside = (at < rows.size) & (rows[np.minimum(at, rows.size - 1)] == points) if rows.size else \
+                np.zeros(points.size, bool)
+            out[inside] = weights.T[at[inside]]
+        return out
 
 
 def _fit(y: np.ndarray, robust: np.ndarray, plan: _Plan, tools: _Tools) -> np.ndarray:
@@ -205,52 +220,74 @@ def _fit(y: np.ndarray, robust: np.ndarray, plan: _Plan, tools: _Tools) -> np.nd
         sums[3][:, rows] = p[3]
         sums[4][:, rows] = h * (p[4] - position * p[3])
     s0, s1, s2, t0, t1 = sums
-    _exact_where_tiny(s0, sums, robust, ry, plan)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_u = s1 / s0
         spread = np.maximum(s2 / s0 - mean_u ** 2, 1e-12)
         fitted = t0 / s0 - mean_u * (t1 / s0 - mean_u * t0 / s0) / spread
+        # Where these one-pass moments lose digits, fit the window directly as statsmodels does: FFT sums carry an
+        # absolute error near 1e-13 of the kernel's mass (almost all robustness weight gone), and s2/s0 − mean² cancels
+        # where the weight sits far off the point (a few points left at a window's edge: an extrapolation, 0.03 off
+        # on t₁-distributed curves at it = 1 before)
+        direct = (s0 < 1e-7 * plan.kernel.sum()) | ~(mean_u ** 2 <= ILL_CONDITIONED * spread)
+    rows, points = np.nonzero(direct)
+    if rows.size:
+        fitted[rows, points] = _direct_fit(y, robust, plan, tools, rows, points)
     # statsmodels skips the regression (keeps y) where fewer than two points carry weight
-    ok = _weighted_points(robust, plan) >= 2
+    ok = _weighted_points(robust, plan, tools) >= 2
     return np.where(ok, fitted, y)
 
 
-def _exact_where_tiny(s0, sums, robust, ry, plan: _Plan) -> None:
-    """FFT sums carry an absolute error near 1e-13 of the kernel's mass; where almost all robustness weight of a
-    window is gone, recompute that window's sums directly so the fit stays statsmodels' to rounding."""
-    inner = plan.interior
-    tiny = np.zeros_like(s0, dtype=bool)
-    tiny[:, inner] = s0[:, inner] < 1e-7 * plan.kernel.sum()
-    rows, points = np.nonzero(tiny)
-    if not rows.size:
-        return
-    u = np.arange(-plan.c, plan.k - plan.c) * plan.step
-    kernels = np.stack([plan.kernel, plan.kernel * u, plan.kernel * u * u]).T          # (k, 3)
-    windows_r = np.lib.stride_tricks.sliding_window_view(robust, plan.k, axis=1)     # (B, m − k + 1, k), a view
-    windows_t = np.lib.stride_tricks.sliding_window_view(ry, plan.k, axis=1)
-    for start in range(0, rows.size, 1024):                                         # bounded copies
-        b, i = rows[start:start + 1024], points[start:start + 1024]
-        r_part = windows_r[b, i - plan.c] @ kernels
-        t_part = windows_t[b, i - plan.c] @ kernels[:, :2]
-        for slot in range(3):
-            sums[slot][b, i] = r_part[:, slot]
-        sums[3][b, i], sums[4][b, i] = t_part[:, 0], t_part[:, 1]
+def _direct_fit(y: np.ndarray, robust: np.ndarray, plan: _Plan, tools: "_Tools", rows: np.ndarray,
+                points: np.ndarray) -> np.ndarray:
+    """statsmodels' local-linear fit of the windows of (rows, points), term by term: the weighted mean of x first,
+    then the weighted variance about it (two passes, floored at 1e-12 as statsmodels does):
+    ŷ_i = ȳ + (x_i − x̄)·Σ w (x − x̄) y / Σ w (x − x̄)²."""
+    out = np.empty(rows.size)
+    offsets = np.arange(plan.k, dtype=float)
+    for start in range(0, rows.size, 512):                                          # bounded copies
+        b, i = rows[start:start + 512], points[start:start + 512]
+        left = np.clip(i - plan.c, 0, plan.m - plan.k)
+        window = left[:, None] + np.arange(plan.k)[None, :]
+        weights = tools.window_weights(i)
+        weights *= robust[b[:, None], window]
+        values = y[b[:, None], window]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weights /= weights.sum(axis=1, keepdims=True)
+            centre = weights @ offsets                                              # x̄, in steps from the left end
+            deviation = offsets[None, :] - centre[:, None]
+            weighted = weights * deviation
+            spread = np.maximum(np.einsum("ij,ij->i", weighted, deviation) * plan.step ** 2, 1e-12)
+            slope = np.einsum("ij,ij->i", weighted, values) * plan.step / spread
+            out[start:start + 512] = (np.einsum("ij,ij->i", weights, values)
+                                      + (i - left - centre) * plan.step * slope)
+    return out
 
 
-def _weighted_points(robust: np.ndarray, plan: _Plan) -> np.ndarray:
-    """Points of each window with positive weight (statsmodels' test ``weight > 1e-12``, read on the robustness
-    weights: the tricube weight is positive on the whole window except at distance = radius)."""
+def _weighted_points(robust: np.ndarray, plan: _Plan, tools: "_Tools") -> np.ndarray:
+    """Points of each window whose regression weight, tricube × robustness, exceeds 1e-12 (statsmodels' test
+    ``weights[j] > 1e-12``, on the product: a robustness weight of 1e-9 near the window's edge counts for nothing).
+
+    Counted from the robustness weights alone where that settles the answer: a point with r > 1e-12 / (the smallest
+    positive tricube weight) always counts, one with r ≤ 1e-12 never does. Only windows left in between (fewer than
+    two sure points, at least two possible ones: heavy tails whose robustness iterations zero most of a window) are
+    counted product by product. Counts of 2 and more are exact only as "at least 2", which is all the fit reads."""
     m, k, c = plan.m, plan.k, plan.c
-    positive = robust > 1e-12
-    cum = np.zeros((robust.shape[0], m + 1))
-    np.cumsum(positive, axis=1, out=cum[:, 1:])
     left = np.clip(np.arange(m) - c, 0, m - k)
-    count = cum[:, left + k] - cum[:, left]
-    # at most two window ends have zero tricube weight: only a count below 4 needs the exact look
-    b, i = np.nonzero(count < 4)
-    start, end = left[i], left[i] + k - 1
-    radius = np.maximum(i - start, end - i)
-    count[b, i] -= positive[b, start] * (i - start == radius) + positive[b, end] * ((end - i == radius) & (end != start))
+
+    def in_window(flags: np.ndarray) -> np.ndarray:
+        cum = np.zeros((flags.shape[0], m + 1))
+        np.cumsum(flags, axis=1, out=cum[:, 1:])
+        return cum[:, left + k] - cum[:, left]
+
+    possible = in_window(robust > 1e-12)
+    # the tricube weight is 0 at distance = radius: at most two points of a window, hence the − 2
+    sure = in_window(robust > 1e-12 / tools.least_kernel) - 2
+    count = np.where(sure >= 2, sure, possible)
+    b, i = np.nonzero((sure < 2) & (possible >= 2))
+    for start in range(0, b.size, 1024):                                            # bounded copies
+        rows, points = b[start:start + 1024], i[start:start + 1024]
+        windows = robust[rows[:, None], left[points][:, None] + np.arange(k)[None, :]]
+        count[rows, points] = np.sum(windows * tools.window_weights(points) > 1e-12, axis=1)
     return count
 
 

@@ -2,7 +2,9 @@
 list: the golden files were written by the CLI on main before the move (same arguments as below), then updated
 only where a value was approximate before "exact is exact" (issue 28): the logistic tests on more than 4,096
 distinct scores (no longer snapped to a grid: Adult, synthetic; their grid note is gone) and the smooth ECE, its
-intervals and gaps on groups with at most 2,048 distinct scores (masses at the scores: COMPAS, default)."""
+intervals and gaps on groups with at most 2,048 distinct scores (masses at the scores: COMPAS, default); then the
+smooth ECE's values again when its search returned the end of its bracket nearest the root (issue 34: they moved by
+at most 2.4e-7 on equal cells, 2e-13 at the distinct scores)."""
 from __future__ import annotations
 
 import json

@@ -81,7 +81,7 @@ def test_a_million_row_upload_opens_every_audit_page(page, app_url, tmp_path):
         open_page(page, nav, headline)
         if nav in DRAWS_GROUPS:                                  # legends and axes of its figures (SVG text)
             for name in DRAWS_GROUPS[nav]:
-                expect(page.locator(".js-plotly-plot").get_by_text(name).first).to_be_attached(timeout=60_000)
+                expect(page.locator(".js-plotly-plot").get_by_text(name).first).to_be_attached(timeout=180_000)
         no_traceback(page)
         assert page.get_by_text("Something went wrong").count() == 0, nav
         assert page.get_by_text("large.csv").count() >= 1, nav          # the sidebar's data badge: still the upload

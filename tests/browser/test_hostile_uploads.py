@@ -88,7 +88,7 @@ def _submit(page, path) -> None:
     refused = _alert(page, "Error").filter(has_text="cannot be used as mapped")
     stopped = _alert(page, "Warning").filter(has_text="Nothing was loaded yet")
     crashed = page.locator('[data-testid="stException"]').or_(page.get_by_text("Something went wrong"))
-    loaded.or_(refused).or_(stopped).or_(crashed).first.wait_for(timeout=120_000)
+    loaded.or_(refused).or_(stopped).or_(crashed).first.wait_for()
     wait_for_app(page)
     _no_crash(page)
 

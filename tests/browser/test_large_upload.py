@@ -46,7 +46,7 @@ def upload(page, app_url: str, path: Path) -> float:
     wait_for_app(page)
     page.get_by_text("Upload a file").click()
     page.locator('input[type="file"]').set_input_files(str(path))
-    page.get_by_text(f"{path.name}:").first.wait_for(timeout=120_000)
+    page.get_by_text(f"{path.name}:").first.wait_for()
     wait_for_app(page)
     start = time.perf_counter()
     page.get_by_role("button", name="Use these columns").click()

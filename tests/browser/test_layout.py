@@ -70,7 +70,7 @@ MEASURE = """() => {
 
 @pytest.fixture(scope="module")
 def projector(browser, app_url):
-    page = new_page(browser, VIEWPORT, timeout=120_000)
+    page = new_page(browser, VIEWPORT)
     page.goto(app_url)
     wait_for_app(page)
     page.get_by_text("Now analysing: COMPAS").wait_for()

@@ -70,7 +70,7 @@ def test_every_audit_page_reads_the_uploaded_data(page, app_url, tmp_path):
         wait_for_app(page)
         page.locator(".js-plotly-plot").first.wait_for()
         expect(page.get_by_text("regions.csv").first).to_be_attached()            # the sidebar's data badge
-        expect(page.get_by_text("south").first).to_be_attached(timeout=120_000)   # the uploaded groups are drawn
+        expect(page.get_by_text("south").first).to_be_attached()                   # the uploaded groups are drawn
         no_traceback(page)
 
 

@@ -32,15 +32,17 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="session")
-def app_url():
+def app_url(tmp_path_factory):
     if CHROMIUM is None:
         pytest.skip("Debian chromium is not installed")
     port = _free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    # the server's output to a file: a pipe nobody reads fills up (64 kB) and then blocks the server mid-run
+    log = open(tmp_path_factory.mktemp("app") / "streamlit.log", "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + RUN_TIMEOUT / 1000
@@ -59,6 +61,7 @@ def app_url():
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
 
 
 @pytest.fixture(scope="session")

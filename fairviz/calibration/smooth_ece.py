@@ -13,6 +13,10 @@ from fairviz.calibration.results import SMECE_MIN_SIGMA
 EXACT_POINTS = 8192          # points of the midpoint rule for masses at the distinct scores (the cells': ≤ CELLS)
 DIRECT_POINTS = 2048         # above this many distinct scores the cosine sums are gridded (_cosine_sums_gridded)
 GRID_CELLS = 1 << 16         # that grid's cells (more where the frequencies need them)
+# The precision of σ* (and of the smooth ECE at it, held by tests/calibration/test_smooth_ece_precision.py): masses
+# at the distinct scores, and masses on CELLS equal cells (the resamples above CELLS distinct scores)
+SIGMA_TOL_AT_SCORES = 1e-13
+SIGMA_TOL_CELLS = 1e-7
 
 
 def smooth_ece_from_masses(residual: np.ndarray, n: np.ndarray | float, sigma_min: float = SMECE_MIN_SIGMA,
@@ -57,7 +61,8 @@ def _at_points(points, residual, n, sigma_min, near, iterations) -> tuple[np.nda
         coef = np.concatenate([residual @ np.cos(np.pi * np.outer(points, block))      # bounded memory
                                for block in np.array_split(k, max(1, k.size * points.size // (1 << 20)))], axis=1)
     # σ* to 1e-13: the row path and the engine table sum the same masses in another order, and must agree to 1e-12
-    return _fixed_point(coef, n, sigma_min, near, iterations, max(EXACT_POINTS, k.size), EXACT_POINTS, 1e-13)
+    return _fixed_point(coef, n, sigma_min, near, iterations, max(EXACT_POINTS, k.size), EXACT_POINTS,
+                        SIGMA_TOL_AT_SCORES)
 
 
 def _cosine_sums_gridded(points: np.ndarray, residual: np.ndarray, frequencies: int) -> np.ndarray:
@@ -92,9 +97,11 @@ def _frequencies(sigma: float) -> int:
 
 
 def _fixed_point(coef: np.ndarray, n, sigma_min: float, near: float | None, iterations: int,
-                 m: int, least: int = 256, tol: float = 1e-7) -> tuple[np.ndarray, np.ndarray]:
+                 m: int, least: int = 256, tol: float = SIGMA_TOL_CELLS) -> tuple[np.ndarray, np.ndarray]:
     """σ* = smECE_σ* and smECE_σ* from the cosine coefficients of the residual masses (integrals on ``least`` to
-    ``m`` points; σ* to ``tol``)."""
+    ``m`` points). σ* to ``tol``: the search stops when the bracket is narrower than ``tol`` or when |h| ≤ tol at an
+    end, and returns the end with the smaller |h|; h = smECE_σ − σ falls at least as fast as σ rises (smECE_σ does
+    not rise), so that end lies within ``tol`` of the root."""
     batch = coef.shape[0]
     n = np.broadcast_to(np.asarray(n, dtype=float), (batch,))
     scale = np.maximum(n, 1)[:, None]
@@ -118,6 +125,7 @@ def _fixed_point(coef: np.ndarray, n, sigma_min: float, near: float | None, iter
     h_hi = h(hi)
     at_min = lo <= sigma_min
     h_lo = h(lo) if not at_min.any() else h(lo, ~at_min) + h(lo, at_min)   # finest σ costs most: only if needed
+    f_lo, f_hi = h_lo, h_hi                     # h at the ends as computed (h_lo, h_hi: as Illinois scales them)
     at_floor = h_lo <= 0
     active = ~at_floor & (h_hi < 0)
     for _ in range(iterations):
@@ -130,9 +138,10 @@ def _fixed_point(coef: np.ndarray, n, sigma_min: float, near: float | None, iter
         below = active & ~above
         h_hi = np.where(above, h_hi / 2, np.where(below, h_mid, h_hi))       # Illinois: halve the end kept
         h_lo = np.where(below, h_lo / 2, np.where(above, h_mid, h_lo))
+        f_lo, f_hi = np.where(above, h_mid, f_lo), np.where(below, h_mid, f_hi)
         lo, hi = np.where(above, mid, lo), np.where(below, mid, hi)
-        active &= (hi - lo > 10 * tol * hi) & (np.abs(h_mid) > tol)
-    sigma = np.where(at_floor, sigma_min, np.where(np.abs(h_lo) <= np.abs(h_hi), lo, hi))
+        active &= (hi - lo > tol) & (np.abs(h_mid) > tol)
+    sigma = np.where(at_floor, sigma_min, np.where(np.abs(f_lo) <= np.abs(f_hi), lo, hi))
     return _smece_at(coef, scale, sigma, m, least), sigma
 
 

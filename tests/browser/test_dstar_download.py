@@ -27,7 +27,7 @@ def test_dstar_with_the_files_columns_after_a_reduced_upload(page, app_url, tmp_
     open_page(page, nav, AUDIT_PAGES[nav])
     page.get_by_role("tab", name="Diagnostic set D*").click()
     wait_for_app(page)
-    with page.expect_download(timeout=60_000) as download:
+    with page.expect_download(timeout=180_000) as download:
         page.get_by_role("button", name="Download D* with every column of the file").click()
     got = pd.read_csv(download.value.path())
     no_traceback(page)

@@ -7,7 +7,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import no_traceback, wait_for_app
+from .conftest import choose, no_traceback, wait_for_app
 
 pytestmark = pytest.mark.slow             # ("browser" comes from tests/conftest.py, by folder)
 
@@ -46,9 +46,7 @@ def test_model_warnings_follow_the_data_set(page, app_url):
     caveats.first.locator("summary").click()                        # the caveats are folded after the first chart
     page.get_by_text("the label is gender or depends on it").wait_for()          # GECO opens first
     page.get_by_text("Default-class asymmetry").wait_for()
-    page.get_by_label("Data set and model").click()
-    page.get_by_role("option", name="COMPAS as text").first.click()
-    wait_for_app(page)
+    choose(page, page.get_by_label("Data set and model"), "COMPAS as text", exact=False)
     page.get_by_text("The model itself uses gender").wait_for()
     twin_tab = page.get_by_role("tab", name="Twin pair")
     expect(twin_tab).to_have_count(1)        # the previous data set's tabs are gone once the rerun ends
@@ -74,9 +72,7 @@ def test_compute_now_on_an_uploaded_file(page, app_url, tmp_path):
     _open_page(page, app_url)
     page.get_by_text("Compute now").click()
     wait_for_app(page)
-    page.get_by_label("Data", exact=True).click()
-    page.get_by_role("option", name="Upload a CSV (text, label, group)").click()
-    wait_for_app(page)
+    choose(page, page.get_by_label("Data", exact=True), "Upload a CSV (text, label, group)")
 
     broken = tmp_path / "one_group.csv"
     _twins_csv(broken, one_group=True)

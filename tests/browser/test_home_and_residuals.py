@@ -6,10 +6,9 @@ from urllib.parse import urlparse
 
 import numpy as np
 import pandas as pd
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-from .conftest import no_traceback, wait_for_app
+from .conftest import choose, no_traceback, wait_for_app
 
 
 def _upload(page, path) -> None:
@@ -71,7 +70,7 @@ def test_every_audit_page_reads_the_uploaded_data(page, app_url, tmp_path):
         wait_for_app(page)
         page.locator(".js-plotly-plot").first.wait_for()
         expect(page.get_by_text("regions.csv").first).to_be_attached()            # the sidebar's data badge
-        expect(page.get_by_text("south").first).to_be_attached(timeout=120_000)   # the uploaded groups are drawn
+        expect(page.get_by_text("south").first).to_be_attached()                   # the uploaded groups are drawn
         no_traceback(page)
 
 
@@ -102,27 +101,13 @@ def _frame(page) -> tuple[str, str, bool]:
     return attribute, threshold, sidebar.get_by_role("radio", name="Positive prediction (score ≥ τ)").is_checked()
 
 
-def _choose(page, selectbox, option: str) -> None:
-    """Open ``selectbox`` and pick ``option``. A rerun that lands just after the click (the first view writing its
-    address, on a loaded machine) redraws the sidebar and closes the list: open it again then."""
-    for _ in range(5):
-        selectbox.click()
-        try:
-            page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
-            return
-        except PlaywrightTimeout:
-            wait_for_app(page)
-    raise AssertionError(f"the option {option!r} never showed")
-
-
 def test_the_frames_choices_survive_page_switches(page, app_url):
     """Attribute, τ and benefit are drawn once by the app's frame: set on Home, they hold on the audit pages, through
     a page without the frame (Lorenz), and back on Home."""
     page.goto(app_url)
     wait_for_app(page)
     sidebar = page.get_by_test_id("stSidebar")
-    _choose(page, sidebar.get_by_test_id("stSelectbox").first, "sex")
-    wait_for_app(page)
+    choose(page, sidebar.get_by_test_id("stSelectbox").first.locator("input").first, "sex")
     thumb = sidebar.get_by_role("slider").first
     thumb.focus()
     for _ in range(3):                                   # 0.40 → 0.43, one step a key press

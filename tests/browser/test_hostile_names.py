@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .conftest import no_traceback, wait_for_app
+from .conftest import no_traceback, wait_for_app, wait_for_charts
 
 pytestmark = pytest.mark.slow             # ("browser" comes from tests/conftest.py, by folder)
 
@@ -88,6 +88,5 @@ def test_hostile_group_names_never_become_links_images_or_requests(page, app_url
         tabs = page.locator('[data-testid="stTabs"]').first.get_by_role("tab")
         for index in range(1, tabs.count()):                          # lazy tabs: each one draws on its click
             tabs.nth(index).click()
-            wait_for_app(page)
-            page.wait_for_timeout(300)
+            wait_for_charts(page)
             _check(page, f"{name}, tab {index}", requests)

@@ -11,7 +11,7 @@ import pytest
 
 from tests.hostile.corpus import AUDIT, Case, cases
 
-from .conftest import no_traceback, wait_for_app
+from .conftest import new_page, no_traceback, wait_for_app
 
 pytestmark = pytest.mark.slow             # ("browser" comes from tests/conftest.py, by folder)
 
@@ -45,15 +45,13 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def home(browser, app_url):
     """One page for the whole subset: each file is uploaded over the previous one."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(90_000)
+    page = new_page(browser, {"width": 1400, "height": 1000})
     page.goto(app_url)
     wait_for_app(page)
     page.get_by_text("Upload a file").click()
     wait_for_app(page)
     yield page
-    context.close()
+    page.context.close()
 
 
 def _expected(case: Case) -> str:
@@ -90,7 +88,7 @@ def _submit(page, path) -> None:
     refused = _alert(page, "Error").filter(has_text="cannot be used as mapped")
     stopped = _alert(page, "Warning").filter(has_text="Nothing was loaded yet")
     crashed = page.locator('[data-testid="stException"]').or_(page.get_by_text("Something went wrong"))
-    loaded.or_(refused).or_(stopped).or_(crashed).first.wait_for(timeout=120_000)
+    loaded.or_(refused).or_(stopped).or_(crashed).first.wait_for()
     wait_for_app(page)
     _no_crash(page)
 
@@ -122,7 +120,7 @@ def test_hostile_upload_shows_its_message_or_audits(home, corpus, name):
     home.get_by_text(re.compile(rf"Now analysing: {re.escape(name)}")).wait_for()
     if case.groups is not None:                         # the audited groups, as typed, in the score chart
         try:                                            # Plotly redraws after the run: wait for this file's legend
-            home.wait_for_function(SHOWS_GROUPS, arg=list(case.groups), timeout=30_000)
+            home.wait_for_function(SHOWS_GROUPS, arg=list(case.groups))
         except Exception:                               # playwright's TimeoutError
             pass                                        # the assertion below shows what is drawn instead
         assert sorted(home.evaluate(CHART_GROUPS)) == sorted(case.groups)

@@ -46,7 +46,7 @@ def upload(page, app_url: str, path: Path) -> float:
     wait_for_app(page)
     page.get_by_text("Upload a file").click()
     page.locator('input[type="file"]').set_input_files(str(path))
-    page.get_by_text(f"{path.name}:").first.wait_for(timeout=120_000)
+    page.get_by_text(f"{path.name}:").first.wait_for()
     wait_for_app(page)
     start = time.perf_counter()
     page.get_by_role("button", name="Use these columns").click()
@@ -81,7 +81,7 @@ def test_a_million_row_upload_opens_every_audit_page(page, app_url, tmp_path):
         open_page(page, nav, headline)
         if nav in DRAWS_GROUPS:                                  # legends and axes of its figures (SVG text)
             for name in DRAWS_GROUPS[nav]:
-                expect(page.locator(".js-plotly-plot").get_by_text(name).first).to_be_attached(timeout=60_000)
+                expect(page.locator(".js-plotly-plot").get_by_text(name).first).to_be_attached(timeout=180_000)
         no_traceback(page)
         assert page.get_by_text("Something went wrong").count() == 0, nav
         assert page.get_by_text("large.csv").count() >= 1, nav          # the sidebar's data badge: still the upload

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import no_traceback, wait_for_app
+from .conftest import new_page, no_traceback, wait_for_app, wait_for_charts
 
 pytestmark = pytest.mark.slow             # ("browser" comes from tests/conftest.py, by folder)
 
@@ -70,14 +70,12 @@ MEASURE = """() => {
 
 @pytest.fixture(scope="module")
 def projector(browser, app_url):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(120_000)
+    page = new_page(browser, VIEWPORT)
     page.goto(app_url)
     wait_for_app(page)
     page.get_by_text("Now analysing: COMPAS").wait_for()
     yield page
-    context.close()
+    page.context.close()
 
 
 def _open(page, name: str) -> dict:
@@ -85,8 +83,7 @@ def _open(page, name: str) -> dict:
         page.get_by_test_id("stSidebarNavItems").get_by_role("link", name=name, exact=True).click()
         wait_for_app(page)
     page.locator(".js-plotly-plot").first.wait_for()
-    wait_for_app(page)
-    page.wait_for_timeout(500)                                  # Plotly lays out after the element is attached
+    wait_for_charts(page)                                       # Plotly lays out after the element is attached
     no_traceback(page)
     return page.evaluate(MEASURE)
 
@@ -118,8 +115,7 @@ def test_page_fits_a_projector(projector, name):
     for index in range(1, tabs.count()):               # every tab of the page's first tab row, as a click opens it
         label = tabs.nth(index).inner_text()
         tabs.nth(index).click()
-        wait_for_app(projector)
-        projector.wait_for_timeout(500)
+        wait_for_charts(projector)
         _fits(projector.evaluate(MEASURE), f"{name}, tab {label!r}", label)
     if tabs.count() > 1:
         tabs.nth(0).click()                             # the next page opens as a presenter left this one

@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .conftest import no_traceback, wait_for_app
+from .conftest import choose, no_traceback, wait_for_app
 
 pytestmark = pytest.mark.slow             # ("browser" comes from tests/conftest.py, by folder)
 
@@ -41,8 +40,7 @@ def test_shipped_tabs_then_an_uploaded_file(page, app_url, tmp_path):
 
     page.get_by_text("Compute now").click()
     wait_for_app(page)
-    _choose(page, "Data", "Upload a CSV (text, label, group)")
-    wait_for_app(page)
+    choose(page, page.get_by_label("Data", exact=True), "Upload a CSV (text, label, group)", exact=False)
     broken = tmp_path / "one_group.csv"
     _csv(broken, 20, one_group=True)
     page.locator('input[type="file"]').first.set_input_files(str(broken))
@@ -61,16 +59,3 @@ def test_shipped_tabs_then_an_uploaded_file(page, app_url, tmp_path):
     caveats.first.locator("summary").click()                        # the caveats are folded after the first chart
     page.get_by_text("knee-region rows in the pool: all are probed").wait_for()       # 150 asked, fewer there
     no_traceback(page)
-
-
-def _choose(page, label: str, option: str, attempts: int = 3) -> None:
-    """Open a selectbox and pick an option; a rerun that lands between the two closes the list, so try again."""
-    for attempt in range(attempts):
-        page.get_by_label(label, exact=True).click()
-        try:
-            page.get_by_role("option", name=option).click(timeout=15_000)
-            return
-        except PlaywrightTimeout:
-            if attempt == attempts - 1:
-                raise
-            wait_for_app(page)

@@ -39,7 +39,7 @@ def test_upload_and_train_a_tiny_model(page, app_url, tmp_path):
         box.press("Enter")
         wait_for_app(page)
     page.get_by_role("button", name="Run", exact=True).click()
-    page.get_by_text("Realism: a classifier tells real from synthetic rows").wait_for(timeout=120_000)
+    page.get_by_text("Realism: a classifier tells real from synthetic rows").wait_for()
     wait_for_app(page)
     page.get_by_role("tab", name="Fairness (Table 3.4)").click()
     page.get_by_test_id("stTabs").get_by_text("Accuracy on the real hold-out").wait_for()

@@ -17,8 +17,8 @@ def test_wide_parquet_upload_is_mapped_from_a_preview_and_read_column_pruned(pag
     wait_for_app(page)
     page.get_by_text("Upload a file").click()
     page.locator('input[type="file"]').set_input_files(str(path))
-    page.get_by_text("wide.parquet: 2,000,000 rows × 103 columns").wait_for(timeout=60_000)
+    page.get_by_text("wide.parquet: 2,000,000 rows × 103 columns").wait_for(timeout=180_000)
     page.get_by_role("button", name="Use these columns").click()
-    page.get_by_text("Now analysing: wide.parquet").wait_for(timeout=120_000)     # all 103 columns: refused
+    page.get_by_text("Now analysing: wide.parquet").wait_for(timeout=180_000)     # all 103 columns: refused
     wait_for_app(page)
     no_traceback(page)

@@ -90,7 +90,7 @@ def differences(golden, actual, path: str = "$") -> Iterator[tuple[str, object, 
         if len(golden) != len(actual):
             yield f"{path} (length)", len(golden), len(actual)
         for k, (mine, theirs) in enumerate(zip(golden, actual)):
-            yield from differences(mine, theirs, f"{path}[{k}]")
+            yield from differences(mine, theirs, f"{path}[{k}{_name(mine)}]")
     elif _numeric(golden) and _numeric(actual):
         if not close(float(golden), float(actual)):
             yield path, golden, actual
@@ -99,6 +99,14 @@ def differences(golden, actual, path: str = "$") -> Iterator[tuple[str, object, 
             yield f"{path} {where}", mine, theirs
     elif golden != actual or type(golden) is not type(actual):
         yield path, golden, actual
+
+
+def _name(element) -> str:
+    """A display element's type and label in its path (' metric "OFI"'), so a page's difference says where it is."""
+    if not isinstance(element, dict) or not isinstance(element.get("type"), str):
+        return ""
+    label = element.get("label")
+    return f" {element['type']}" + (f" {label[:40]!r}" if isinstance(label, str) and label else "")
 
 
 def _numeric(value) -> bool:

@@ -1,6 +1,7 @@
 """Every page of the app on the bundled default sample (COMPAS), as Streamlit's AppTest displays it: each element's
 type and content in display order (texts, widget labels and values, tables' columns and values, charts' figure
-JSON), every tab of the audit pages opened in turn (they run only their open tab)."""
+JSON), every tab of the audit pages opened in turn (they run only their open tab); then Home and the audit pages on
+the bundled regression and multiclass samples (the task forks a refactor folds together)."""
 from __future__ import annotations
 
 import json
@@ -17,26 +18,38 @@ from tests.goldens import normalise
 PAGES = ("home", "residuals", "calibration", "parity", "significance", "slices", "thresholds", "knee_probing",
          "reweighting", "simulator", "synthetic_data", "explanations", "forecast_fairness", "lorenz",
          "conditions_reference")
+AUDIT_PAGES = ("home", "residuals", "calibration", "parity", "significance", "slices")
+TASK_SAMPLES = ("adult_hours", "adult_marital")          # regression, multiclass (assets/samples.json)
 TAB_KEYS = {"residuals": "rdf_tab", "calibration": "cal_tab", "parity": "parity_tab", "significance": "match_tab"}
 DROPPED = {"id", "page_script_hash", "url", "deferred_file_id", "form_id"}
 WIDGET_ID = re.compile(r"\$\$ID-[0-9a-f]+-")
 
 
 def views() -> dict[str, dict]:
-    """{view name: its display list}: each page as it opens, then each other tab of an audit page."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    """{view name: its display list}: each page as it opens, then each other tab of an audit page; then the same
+    for the audit pages on each task's sample ('adult_hours · residuals · Groups')."""
+    shown = _walk(AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run(), PAGES, "")
+    for sample in TASK_SAMPLES:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+        at.selectbox(key="sample_choice").set_value(sample).run()
+        shown.update(_walk(at, AUDIT_PAGES, f"{sample} · "))
+    return shown
+
+
+def _walk(at: AppTest, names: tuple[str, ...], prefix: str) -> dict[str, dict]:
     shown = {}
-    for page in PAGES:
+    for page in names:
         if page != "home":
             at.switch_page(f"app_pages/{page}.py").run()
-        shown[page] = display(at)
+        shown[prefix + page] = display(at)
         if page in TAB_KEYS:
             labels = [tab.label for tab in at.tabs]
             for label in labels[1:]:
                 at.session_state[TAB_KEYS[page]] = label
                 at.run()
-                shown[f"{page} · {label}"] = display(at)
-            at.session_state[TAB_KEYS[page]] = labels[0]
+                shown[f"{prefix}{page} · {label}"] = display(at)
+            if labels:
+                at.session_state[TAB_KEYS[page]] = labels[0]
     return shown
 
 

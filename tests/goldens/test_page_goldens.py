@@ -1,6 +1,6 @@
-"""Golden display lists of every page of the app on the bundled default sample (COMPAS), read through Streamlit's
-AppTest, every tab of the audit pages opened in turn; compared with tests/goldens/data/pages/ number for number
-(tests/goldens/README.md).
+"""Golden display lists of every page of the app on the bundled default sample (COMPAS), and of Home and the audit
+pages on the bundled regression and multiclass samples, read through Streamlit's AppTest, every tab of the audit
+pages opened in turn; compared with tests/goldens/data/pages/ number for number (tests/goldens/README.md).
 
 Normalised away before comparing (tests/goldens/normalise.py, VOLATILE):
 - widget ids ('$$ID-<hash>-key' and the 'id' fields), page-script hashes, media URLs and deferred file ids (download

@@ -72,11 +72,8 @@ def _proto(proto, kind: str) -> dict:
     fields = _clean(MessageToDict(proto, preserving_proto_field_name=True))
     if kind == "plotly_chart" and "spec" in fields:
         fields["spec"] = normalise.figure(json.loads(proto.spec))
-    if "arrow_data" in fields:
+    if "arrow_data" in fields:                 # st.dataframe and st.table
         fields["arrow_data"] = _arrow(proto.arrow_data)
-    if "data" in fields and kind in ("arrow_data_frame", "arrow_table", "table", "dataframe") and \
-            hasattr(proto, "data") and isinstance(proto.data, bytes):
-        fields["data"] = _table(proto.data)
     return fields
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fairviz.core.markup import plot_text
+from fairviz.core.theme import TEMPLATE
 from fairviz.slices.analysis import SliceResult
 
 MAX_TILES = 400         # the largest slices drawn; the table keeps every one
@@ -33,5 +34,5 @@ def treemap(result: SliceResult, metric_title: str):
                                   hovertext=hover, hoverinfo="text",
                                   marker=dict(colors=colour, colorscale="RdBu_r", cmin=-bound, cmid=0, cmax=bound,
                                               colorbar=dict(title=f"{metric_title} − rest"))))
-    figure.update_layout(margin=dict(l=10, r=10, t=30, b=10), height=520)
+    figure.update_layout(template=TEMPLATE, margin=dict(l=10, r=10, t=30, b=10), height=520)
     return figure

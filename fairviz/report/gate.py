@@ -106,4 +106,3 @@ def junit_xml(findings: FindingsAudit | AttributesSummary | None, failures=()) -
         ET.SubElement(case, "skipped", message=small_group_text(s, findings.params.min_group_size).plain())
     ET.indent(suite)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
-

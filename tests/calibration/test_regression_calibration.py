@@ -26,14 +26,19 @@ def planted(seed: int = 0, n: int = 900, shift: float = 0.0, tilt: float = 0.0):
     return y, y_hat, codes
 
 
+def _ols(y, y_hat, covariance: str):
+    """statsmodels' Mincer–Zarnowitz regression y ~ 1 + ŷ with the covariance fairviz is asked for."""
+    return sm.OLS(y, sm.add_constant(y_hat)).fit(
+        **({} if covariance == "classical" else {"cov_type": "HC1", "use_t": True}))
+
+
 def test_mincer_zarnowitz_matches_statsmodels_ols_and_f_test():
     y, y_hat, codes = planted(1, shift=1.0, tilt=-0.1)
     for covariance in ("classical", "HC1"):
         result = regression_calibration(y, y_hat, codes, NAMES, params=RegressionParams(covariance=covariance))
         for k, name in enumerate(NAMES):
             m = codes == k
-            fit = sm.OLS(y[m], sm.add_constant(y_hat[m])).fit(
-                **({} if covariance == "classical" else {"cov_type": "HC1", "use_t": True}))
+            fit = _ols(y[m], y_hat[m], covariance)
             mz = result.group(name).mz
             assert mz.intercept.estimate == pytest.approx(fit.params[0], abs=1e-10)
             assert mz.slope.estimate == pytest.approx(fit.params[1], abs=1e-10)
@@ -81,8 +86,7 @@ def test_mincer_zarnowitz_and_group_tests_hold_their_relative_precision_on_large
         result = regression_calibration(y, y_hat, codes, NAMES, params=RegressionParams(covariance=covariance))
         for k, name in enumerate(NAMES):
             m = codes == k
-            fit = sm.OLS(y[m], sm.add_constant(y_hat[m])).fit(
-                **({} if covariance == "classical" else {"cov_type": "HC1", "use_t": True}))
+            fit = _ols(y[m], y_hat[m], covariance)
             mz = result.group(name).mz
             joint = fit.f_test((np.eye(2), np.array([0.0, 1.0])))
             slope_test = fit.t_test((np.array([[0.0, 1.0]]), np.array([1.0])))

@@ -25,7 +25,7 @@ from fairviz.data.roles import (
     looks_like_model_name,
     numeric_columns,
 )
-from fairviz.data.tasks import MAX_CLASSES, TASK_TITLES, TASKS
+from fairviz.data.task_validation import MAX_CLASSES, TASK_TITLES, TASKS
 from fairviz.data.scales import SCALE_TITLES, SCALES, guess_scale, unambiguous
 from app_pages import _ui, _upload
 

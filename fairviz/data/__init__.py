@@ -35,7 +35,7 @@ from fairviz.data.roles import (
     label_values,
     quantile_level,
 )
-from fairviz.data.tasks import TASK_TITLES, TASKS
+from fairviz.data.task_validation import TASK_TITLES, TASKS
 from fairviz.data.validation import MIN_GROUP_SIZE, build_predictions, load_predictions
 
 __all__ = [

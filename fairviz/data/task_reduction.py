@@ -29,7 +29,7 @@ import pandas as pd
 from fairviz.data.dialects import DUCKDB, Dialect
 from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reduction import RESAMPLED, SufficientStats, count_column
-from fairviz.data.tasks import SUM_TOLERANCE
+from fairviz.data.task_validation import SUM_TOLERANCE
 
 REGRESSION_CELLS = 100_000   # cells of each column's [min, max] (regression): measured in docs/engines.md
 CLASS_CELLS = 300            # cells of [0, 1] per class probability (multiclass): width 1/300, ECE edges kept

@@ -28,7 +28,7 @@ from fairviz.data.cleaning import (
 from fairviz.data.model import ColumnMapping, DataError, Predictions, plain_value
 from fairviz.data.checks import confirm_direction
 from fairviz.data.reading import read_table
-from fairviz.data.tasks import TASKS, build_task_predictions
+from fairviz.data.task_validation import TASKS, build_task_predictions
 from fairviz.data.scales import SCALE_TITLES, guess_scale, oriented, to_probability
 from fairviz.data.roles import TRUE_WORDS, guess_mapping, guess_positive_label, label_values
 

@@ -1,12 +1,12 @@
-"""What every audit section takes (``AuditParams``) and what it is (``Section``: run, to_dict, display)."""
+"""What every audit section takes (``AuditParams``); what a section is lives in ``fairviz.core.checks``."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from fairviz.calibration import CalibrationParams
+from fairviz.core.checks import Section  # noqa: F401  (the sections' type, re-exported)
 from fairviz.core.focus import Focus
-from fairviz.data import Predictions
 from fairviz.findings import FindingsParams, OutcomeWords
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.analysis import MatchParams
@@ -34,25 +34,3 @@ class AuditParams:
         """Which pair the sections' readings name first: the reference against ``focus``, never a group under the
         Summary's size floor."""
         return Focus(self.findings.reference, self.findings.min_group_size, self.focus)
-
-
-@dataclass(frozen=True)
-class Section:
-    """One analysis in the audit: ``run`` computes its result; ``to_dict`` gives its JSON keys and ``display`` its
-    display list (``fairviz.core.display``), which the page, the HTML report and the terminal all render.
-    ``to_html`` is the older renderer of a section not yet moved to ``display`` (None once it has)."""
-    name: str
-    run: Callable[[Predictions, AuditParams], Any]
-    to_dict: Callable[[Predictions, Any, AuditParams], dict]
-    to_html: Callable[[Predictions, Any, dict], list[tuple[str, str]]] | None = None
-    title: str = ""
-    # True: reads weighted data (the engine's table) as is; "binned": only when the table is binned (in exact mode
-    # the section gets rows, so that its numbers equal the row-level ones bit for bit); False: always rows
-    weighted: bool | str = False
-    display: Callable[[Predictions, Any, AuditParams], list] | None = None
-
-    def given(self, pred: Predictions) -> Predictions:
-        """What this section reads: the weighted table, or one entry per row."""
-        if self.weighted is True or (self.weighted == "binned" and pred.resolution > 0):
-            return pred
-        return pred.rows()

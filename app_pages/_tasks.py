@@ -11,10 +11,10 @@ import streamlit as st
 
 from app_pages import _render, _ui
 from app_pages._compare import compare_view
-from fairviz.calibration.multiclass import MulticlassParams
-from fairviz.calibration.multiclass import analyse_multiclass as multiclass_calibration
-from fairviz.calibration.regression import RegressionParams
-from fairviz.calibration.regression import analyse_regression as regression_calibration
+from fairviz.calibration.top_label_ece import MulticlassParams
+from fairviz.calibration.top_label_ece import analyse_multiclass as multiclass_calibration
+from fairviz.calibration.mincer_zarnowitz import RegressionParams
+from fairviz.calibration.mincer_zarnowitz import analyse_regression as regression_calibration
 from fairviz.core.focus import Focus
 from fairviz.core.markup import md
 from fairviz.data import DataError

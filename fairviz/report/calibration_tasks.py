@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fairviz.calibration import task_figures as figures
-from fairviz.calibration import task_readings as readings
-from fairviz.calibration.multiclass import MulticlassCalibration
-from fairviz.calibration.regression import RegressionCalibration
+from fairviz.calibration import figures, readings
+from fairviz.calibration.mincer_zarnowitz import RegressionCalibration
+from fairviz.calibration.top_label_ece import MulticlassCalibration
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.focus import Focus
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
@@ -54,7 +53,7 @@ def regression_display(result: RegressionCalibration, target: str = "target", fo
     """Notes, headline numbers, the group comparison, then binned means, Mincer–Zarnowitz and coverage groups."""
     ident = ("cal.regression", *ident, result.attribute, result.params)
     alpha = result.params.alpha
-    worst = readings.worst_regression_group(result, focus)
+    worst = readings.worst_mz_group(result, focus)
     line = result.same_line
     overall = result.overall.mz
     metrics = Metrics((
@@ -71,7 +70,7 @@ def regression_display(result: RegressionCalibration, target: str = "target", fo
                help="Nested F test: one intercept and slope for every group against one per group."),
     ))
     items: list[Item] = [*[text("{note}", "note", note=n) for n in result.notes], metrics,
-                         readings.regression_difference(result)]
+                         readings.mean_calibration_difference(result)]
     items.append(Group("Calibration in the mean: binned means", (
         Figure(lambda: figures.binned_means_figure(result, target), key=("binned", *ident, target)),
         text("**Reading.** Each point is one bin of the prediction: its mean prediction against the mean {target} of "
@@ -83,7 +82,7 @@ def regression_display(result: RegressionCalibration, target: str = "target", fo
     items.append(Group("Mincer–Zarnowitz regression", (
         Figure(lambda: figures.mincer_zarnowitz_figure(result), key=("mz", *ident)),
         _mz_table(result),
-        *[readings.regression_group_verdict(g, target, alpha, focus) for g in result.groups],
+        *[readings.mz_group_verdict(g, target, alpha, focus) for g in result.groups],
         text("Model (Mincer & Zarnowitz 1969): {target} = a + b·ŷ + e, fitted by least squares in each group. "
              "Calibrated in the mean means a = 0 and b = 1; the F test checks both together (Wald, {cov} covariance). "
              "'p a' tests a = 0 and 'p b' tests b = 1. Groups with fewer than {min_rows} rows or a single prediction "
@@ -134,7 +133,7 @@ def multiclass_display(result: MulticlassCalibration, focus: Focus = Focus(), id
     calibration errors with gaps, and the reliability tables (collapsed)."""
     ident = ("cal.multiclass", *ident, result.attribute, result.params)
     alpha = result.params.alpha
-    worst = readings.worst_multiclass_group(result, focus)
+    worst = readings.worst_top_label_group(result, focus)
     overall = result.overall
     metrics = [Metric(text("Top-label ECE, all rows"), fmt(overall.top_ece),
                       help=f"95% CI {fmt_interval(overall.top_ece_ci)}; accuracy {overall.accuracy:.3f}, mean "
@@ -149,15 +148,15 @@ def multiclass_display(result: MulticlassCalibration, focus: Focus = Focus(), id
                               help=f"Mean of the classes' one-vs-rest ECEs; 95% CI "
                                    f"{fmt_interval(overall.classwise_ece_ci)}"))
     items: list[Item] = [*[text("{note}", "note", note=n) for n in result.notes], Metrics(tuple(metrics)),
-                         readings.flagged_groups(result, focus)]
+                         readings.top_label_flagged_groups(result, focus)]
     pair = focus.pair({g.name: g.n for g in result.groups})
     if pair is not None:
         first = next((d for d in result.gaps if {d.group, d.reference} == set(pair)), None)
         if first is not None:
-            items.append(readings.gap_words(first, result, focus))
+            items.append(readings.ece_gap_words(first, result, focus))
     items.append(Group("Top-label reliability", (
         Figure(lambda: figures.top_label_figure(result), key=("top", *ident)),
-        *[readings.multiclass_group_verdict(g, alpha, focus) for g in result.groups],
+        *[readings.top_label_group_verdict(g, alpha, focus) for g in result.groups],
         text("**Reading.** Each point is one bin of the confidence (the highest class probability): its mean "
              "confidence against the share of rows whose predicted class is right, with a 95% interval. Below the "
              "diagonal the model is over-confident.", "plain"),
@@ -168,9 +167,9 @@ def multiclass_display(result: MulticlassCalibration, focus: Focus = Focus(), id
             _class_table(result),
         ), key="mc_classes"))
     items.append(Group("Multiclass calibration error", (
-        Figure(lambda: figures.multiclass_errors_figure(result), key=("errors", *ident)),
+        Figure(lambda: figures.top_label_errors_figure(result), key=("errors", *ident)),
         _group_table(result),
-        *((_gap_table(result), Bullets(tuple(readings.gap_words(d, result, focus) for d in result.gaps)))
+        *((_gap_table(result), Bullets(tuple(readings.ece_gap_words(d, result, focus) for d in result.gaps)))
           if result.gaps else ()),
         text("Top-label ECE (Guo et al. 2017) and class-wise ECE (Kull et al. 2019: the mean over classes of each "
              "class's one-vs-rest ECE), {bins} equal-width bins. Intervals: percentile bootstrap of {resamples} row "

@@ -18,8 +18,9 @@ from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
 from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
+from fairviz.calibration import display as calibration
 from fairviz.compare import CompareParams
-from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
+from fairviz.report import compare, explain, findings as summary_section, parity, residuals, sample_size
 from fairviz.report import tasks
 from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section

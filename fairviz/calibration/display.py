@@ -1,5 +1,6 @@
 """The calibration section of the audit ([2]): its JSON (``calibration``, ``calibration_details``) and its display
-list, which the page, the HTML report and the terminal all render.
+list, which the page, the HTML report and the terminal all render. The audit settings (``options``) are passed in,
+never imported: this module sits below the report.
 
 Every table here is the result's records (``CalibrationAudit.group_rows`` and friends) with column formats and
 headings; the JSON is the same records under its keys. The page picks the parts it draws in its tabs (``*_group``
@@ -10,20 +11,16 @@ from __future__ import annotations
 
 import pandas as pd
 
-from fairviz.calibration import (
-    CalibrationAudit,
-    FeatureResiduals,
-    RecalibrationResult,
-    ResidualModel,
-    analyse,
-    figures,
-    readings,
-)
+from fairviz.calibration import figures, readings
+from fairviz.calibration.analysis import analyse
+from fairviz.calibration.feature_residuals import FeatureResiduals, ResidualModel
+from fairviz.calibration.recalibration import RecalibrationResult
+from fairviz.calibration.results import CalibrationAudit
+from fairviz.core.checks import Section
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.focus import Focus
 from fairviz.core.wording import fmt, fmt_interval, fmt_p, significance_words
 from fairviz.data import Predictions
-from fairviz.report.options import AuditParams, Section
 
 # the keys of ``calibration.<group>`` (the issue's list) and of ``calibration_details.groups.<group>``, in order
 SUMMARY_KEYS = ("ece", "smooth_ece", "intercept", "intercept_p", "slope", "slope_p", "lr_p_value")
@@ -131,7 +128,7 @@ def _table(rows: list[dict], key: str, columns: dict, title=None) -> Table:
 
 # ------------------------------------------------------------------------------------------------ display
 
-def display(pred: Predictions, cal: CalibrationAudit, params: AuditParams | None = None) -> list[Item]:
+def display(pred: Predictions, cal: CalibrationAudit, params=None) -> list[Item]:
     """The section in reading order: notes, headline numbers, the group-difference finding, then one group per
     part (reliability, bins, tests, errors, performance) that the page draws in its tabs. The bins are a top-level
     collapsed group: the terminal leaves out collapsed groups at the top level only."""
@@ -300,7 +297,7 @@ def residual_model_items(model: ResidualModel) -> list[Item]:
     return [table, metrics, readings.residual_model_verdict(model), *[text("{note}", "note", note=n) for n in model.notes]]
 
 
-def _run(pred: Predictions, options: AuditParams) -> CalibrationAudit:
+def _run(pred: Predictions, options) -> CalibrationAudit:
     return analyse(pred, options.attribute, options.calibration, progress=options.progress)
 
 

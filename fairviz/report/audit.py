@@ -29,8 +29,8 @@ from fairviz.report.render import to_html, to_terminal
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
 SECTIONS_BY_TASK: dict[str, list[Section]] = {
     "binary": SECTIONS,
-    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, tasks.REGRESSION_CALIBRATION],
-    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, tasks.MULTICLASS_CALIBRATION, tasks.PER_CLASS],
+    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, calibration.REGRESSION_CALIBRATION],
+    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, calibration.MULTICLASS_CALIBRATION, calibration.PER_CLASS],
 }
 log = logging.getLogger("fairviz.audit")
 

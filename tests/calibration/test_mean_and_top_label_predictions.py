@@ -13,11 +13,16 @@ from fairviz.calibration import (
     multiclass_calibration,
     regression_calibration,
 )
+from fairviz.calibration.display import CHECK
 from fairviz.data import ColumnMapping, DataError, build_predictions
-from fairviz.report.calibration_tasks import display
 from fairviz.report.render import to_terminal
 
 CLASSES = np.array(["cat", "dog", "bird"])
+
+
+def display(pred, result):
+    """The display list of the calibration check's method for the task of ``pred``."""
+    return CHECK.section(pred.task).display(pred, result, None)
 
 
 @pytest.fixture(scope="module")

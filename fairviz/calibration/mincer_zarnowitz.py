@@ -30,7 +30,7 @@ from fairviz.calibration.entries import weighted_mean as _mean
 from fairviz.calibration.interval_coverage import Coverage, central_bands, coverage, equal_coverage_p
 from fairviz.core.stats import benjamini_hochberg
 from fairviz.data import DataError
-from fairviz.data.tasks import BINARY, spec_of
+from fairviz.data.tasks import spec_of
 
 OVERALL = "overall"
 COVARIANCES = ("classical", "HC1")
@@ -201,7 +201,7 @@ def analyse_regression(pred, attribute: str | None = None, params: RegressionPar
                        quantiles=None, quantile_levels: Sequence[float] = ()) -> RegressionCalibration:
     """``regression_calibration`` of ``Predictions`` with a numeric target (``pred.y`` the target, ``pred.score``
     ŷ)."""
-    spec = spec_of(getattr(pred, "task", BINARY.name))
+    spec = spec_of(pred)
     if not spec.numeric_target:
         raise DataError(f"Calibration in the mean needs a numeric target; these predictions are {spec.title}.")
     view = pred.groups(attribute)

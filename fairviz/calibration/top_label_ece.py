@@ -31,7 +31,7 @@ from fairviz.calibration.entries import json_scalar as _scalar
 from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
 from fairviz.data import DataError, NotApplicable
-from fairviz.data.tasks import BINARY, spec_of
+from fairviz.data.tasks import spec_of
 from fairviz.data.task_validation import SUM_TOLERANCE          # the data model's: rows further from 1 are noted, read as given
 
 OVERALL = "overall"
@@ -220,7 +220,7 @@ def analyse_multiclass(pred, attribute: str | None = None,
                        progress: Progress | None = None) -> MulticlassCalibration:
     """``multiclass_calibration`` of ``Predictions`` over several classes: ``pred.class_scores`` when mapped, else
     ``pred.predicted`` with ``pred.score`` as its confidence."""
-    spec = spec_of(getattr(pred, "task", BINARY.name))
+    spec = spec_of(pred)
     if not spec.per_class:
         raise DataError(f"Top-label calibration needs a label of several classes; these predictions are {spec.title}.")
     view = pred.groups(attribute)

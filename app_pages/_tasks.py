@@ -11,16 +11,17 @@ import streamlit as st
 
 from app_pages import _render, _ui
 from app_pages._compare import compare_view
-from fairviz.calibration.multiclass import MulticlassParams
-from fairviz.calibration.multiclass import analyse_multiclass as multiclass_calibration
-from fairviz.calibration.regression import RegressionParams
-from fairviz.calibration.regression import analyse_regression as regression_calibration
+from fairviz.calibration import display as calibration_tasks
+from fairviz.calibration.mincer_zarnowitz import RegressionParams
+from fairviz.calibration.mincer_zarnowitz import analyse_regression as regression_calibration
+from fairviz.calibration.top_label_ece import MulticlassParams
+from fairviz.calibration.top_label_ece import analyse_multiclass as multiclass_calibration
 from fairviz.core.focus import Focus
 from fairviz.core.markup import md
 from fairviz.data import DataError
 from fairviz.parity.multiclass import MulticlassParityParams, analyse_multiclass as multiclass_parity
 from fairviz.parity.regression import RegressionParityParams, analyse_regression as regression_parity
-from fairviz.report import calibration_tasks, parity_tasks
+from fairviz.report import parity_tasks
 from fairviz.sample_size.multiclass import analyse_class_match
 
 TASK_LINE = {"regression": "Task: **regression** — target *{label}*, prediction *{score}*.",

@@ -103,7 +103,7 @@ def errors(reduced: dict, rows: dict, sd: float) -> dict[str, tuple[float, float
 
 
 def regression_results(pred, resamples: int) -> dict:
-    from fairviz.calibration.regression import analyse_regression as calibration
+    from fairviz.calibration.mincer_zarnowitz import analyse_regression as calibration
     from fairviz.parity.regression import RegressionParityParams, analyse_regression as parity
     params = RegressionParityParams(resamples=resamples, permutations=resamples)
     return {"parity": parity(pred, "group", params).to_dict(), "calibration": calibration(pred, "group")}
@@ -112,7 +112,7 @@ def regression_results(pred, resamples: int) -> dict:
 def multiclass_results(pred, resamples: int) -> dict:
     from sklearn.metrics import roc_auc_score
 
-    from fairviz.calibration.multiclass import analyse_multiclass
+    from fairviz.calibration.top_label_ece import analyse_multiclass
     from fairviz.core.ece import ece
     from fairviz.parity.multiclass import MulticlassParityParams, multiclass_parity
     view = pred.attributes["group"]

@@ -18,8 +18,9 @@ from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
 from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
+from fairviz.calibration import display as calibration
 from fairviz.compare import CompareParams
-from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
+from fairviz.report import compare, explain, findings as summary_section, parity, residuals, sample_size
 from fairviz.report import tasks
 from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section
@@ -28,8 +29,8 @@ from fairviz.report.render import to_html, to_terminal
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
 SECTIONS_BY_TASK: dict[str, list[Section]] = {
     "binary": SECTIONS,
-    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, tasks.REGRESSION_CALIBRATION],
-    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, tasks.MULTICLASS_CALIBRATION, tasks.PER_CLASS],
+    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, calibration.REGRESSION_CALIBRATION],
+    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, calibration.MULTICLASS_CALIBRATION, calibration.PER_CLASS],
 }
 log = logging.getLogger("fairviz.audit")
 

@@ -1,36 +1,26 @@
 """The audit's sections for regression and multiclass predictions (issue 25): each a ``Section`` (run, to_dict,
-display) over the concepts' task analyses, listed by task in ``audit.SECTIONS_BY_TASK``.
+display) over the concepts' task analyses, listed by task in ``audit.SECTIONS_BY_TASK``. (Calibration and the
+per-class summary live in ``fairviz.calibration.display``.)
 
 JSON added to the audit (each key holds the concept's ``to_dict``; docs/cli.md lists their fields):
-- regression: ``parity_regression`` (error parity, prediction parity, bounded group loss, proxy-class GAP) and
-  ``calibration_regression`` (binned means, Mincer–Zarnowitz per group, the group comparison);
-- multiclass: ``parity_multiclass`` (one vs rest per class × group, GAP, confusion matrices, accuracy and macro-F1),
-  ``class_match`` (MATCH per class), ``calibration_multiclass`` (top-label and class-wise) and ``per_class`` (what
-  the others do not hold: each class's prevalence, how often it is predicted, and the AUROC of its probability
-  overall and per group).
+- regression: ``parity_regression`` (error parity, prediction parity, bounded group loss, proxy-class GAP);
+- multiclass: ``parity_multiclass`` (one vs rest per class × group, GAP, confusion matrices, accuracy and macro-F1)
+  and ``class_match`` (MATCH per class).
 
 Every section compares groups with the Summary's reference (``AuditParams.findings.reference``; None: the largest
 group), so the sections and the Summary read the same pairs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-import numpy as np
-import pandas as pd
-
-from fairviz.calibration import MulticlassParams, RegressionParams
-from fairviz.calibration import analyse_multiclass as calibration_multiclass
-from fairviz.calibration import analyse_regression as calibration_regression
-from fairviz.calibration.performance import auroc_from_counts
-from fairviz.core.display import Item, Table, text
+from fairviz.core.display import Item
 from fairviz.data import Predictions
 from fairviz.parity import MulticlassParityParams, RegressionParityParams, analyse_multiclass, analyse_regression
-from fairviz.report import calibration_tasks, parity_tasks
+from fairviz.report import parity_tasks
 from fairviz.report.options import AuditParams, Section
 from fairviz.sample_size.multiclass import CLASS_MATCH, analyse_class_match
 
-MAX_AUROC_COLUMNS = 12          # per-group AUROC columns in the table (the JSON keeps every group)
 CLASS_MATCH_METRICS = ("tpr", "fpr", "ppr")     # the one-vs-rest rates parity reads; 16 metrics × C × G cost minutes
 
 
@@ -51,23 +41,10 @@ def regression_parity_display(pred: Predictions, result, options: AuditParams) -
                                                     result.params))
 
 
-def regression_calibration_params(options: AuditParams) -> RegressionParams:
-    return RegressionParams(n_bins=options.calibration.n_bins, alpha=options.findings.alpha)
-
-
-def regression_calibration_run(pred: Predictions, options: AuditParams):
-    return calibration_regression(pred, options.attribute, regression_calibration_params(options),
-                                  quantiles=pred.quantiles, quantile_levels=pred.quantile_levels)
-
-
 REGRESSION_PARITY = Section(
     "parity_regression", regression_parity_run,
     lambda pred, result, options: {"parity_regression": result.to_dict()},
     title="Group parity (regression)", weighted=True, display=regression_parity_display)
-REGRESSION_CALIBRATION = Section(
-    "calibration_regression", regression_calibration_run,
-    lambda pred, result, options: {"calibration_regression": calibration_tasks.regression_to_dict(result)},
-    title="Calibration in the mean", weighted=True, display=calibration_tasks.display)
 
 
 # ----------------------------------------------------------------------------------------------- multiclass
@@ -100,17 +77,6 @@ def class_match_display(pred: Predictions, result, options: AuditParams) -> list
                                                      result.params))
 
 
-def multiclass_calibration_params(options: AuditParams) -> MulticlassParams:
-    c = options.calibration
-    return MulticlassParams(n_bins=c.n_bins, strategy=c.strategy, resamples=c.resamples, seed=c.seed,
-                            alpha=options.findings.alpha)
-
-
-def multiclass_calibration_run(pred: Predictions, options: AuditParams):
-    return calibration_multiclass(pred, options.attribute, multiclass_calibration_params(options),
-                                  reference=options.findings.reference)
-
-
 MULTICLASS_PARITY = Section(
     "parity_multiclass", multiclass_parity_run,
     lambda pred, result, options: {"parity_multiclass": result.to_dict()},
@@ -118,79 +84,3 @@ MULTICLASS_PARITY = Section(
 CLASS_MATCH_SECTION = Section(
     "class_match", class_match_run, lambda pred, result, options: {"class_match": result.to_dict()},
     title="MATCH per class", weighted=True, display=class_match_display)
-MULTICLASS_CALIBRATION = Section(
-    "calibration_multiclass", multiclass_calibration_run,
-    lambda pred, result, options: {"calibration_multiclass": calibration_tasks.multiclass_to_dict(result)},
-    title="Calibration: top-label and class-wise", weighted=True, display=calibration_tasks.display)
-
-
-# ----------------------------------------------------------------------------------------------- per class
-
-@dataclass(frozen=True)
-class ClassSummary:
-    """One class read one vs rest over all rows: how common it is, how often it is predicted, and (with class
-    probabilities) how well its probability ranks its rows, overall and per group."""
-    name: str
-    n_true: int
-    n_predicted: int
-    prevalence: float
-    predicted_share: float
-    auroc: float | None                     # None without class probabilities, or with one outcome only
-    auroc_groups: dict                      # group → AUROC (None where undefined)
-
-    def to_dict(self) -> dict:
-        return {"n_true": self.n_true, "n_predicted": self.n_predicted, "prevalence": self.prevalence,
-                "predicted_share": self.predicted_share, "auroc": self.auroc, "auroc_groups": dict(self.auroc_groups)}
-
-
-def _auroc(y: np.ndarray, score: np.ndarray, w: np.ndarray) -> float | None:
-    """Weighted AUROC (ties ½) of a binary ``y`` and a score, from counts per distinct score."""
-    distinct, inverse = np.unique(score, return_inverse=True)
-    neg = np.bincount(inverse, weights=w * (y == 0), minlength=distinct.size)
-    pos = np.bincount(inverse, weights=w * (y == 1), minlength=distinct.size)
-    value = float(auroc_from_counts(neg, pos)[0])
-    return value if np.isfinite(value) else None
-
-
-def per_class_run(pred: Predictions, options: AuditParams) -> list[ClassSummary]:
-    view = pred.groups(options.attribute)
-    w = np.ones(len(pred.y)) if pred.weight is None else np.asarray(pred.weight, dtype=float)
-    total = float(w.sum())
-    out = []
-    for k, name in enumerate(pred.classes):
-        truth = (pred.y == k).astype(np.int8)
-        predicted = pred.predicted == k
-        auroc, by_group = None, {}
-        if pred.class_scores is not None:
-            score = pred.class_scores[:, k]
-            auroc = _auroc(truth, score, w)
-            by_group = {g: _auroc(truth[view.codes == i], score[view.codes == i], w[view.codes == i])
-                        for i, g in enumerate(view.names)}
-        n_true, n_predicted = float(w @ truth), float(w[predicted].sum())
-        out.append(ClassSummary(name, int(round(n_true)), int(round(n_predicted)), n_true / total,
-                                n_predicted / total, auroc, by_group))
-    return out
-
-
-def per_class_display(pred: Predictions, result: list[ClassSummary], options: AuditParams) -> list[Item]:
-    groups = list(result[0].auroc_groups)[:MAX_AUROC_COLUMNS] if result else []    # the largest groups first
-    rows = [{"class": c.name, "n_true": c.n_true, "prevalence": c.prevalence, "n_predicted": c.n_predicted,
-             "predicted_share": c.predicted_share, "auroc": c.auroc,
-             **{f"auroc|{g}": c.auroc_groups[g] for g in groups}}
-            for c in result]
-    labels = {"class": "class", "n_true": "rows of the class", "prevalence": "prevalence",
-              "n_predicted": "rows predicted", "predicted_share": "share predicted", "auroc": "AUROC (all rows)",
-              **{f"auroc|{g}": f"AUROC {g}" for g in groups}}
-    formats = {k: "num" for k in labels} | {"class": "text", "n_true": "int", "n_predicted": "int"}
-    items: list[Item] = [Table(pd.DataFrame(rows, columns=list(labels)), "per_class", formats, labels)]
-    if pred.class_scores is None:
-        items.append(text("No class probabilities were mapped, so no AUROC: a predicted class ranks nothing.", "note"))
-    else:
-        items.append(text("AUROC: how well a class's probability ranks that class's rows above the others' (one vs "
-                          "rest; ½: no better than chance), over all rows and within each group.", "note"))
-    return items
-
-
-PER_CLASS = Section("per_class", per_class_run,
-                    lambda pred, result, options: {"per_class": {c.name: c.to_dict() for c in result}},
-                    title="Each class, one vs rest", weighted=True, display=per_class_display)

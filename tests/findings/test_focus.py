@@ -12,7 +12,7 @@ from fairviz.core.focus import Focus
 from fairviz.data.samples import load_sample, samples
 from fairviz.findings import FindingsParams, finding_view, page_metric
 from fairviz.parity import ParityParams, analyse as parity_analyse
-from fairviz.report import calibration as calibration_section
+from fairviz.calibration import display as calibration_section
 from fairviz.report import parity as parity_section
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.report.findings import findings_settings

@@ -20,7 +20,8 @@ from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_
 from fairviz.data.scales import score_statement
 from fairviz.compare import CompareParams
 from fairviz.compare import display as compare
-from fairviz.report import calibration, explain, findings as summary_section, parity, sample_size
+from fairviz.explain import display as explain
+from fairviz.report import calibration, findings as summary_section, parity, sample_size
 from fairviz.residuals import display as residuals
 from fairviz.report import tasks
 from fairviz.report.html import render_html, task_statement

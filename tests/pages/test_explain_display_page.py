@@ -16,7 +16,7 @@ from fairviz.explain.display import disparity_display
 from fairviz.report.render import to_html
 from tests.conftest import ROOT
 from tests.html_tables import html_tables
-from tests.report.test_explain_display import HOSTILE, _same, hostile_result
+from tests.explain.test_explain_display import HOSTILE, _same, hostile_result
 
 PAGE = "app_pages/explanations.py"
 

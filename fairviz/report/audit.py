@@ -20,7 +20,10 @@ from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_
 from fairviz.data.scales import score_statement
 from fairviz.calibration import display as calibration
 from fairviz.compare import CompareParams
-from fairviz.report import compare, explain, findings as summary_section, parity, residuals, sample_size
+from fairviz.compare import display as compare
+from fairviz.explain import display as explain
+from fairviz.report import findings as summary_section, parity, sample_size
+from fairviz.residuals import display as residuals
 from fairviz.report import tasks
 from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section
@@ -277,17 +280,13 @@ def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: l
                            min_group_size=options.findings.min_group_size)
     reference = (data.get("findings") or {}).get("reference") or options.findings.reference
     try:
-        if joint.task == "regression":
-            found = compare.compare_all_regression(joint, data["attribute"], reference, params, options.units)
-        else:
-            found = compare.compare_all(joint, data["attribute"], options.threshold, options.benefit, reference,
-                                        params)
+        found = compare.compare_all(joint, data["attribute"], options.threshold, options.benefit, reference, params,
+                                    options.units)
     except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
         log.exception("comparison failed")
         errors.append({"section": "comparison", "error": _describe(err)})
         return {}
-    data["comparison"] = {name: compare.regression_to_dict(r) if joint.task == "regression"
-                          else compare.to_dict(r, options.words) for name, r in found.items()}
+    data["comparison"] = {name: compare.to_dict(r, options.words) for name, r in found.items()}
     return found
 
 

@@ -18,10 +18,10 @@ from fairviz.calibration.regression import analyse_regression as regression_cali
 from fairviz.core.focus import Focus
 from fairviz.core.markup import md
 from fairviz.data import DataError
-from fairviz.parity.multiclass import MulticlassParityParams, analyse_multiclass as multiclass_parity
-from fairviz.parity.regression import RegressionParityParams, analyse_regression as regression_parity
+from fairviz.parity.one_vs_rest import MulticlassParityParams, analyse_multiclass as multiclass_parity
+from fairviz.parity.error_parity import RegressionParityParams, analyse_regression as regression_parity
 from fairviz.report import calibration_tasks, parity_tasks
-from fairviz.sample_size.multiclass import analyse_class_match
+from fairviz.sample_size.class_match import analyse_class_match
 
 TASK_LINE = {"regression": "Task: **regression** — target *{label}*, prediction *{score}*.",
              "multiclass": "Task: **multiclass** — label *{label}*, {classes} classes; the sidebar's class is what "

@@ -9,7 +9,7 @@ from fairviz.core.wording import fmt, fmt_p, significance_words
 from fairviz.parity.di import four_fifths
 from fairviz.parity.ofi import classify, marginal_benefit, ofi_test
 from fairviz.parity.pair_metrics import PAIR_METRICS, metric_label, pairwise
-from fairviz.parity.results import PairReading, ParityParams
+from fairviz.parity.results import PairReading, ParityAudit, ParityParams
 
 # how a pair's reading reads: always the point of the view, a finding (a caveat is a limit on what numbers mean,
 # folded away on the page; a model at fault is what the presenter came to show)
@@ -68,6 +68,13 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
                      f"±{params.ofi_tolerance:g} tolerance set for a meaningful OFI.")
     return PairReading(group_i, group_j, cm_i, cm_j, dict(values), dict(reasons or {}), b_i, b_j, prev_gap, test,
                        rule, kind, headline, " ".join(parts))
+
+
+def read_audit_pair(audit: ParityAudit, i: str, j: str) -> PairReading:
+    """The reading of the pair (i, j) of an audit, from its matrices (the sentences build on the results, never the
+    other way round)."""
+    return read_pair(i, j, audit.group(i).counts, audit.group(j).counts, audit.params, audit.values(i, j),
+                     audit.reasons(i, j))
 
 
 def _benefit_words(group: str, b: float) -> str:

@@ -138,7 +138,7 @@ def pair_display(audit: ParityAudit, metric: str, i: str, j: str, key: tuple | N
     if i == j:
         items.append(text("Pick two different groups to read a pair.", "finding"))
     else:
-        reading = audit.reading(i, j)
+        reading = readings.read_audit_pair(audit, i, j)
         items += [readings.reading_text(reading), _pair_numbers(reading, metric, audit.params.benefit)]
         if metric not in ("ofi", "di") and reading.values[metric] is None:
             items.append(readings.undefined_words(metric, reading.reasons.get(metric, "")))
@@ -191,7 +191,7 @@ def display(pred: Predictions, audit: ParityAudit, options: AuditParams) -> list
             Figure(lambda: figs.heatmap(audit.matrices["ofi"], highlight=(i, j)), _key(key, "heatmap", "ofi", i, j)),
             Figure(lambda: figs.heatmap(audit.matrices["di"]), _key(key, "heatmap", "di")),
             Figure(lambda: figs.benefit_figure(audit), _key(key, "benefit")),
-            readings.reading_text(audit.reading(i, j))), key="heatmaps"),
+            readings.reading_text(readings.read_audit_pair(audit, i, j))), key="heatmaps"),
         Group("Parity per pair: OFI, DI and the reading", (pair_readings_table(audit),), key="pair_readings"),
         Group("All Table 3.2 metrics per pair", (pairs_table(audit),), key="pairs", collapsed=True),
         Group("Groups and confusion matrices", (groups_table(audit),), key="groups", collapsed=True),

@@ -16,9 +16,9 @@ import pandas as pd
 from fairviz.core.display import Figure, Group, Item, Table, text
 from fairviz.parity import task_figures as figs
 from fairviz.parity import task_readings as readings
-from fairviz.parity.multiclass import MulticlassParity
-from fairviz.parity.regression import PAIR_STATS, RegressionParity
-from fairviz.sample_size.multiclass import ClassMatch, class_match_figure, class_match_sentence
+from fairviz.parity.one_vs_rest import MulticlassParity
+from fairviz.parity.error_parity import PAIR_STATS, RegressionParity
+from fairviz.sample_size.class_match import ClassMatch, class_match_figure, class_match_sentence
 
 MAX_CONFUSION_FIGURES = 12      # per-group heatmaps drawn (largest groups); the JSON keeps every group's matrix
 

@@ -28,7 +28,7 @@ from fairviz.data import Predictions
 from fairviz.parity import MulticlassParityParams, RegressionParityParams, analyse_multiclass, analyse_regression
 from fairviz.report import calibration_tasks, parity_tasks
 from fairviz.report.options import AuditParams, Section
-from fairviz.sample_size.multiclass import CLASS_MATCH, analyse_class_match
+from fairviz.sample_size.class_match import CLASS_MATCH, analyse_class_match
 
 MAX_AUROC_COLUMNS = 12          # per-group AUROC columns in the table (the JSON keeps every group)
 CLASS_MATCH_METRICS = ("tpr", "fpr", "ppr")     # the one-vs-rest rates parity reads; 16 metrics × C × G cost minutes
@@ -88,7 +88,7 @@ def multiclass_parity_display(pred: Predictions, result, options: AuditParams) -
 
 
 def class_match_run(pred: Predictions, options: AuditParams):
-    """MATCH per class against the population (``fairviz.sample_size.multiclass`` says why not the complement), with
+    """MATCH per class against the population (``fairviz.sample_size.class_match`` says why not the complement), with
     the audit's seed, draws and α."""
     params = replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS, seed=options.match.seed, draws=options.match.draws,
                      alpha=options.findings.alpha)

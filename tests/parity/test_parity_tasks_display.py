@@ -4,11 +4,11 @@ them."""
 import numpy as np
 
 from fairviz.core.display import Figure, Group, Text, tables, walk
-from fairviz.parity.multiclass import MulticlassParityParams, multiclass_parity
-from fairviz.parity.regression import RegressionParityParams, regression_parity
+from fairviz.parity.one_vs_rest import MulticlassParityParams, multiclass_parity
+from fairviz.parity.error_parity import RegressionParityParams, regression_parity
 from fairviz.report.parity_tasks import multiclass_display, regression_display
 from fairviz.report.render import to_html, to_terminal
-from fairviz.sample_size.multiclass import match_by_class
+from fairviz.sample_size.class_match import match_by_class
 from fairviz.sample_size.results import MatchParams
 
 NAMES = ("women", "men", "**other**")

@@ -23,7 +23,7 @@ from fairviz.report.audit import SECTIONS, SECTIONS_BY_TASK, AuditParams, run_au
 from fairviz.report.calibration_tasks import multiclass_to_dict, regression_to_dict
 from fairviz.report.findings import summary_sections
 from fairviz.residuals import RDFParams
-from fairviz.sample_size.multiclass import analyse_class_match
+from fairviz.sample_size.class_match import analyse_class_match
 
 CLASSES = np.array(["cat", "dog", "bird"])
 OPTIONS = AuditParams(rdf=RDFParams(resamples=100, knee_resamples=0))

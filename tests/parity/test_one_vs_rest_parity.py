@@ -8,8 +8,8 @@ from fairviz.conditions.metrics import confusion, gap_of
 from fairviz.core.counts import confusion_by_group
 from fairviz.data.model import DataError
 from fairviz.parity.di import di
-from fairviz.parity.multiclass import (MulticlassParityParams, accuracy_and_macro_f1, multiclass_parity,
-                                       one_vs_rest)
+from fairviz.parity.one_vs_rest import (MulticlassParityParams, accuracy_and_macro_f1, multiclass_parity,
+                                        one_vs_rest)
 from fairviz.parity.ofi import ofi, ofi_test
 
 CLASSES = ("x", "y", "z", "w")

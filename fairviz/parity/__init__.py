@@ -24,10 +24,10 @@ from fairviz.parity.error_parity import (BoundedLoss, ProxyGap, RegressionGroup,
                                          RegressionParityParams, analyse_regression, regression_parity)
 
 __all__ = ["FOUR_FIFTHS", "OFI_TOLERANCE", "PAIR_METRICS", "SCENARIOS", "SMALL_GROUP", "TABLE_32", "GroupParity",
-           "LABEL_GAPS", "metric_label",
+           "LABEL_GAPS", "metric_label", "read_audit_pair",
            "OFITest", "PairMetric", "PairReading", "PairwiseMatrix", "ParityAudit", "ParityParams", "Scenario",
            "ScenarioResult", "analyse", "classify", "dca", "dcr", "di", "dppl", "four_fifths", "from_counts",
-           "marginal_benefit", "ofi", "ofi_test", "pair_value", "pairwise", "read_audit_pair", "read_pair", "scenario", "te",
+           "marginal_benefit", "ofi", "ofi_test", "pair_value", "pairwise", "read_pair", "scenario", "te",
            "BoundedLoss", "ClassGroup", "GroupPerformance", "MulticlassParity", "MulticlassParityParams", "ProxyGap",
            "RateGap", "RegressionGroup", "RegressionPair", "RegressionParity", "RegressionParityParams",
            "analyse_multiclass", "analyse_regression", "multiclass_parity", "regression_parity"]

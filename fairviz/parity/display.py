@@ -1,7 +1,7 @@
-"""The group-parity section of the audit: JSON keys and the display list that the page, the HTML report and the
-terminal render. Registered in ``audit.SECTIONS``.
+"""The group-parity check (``CHECK``): one method per task, each a ``Section`` whose JSON keys and display list the
+page, the HTML report and the terminal render. The audit settings (``options``) are read, never imported.
 
-JSON added to the audit:
+JSON added to the audit by the benefit method (a decision at τ: ``SECTION``, "parity"):
 - every ``pairs`` entry (group_i, group_j) gains ``ofi``, ``di``, ``dppl`` and the Table 3.2 metrics (``accd``,
   ``mccd``, ``pp``, ``te``, ``eo_fpr_gap``, ``eo_max_gap``, ``aaod``, ``dca``, ``dcr``) plus ``ppv_diff``, all taken
   on the benefit, and ``fpr_gap``, ``fnr_gap``, ``ppr_gap`` on the label (the FPR every section names), null when
@@ -9,21 +9,40 @@ JSON added to the audit:
   verdict and the reading (``parity_reading``: algorithmic, possible, small, systemic or none);
 - every ``groups`` entry gains ``parity``: its counts in the benefit orientation and b, E[b], 𝓑;
 - ``parity_settings``: the benefit orientation, threshold, MATCH reference and λ used.
+
+By the numeric-target method (``REGRESSION_PARITY``, "parity_regression"): ``parity_regression`` — ``groups`` (bias,
+mae, rmse, mse, pearson, their ``*_ci``), ``pairs`` (``*_gap``, ``*_ratio``, ``w1``, ``ks``, ``auc``, each with
+``*_p`` and ``*_p_adjusted``), ``bounded_loss``, ``proxy_gap``. By the per-class method (``MULTICLASS_PARITY``,
+"parity_multiclass"): ``parity_multiclass`` — ``groups`` (confusion, accuracy, macro_f1 with CIs), ``per_class`` (one
+row per class × group: counts, tpr/fpr/ppr and their gaps with CIs, ofi with p and adjusted p, di, four_fifths,
+parity_reading), ``gaps`` (tpr, fpr, ppr: GAP, per class, p_value).
+
+Every method but the benefit one compares groups with the Summary's reference (``options.findings.reference``;
+None: the largest group), so the sections and the Summary read the same pairs.
 """
 from __future__ import annotations
 
+from typing import Sequence
+
 import pandas as pd
 
+from fairviz.core.checks import Check, Section
+from fairviz.core.confusion_metrics import flip
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
-from fairviz.core.confusion_metrics import flip
-from fairviz.parity import (FOUR_FIFTHS, LABEL_GAPS, PAIR_METRICS, TABLE_32, ParityAudit, ParityParams, analyse,
-                            metric_label)
+from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION
 from fairviz.parity import figures as figs
 from fairviz.parity import readings
-from fairviz.report.options import AuditParams, Section
+from fairviz.parity import task_figures
+from fairviz.parity import task_readings
+from fairviz.parity.analysis import analyse
+from fairviz.parity.di import FOUR_FIFTHS
+from fairviz.parity.error_parity import PAIR_STATS, RegressionParity, RegressionParityParams, analyse_regression
+from fairviz.parity.one_vs_rest import MulticlassParity, MulticlassParityParams, analyse_multiclass
+from fairviz.parity.pair_metrics import LABEL_GAPS, PAIR_METRICS, TABLE_32, metric_label
+from fairviz.parity.results import ParityAudit, ParityParams
 
 MAX_PAIR_ROWS = 2000            # rows of the pair table shown; more groups than ~63 give more pairs than this
 READING_COLUMNS = ("group_i", "group_j", "ofi", "ofi_p_value", "di", "four_fifths", "parity_reading")
@@ -39,15 +58,15 @@ GROUP_LABELS = {"group": "group", "n": "n", "tp": "TP", "fn": "FN", "fp": "FP", 
 PANELS = ("ofi", "di", "te", "pp")          # [3] Figure 3.2
 
 
-def params_of(options: AuditParams) -> ParityParams:
+def params_of(options) -> ParityParams:
     return ParityParams(threshold=options.threshold, benefit=options.benefit, alpha=options.match.alpha)
 
 
-def parity_run(pred: Predictions, options: AuditParams) -> ParityAudit:
+def parity_run(pred: Predictions, options) -> ParityAudit:
     return analyse(pred, options.attribute, params_of(options))
 
 
-def parity_to_dict(pred: Predictions, audit: ParityAudit, options: AuditParams) -> dict:
+def parity_to_dict(pred: Predictions, audit: ParityAudit, options) -> dict:
     pairs = audit.pair_table()             # in group order: (0, 1), (0, 2), …, like the residual section's pairs
     groups = {g.name: {"parity": {**g.counts.to_dict(), "benefit_rate": g.benefit_rate,
                                   "expected_benefit": g.expected_benefit, "marginal_benefit": g.marginal_benefit}}
@@ -171,14 +190,14 @@ def _pair_numbers(reading, metric: str, benefit: str = "positive") -> Metrics:
         third))
 
 
-def focus_pair(audit: ParityAudit, options: AuditParams) -> tuple[str, str]:
+def focus_pair(audit: ParityAudit, options) -> tuple[str, str]:
     """The pair read first: the Summary's top group against the reference group (never a group under the size
     floor while a larger one exists), else the most disparate pair when there is no reference pair to read."""
     pair = options.focus_of().pair_or_largest({g.name: g.counts.n for g in audit.groups})
     return pair if pair is not None else audit.most_disparate()
 
 
-def display(pred: Predictions, audit: ParityAudit, options: AuditParams) -> list[Item]:
+def display(pred: Predictions, audit: ParityAudit, options) -> list[Item]:
     """The benefit, the OFI and DI heatmaps with the most disparate pair read, every pair's reading; the Table 3.2
     metrics per pair and the groups' counts as detail."""
     key = figure_key(pred, audit)
@@ -198,9 +217,173 @@ def display(pred: Predictions, audit: ParityAudit, options: AuditParams) -> list
     ]
 
 
-def _key(key: tuple | None, *what) -> tuple | None:
-    return None if key is None else (*key, *what)
-
-
 SECTION = Section("parity", parity_run, parity_to_dict, to_html=None, title="Group parity", weighted=True,
                   display=display)
+
+
+# ------------------------------------------------------------------------------- tables of the other methods
+
+MAX_CONFUSION_FIGURES = 12      # per-group heatmaps drawn (largest groups); the JSON keeps every group's matrix
+
+REGRESSION_GROUP_LABELS = {"group": "group", "n": "n", "bias": "bias ŷ − y", "bias_ci": "bias 95% CI",
+                           "mae": "MAE", "mae_ci": "MAE 95% CI", "rmse": "RMSE", "rmse_ci": "RMSE 95% CI",
+                           "pearson": "Pearson r"}
+REGRESSION_PAIR_LABELS = {"group": "group", "other": "against", "n_group": "n", "n_other": "n (against)",
+                          "bias_gap": "bias gap", "bias_gap_p_adjusted": "adj. p (bias)",
+                          "mae_gap": "MAE gap", "mae_ratio": "MAE ratio", "mae_gap_p_adjusted": "adj. p (MAE)",
+                          "rmse_gap": "RMSE gap", "rmse_ratio": "RMSE ratio", "rmse_gap_p_adjusted": "adj. p (RMSE)",
+                          "w1": "W1", "w1_p_adjusted": "adj. p (W1)", "ks": "KS", "ks_p_adjusted": "adj. p (KS)",
+                          "auc": "AUC", "auc_p_adjusted": "adj. p (AUC)"}
+CLASS_LABELS = {"class": "class", "group": "group", "n": "n", "tpr": "TPR", "tpr_gap": "TPR gap",
+                "tpr_gap_ci": "TPR gap 95% CI", "fpr": "FPR", "fpr_gap": "FPR gap", "ppr": "selection",
+                "ppr_gap": "selection gap", "ofi": "OFI", "ofi_p_adjusted": "adj. p (OFI)", "di": "DI",
+                "four_fifths": "four-fifths", "parity_reading": "reading"}
+PERFORMANCE_LABELS = {"group": "group", "n": "n", "accuracy": "accuracy", "accuracy_ci": "accuracy 95% CI",
+                      "macro_f1": "macro-F1", "macro_f1_ci": "macro-F1 95% CI"}
+
+
+def _formats(labels: dict, text_columns=("group", "other", "class", "four_fifths", "parity_reading")) -> dict:
+    out = {}
+    for column in labels:
+        if column in text_columns:
+            out[column] = "text"
+        elif column.startswith("n"):
+            out[column] = "int"
+        elif column.endswith("_ci"):
+            out[column] = "ci"
+        elif "p_" in column or column in ("p_value", "p_adjusted"):
+            out[column] = "p"
+        else:
+            out[column] = "num"
+    return out
+
+
+def _table(records: list[dict], labels: dict, key: str, caption: str | None = None) -> Table:
+    frame = pd.DataFrame(records, columns=list(labels))
+    return Table(frame, key, _formats(labels), labels,
+                 caption=None if caption is None else text("{note}", "note", note=caption))
+
+
+# ------------------------------------------------------------------------------------- a numeric target
+
+def regression_display(result: RegressionParity, key: tuple | None = None) -> list[Item]:
+    """The headline, the reference comparisons read, the figures, and the tables as detail."""
+    units = result.params.units
+    against = result.against_reference()
+    lead = max(against, key=lambda p: abs(p.values["mae_gap"]), default=None)
+    items: list[Item] = [task_readings.regression_headline(result), task_readings.regression_about(units),
+                         *(text("{warning}", "caveat", warning=w) for w in result.warnings)]
+    if result.snapped:
+        items.append(text("Many distinct errors or predictions: the intervals resample them on a 2,048-point grid "
+                          "and the p-values on a 512-point grid (the estimates themselves are exact).", "caveat"))
+    error_items: list[Item] = [Figure(lambda: task_figures.error_figure(result), _key(key, "errors"))]
+    if lead is not None:
+        error_items += [task_readings.pair_sentence(lead, "bias_gap", units),
+                        task_readings.pair_sentence(lead, "mae_gap", units)]
+    error_items += [task_readings.bounded_sentence(b, units) for b in result.bounded]
+    prediction_items: list[Item] = [Figure(lambda: task_figures.prediction_figure(result), _key(key, "predictions"))]
+    if against:
+        far = max(against, key=lambda p: p.values["w1"])
+        prediction_items += [task_readings.pair_sentence(far, "w1", units),
+                             task_readings.pair_sentence(far, "auc", units)]
+    return items + [
+        Group("Error parity: bias, MAE and RMSE per group", tuple(error_items), key="errors"),
+        Group("Prediction parity: how far apart the groups' predictions are", tuple(prediction_items),
+              key="predictions"),
+        Group("Proxy classes (Systematic Evaluation of Predictive Fairness)",
+              (task_readings.proxy_sentence(result),
+               Figure(lambda: task_figures.proxy_figure(result), _key(key, "proxy"))),
+              key="proxy"),
+        Group("Groups", (_table([g.to_dict() for g in result.groups], REGRESSION_GROUP_LABELS, "regression_groups"),),
+              key="regression_groups", collapsed=True),
+        Group("Pairs: gaps, distances and adjusted p-values",
+              (_table([p.to_dict() for p in result.pairs], REGRESSION_PAIR_LABELS, "regression_pairs",
+                      "Gaps are group − against; ratios group ÷ against. Adjusted p: Benjamini–Hochberg over the "
+                      f"pairs, one family per statistic ({', '.join(PAIR_STATS)})."),),
+              key="regression_pairs", collapsed=True),
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- classes
+
+def multiclass_display(result: MulticlassParity, match: Sequence[Item] | None = None,
+                       key: tuple | None = None) -> list[Item]:
+    """GAP and the most disparate class × group read; per-class rates, confusion matrices, performance and, when
+    given, ``match`` (MATCH per class's display list, which the page shows here) as detail."""
+    items: list[Item] = [task_readings.multiclass_headline(result),
+                         *(text("{warning}", "caveat", warning=w) for w in result.warnings)]
+    cell = task_readings.most_disparate_cell(result)
+    per_class: list[Item] = [Figure(lambda: task_figures.class_rate_figure(result, "tpr"),
+                                    _key(key, "rates", "tpr"))]
+    if cell is not None:
+        per_class.append(task_readings.cell_sentence(cell, result.reference))
+    per_class.append(text("One vs rest: for class c, the class's rows are the positives and being predicted c is "
+                          "the outcome; OFI and DI read it as the binary audit does (OFI > 0: the group is predicted c "
+                          "more than its labels warrant, relative to {ref}).", "note", ref=result.reference))
+    per_class.append(_table([c.to_dict() for c in result.per_class], CLASS_LABELS, "class_parity",
+                            "Gaps are group − reference (Wald 95% CIs); adjusted p: Benjamini–Hochberg over "
+                            "classes × groups."))
+    shown = sorted(result.groups, key=lambda g: -g.n)[:MAX_CONFUSION_FIGURES]
+    confusion: list[Item] = [task_readings.performance_sentence(result),
+                             _table([g.to_dict() for g in result.groups], PERFORMANCE_LABELS, "class_performance")]
+    confusion += [Figure(lambda g=g: task_figures.confusion_figure(g, result.classes),
+                         _key(key, "confusion", g.name)) for g in shown]
+    groups: list[Item] = [
+        Group("Per class, one vs rest: TPR, FPR, selection, OFI and DI", tuple(per_class), key="class_parity"),
+        Group("Other rates' GAP", tuple(Figure(lambda rate=rate: task_figures.class_rate_figure(result, rate),
+                                               _key(key, "rates", rate)) for rate in ("fpr", "ppr")),
+              key="class_gaps", collapsed=True),
+        Group("Confusion matrices, accuracy and macro-F1 per group", tuple(confusion), key="class_confusion",
+              collapsed=True)]
+    if match is not None:
+        groups.append(Group("MATCH per class", tuple(match), key="class_match", collapsed=True))
+    return items + groups
+
+
+# ----------------------------------------------------------------------------------------------- sections
+
+def regression_parity_params(options) -> RegressionParityParams:
+    return RegressionParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
+                                  permutations=options.rdf.resamples, alpha=options.findings.alpha,
+                                  seed=options.rdf.seed, units=options.units)
+
+
+def regression_parity_run(pred: Predictions, options):
+    return analyse_regression(pred, options.attribute, regression_parity_params(options))
+
+
+def regression_parity_display(pred: Predictions, result, options) -> list[Item]:
+    return regression_display(result, ("parity_regression", pred.fingerprint, result.attribute, result.params))
+
+
+def multiclass_parity_params(options) -> MulticlassParityParams:
+    return MulticlassParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
+                                  permutations=options.rdf.resamples, alpha=options.findings.alpha,
+                                  seed=options.rdf.seed)
+
+
+def multiclass_parity_run(pred: Predictions, options):
+    return analyse_multiclass(pred, options.attribute, multiclass_parity_params(options))
+
+
+def multiclass_parity_display(pred: Predictions, result, options) -> list[Item]:
+    return multiclass_display(result, None, ("parity_multiclass", pred.fingerprint, result.attribute,
+                                             result.params))
+
+
+REGRESSION_PARITY = Section(
+    "parity_regression", regression_parity_run,
+    lambda pred, result, options: {"parity_regression": result.to_dict()},
+    title="Group parity (regression)", weighted=True, display=regression_parity_display)
+MULTICLASS_PARITY = Section(
+    "parity_multiclass", multiclass_parity_run,
+    lambda pred, result, options: {"parity_multiclass": result.to_dict()},
+    title="Group parity per class", weighted=True, display=multiclass_parity_display)
+
+
+CHECK = Check("parity", {BINARY.name: SECTION, REGRESSION.name: REGRESSION_PARITY,
+                         MULTICLASS.name: MULTICLASS_PARITY})
+
+
+def _key(key: tuple | None, *what) -> tuple | None:
+    return None if key is None else (*key, *what)

@@ -103,15 +103,6 @@ def benefit_statement(benefit: str, threshold: float, label: str, positive=1) ->
                 threshold=threshold, label=label, positive=positive)
 
 
-def label_statement(benefit: str, threshold: float, label: str, positive=1) -> Text:
-    """How the Sample-size page's metrics are oriented: on the label, 𝓑 and OFI on the benefit."""
-    positive = 1 if positive is None else positive
-    benefit_words = "score < {threshold:.2f}" if benefit == "negative" else "score ≥ {threshold:.2f}"
-    return text("Every metric is on the label ({label} = {positive} positive, score ≥ {threshold:.2f} predicted "
-                "positive), as on every page; the marginal benefit 𝓑 and OFI are taken on the benefit, "
-                + benefit_words + ".", "note", threshold=threshold, label=label, positive=positive)
-
-
 def metric_about(metric: str, benefit: str = "positive") -> Text:
     """What a heatmap's metric is and how its colours read (its label says when it is taken on the benefit)."""
     info = PAIR_METRICS[metric]

@@ -19,7 +19,10 @@ from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
 from fairviz.compare import CompareParams
-from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
+from fairviz.findings import display as summary_section
+from fairviz.parity import display as parity
+from fairviz.report import calibration, compare, explain, residuals
+from fairviz.sample_size import display as sample_size
 from fairviz.report import tasks
 from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section
@@ -28,8 +31,8 @@ from fairviz.report.render import to_html, to_terminal
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
 SECTIONS_BY_TASK: dict[str, list[Section]] = {
     "binary": SECTIONS,
-    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, tasks.REGRESSION_CALIBRATION],
-    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, tasks.MULTICLASS_CALIBRATION, tasks.PER_CLASS],
+    "regression": [residuals.SECTION, parity.REGRESSION_PARITY, tasks.REGRESSION_CALIBRATION],
+    "multiclass": [parity.MULTICLASS_PARITY, sample_size.CLASS_MATCH_SECTION, tasks.MULTICLASS_CALIBRATION, tasks.PER_CLASS],
 }
 log = logging.getLogger("fairviz.audit")
 

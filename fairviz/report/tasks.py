@@ -14,7 +14,7 @@ group), so the sections and the Summary read the same pairs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -25,31 +25,13 @@ from fairviz.calibration import analyse_regression as calibration_regression
 from fairviz.calibration.performance import auroc_from_counts
 from fairviz.core.display import Item, Table, text
 from fairviz.data import Predictions
-from fairviz.parity import MulticlassParityParams, RegressionParityParams, analyse_multiclass, analyse_regression
-from fairviz.report import calibration_tasks, parity_tasks
+from fairviz.report import calibration_tasks
 from fairviz.report.options import AuditParams, Section
-from fairviz.sample_size.class_match import CLASS_MATCH, analyse_class_match
 
 MAX_AUROC_COLUMNS = 12          # per-group AUROC columns in the table (the JSON keeps every group)
-CLASS_MATCH_METRICS = ("tpr", "fpr", "ppr")     # the one-vs-rest rates parity reads; 16 metrics × C × G cost minutes
 
 
 # ----------------------------------------------------------------------------------------------- regression
-
-def regression_parity_params(options: AuditParams) -> RegressionParityParams:
-    return RegressionParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
-                                  permutations=options.rdf.resamples, alpha=options.findings.alpha,
-                                  seed=options.rdf.seed, units=options.units)
-
-
-def regression_parity_run(pred: Predictions, options: AuditParams):
-    return analyse_regression(pred, options.attribute, regression_parity_params(options))
-
-
-def regression_parity_display(pred: Predictions, result, options: AuditParams) -> list[Item]:
-    return parity_tasks.regression_display(result, ("parity_regression", pred.fingerprint, result.attribute,
-                                                    result.params))
-
 
 def regression_calibration_params(options: AuditParams) -> RegressionParams:
     return RegressionParams(n_bins=options.calibration.n_bins, alpha=options.findings.alpha)
@@ -60,10 +42,6 @@ def regression_calibration_run(pred: Predictions, options: AuditParams):
                                   quantiles=pred.quantiles, quantile_levels=pred.quantile_levels)
 
 
-REGRESSION_PARITY = Section(
-    "parity_regression", regression_parity_run,
-    lambda pred, result, options: {"parity_regression": result.to_dict()},
-    title="Group parity (regression)", weighted=True, display=regression_parity_display)
 REGRESSION_CALIBRATION = Section(
     "calibration_regression", regression_calibration_run,
     lambda pred, result, options: {"calibration_regression": calibration_tasks.regression_to_dict(result)},
@@ -71,34 +49,6 @@ REGRESSION_CALIBRATION = Section(
 
 
 # ----------------------------------------------------------------------------------------------- multiclass
-
-def multiclass_parity_params(options: AuditParams) -> MulticlassParityParams:
-    return MulticlassParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
-                                  permutations=options.rdf.resamples, alpha=options.findings.alpha,
-                                  seed=options.rdf.seed)
-
-
-def multiclass_parity_run(pred: Predictions, options: AuditParams):
-    return analyse_multiclass(pred, options.attribute, multiclass_parity_params(options))
-
-
-def multiclass_parity_display(pred: Predictions, result, options: AuditParams) -> list[Item]:
-    return parity_tasks.multiclass_display(result, None, ("parity_multiclass", pred.fingerprint, result.attribute,
-                                                          result.params))
-
-
-def class_match_run(pred: Predictions, options: AuditParams):
-    """MATCH per class against the population (``fairviz.sample_size.class_match`` says why not the complement), with
-    the audit's seed, draws and α."""
-    params = replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS, seed=options.match.seed, draws=options.match.draws,
-                     alpha=options.findings.alpha)
-    return analyse_class_match(pred, options.attribute, params)
-
-
-def class_match_display(pred: Predictions, result, options: AuditParams) -> list[Item]:
-    return parity_tasks.class_match_display(result, ("class_match", pred.fingerprint, result.attribute,
-                                                     result.params))
-
 
 def multiclass_calibration_params(options: AuditParams) -> MulticlassParams:
     c = options.calibration
@@ -111,13 +61,6 @@ def multiclass_calibration_run(pred: Predictions, options: AuditParams):
                                   reference=options.findings.reference)
 
 
-MULTICLASS_PARITY = Section(
-    "parity_multiclass", multiclass_parity_run,
-    lambda pred, result, options: {"parity_multiclass": result.to_dict()},
-    title="Group parity per class", weighted=True, display=multiclass_parity_display)
-CLASS_MATCH_SECTION = Section(
-    "class_match", class_match_run, lambda pred, result, options: {"class_match": result.to_dict()},
-    title="MATCH per class", weighted=True, display=class_match_display)
 MULTICLASS_CALIBRATION = Section(
     "calibration_multiclass", multiclass_calibration_run,
     lambda pred, result, options: {"calibration_multiclass": calibration_tasks.multiclass_to_dict(result)},

@@ -3,7 +3,7 @@
 Inside: ``results`` (what the audit holds), ``analysis`` (MATCH and CPS composed once), ``match`` (the MATCH
 test), ``nulls`` (its null distributions), ``cps`` (Cross-Prior Smoothing, expected-error curves),
 ``jaggedness`` (subsample bands), ``holes`` (undefined metrics), ``readings`` (the sentences), ``figures``;
-``multiclass`` (MATCH per class, one vs rest).
+``class_match`` (MATCH per class, one vs rest); ``display`` (JSON and display lists, and the check: ``CHECK``).
 """
 from fairviz.sample_size.analysis import analyse, analyse_match, from_counts, with_cps_lambda
 from fairviz.sample_size.cps import (CURVE_LIMIT, cps, cps_cells, cps_groups, curve_reference, expected_errors,

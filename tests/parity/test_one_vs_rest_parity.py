@@ -182,5 +182,5 @@ def test_analyse_multiclass_refuses_regression_predictions():
     frame = pd.DataFrame({"t": rng.normal(size=200), "p": rng.normal(size=200), "g": ["a", "b"] * 100})
     pred = build_predictions(frame, ColumnMapping("t", "p", ("g",), task="regression"))
     for analyse in (analyse_multiclass, analyse_class_match):
-        with pytest.raises(DataError, match="multiclass predictions; these are regression"):
+        with pytest.raises(DataError, match="predictions of several classes; these are regression predictions"):
             analyse(pred, "g")

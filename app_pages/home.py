@@ -18,7 +18,7 @@ from fairviz.findings import KIND_TITLES, FindingsParams, finding_text, no_slice
 from fairviz.report.attributes import other_attributes_display, slice_search, top_slices
 from fairviz.slices.metrics import DEFAULT_METRIC, metric_title
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.report.findings import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
+from fairviz.findings.display import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
 from app_pages import _mapping, _render, _sources, _ui, _upload
 
 
@@ -201,7 +201,7 @@ class SummaryParts:
 
 
 def summary_parts(items: list) -> SummaryParts:
-    """The Summary's display list (``fairviz.report.findings.display``) sorted into its parts."""
+    """The Summary's display list (``fairviz.findings.display.display``) sorted into its parts."""
     parts = SummaryParts()
     for index, item in enumerate(items):
         if isinstance(item, Bullets) and item.level == "finding":

@@ -104,7 +104,7 @@ def errors(reduced: dict, rows: dict, sd: float) -> dict[str, tuple[float, float
 
 def regression_results(pred, resamples: int) -> dict:
     from fairviz.calibration.mincer_zarnowitz import analyse_regression as calibration
-    from fairviz.parity.regression import RegressionParityParams, analyse_regression as parity
+    from fairviz.parity.error_parity import RegressionParityParams, analyse_regression as parity
     params = RegressionParityParams(resamples=resamples, permutations=resamples)
     return {"parity": parity(pred, "group", params).to_dict(), "calibration": calibration(pred, "group")}
 
@@ -114,7 +114,7 @@ def multiclass_results(pred, resamples: int) -> dict:
 
     from fairviz.calibration.top_label_ece import analyse_multiclass
     from fairviz.core.ece import ece
-    from fairviz.parity.multiclass import MulticlassParityParams, multiclass_parity
+    from fairviz.parity.one_vs_rest import MulticlassParityParams, multiclass_parity
     view = pred.attributes["group"]
     parity = multiclass_parity(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight, "group",
                                MulticlassParityParams(resamples=resamples))

@@ -22,7 +22,7 @@ import pandas as pd  # noqa: E402
 from fairviz.compare import compare_errors  # noqa: E402
 from fairviz.data import ColumnMapping, build_predictions  # noqa: E402
 from fairviz.data.model import ScoreColumn  # noqa: E402
-from fairviz.parity.regression import RegressionParityParams, analyse_regression  # noqa: E402
+from fairviz.parity.error_parity import RegressionParityParams, analyse_regression  # noqa: E402
 
 
 def data(rows: int, seed: int = 0):

@@ -24,7 +24,7 @@ from fairviz.data.model import INTERSECTION_SEP
 from fairviz.findings import (AttributesSummary, FindingsParams, SliceFinding, across_headline_text, nothing_found_text,
                               across_policy_text, across_unremarkable_text, attributed_text, failed_attribute_text,
                               slice_finding_text, small_group_text, summarise_attributes, untested_text)
-from fairviz.report.findings import finding_row
+from fairviz.findings.display import finding_row
 from fairviz.report.options import AuditParams
 from fairviz.slices import SliceParams, find_slices, slice_counts
 from fairviz.slices.metrics import DEFAULT_METRIC, check_metric

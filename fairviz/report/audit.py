@@ -2,7 +2,7 @@
 
 Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; display → its display list),
 listed in order in ``SECTIONS`` (binary predictions) and by task in ``SECTIONS_BY_TASK`` (regression and multiclass:
-``fairviz.report.tasks``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and
+each concept's ``display``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and
 the terminal summary all render the same results, so they never disagree. A section that fails is recorded
 (``errors`` in the JSON, a message in the report) and the others carry on.
 """
@@ -22,9 +22,10 @@ from fairviz.calibration import display as calibration
 from fairviz.compare import CompareParams
 from fairviz.compare import display as compare
 from fairviz.explain import display as explain
-from fairviz.report import findings as summary_section, parity, sample_size
+from fairviz.findings import display as summary_section
+from fairviz.parity import display as parity
 from fairviz.residuals import display as residuals
-from fairviz.report import tasks
+from fairviz.sample_size import display as sample_size
 from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section
 from fairviz.report.render import to_html, to_terminal
@@ -32,8 +33,8 @@ from fairviz.report.render import to_html, to_terminal
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
 SECTIONS_BY_TASK: dict[str, list[Section]] = {
     "binary": SECTIONS,
-    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, calibration.REGRESSION_CALIBRATION],
-    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, calibration.MULTICLASS_CALIBRATION, calibration.PER_CLASS],
+    "regression": [residuals.SECTION, parity.REGRESSION_PARITY, calibration.REGRESSION_CALIBRATION],
+    "multiclass": [parity.MULTICLASS_PARITY, sample_size.CLASS_MATCH_SECTION, calibration.MULTICLASS_CALIBRATION, calibration.PER_CLASS],
 }
 log = logging.getLogger("fairviz.audit")
 

@@ -11,7 +11,7 @@ from fairviz.data import DataError
 from fairviz.data.engine import Engine
 from fairviz.data.sources import locate
 from fairviz.report.render import to_terminal
-from fairviz.report.slices import slices_display
+from fairviz.slices.display import slices_display
 from fairviz.slices import SliceParams, find_slices
 from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, PRUNED_TOP_K, default_top_k
 from fairviz.slices.metrics import ALL_METRICS, DEFAULT_METRIC, check_metric

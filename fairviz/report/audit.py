@@ -126,7 +126,7 @@ class Audit:
         parts += [(f"{name} · not audited", to_html([failed_attribute_text(name, message)]))
                   for name, message in self.failed_attributes.items()]
         if self.slices is not None:
-            from fairviz.report.slices import slices_display
+            from fairviz.slices.display import slices_display
             parts.append(("Slices", to_html(slices_display(self.slices))))
         return render_html(self.data, parts)
 

@@ -25,7 +25,8 @@ from fairviz.data.roles import (
     looks_like_model_name,
     numeric_columns,
 )
-from fairviz.data.task_validation import MAX_CLASSES, TASK_TITLES, TASKS
+from fairviz.data.tasks import spec_of, task_names
+from fairviz.data.tasks.multiclass import MAX_CLASSES
 from fairviz.data.scales import SCALE_TITLES, SCALES, guess_scale, unambiguous
 from app_pages import _ui, _upload
 
@@ -77,9 +78,9 @@ def offer(digest: str, _frame: pd.DataFrame) -> Offer:
     groups = capped(few, *guess.groups)
     others = capped([c for c in scanned if c not in numbers], guess.text, guess.row_id)
     features = capped([c for c in numeric_columns(frame)[:MAX_SCANNED]], *guess.features[:10])
-    numbers = capped(numeric_columns(frame)[:MAX_SCANNED], guess.label if guess.task == "regression" else None)
+    numbers = capped(numeric_columns(frame)[:MAX_SCANNED], guess.label if spec_of(guess).numeric_target else None)
     class_labels = capped([c for c in scanned if 3 <= distinct_count(frame[c]) <= MAX_CLASSES],
-                          *((guess.label, guess.predicted) if guess.task == "multiclass" else ()))
+                          *((guess.label, guess.predicted) if spec_of(guess).per_class else ()))
     offered = set(labels) | set(scores) | set(groups) | set(others) | set(features) | set(numbers) | set(class_labels)
     return Offer(guess, labels, scores, groups, others, features, len(columns) - len(offered), len(columns),
                  numbers, class_labels)
@@ -91,8 +92,6 @@ def _mostly_numbers(series: pd.Series) -> bool:
 
 
 ANSWER_KEYS = ("map_positive", "map_good", "map_scale", "map_task")
-TASK_HELP_TITLES = {"binary": "Binary (two-valued label, a score)", "regression": "Regression (numeric target)",
-                    "multiclass": "Multiclass (a label with 3 or more classes)"}
 
 
 def answer_key(name: str, digest: str) -> str:
@@ -119,11 +118,12 @@ def mapping_form(upload: _upload.Uploaded) -> None:
         st.error("No column of this file holds numbers, so none can be the score (a probability, a percentage or "
                  "a logit per row).")
         return
-    task = st.radio("Task", TASKS, index=TASKS.index(guess.task), format_func=TASK_HELP_TITLES.get,
-                    horizontal=True, key=answer_key("map_task", upload.digest),
-                    help="Guessed from the label column: two values → binary; numbers with many values → "
-                         "regression; a few categories (or class probability columns p_<class>) → multiclass.")
-    if task != "binary":
+    tasks = task_names()
+    task = st.radio("Task", tasks, index=tasks.index(guess.task), format_func=_choice, horizontal=True,
+                    key=answer_key("map_task", upload.digest),
+                    help="Guessed from the label column: " + "; ".join(
+                        spec_of(t).word("guessed") for t in tasks if spec_of(t).word("guessed")) + ".")
+    if not spec_of(task).thresholded:         # the form below asks about a decision at τ: which outcome, which scale
         task_form(upload, found, task)
         return
     values = label_values(frame[guess.label]) if guess.label in frame else []
@@ -180,14 +180,21 @@ def mapping_form(upload: _upload.Uploaded) -> None:
     _direction_fix(upload)
 
 
+def _choice(task: str) -> str:
+    """A task as the form's choice names it."""
+    return spec_of(task).word("choice", spec_of(task).title)
+
+
 def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
-    """The roles of a regression (target, prediction, other models) or a multiclass file (label, and one
-    probability column per class or a predicted class with its confidence), guessed and changeable."""
-    guess = found.guess if found.guess.task == task else replace(found.guess, task=task)
+    """The roles of a task without a decision at τ: a numeric target (target, prediction, other models) or classes
+    (label, and one probability column per class or a predicted class with its confidence), guessed and
+    changeable."""
+    spec = spec_of(task)
+    guess = replace(found.guess, task=task)             # the guess, read as the task chosen
     with st.form(f"mapping_{task}"):
         c1, c2, c3 = st.columns(3)
         groups = c3.multiselect("Group column(s)", found.groups, default=[g for g in guess.groups if g in found.groups])
-        if task == "regression":
+        if spec.numeric_target:
             label = _upload.pick(c1, "Target column (numbers)", found.numbers, guess.label)
             score = _upload.pick(c2, "Prediction column (numbers)", found.numbers, guess.score or None)
             others = st.multiselect("Other models: more prediction columns for the same rows (optional)",
@@ -220,21 +227,15 @@ def task_form(upload: _upload.Uploaded, found: Offer, task: str) -> None:
         features = st.multiselect("Feature columns (optional, numeric)", found.features,
                                   default=[f for f in guess.features[:10] if f in found.features])
         submitted = st.form_submit_button("Use these columns", type="primary")
-        st.caption(f"Guessed task: {TASK_TITLES[found.guess.task]}. {TASK_NOTES[task]}")
+        st.caption(f"Guessed task: {spec_of(found.guess).title}. {spec.word('pages')}")
     if submitted:
         mapping = ColumnMapping(label=label, score=score or "", groups=tuple(groups), text=text,
                                 features=tuple(features), row_id=row_id, task=task,
-                                class_scores=class_scores if task == "multiclass" else (),
+                                class_scores=class_scores if spec.per_class else (),
                                 predicted=None if class_scores else predicted, normalise=normalise,
                                 quantiles=quantiles,
                                 more_scores=tuple(ScoreColumn(c) for c in others if c not in (score, label)))
         load(upload, mapping, "positive")
-
-
-TASK_NOTES = {"regression": "Residuals, Calibration (in the mean) and Group parity (errors and predictions) audit "
-                            "regression; the other pages read a two-valued label.",
-              "multiclass": "Calibration and Group parity show every class; the other pages read one class against "
-                            "the rest (the sidebar's class)."}
 
 
 def _other_models(frame: pd.DataFrame, columns: list[str]) -> tuple[ScoreColumn, ...]:
@@ -300,8 +301,9 @@ def load(upload: _upload.Uploaded, mapping: ColumnMapping, benefit: str) -> None
     _ui.use_predictions(pred, benefit=benefit)
     st.session_state["sample_key"] = None
     how = ("row by row, because text, id, feature or quantile columns are mapped" if row_level else
-           f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads" if pred.binary else
-           f"{TASK_TITLES[mapping.task]}, reduced to {pred.y.size:,} cells that every audit page reads")
+           f"reduced to {pred.y.size:,} (group, label, score) cells that every audit page reads"
+           if spec_of(pred).thresholded else
+           f"{spec_of(mapping).title}, reduced to {pred.y.size:,} cells that every audit page reads")
     models = f" {len(pred.model_names)} models: {', '.join(pred.model_names)}." if pred.several_models else ""
     left_out = " ".join(note for note in pred.notes if " left out: " in note)
     st.session_state["flash"] = (f"Loaded {pred.n:,} rows from '{upload.name}' ({how}). Every page now uses this "

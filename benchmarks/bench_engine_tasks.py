@@ -173,7 +173,8 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=50)
     parser.add_argument("--decimals", type=int, default=None, help="round the values (regression) or probabilities")
     args = parser.parse_args()
-    from fairviz.data.task_reduction import CLASS_CELLS, REGRESSION_CELLS
+    from fairviz.data.tasks.multiclass import CLASS_CELLS
+    from fairviz.data.tasks.regression import REGRESSION_CELLS
     for task in args.tasks:
         run(task, args.rows, args.cells or [REGRESSION_CELLS if task == "regression" else CLASS_CELLS],
             args.resamples, args.decimals)

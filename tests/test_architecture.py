@@ -39,3 +39,26 @@ def test_a_broken_layer_would_be_caught(tmp_path, module, upward, message):
                           env={"PYTHONPATH": str(copy), "PATH": ""})
     assert done.returncode != 0
     assert message in done.stdout
+
+
+def test_every_module_of_the_data_package_is_in_the_ingest_contract():
+    """A module of fairviz.data missing from the layers would escape the one-way rule unnoticed."""
+    import tomllib
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    ingest = next(c for c in contracts if c.get("containers") == ["fairviz.data"])
+    named = {m.strip(" ()") for layer in ingest["layers"] for m in layer.split("|")}
+    data = ROOT / "fairviz" / "data"
+    modules = {p.stem for p in data.glob("*.py") if p.stem != "__init__"}
+    modules |= {p.name for p in data.iterdir() if (p / "__init__.py").exists()}
+    assert modules <= named, f"not in the contract: {sorted(modules - named)}"
+
+
+def test_no_import_circle_inside_the_data_package():
+    """Module by module (a package's __init__ counts as a module): no chain of imports leads back where it began."""
+    import grimp
+    graph = grimp.build_graph("fairviz")
+    modules = {m for m in graph.modules if m == "fairviz.data" or m.startswith("fairviz.data.")}
+    for module in modules:
+        for imported in graph.find_modules_directly_imported_by(module) & modules:
+            assert not graph.chain_exists(imported, module), \
+                f"{module} → {imported} → … → {module}: {graph.find_shortest_chain(imported, module)}"

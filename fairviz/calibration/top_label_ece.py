@@ -32,7 +32,7 @@ from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
 from fairviz.data import DataError, NotApplicable
 from fairviz.data.tasks import spec_of
-from fairviz.data.task_validation import SUM_TOLERANCE          # the data model's: rows further from 1 are noted, read as given
+from fairviz.data.tasks.multiclass import SUM_TOLERANCE         # the data model's: rows further from 1 are noted, read as given
 
 OVERALL = "overall"
 MIN_EXPECTED = 5            # a bin enters the χ² test on its own with this many expected rows of each outcome

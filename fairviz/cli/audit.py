@@ -15,9 +15,10 @@ from fairviz.cli.common import emit
 from fairviz.cli.outputs import OutputError, check_input, check_outputs, write_atomically
 from fairviz.findings import KINDS, FindingsParams
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
-from fairviz.data import TASKS, ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
+from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
 from fairviz.data.model import INTERSECTION_SEP, plain_value
-from fairviz.data.roles import class_columns, guess_task, predicted_column
+from fairviz.data.roles import class_columns, predicted_column
+from fairviz.data.tasks import guess_task, task_names
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
 from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, read_only_query, table_name
 from fairviz.core.markup import csv_bytes
@@ -62,7 +63,7 @@ def add_parser(commands) -> None:
     audit.add_argument("--dsn", help="PostgreSQL connection string or URL without a password (libpq reads PGPASSWORD "
                                      "or ~/.pgpass); omitted: the PG* environment variables")
     audit.add_argument("--memory-limit", help="DuckDB memory limit, e.g. '2GB' (larger inputs spill to disk)")
-    audit.add_argument("--task", choices=TASKS, default=None,
+    audit.add_argument("--task", choices=task_names(), default=None,
                        help="what the predictions are: 'binary' (a two-valued label and a probability), 'regression' "
                             "(a numeric target and a numeric prediction) or 'multiclass' (a label with 3+ classes and "
                             "class probabilities or a predicted class). Default: guessed from the columns, and stated "
@@ -359,7 +360,7 @@ def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: Column
              policy: FindingsParams) -> int:
     """A regression or multiclass audit: the task's sections (``fairviz.report.audit.SECTIONS_BY_TASK``), the Summary
     and the gate as for binary predictions. One file is read row by row (the mapped columns only: exact); a table, a
-    query or a folder of files is reduced by the engine (``fairviz.data.task_reduction``), so its rows never reach
+    query or a folder of files is reduced by the engine (``fairviz.data.tasks``), so its rows never reach
     Python."""
     check_task_options(args, task)
     mapping = task_mapping(args, task, frame, guess)

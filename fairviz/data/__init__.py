@@ -28,14 +28,13 @@ from fairviz.data.reading import (
 )
 from fairviz.data.roles import (
     guess_forecast_roles,
-    guess_mapping,
     guess_positive_label,
     guess_text_roles,
     guess_training_roles,
     label_values,
     quantile_level,
 )
-from fairviz.data.task_validation import TASK_TITLES, TASKS
+from fairviz.data.tasks import guess_mapping
 from fairviz.data.validation import MIN_GROUP_SIZE, build_predictions, load_predictions
 
 __all__ = [
@@ -67,8 +66,6 @@ __all__ = [
     "label_values",
     "guess_positive_label",
     # validation
-    "TASKS",
-    "TASK_TITLES",
     "MIN_GROUP_SIZE",
     "build_predictions",
     "load_predictions",

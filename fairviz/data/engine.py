@@ -1,9 +1,12 @@
-"""One reduction for every classification audit: counts per (group values…, label, score value), on an engine.
+"""One reduction for every audit: counts per (group values…, label, prediction cell), on an engine.
 
-Every classification audit (residual distribution, calibration, parity, sample-size significance) depends on the
-rows only through how many rows share a (group, label, score) cell, so a file is reduced once to that table and the
-audits read the table. The reduction is one SQL text (``reduction_sql``) that every engine runs where the data lives,
-the few dialect differences kept in ``fairviz.data.dialects``; the sources it reads are ``fairviz.data.sources``:
+Every audit (residual distribution, calibration, parity, sample-size significance) depends on the rows only through
+how many rows share a (group, label, prediction) cell, so a file is reduced once to that table and the audits read
+the table. Each task's reduction is its spec's SQL (``fairviz.data.tasks``: ``TaskSpec.reduction``; binary: counts
+per score cell of [0, 1], ``fairviz.data.tasks.binary.reduction_sql``; regression: cells of the target and
+predictions over their ranges; multiclass: cells of each class probability on [0, 1]), run by every engine where
+the data lives, the few dialect differences kept in ``fairviz.data.dialects``; the sources it reads are
+``fairviz.data.sources``:
 
 - DuckDB, embedded (the default): reads CSV, Parquet and folders/globs of Parquet out of core (files larger than
   memory), tables and queries of a DuckDB database file (read-only), and frames already in memory as Arrow tables;
@@ -11,22 +14,15 @@ the few dialect differences kept in ``fairviz.data.dialects``; the sources it re
   that outgrows one machine: storage URLs, catalog tables and queries read with the cluster's own configuration;
 - PostgreSQL (``psycopg``): tables and queries run inside the database, in a read-only transaction.
 
-Only the table travels back: at most (groups × 2 labels × ``DEFAULT_CELLS`` + 1) rows, whatever the input size.
-Several models are reduced in the same scan, grouped by every model's cell (``JOINT_CELLS`` per model, so that the
-joint table stays bounded); each model's audit merges the table to its own cells (``Predictions.with_model``) and
-the paired comparisons read the joint cells.
-
-Scores are cut into ``cells`` equal cells of [0, 1] (plus a cell for a score of exactly 1). When every cell of the
-table holds a single distinct score (COMPAS's 10 deciles, any few-valued score), the table *is* the exact count per
-distinct score and ``resolution`` is 0: the audits then equal the row-level ones (inputs of at most ``EXACT_ROWS``
-rows are always reduced exactly, by a second pass with one cell per distinct score). Otherwise each cell carries the
-mean of its scores (sums, means and ECE bins stay exact; quantiles move by less than one cell width) and
-``resolution`` is the cell width, reported with the results. Values outside [0, 1], NaN and missing values keep
-their own cells so that validation names them as the row-level path does.
-
-Regression and multiclass uploads (``ColumnMapping.task``) are reduced by ``fairviz.data.task_reduction``'s SQL on
-the same engines: cells of the target and predictions over their ranges, or of each class probability on [0, 1]
-(resolutions and what stays exact in its docstring and docs/engines.md).
+Only the table travels back, bounded whatever the input size (binary: at most groups × 2 labels ×
+``DEFAULT_CELLS`` + 1 rows). Several models are reduced in the same scan, grouped by every model's cell; each
+model's audit merges the table to its own cells (``Predictions.with_model``) and the paired comparisons read the
+joint cells. When every cell of the table holds a single distinct value (COMPAS's 10 deciles, any few-valued score),
+the table *is* the exact count per distinct value and ``resolution`` is 0: the audits then equal the row-level ones
+(inputs of at most ``EXACT_ROWS`` rows are always reduced exactly). Otherwise each cell carries the mean of its
+values and ``resolution`` is the cell width, reported with the results (what stays exact: each task module's
+docstring and docs/engines.md). Values that validation must name (outside [0, 1], NaN, missing) keep their own
+entries so that validation names them as the row-level path does.
 """
 from __future__ import annotations
 
@@ -48,14 +44,11 @@ from fairviz.data.spark_session import (SPARK_SQL_CONF, check_master, check_reac
                                         connect_client_missing, quiet_pyspark_loggers)  # (re-exported)
 from fairviz.data.model import ColumnMapping, DataError
 from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
-from fairviz.data.roles import guess_mapping
 from fairviz.data.scales import probability_sql
-from fairviz.data.reduction import (CELL_KEY, COUNT, DEFAULT_CELLS, EXACT_ROWS, JOINT_CELLS,  # noqa: F401
-                                    SufficientStats,
-                                    core_mapping, reduction_sql, single_valued,
-                                    stats_from_cells)            # (re-exported: the engine's face)
-from fairviz.data.task_reduction import (CLASS_CELLS, REGRESSION_CELLS, check_task_mapping, multiclass_sql,
-                                         regression_bounds_sql, regression_sql, task_columns, task_stats)
+from fairviz.data.reduction import (CELL_KEY, COUNT, EXACT_ROWS, SufficientStats,  # noqa: F401
+                                    core_mapping, stats_of)            # (re-exported: the engine's face)
+from fairviz.data.tasks import guess_mapping, spec_of
+from fairviz.data.tasks.binary import DEFAULT_CELLS
 from fairviz.data.validation import check_columns
 from fairviz.data.sources import (Files, Frame, Location, Query, Table, locate,  # noqa: F401 (resolve: re-exported)
                                   resolve, scheme_of)
@@ -88,7 +81,7 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
             raise DataError(f"Unknown engine '{kind}': choose one of {', '.join(ENGINES)}.")
         self.kind, self.master, self.memory_limit, self.threads, self.cells = kind, master, memory_limit, threads, cells
         self.dsn, self.database = dsn, database
-        self.task_cell_counts = dict(task_cells or {})   # task → cells per column (regression, multiclass)
+        self.task_cell_counts = dict(task_cells or {})   # task name → cells per column (binary: ``cells``)
         self.dialect = DIALECTS[kind]
         self.fetched_rows = 0           # rows that came back from the engine, all queries together
         self._con = None
@@ -306,62 +299,33 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
             fingerprint = source.fingerprint or hashlib.blake2b(str(id(source)).encode(), digest_size=16).hexdigest()
             self._register(source, mapping.groups)
         check_columns(pd.DataFrame(columns=list(dict.fromkeys(self._names))), core_mapping(mapping))
-        if mapping.task != "binary":
-            return self._reduce_task(mapping, name, fingerprint)
-        at = self._positions(mapping)
-        numeric = tuple(self.dialect.is_numeric(self._types[int(m.column[1:])]) for m in at.models())
-        key_cells = self.cells if len(numeric) == 1 else min(self.cells, JOINT_CELLS)
-        cells = self.sql(reduction_sql(self._relation, at, numeric, key_cells, self.dialect))
-        if all(numeric) and int(cells["n"].sum()) <= EXACT_ROWS and not single_valued(cells):
-            key_cells = 0
-            cells = self.sql(reduction_sql(self._relation, at, numeric, 0, self.dialect))   # small: exact
-        digest = hashlib.blake2b(f"{fingerprint}|{key_cells or self.cells}".encode(), digest_size=16).hexdigest()
-        return stats_from_cells(cells, mapping, name, digest, self.kind, numeric, key_cells or self.cells, key_cells)
+        spec = spec_of(mapping)
+        if spec.reduction is None:
+            raise DataError(f"{spec.title.capitalize()} predictions are read row by row only: no engine reduces them.")
+        reduced = spec.reduction.reduce(self, self._positions(mapping), mapping)
+        digest = hashlib.blake2b(f"{fingerprint}|{reduced.salt}".encode(), digest_size=16).hexdigest()
+        return stats_of(reduced, mapping, name, digest, self.kind)
 
-    def _reduce_task(self, mapping: ColumnMapping, name: str, fingerprint: str) -> SufficientStats:
-        """A regression or multiclass reduction (``fairviz.data.task_reduction``): binned, then exact when the input
-        is small or every cell holds one distinct value."""
-        at = self._positions(mapping)
-        check_task_mapping(at)
-        numeric_of = lambda column: self.dialect.is_numeric(self._types[int(column[1:])])   # noqa: E731
-        if mapping.task == "regression":
-            numeric = tuple(numeric_of(c) for c in (at.label, *(m.column for m in at.models())))
-            bounds, residual_bounds, resolution = None, None, 0.0
-            if all(numeric):
-                found = self.sql(regression_bounds_sql(self._relation, at, self.dialect)).iloc[0]
-                pairs = [(found[f"lo{k}"], found[f"hi{k}"]) for k in range(len(numeric))]
-                if int(found["n"]) > EXACT_ROWS and all(pd.notna(lo) and pd.notna(hi) for lo, hi in pairs):
-                    bounds = [(float(lo), float(hi)) for lo, hi in pairs]
-                    residual_bounds = [(float(found[f"dlo{i}"]), float(found[f"dhi{i}"]))
-                                       for i in range(len(numeric) - 1)]
-                    resolution = 1.0 / self.task_cells("regression")
-            cells = self.sql(regression_sql(self._relation, at, numeric, bounds, self.task_cells("regression"),
-                                            self.dialect, residual_bounds))
-            if residual_bounds:      # the knee search's residual grid of each model (fairviz.residuals.curves)
-                grids = {m.title: (*b, self.task_cells("regression"))
-                         for m, b in zip(mapping.models(), residual_bounds)}
-                return task_stats(cells, mapping, name, self._task_digest(fingerprint, mapping, resolution),
-                                  self.kind, resolution, grids)
-        else:
-            columns = at.class_scores or ((at.score,) if at.score else ())
-            numeric = tuple(numeric_of(c) for c in columns)
-            resolution = 1.0 / self.task_cells("multiclass")
-            cells = self.sql(multiclass_sql(self._relation, at, numeric, self.task_cells("multiclass"), self.dialect))
-            if int(cells["n"].sum()) <= EXACT_ROWS and all(numeric):
-                resolution = 0.0
-                cells = self.sql(multiclass_sql(self._relation, at, numeric, 0, self.dialect))   # small: exact
-        return task_stats(cells, mapping, name, self._task_digest(fingerprint, mapping, resolution), self.kind,
-                          resolution)
+    # --- what a task's reduction (``TaskSpec.reduction.reduce``) reads of the engine
 
-    @staticmethod
-    def _task_digest(fingerprint: str, mapping: ColumnMapping, resolution: float) -> str:
-        return hashlib.blake2b(f"{fingerprint}|{mapping.task}|{resolution}".encode(), digest_size=16).hexdigest()
+    @property
+    def relation(self) -> str:
+        """The relation the reduction SQL reads (the registered source, columns c0, c1, …)."""
+        return self._relation
+
+    @property
+    def exact_rows(self) -> int:
+        """Inputs of at most this many rows are reduced exactly (``fairviz.data.reduction.EXACT_ROWS``)."""
+        return EXACT_ROWS
+
+    def is_numeric(self, column: str) -> bool:
+        """Whether the engine reads a column of the registered source (its positional name) as numbers."""
+        return self.dialect.is_numeric(self._types[int(column[1:])])
 
     def task_cells(self, task: str) -> int:
-        """Cells per column of a regression or multiclass reduction (``task_cells`` given to the engine, or the
-        defaults of ``fairviz.data.task_reduction``)."""
+        """Cells per column of a task's reduction (``task_cells`` given to the engine, or the spec's default)."""
         own = self.task_cell_counts.get(task)
-        return int(own) if own else REGRESSION_CELLS if task == "regression" else CLASS_CELLS
+        return int(own) if own else spec_of(task).reduction.cells
 
     def rows_of_entries(self, source, stats: SufficientStats, picks: pd.DataFrame) -> pd.DataFrame:
         """The input rows behind chosen rows (entries) of ``stats.table``, with every column of the source.
@@ -453,8 +417,7 @@ def arrow_upload(raw: bytes, name: str, mapping: ColumnMapping):
     """An upload's bytes → an Arrow table of the mapped columns only (size checked from metadata first)."""
     import pyarrow as pa
     info = inspect_table(raw, name)
-    mapped = (*mapping.groups, mapping.label, *(m.column for m in mapping.models())) if mapping.task == "binary" \
-        else task_columns(mapping)
+    mapped = spec_of(mapping).reduction.columns(mapping)
     wanted = [c for c in dict.fromkeys(mapped) if c in info.columns]
     info.check(wanted)
     fingerprint = hashlib.blake2b(raw, digest_size=16).hexdigest()

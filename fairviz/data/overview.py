@@ -13,13 +13,10 @@ import pandas as pd
 
 from fairviz.core.display import Item, Metric, Metrics, Table, heading, text
 from fairviz.data.model import Predictions
+from fairviz.data.tasks import spec_of
 
-
-# the two numbers the overview gives per task: what ``base_rate`` and ``mean_score`` hold
-TASK_COLUMNS = {"binary": ("base rate", "mean score"), "regression": ("mean target", "mean prediction"),
-                "multiclass": ("accuracy", "mean confidence")}
-TASK_METRICS = {"binary": ("Positive rate (label)", "Mean score"), "regression": ("Mean target", "Mean prediction"),
-                "multiclass": ("Accuracy", "Mean confidence")}
+# the two numbers the overview gives per group are the task's (``TaskSpec.overview``, ``overview_labels``): what
+# ``base_rate`` and ``mean_score`` hold
 
 
 @dataclass(frozen=True)
@@ -38,7 +35,7 @@ class AttributeSummary:
     task: str = "binary"
 
     def frame(self) -> pd.DataFrame:
-        rate, score = TASK_COLUMNS[self.task]
+        rate, score = spec_of(self.task).overview
         return pd.DataFrame([{"group": g.name, "n": g.n, "share": g.share, rate: g.base_rate, score: g.mean_score}
                              for g in self.groups], columns=["group", "n", "share", rate, score])
 
@@ -57,7 +54,7 @@ class DataOverview:
 def overview(pred: Predictions) -> DataOverview:
     """Weighted data (an engine's counts per cell) counts each entry by its weight, as every audit does."""
     w = pred.weight
-    first = (pred.predicted == pred.y).astype(float) if pred.task == "multiclass" else pred.y
+    first = (pred.predicted == pred.y).astype(float) if spec_of(pred).per_class else pred.y   # classes: accuracy
     attributes = []
     for attribute in pred.attribute_names:
         view = pred.groups(attribute)
@@ -74,14 +71,14 @@ def overview(pred: Predictions) -> DataOverview:
 
 
 def display(summary: DataOverview) -> list[Item]:
-    rate, score = TASK_METRICS[summary.task]
+    rate, score = spec_of(summary.task).overview_labels
     items: list[Item] = [heading("Now analysing: {source}", source=summary.source)]
     items += [text("{note}", "caveat", note=note) for note in summary.notes]
     items.append(Metrics((Metric(text("Rows"), f"{summary.rows:,}"),
                           Metric(text(rate), _number(summary.positive_rate)),
                           Metric(text(score), _number(summary.mean_score)),
                           Metric(text("Group attributes"), f"{len(summary.attributes)}"))))
-    columns = TASK_COLUMNS[summary.task]
+    columns = spec_of(summary.task).overview
     formats = {"group": "text", "n": "int", "share": "num", columns[0]: "num", columns[1]: "num"}
     items += [Table(a.frame(), key=f"groups:{a.attribute}", formats=formats,
                     title=text("{attribute}", attribute=a.attribute)) for a in summary.attributes]

@@ -1,15 +1,16 @@
 """Role guessing: which column of an uploaded file plays which role, for the user to confirm.
 
 One vocabulary of column names (``ROLE_NAMES``) and one set of content tests serve every form that maps columns:
-the predictions upload (``guess_mapping``), text datasets for explanations (``guess_text_roles``), training data for
-the conditions simulator (``guess_training_roles``) and quantile forecasts (``guess_forecast_roles``). A guess only
-preselects a choice: the forms and the CLI let the user overrule it, and validation checks what was chosen.
+the predictions upload (``guess_columns``; its task and the task's own roles: ``fairviz.data.tasks.guess_mapping``),
+text datasets for explanations (``guess_text_roles``), training data for the conditions simulator
+(``guess_training_roles``) and quantile forecasts (``guess_forecast_roles``). A guess only preselects a choice:
+the forms and the CLI let the user overrule it, and validation checks what was chosen.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -117,12 +118,23 @@ def quantile_level(column: Any) -> float | None:
 
 # ----------------------------------------------------------------------------------------------- the four forms
 
-def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
-    """A predictions file: each column's role from its name and content (the user confirms on the home page). Ids
-    (``id``, ``*_id``) are never groups, scores or features; the score is a numeric column other than the label
-    (named like a score, else probability-like, else percentages or logits), and the other probability-like columns
-    are ``candidate_scores`` (several models); band columns ('18-25', '75+') are groups. Contents are read in the
-    first ``MAX_SCANNED`` columns only (names in all), so a very wide file is guessed in a second."""
+@dataclass(frozen=True)
+class ColumnGuess:
+    """A first reading of a predictions file, before its task is known: the mapping as for binary predictions, and
+    what a task's own reading of the columns (``TaskSpec.guess_roles``) starts from."""
+
+    mapping: ColumnMapping
+    ids: tuple = ()              # identifier columns: never a score, a class or a feature
+    prediction: Any = None       # a column named after the label as its prediction (price → price_pred), or None
+
+
+def guess_columns(frame: pd.DataFrame) -> ColumnGuess:
+    """A predictions file: each column's role from its name and content, as for binary predictions (the task's own
+    roles follow: ``fairviz.data.tasks.guess_mapping``). Ids (``id``, ``*_id``) are never groups, scores or
+    features; the score is a numeric column other than the label (named like a score, else probability-like, else
+    percentages or logits), and the other probability-like columns are ``candidate_scores`` (several models); band
+    columns ('18-25', '75+') are groups. Contents are read in the first ``MAX_SCANNED`` columns only (names in
+    all), so a very wide file is guessed in a second."""
     columns = list(frame.columns)
     scanned = columns[:MAX_SCANNED]
     ids = [c for c in columns if is_id_name(c)]
@@ -145,9 +157,7 @@ def guess_mapping(frame: pd.DataFrame) -> ColumnMapping:
     features = tuple(c for c in numeric_columns(frame) if c not in taken)
     guess = ColumnMapping(label=label, score=score, groups=groups, positive_label=None, text=text,
                           features=features, row_id=row_id, candidate_scores=candidates)
-    task = guess_task(frame, label)
-    prediction = paired[1] if paired and paired[0] == label else None
-    return guess if task == "binary" else _task_mapping(frame, guess, task, ids, prediction)
+    return ColumnGuess(guess, tuple(ids), paired[1] if paired and paired[0] == label else None)
 
 
 def labelled_by_class_columns(frame: pd.DataFrame, scanned: list) -> Any:
@@ -184,7 +194,7 @@ def target_and_prediction(frame: pd.DataFrame) -> tuple | None:
         return None
     targets = [c for c in numbers[:MAX_SCANNED] if c != prediction and not is_id_name(c)
                and not looks_like_model_name(c) and distinct_count(frame[c]) > MAX_GUESSED_CLASSES]
-    target = next(iter(named(targets, "label")), None) or _most_correlated(frame, prediction, targets)
+    target = next(iter(named(targets, "label")), None) or most_correlated(frame, prediction, targets)
     return (target, prediction) if target is not None else None
 
 
@@ -262,7 +272,7 @@ def range_order(names: list[str]) -> list[float] | None:
 def guess_text_roles(frame: pd.DataFrame) -> dict:
     """A text dataset (explanations): the text, label and group columns and an optional pair id of twin sentences.
     The text is the column named like one, else the wordiest column; label and group as for predictions."""
-    mapping = guess_mapping(frame)
+    mapping = guess_columns(frame).mapping
     columns = list(frame.columns)
     words = {c: frame[c].astype(str).str.count(" ").mean() for c in columns
              if not pd.api.types.is_numeric_dtype(frame[c])}
@@ -327,33 +337,12 @@ def guess_good_outcome(label: Any, values: list, positive: Any) -> Any:
     return next((v for v in values if v != positive), positive)
 
 
-# ----------------------------------------------------------------------------------------------- tasks
+# ---------------------------------------------------------------------------------------- class and target columns
 
 MAX_GUESSED_CLASSES = 50       # a label with more values is not guessed to be classes
 FEW_CLASSES = 10               # whole numbers with more values and no class columns: a regression target
 PREDICTION_NAMES = ("prediction", "pred", "y_pred", "yhat", "y_hat", "predicted", "forecast", "estimate", "fitted",
                     "predicted_class", "pred_class", "y_pred_class")
-
-
-def guess_task(frame: pd.DataFrame, label: Any) -> str:
-    """The task a label column suggests: two values → binary; numbers that are not all whole, or many whole numbers
-    → regression; classes with class probability columns or a predicted-class column → multiclass. Anything else
-    stays binary, so that validation names the label's values (a label of three values with one score is more often
-    a mapping mistake than a multiclass file). Always shown in the form and changeable."""
-    series = frame[label]
-    n = distinct_count(series)
-    if n <= 2:
-        return "binary"
-    numeric = is_numeric(series)
-    if numeric:
-        values = series.dropna().to_numpy(dtype=float)
-        if not np.all(values == np.round(values)) or n > MAX_GUESSED_CLASSES:
-            return "regression"
-    if n <= MAX_GUESSED_CLASSES:
-        classes = {str(plain_value(v)) for v in series.dropna().unique()}
-        if class_columns(frame, classes) or predicted_column(frame, label, classes):
-            return "multiclass"
-    return "regression" if numeric and n > FEW_CLASSES else "binary"
 
 
 def class_columns(frame: pd.DataFrame, classes) -> list:
@@ -379,34 +368,7 @@ def predicted_column(frame: pd.DataFrame, label: Any, classes) -> Any:
     return None
 
 
-def _task_mapping(frame: pd.DataFrame, guess: ColumnMapping, task: str, ids: list,
-                  prediction: Any = None) -> ColumnMapping:
-    """The binary guess turned into a regression or multiclass one: the prediction (``prediction``: named after
-    the target) or class columns found."""
-    label = guess.label
-    groups = set(guess.groups)
-    if task == "regression":
-        numbers = [c for c in numeric_columns(frame) if c != label and c not in groups and c not in ids]
-        by_name = [prediction] if prediction is not None else named(numbers, PREDICTION_NAMES + ROLE_NAMES["score"])
-        score = by_name[0] if by_name else _most_correlated(frame, label, numbers)
-        models = tuple(c for c in numbers if c != score and looks_like_model_name(c))
-        features = tuple(c for c in guess.features if c not in (score, *models) and c != label)
-        return replace(guess, task=task, score=score or "", features=features, candidate_scores=models)
-    classes = [str(plain_value(v)) for v in frame[label].dropna().unique()]
-    columns = class_columns(frame, classes)
-    if columns:
-        features = tuple(c for c in guess.features if c not in columns)
-        return replace(guess, task=task, score="", class_scores=tuple(columns),
-                       classes=tuple(class_of_column(c) for c in columns), features=features, candidate_scores=())
-    predicted = predicted_column(frame, label, classes)
-    confidence = next((c for c in named(numeric_columns(frame), ("confidence", "conf", "prob", "probability",
-                                                                 "score", "proba")) if c != predicted), None)
-    features = tuple(c for c in guess.features if c != confidence)
-    return replace(guess, task=task, score=confidence or "", predicted=predicted, features=features,
-                   candidate_scores=())
-
-
-def _most_correlated(frame: pd.DataFrame, label: Any, numbers: list) -> Any:
+def most_correlated(frame: pd.DataFrame, label: Any, numbers: list) -> Any:
     """The numeric column closest to the target (largest |correlation|): the likeliest prediction, or None."""
     if not numbers:
         return None

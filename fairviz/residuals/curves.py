@@ -8,8 +8,9 @@ from functools import cached_property
 import numpy as np
 
 from fairviz.data import Predictions
-from fairviz.data.reduction import DEFAULT_CELLS, EXACT_ROWS
-from fairviz.data.task_reduction import REGRESSION_CELLS
+from fairviz.data.reduction import EXACT_ROWS
+from fairviz.data.tasks.binary import DEFAULT_CELLS
+from fairviz.data.tasks.regression import REGRESSION_CELLS
 from fairviz.residuals.results import Curve
 
 CURVE_POINTS = 2000          # a drawn curve never has more points than this, whatever n is
@@ -83,7 +84,7 @@ def search_cells(pred: Predictions) -> int | None:
 @dataclass(frozen=True)
 class ResidualGrid:
     """A regression's knee-search cells: ``cells`` equal cells of [lo, hi], the range of the residuals ŷ − y over
-    all rows. The engine groups a binned table by these cells (``fairviz.data.task_reduction.residual_cell_sql``,
+    all rows. The engine groups a binned table by these cells (``fairviz.data.tasks.regression.residual_cell_sql``,
     the same floating-point steps), so each entry's rows share one cell and the search reads rows and table alike."""
     lo: float
     hi: float

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.test_reading import write_wide_parquet
+from tests.data.test_reading import write_wide_parquet
 
 from .conftest import no_traceback, wait_for_app
 

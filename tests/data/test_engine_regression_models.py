@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import duckdb
@@ -24,8 +23,7 @@ from fairviz.residuals import RDFParams
 from tests.data.compare import shared
 from tests.data.servers import load_frame, postgres_bin, postgres_server
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from test_engine import numbers_differ  # noqa: E402
+from tests.data.test_engine import numbers_differ  # noqa: E402
 
 ROWS = 400
 FAST = ["--resamples", "20", "--knee-resamples", "0"]

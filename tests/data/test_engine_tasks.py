@@ -13,7 +13,8 @@ import pytest
 from fairviz.data import ColumnMapping, DataError
 from fairviz.data import engine as engine_module
 from fairviz.data.engine import Engine, reduce_path
-from fairviz.data.task_reduction import CLASS_CELLS, REGRESSION_CELLS
+from fairviz.data.tasks.multiclass import CLASS_CELLS
+from fairviz.data.tasks.regression import REGRESSION_CELLS
 from fairviz.data.validation import build_predictions
 
 CLASSES = ("cat", "dog", "bird", "fish")

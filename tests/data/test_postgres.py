@@ -3,8 +3,6 @@ and its audit equals DuckDB's on the same rows; only the reduced table comes bac
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,8 +19,7 @@ from tests.data.servers import load_frame, postgres_bin, postgres_server  # noqa
 
 DIFFER = ("source", "engine")     # what names the source; every number is shared
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from test_engine import numbers_differ  # noqa: E402
+from tests.data.test_engine import numbers_differ  # noqa: E402
 
 pytestmark = pytest.mark.skipif(postgres_bin() is None, reason="no PostgreSQL server (make test installs Debian's "
                                                                 "'postgresql' package when run as root)")

@@ -9,7 +9,7 @@ from sklearn.metrics import log_loss, roc_auc_score
 
 from fairviz.data import ColumnMapping, DataError, ScoreColumn
 from fairviz.data.engine import Engine, reduce_path
-from fairviz.data.reduction import JOINT_CELLS
+from fairviz.data.tasks.binary import JOINT_CELLS
 from fairviz.data.validation import build_predictions
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import duckdb
@@ -19,8 +18,7 @@ from fairviz.cli.main import main
 from fairviz.data import DataError
 from fairviz.data.sources import Files, Location, Query, Table, listed_sources, locate, read_only_query, table_name
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from test_engine import numbers_differ  # noqa: E402
+from tests.data.test_engine import numbers_differ  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 FAST = ["--resamples", "100", "--knee-resamples", "10"]

@@ -17,8 +17,7 @@ import pytest
 from fairviz.cli.main import main
 from tests.data.servers import LOOPBACK, spark_connect_server, spark_standalone
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
-from test_engine import numbers_differ  # noqa: E402
+from tests.data.test_engine import numbers_differ  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.slow,

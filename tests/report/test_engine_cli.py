@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 
 import numpy as np
 import pandas as pd
@@ -11,8 +10,7 @@ import pytest
 
 from fairviz.cli.main import main
 
-sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "core"))
-from test_engine import numbers_differ  # noqa: E402
+from tests.data.test_engine import numbers_differ
 
 FAST = ["--resamples", "100", "--knee-resamples", "10"]
 

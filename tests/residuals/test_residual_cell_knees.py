@@ -16,7 +16,7 @@ import pytest
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.engine import Engine, reduce_path
 from fairviz.data.reduction import EXACT_ROWS
-from fairviz.data.task_reduction import REGRESSION_CELLS, residual_cell_sql
+from fairviz.data.tasks.regression import REGRESSION_CELLS, residual_cell_sql
 from fairviz.residuals.display import rdf_to_dict
 from fairviz.residuals import RDFParams, analyse
 from fairviz.residuals.curves import ResidualGrid

@@ -13,7 +13,8 @@ import pytest
 from fairviz.calibration import CalibrationParams
 from fairviz.data import ColumnMapping, DataError, build_predictions, read_table
 from fairviz.data.dialects import DUCKDB
-from fairviz.data.engine import Engine, reduce_path, reduction_sql, resolve
+from fairviz.data.engine import Engine, reduce_path, resolve
+from fairviz.data.tasks.binary import reduction_sql
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.residuals import RDFParams

@@ -1,0 +1,105 @@
+"""What the task modules share: the validation steps of a task whose columns are read as numbers or classes
+(``validated_rows``), and the small pieces of the reduction SQL and its notes.
+
+Rows with a missing value in a mapped column are dropped and counted; groups are cleaned as for binary data
+(``fairviz.data.cleaning``); groups too small to compare are dropped and named; too many groups are refused.
+"""
+from __future__ import annotations
+
+import hashlib
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+from fairviz.data.cleaning import count_rows, drop_small_groups, factorize_groups, group_attributes, without_na_texts
+from fairviz.data.limits import GroupLimits
+from fairviz.data.model import ColumnMapping, DataError, Predictions, plain_value
+
+# What binning does to resampled numbers (a cell's rows are drawn together)
+RESAMPLED = ("bootstrap intervals and permutation p-values resample the table's entries, so their random draws are "
+             "not the rows' (they differ as two seeds do).")
+
+
+def validated_rows(frame: pd.DataFrame, mapping: ColumnMapping, source: str, file_fingerprint: str,
+                   weights: np.ndarray | None, limits: GroupLimits, columns: Callable, fields: Callable) -> Predictions:
+    """``frame`` under ``mapping`` → ``Predictions``, or a ``DataError`` listing every blocking problem.
+
+    ``columns(frame, mapping, label, problems, notes, w)`` → (mapping, the task's mapped columns as series, by a
+    name of its own); ``fields(label, columns, mapping, problems, notes, w)`` → (mapping, the ``Predictions``
+    fields), both on the rows kept (no missing value in a mapped column)."""
+    problems: list[str] = []
+    notes: list[str] = []
+    w = None if weights is None else np.asarray(weights, dtype=np.int64)
+    total = len(frame) if w is None else int(w.sum())
+    label = without_na_texts(frame[mapping.label])
+    mapping, mapped = columns(frame, mapping, label, problems, notes, w)
+    factorized = {c: factorize_groups(without_na_texts(frame[c])) for c in mapping.groups}
+    if problems:
+        raise DataError(problems)
+
+    missing = label.isna().to_numpy().copy()
+    for values in mapped.values():
+        missing |= values.isna().to_numpy()
+    for codes, _ in factorized.values():
+        missing |= codes < 0
+    keep = ~missing
+    if count_rows(missing, w):
+        notes.append(f"{count_rows(missing, w):,} of {total:,} rows dropped for a missing value in a mapped column.")
+    if not keep.any():
+        raise DataError("Every row has a missing value in a mapped column: nothing is left to analyse.")
+    w = None if w is None else w[keep]
+    kept = {name: values[keep] for name, values in mapped.items()}
+    mapping, found = fields(label[keep], kept, mapping, problems, notes, w)
+    attributes = group_attributes({c: (codes[keep], names) for c, (codes, names) in factorized.items()}, mapping,
+                                  problems, notes, w)
+    if problems:
+        raise DataError(problems)
+    small_kept, attributes, w = drop_small_groups(attributes, w)
+    kept_frame = frame.loc[keep]
+    if small_kept is not None:
+        found = {k: _rows(v, small_kept) for k, v in found.items()}
+        kept_frame = kept_frame.loc[small_kept]
+    too_many = [p for view in attributes.values() if (p := limits.too_many_groups(view.attribute, len(view.names)))]
+    if too_many:
+        raise DataError(too_many)
+    fingerprint = hashlib.blake2b(f"{file_fingerprint}|{mapping.to_dict()}".encode(), digest_size=16).hexdigest()
+    return Predictions(attributes=attributes, frame=kept_frame, mapping=mapping, source=source,
+                       fingerprint=fingerprint, notes=tuple(notes), weight=w, limits=limits, task=mapping.task,
+                       **found)
+
+
+def _rows(value, keep: np.ndarray):
+    if isinstance(value, dict):
+        return {k: v[keep] for k, v in value.items()}
+    return value[keep] if isinstance(value, np.ndarray) else value
+
+
+def shown(values) -> str:
+    """The first five values, as a message names them."""
+    # a whole float reads as the integer it is (0.0 → 0): plain_value turns numpy's scalars to Python's first
+    return ", ".join(f"{plain_value(plain_value(v))!r}" for v in list(values)[:5]) + (", …" if len(values) > 5 else "")
+
+
+# ----------------------------------------------------------------------------------------------- the SQL
+
+def suffix(model: int) -> str:
+    """The reduction's column suffix of model ``model`` (the first unsuffixed, model i ≥ 1 ``_i``)."""
+    return f"_{model}" if model else ""
+
+
+def finite(x: str) -> str:
+    """True for a finite number (NULL, NaN and ±inf fail: x − x is NaN or NULL for them on every engine)."""
+    return f"({x} - {x} = 0)"
+
+
+def cell_means(cells: pd.DataFrame, raw: str, lo: str, hi: str, total: str,
+               n: np.ndarray) -> tuple[np.ndarray, bool]:
+    """One column of a binned table: each entry's value (its single value, else the mean of its rows; a row
+    validation must see keeps its raw value) and whether every cell held a single value."""
+    lo, hi, total = (pd.to_numeric(cells[c], errors="coerce").to_numpy(dtype=float) for c in (lo, hi, total))
+    plain = ~np.isnan(lo)
+    single = bool(np.all((lo == hi)[plain]))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(lo == hi, lo, total / n)
+    return np.where(plain, mean, pd.to_numeric(cells[raw], errors="coerce").to_numpy(dtype=float)), single

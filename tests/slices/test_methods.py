@@ -9,7 +9,8 @@ import pytest
 
 from fairviz.core.display import Text
 from fairviz.data.model import DataError
-from fairviz.data.tasks import _REGISTRY, MetricSpec, TaskSpec, task_names
+from fairviz.data.tasks import MetricSpec, TaskSpec, task_names
+from fairviz.data.tasks.registry import _REGISTRY
 from fairviz.slices import METHODS, SliceParams, find_slices, method_of, slice_counts
 from fairviz.slices.display import slices_display
 from fairviz.slices.methods import CountMetric, rate, summed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fairviz.core.display import Bullets, Group, Item
-from fairviz.data import DataError, Sample
+from fairviz.data import Sample
 from fairviz.findings import (TASK_KINDS, FindingsAudit, FindingsParams, OutcomeWords, finding_text, headline_text, policy_text,
                               small_group_text, unremarkable_text, untested_text)
 
@@ -19,24 +19,6 @@ def findings_settings(sample: Sample | None, attribute: str, base: FindingsParam
     reference = base.reference or sample.reference_groups.get(attribute)
     words = OutcomeWords(**sample.words) if sample.words else None
     return replace(base, reference=reference), words
-
-
-QUICK_SECTIONS = ("parity", "significance")
-# regression and multiclass: the parity section holds every candidate; MATCH per class judges the small groups
-TASK_QUICK_SECTIONS = {"regression": ("parity_regression",), "multiclass": ("parity_multiclass", "class_match")}
-
-
-def summary_sections(pred, attribute: str, params: FindingsParams = FindingsParams()) -> tuple[str, ...]:
-    """The sections the Summary's quick audit runs: parity, whose closed-form tests (rate gaps, OFI) are every candidate
-    it can rank without resampling, and significance only when a group is under the size floor (MATCH's verdict is
-    all the Summary reads of it: 0.15 s at 1M rows). F_dist and the ECE gap are tested by resampling, which the
-    quick audit skips, so their sections do not run and the Summary names them "not tested here"."""
-    quick = TASK_QUICK_SECTIONS.get(getattr(pred, "task", "binary"), QUICK_SECTIONS)
-    try:
-        sizes = pred.groups(attribute).sizes
-    except DataError:
-        return quick                                  # the sections say what is wrong with the attribute
-    return quick if min(sizes) < params.min_group_size else quick[:1]
 
 
 def finding_row(f, audit, sentence: str | None = None) -> dict:

@@ -23,7 +23,7 @@ from fairviz.findings import KIND_TITLES
 from fairviz.parity import metric_label
 from fairviz.report import parity, sample_size
 from fairviz.report.api import findings_settings
-from fairviz.report.audit import run_audit
+from fairviz.report.plan import audit as run_audit
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
 from tests.conftest import ROOT

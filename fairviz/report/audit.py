@@ -19,8 +19,7 @@ from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
 from fairviz.compare import CompareParams
-from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
-from fairviz.report import tasks
+from fairviz.report import compare, findings as summary_section
 from fairviz.data.tasks import spec_of
 from fairviz.report.attributes import summary_display as across_display
 from fairviz.report.html import render_html, task_statement

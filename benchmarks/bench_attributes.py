@@ -52,7 +52,7 @@ def main() -> None:
     from fairviz.data.engine import Engine
     from fairviz.data.sources import locate
     from fairviz.report.attributes import slice_search
-    from fairviz.report.audit import AuditParams, run_audit
+    from fairviz.report.plan import AuditParams, audit as run_audit
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "preds.parquet"

@@ -46,7 +46,7 @@ def main() -> None:
     import pyarrow.csv as pacsv
     from fairlearn.metrics import MetricFrame, selection_rate
 
-    from fairviz.report.audit import SECTIONS, AuditParams, run_audit
+    from fairviz.report.plan import AuditParams, audit as run_audit, sections_for
     from fairviz.calibration.results import CalibrationParams
     from fairviz.core.counts import confusion_by_group, decisions
     from fairviz.data import ColumnMapping, build_predictions, read_table
@@ -77,7 +77,7 @@ def main() -> None:
         assert abs(frame.loc[name, "selection_rate"] - ours[g].ppr()) < 1e-12
 
     point = AuditParams(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
-    t_sections = {s.name: timed(lambda s=s: s.run(pred, point), repeat=1)[0] for s in SECTIONS if s.name != "explanations"}
+    t_sections = {s.name: timed(lambda s=s: s.run(pred, point), repeat=1)[0] for s in sections_for("binary") if s.name != "explanations"}
     t_core, _ = timed(lambda: run_audit(pred, point), repeat=1)
     t_full, _ = timed(lambda: run_audit(pred, AuditParams()), repeat=1)
 

@@ -85,7 +85,7 @@ def main() -> None:
     from fairviz.data import ColumnMapping
     from fairviz.data.engine import DEFAULT_CELLS, Engine, resolve
     from fairviz.data.groups import group_counts
-    from fairviz.report.audit import SECTIONS, AuditParams
+    from fairviz.report.plan import AuditParams, sections_for
     from fairviz.residuals import RDFParams
 
     mapping = ColumnMapping("y", "score", ("group",))
@@ -107,7 +107,7 @@ def main() -> None:
         total = t_reduce + t_valid
         results = {}                 # kept, as ``fairviz audit`` keeps them: later sections reuse earlier results
         cpu_total = 0.0
-        for section in SECTIONS:
+        for section in sections_for("binary"):
             given = section.given(pred)
             cpu = time.process_time()
             t, results[section.name] = timed(lambda: section.run(given, options))

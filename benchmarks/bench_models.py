@@ -46,7 +46,7 @@ def timed(fn):
 
 def one_model(path, mapping):
     from fairviz.data.engine import reduce_path
-    from fairviz.report.audit import AuditParams, run_audit
+    from fairviz.report.plan import AuditParams, audit as run_audit
     pred = reduce_path(path, mapping).predictions()
     return run_audit(pred, AuditParams())
 
@@ -54,7 +54,7 @@ def one_model(path, mapping):
 def two_models(path, mapping, timings: dict):
     from fairviz.compare import compare_models
     from fairviz.data.engine import reduce_path
-    from fairviz.report.audit import AuditParams, run_audit
+    from fairviz.report.plan import AuditParams, audit as run_audit
     wall, cpu, joint = timed(lambda: reduce_path(path, mapping).predictions())
     timings["reduction"] = (wall, cpu)
     wall, cpu, audits = timed(lambda: [run_audit(joint.with_model(m), AuditParams()) for m in joint.model_names])

@@ -52,10 +52,10 @@ def main() -> None:
     from fairviz.calibration import CalibrationParams
     from fairviz.data import ColumnMapping
     from fairviz.data.engine import Engine, resolve
-    from fairviz.report.audit import AuditParams, run_audit
+    from fairviz.report.plan import AuditParams, audit as run_audit
     from fairviz.residuals import RDFParams
     from app_pages._ui import FOCUS_PARAMS, SUMMARY_PARAMS
-    from fairviz.findings.display import summary_sections
+    from fairviz.report.plan import summary_sections
 
     before = dict(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
     with tempfile.TemporaryDirectory() as tmp:

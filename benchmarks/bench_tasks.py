@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     args = parser.parse_args()
     from fairviz.data.engine import reduce_path
-    from fairviz.report.audit import AuditParams, run_audit
+    from fairviz.report.plan import AuditParams, audit as run_audit
     with tempfile.TemporaryDirectory() as tmp:
         paths = write(Path(tmp), args.rows)
         print(f"{args.rows:,} rows × 5 groups per task")

@@ -427,9 +427,9 @@ def main() -> None:
         print(f"reference: pyarrow read {floor:.2f} s; engine reduction of the bytes {reduce_s:.2f} s "
               f"({reduce_s / floor:.1f}× the read) → {stats.to_dict()}")
         # each audit section's own compute in this process (what a page cannot go below), on what the page reads
-        from fairviz.report.audit import SECTIONS, AuditParams
+        from fairviz.report.plan import AuditParams, sections_for
         pred, options = stats.predictions(), AuditParams(attribute="group", threshold=0.5)
-        for section in () if args.no_sections else SECTIONS:
+        for section in () if args.no_sections else sections_for("binary"):
             if section.name in ("residuals", "calibration", "parity", "significance"):
                 start = time.perf_counter()
                 section.run(section.given(pred), options)

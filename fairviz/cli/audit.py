@@ -1,6 +1,6 @@
 """``fairviz audit PATH|--table NAME|--query SQL ...``: every section of the audit as JSON, HTML and a terminal
 summary, the rows reduced where they live (DuckDB, Spark, Spark Connect, PostgreSQL). ``--task`` (guessed from the
-columns when omitted) chooses binary, regression or multiclass predictions."""
+columns when omitted) chooses the task (``fairviz.data.tasks``); the plan (``fairviz.report.plan``) chooses what runs."""
 from __future__ import annotations
 
 import fnmatch
@@ -26,10 +26,12 @@ from fairviz.data.samples import match_sample
 from fairviz.explain import ExplainParams
 from fairviz.data.checks import ScoreDirectionError
 from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scale
+from fairviz.data.tasks import BINARY, TaskSpec, spec_of, task_names
 from fairviz.report.api import add_engine, reduce_scaled, sample_settings, summary_params
 from fairviz.report.attributes import SLICE_DEPTH, SliceOptions, failed_attributes, findings_params_for, \
-    run_attributes
-from fairviz.report.audit import AuditParams, run_audit
+    match_reference_for
+from fairviz.report import plan
+from fairviz.report.options import AuditParams
 from fairviz.slices.metrics import ALL_METRICS, check_metric
 from fairviz.explain.display import ExplainAuditParams
 from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, failure_text, gate_record, junit_xml, load_policy
@@ -179,15 +181,10 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
-    if args.threshold is not None and not 0 <= args.threshold <= 1:
-        raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
-    if args.cps_lambda < 0:
-        raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
-    for flag, value in (("--resamples", args.resamples), ("--knee-resamples", args.knee_resamples)):
-        if value < 0:
-            raise DataError(f"{flag} must be 0 or more (0 skips resampling), got {value}.")
-    if args.max_groups < 2 or args.max_pair_groups < 2:
-        raise DataError("--max-groups and --max-pair-groups must be at least 2.")
+    """One pipeline for every task: the options checked, the task (given or guessed) and its mapping, the predictions
+    (the engine's table or the rows), the models added, then the plan's audit (``fairviz.report.plan.audit``) of
+    every attribute, and the outputs."""
+    check_numbers(args)
     limits = GroupLimits(max_groups=args.max_groups, max_pair_groups=args.max_pair_groups)
     policy = findings_policy(args)                      # a bad policy is named before any work
     check_paths(args)
@@ -196,53 +193,23 @@ def run(args) -> int:
     sample = match_sample(args.path) if isinstance(source, Files) else None
     args, note = apply_sample_settings(args, sample)
     guess = sample.mapping if sample is not None else guess_mapping(frame)
-    task = task_of(args, frame, guess)
-    if task != "binary":
-        return run_task(args, task, engine, source, frame, guess, limits, policy)
-    first_score, more_scores, first_name = model_columns(args)
-    mapping = ColumnMapping(label=args.label or guess.label, score=first_score or guess.score,
-                            groups=tuple(args.group) if args.group else guess.groups,
-                            positive_label=args.positive_label if args.positive_label is not None else guess.positive_label,
-                            text=args.text or (guess.text if guess.text in frame else None),
-                            row_id=guess.row_id, intersect=args.intersect, score_scale=args.score_scale,
-                            score_direction=args.score_direction,
-                            more_scores=more_scores, model_name=first_name)
+    spec = spec_of(task_of(args, frame, guess))
+    check_task_options(args, spec)
+    mapping = mapping_of(args, spec, frame, guess)
     try:
-        pred, stats, scale_note, failed = predictions_of(args, engine, source, mapping, limits)
+        pred, stats, scale_note, failed = predictions_of(args, spec, engine, source, mapping, limits)
     except ScoreDirectionError as err:
         raise DataError(f"{err} Give --score-direction reversed to use 1 − {mapping.score}, or --score-direction "
                         "as-is to audit the score as it is.") from err
     attribute = first_attribute(pred, args.intersect)
-    first = pred
-    if args.recalibrate:
-        scores, title, note = recalibrated_model(first, args.recalibrate, params=RecalParams(
-            methods=(args.recalibrate,), seed=args.seed))
-        pred = pred.with_added_model(title, scores, note)
-    if args.thresholds:
-        pred = with_thresholds(pred, attribute, args.thresholds, args.seed)
-    params = RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
-                       threshold=args.threshold)
-    if args.match_reference not in ("complement", "population") and \
-            args.match_reference not in pred.groups(attribute).names:
-        raise DataError(f"--match-reference '{args.match_reference}' is neither 'complement', 'population' nor a "
-                        f"group of '{attribute}' ({', '.join(pred.groups(attribute).names)}).")
-    if not 2 <= args.bins <= 100:
-        raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
-    match = MatchParams(reference=args.match_reference, seed=args.seed)
-    calibration = CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy, resamples=args.resamples,
-                                    seed=args.seed)
-    explain = None
-    if args.explain:
-        explain = ExplainAuditParams(settings=ExplainParams(n_pairs=args.explain_pairs, seed=args.seed))
-    options = AuditParams(attribute=attribute, threshold=args.threshold, rdf=params, calibration=calibration,
-                          benefit=args.benefit, match=match, cps_lambda=args.cps_lambda, explain=explain, compare=True,
-                          **summary_params(sample, attribute, policy))
-    audit = run_audit(pred, options)
-    every_attribute(args, audit, pred, options, policy, sample, failed)
+    pred = with_added_models(args, pred, attribute)
+    options = audit_options(args, pred, attribute, policy, sample)
+    audit = plan.audit(pred, options, every_attribute=True, failed=failed, slices=slice_options(args, pred),
+                       options_of=options_of(pred, options, policy, sample))
     say_models_left_out(mapping, pred)
     if stats is not None:
         add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale,
-                                                 more_scores=pred.mapping.more_scores), note)
+                                         more_scores=pred.mapping.more_scores), note)
     elif note:
         audit.data["notes"].append(note)
     if scale_note:
@@ -254,21 +221,72 @@ def run(args) -> int:
     return write_outputs(args, audit)
 
 
+def check_numbers(args) -> None:
+    """The numeric options, before any work."""
+    if args.threshold is not None and not 0 <= args.threshold <= 1:
+        raise DataError(f"--threshold must be in [0, 1], got {args.threshold}.")
+    if args.cps_lambda < 0:
+        raise DataError(f"--cps-lambda must be >= 0, got {args.cps_lambda}.")
+    for flag, value in (("--resamples", args.resamples), ("--knee-resamples", args.knee_resamples)):
+        if value < 0:
+            raise DataError(f"{flag} must be 0 or more (0 skips resampling), got {value}.")
+    if args.max_groups < 2 or args.max_pair_groups < 2:
+        raise DataError("--max-groups and --max-pair-groups must be at least 2.")
+
+
+def with_added_models(args, pred, attribute: str):
+    """The predictions with the first model recalibrated (--recalibrate) and its per-group thresholds
+    (--thresholds) added as models, each compared with it."""
+    if args.recalibrate:
+        scores, title, note = recalibrated_model(pred, args.recalibrate, params=RecalParams(
+            methods=(args.recalibrate,), seed=args.seed))
+        pred = pred.with_added_model(title, scores, note)
+    if args.thresholds:
+        pred = with_thresholds(pred, attribute, args.thresholds, args.seed)
+    return pred
+
+
+def audit_options(args, pred, attribute: str, policy: FindingsParams, sample) -> AuditParams:
+    """The first attribute's audit settings from the options (a --match-reference group must be one of its)."""
+    if args.match_reference not in ("complement", "population") and \
+            args.match_reference not in pred.groups(attribute).names:
+        raise DataError(f"--match-reference '{args.match_reference}' is neither 'complement', 'population' nor a "
+                        f"group of '{attribute}' ({', '.join(pred.groups(attribute).names)}).")
+    if not 2 <= args.bins <= 100:
+        raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
+    explain = None
+    if args.explain:
+        explain = ExplainAuditParams(settings=ExplainParams(n_pairs=args.explain_pairs, seed=args.seed))
+    return AuditParams(attribute=attribute, threshold=args.threshold,
+                       rdf=RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed,
+                                     threshold=args.threshold),
+                       calibration=CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy,
+                                                     resamples=args.resamples, seed=args.seed),
+                       benefit=args.benefit, match=MatchParams(reference=args.match_reference, seed=args.seed),
+                       cps_lambda=args.cps_lambda, explain=explain, compare=True, units=args.units,
+                       **summary_params(sample, attribute, policy))
+
+
 def task_of(args, frame: pd.DataFrame, guess: ColumnMapping) -> str:
-    """--task; else multiclass when class columns are named; else the task the label column suggests, taken only
-    when the columns that task needs are found (a 3-valued label beside one probability column stays binary, and
-    validation says why it cannot be)."""
+    """--task; else the task with classes when class columns are named; else the task the label column suggests,
+    taken only when the columns that task needs are found (a 3-valued label beside one probability column stays
+    binary, and validation says why it cannot be)."""
     if args.task is not None:
         return args.task
     if args.class_scores or args.predicted:
-        return "multiclass"
+        return task_with("per_class")
     label = args.label or guess.label
     if label not in frame.columns:
-        return "binary"                       # validation names the missing column
+        return BINARY.name                    # validation names the missing column
     task = guess_task(frame, label)
-    if task == "multiclass" and not any(class_columns_of(frame, label)):
-        return "binary"
+    if spec_of(task).per_class and not any(class_columns_of(frame, label)):
+        return BINARY.name
     return task
+
+
+def task_with(flag: str) -> str:
+    """The first registered task whose spec has ``flag`` (what a task-specific option belongs to)."""
+    return next(name for name in task_names() if getattr(spec_of(name), flag))
 
 
 def class_columns_of(frame: pd.DataFrame, label) -> tuple[tuple, object]:
@@ -278,28 +296,34 @@ def class_columns_of(frame: pd.DataFrame, label) -> tuple[tuple, object]:
     return tuple(class_columns(frame, classes)), predicted_column(frame, label, classes)
 
 
-BINARY_ONLY = {"--thresholds": "thresholds", "--recalibrate": "recalibrate", "--dstar": "dstar",
-               "--explain": "explain", "--score-scale": "score_scale", "--score-direction": "score_direction",
-               "--positive-label": "positive_label"}
+# options that mean something only with a decision at τ (a thresholded task): refused for any other
+THRESHOLD_ONLY = {"--thresholds": "thresholds", "--recalibrate": "recalibrate", "--dstar": "dstar",
+                  "--explain": "explain", "--score-scale": "score_scale", "--score-direction": "score_direction",
+                  "--positive-label": "positive_label"}
 
 
-def check_task_options(args, task: str) -> None:
-    """Options that mean nothing for ``task`` are refused, in one sentence, rather than silently ignored."""
-    if task != "binary":
-        given = [flag for flag, name in BINARY_ONLY.items() if getattr(args, name) not in (None, False)]
+def check_task_options(args, spec: TaskSpec) -> None:
+    """Options that mean nothing for the task are refused, in one sentence, rather than silently ignored."""
+    if not spec.thresholded:
+        given = [flag for flag, name in THRESHOLD_ONLY.items() if getattr(args, name) not in (None, False)]
         if given:
-            raise DataError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to binary predictions; "
-                            f"drop {'it' if len(given) == 1 else 'them'} for a {task} audit.")
-    if task != "multiclass" and (args.class_scores or args.predicted):
-        raise DataError(f"--class-scores and --predicted name multiclass columns; this audit's task is {task}.")
-    if task != "regression" and args.quantiles:
-        raise DataError(f"--quantiles names a regression's prediction-interval columns; this audit's task is {task}.")
-    if task != "regression" and args.units:
-        raise DataError(f"--units states a regression target's units; this audit's task is {task}.")
-    if task == "multiclass" and args.class_scores and args.predicted:
+            raise DataError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
+                            f"{task_with('thresholded')} predictions; drop {'it' if len(given) == 1 else 'them'} "
+                            f"for a {spec.name} audit.")
+    if not spec.per_class and (args.class_scores or args.predicted):
+        raise DataError(f"--class-scores and --predicted name {task_with('per_class')} columns; this audit's task "
+                        f"is {spec.name}.")
+    if not spec.numeric_target and args.quantiles:
+        raise DataError(f"--quantiles names a {task_with('numeric_target')}'s prediction-interval columns; this "
+                        f"audit's task is {spec.name}.")
+    if not spec.numeric_target and args.units:
+        raise DataError(f"--units states a {task_with('numeric_target')} target's units; this audit's task is "
+                        f"{spec.name}.")
+    if spec.per_class and args.class_scores and args.predicted:
         raise DataError("Give --class-scores or --predicted, not both: the predicted class is the most probable one.")
-    if task == "multiclass" and args.score and len(args.score) > 1:
-        raise DataError("A multiclass audit reads one model: give --score once (the predicted class's confidence).")
+    if spec.per_class and args.score and len(args.score) > 1:
+        # validation reads one model of classes (several would need a set of class columns each)
+        raise DataError(f"A {spec.name} audit reads one model: give --score once (the predicted class's confidence).")
 
 
 def class_score_columns(pattern: str, columns, option: str = "--class-scores") -> tuple[str, ...]:
@@ -325,83 +349,62 @@ def class_score_columns(pattern: str, columns, option: str = "--class-scores") -
     return found
 
 
-def task_mapping(args, task: str, frame: pd.DataFrame, guess: ColumnMapping) -> ColumnMapping:
-    """The regression or multiclass mapping from the options, the guess filling what they leave out (only when the
-    guess is of the same task: a binary guess's probability column is no regression's prediction)."""
+def mapping_of(args, spec: TaskSpec, frame: pd.DataFrame, guess: ColumnMapping) -> ColumnMapping:
+    """The mapping from the options, the guess filling what they leave out (a numeric target's or classes' roles
+    only when the guess is of the same task: a binary guess's probability column is no regression's prediction)."""
     label = args.label or guess.label
-    same = guess.task == task and guess.label == label
+    same = spec_of(guess.task) == spec and guess.label == label
     groups = tuple(args.group) if args.group else guess.groups
-    if task == "regression":
+    if spec.numeric_target:
         first_score, more_scores, first_name = model_columns(args)
         score = first_score or (guess.score if same else None)
         if not score:
             raise DataError("Name the regression's prediction column with --score (it could not be guessed).")
         quantiles = class_score_columns(args.quantiles, frame.columns, "--quantiles") if args.quantiles else ()
         return ColumnMapping(label=label, score=score, groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             more_scores=more_scores, model_name=first_name, task="regression", quantiles=quantiles)
+                             more_scores=more_scores, model_name=first_name, task=spec.name, quantiles=quantiles)
+    if not spec.per_class:
+        return probability_mapping(args, frame, guess)
     if args.class_scores:
         return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task="multiclass", class_scores=class_score_columns(args.class_scores, frame.columns),
+                             task=spec.name, class_scores=class_score_columns(args.class_scores, frame.columns),
                              normalise=args.normalise)
     found, predicted = class_columns_of(frame, label) if label in frame.columns else ((), None)
     if found and not args.predicted:
         return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task="multiclass", class_scores=found, normalise=args.normalise)
+                             task=spec.name, class_scores=found, normalise=args.normalise)
     predicted = args.predicted or predicted
     if not predicted:
         raise DataError("Name the class probability columns with --class-scores 'p_*' or the predicted-class column "
                         "with --predicted (neither could be guessed).")
     confidence = args.score[0] if args.score else (guess.score if same and guess.predicted == predicted else "")
     return ColumnMapping(label=label, score=confidence or "", groups=groups, row_id=guess.row_id,
-                         intersect=args.intersect, task="multiclass", predicted=predicted)
+                         intersect=args.intersect, task=spec.name, predicted=predicted)
 
 
-def run_task(args, task: str, engine, source, frame: pd.DataFrame, guess: ColumnMapping, limits: GroupLimits,
-             policy: FindingsParams) -> int:
-    """A regression or multiclass audit: the task's sections (``fairviz.report.audit.SECTIONS_BY_TASK``), the Summary
-    and the gate as for binary predictions. One file is read row by row (the mapped columns only: exact); a table, a
-    query or a folder of files is reduced by the engine (``fairviz.data.tasks``), so its rows never reach
-    Python."""
-    check_task_options(args, task)
-    mapping = task_mapping(args, task, frame, guess)
-    stats = None
-    if isinstance(source, Files) and (source.format == "csv" or len(source.files) == 1):
-        pred, failed = task_rows(source, mapping, limits)
-    else:
-        if mapping.quantiles:
-            raise DataError("Prediction-interval columns (--quantiles) are read row by row: point the audit at one "
-                            "CSV or Parquet file.")
-        stats = engine.reduce(source, mapping)
-        pred, failed = failed_attributes(lambda groups, intersect: replace(
-            stats, mapping=replace(stats.mapping, groups=groups, intersect=intersect)).predictions(limits),
-            stats.mapping.groups, stats.mapping.intersect)
-    attribute = first_attribute(pred, args.intersect)
-    if not 2 <= args.bins <= 100:
-        raise DataError(f"--bins must be between 2 and 100, got {args.bins}.")
-    params = AuditParams(attribute=attribute, threshold=args.threshold,
-                         rdf=RDFParams(resamples=args.resamples, knee_resamples=args.knee_resamples, seed=args.seed),
-                         calibration=CalibrationParams(n_bins=args.bins, strategy=args.bin_strategy,
-                                                       resamples=args.resamples, seed=args.seed),
-                         match=MatchParams(seed=args.seed), units=args.units, compare=task == "regression",
-                         **summary_params(None, attribute, policy))
-    audit = run_audit(pred, params)
-    every_attribute(args, audit, pred, params, policy, None, failed)
-    say_models_left_out(mapping, pred)
-    if stats is not None:
-        add_engine(audit, stats, replace(stats.mapping, more_scores=pred.mapping.more_scores))
-    return write_outputs(args, audit)
+def probability_mapping(args, frame: pd.DataFrame, guess: ColumnMapping) -> ColumnMapping:
+    """A score read as the probability of the positive label: each --score a model, its scale and direction."""
+    first_score, more_scores, first_name = model_columns(args)
+    return ColumnMapping(label=args.label or guess.label, score=first_score or guess.score,
+                         groups=tuple(args.group) if args.group else guess.groups,
+                         positive_label=args.positive_label if args.positive_label is not None else guess.positive_label,
+                         text=args.text or (guess.text if guess.text in frame else None),
+                         row_id=guess.row_id, intersect=args.intersect, score_scale=args.score_scale,
+                         score_direction=args.score_direction, more_scores=more_scores, model_name=first_name)
 
 
-def task_rows(source: Files, mapping: ColumnMapping, limits: GroupLimits):
-    """A regression's or multiclass's predictions from one file's mapped columns, row by row (exact)."""
+def mapped_rows(source: Files, mapping: ColumnMapping, limits: GroupLimits):
+    """The predictions from one file's mapped columns, row by row (exact); (them, None: no engine table, the
+    attributes that failed)."""
     columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
                                          *mapping.class_scores, *mapping.quantiles, mapping.predicted, *mapping.groups,
                                          mapping.row_id))
                if c]
     rows, digest = read_table(source.files[0], columns=columns)
-    return failed_attributes(lambda groups, intersect: build_predictions(
+    pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
         rows, replace(mapping, groups=groups, intersect=intersect), source=source.name, file_fingerprint=digest,
         limits=limits), mapping.groups, mapping.intersect)
+    return pred, None, failed
 
 
 def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None]:
@@ -440,31 +443,43 @@ def say_models_left_out(mapping: ColumnMapping, pred) -> None:
             print(f"fairviz: {note}", file=sys.stderr)
 
 
-def predictions_of(args, engine, source, mapping: ColumnMapping, limits: GroupLimits):
+def predictions_of(args, spec: TaskSpec, engine, source, mapping: ColumnMapping, limits: GroupLimits):
     """The predictions (checked: a score that runs the other way raises ``ScoreDirectionError``), the engine's table
-    (None on the row path) and the note on a guessed score scale."""
-    if args.explain and args.dstar:
-        raise DataError("--dstar reads D* through the engine; run it without --explain.")
-    if args.explain:                  # explanations need the texts: the row path (only the mapped columns read)
-        if not isinstance(source, Files):
-            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
-        if source.format != "csv" and len(source.files) > 1:
-            raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
-        columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
-                                             *mapping.groups, mapping.text, mapping.row_id)) if c]
-        frame, digest = read_table(source.files[0], columns=columns)
-        numeric = mapping.score in frame and pd.api.types.is_numeric_dtype(frame[mapping.score])
-        mapping, scale_note = with_guessed_scale(mapping, frame[mapping.score]) if numeric else (mapping, "")
-        pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
-            frame, replace(mapping, groups=groups, intersect=intersect), source=source.name,
-            file_fingerprint=digest, limits=limits), mapping.groups, mapping.intersect)
-        return pred, None, scale_note, failed
-    # every classification section reads the engine's table (one reduction for every attribute)
-    stats, scale_note = reduce_scaled(engine, source, mapping)
+    (None on the row path), the note on a guessed score scale and the attributes that failed. Probability scores
+    are reduced by the engine, their scale settled in its SQL (one reduction for every attribute); other scores
+    of one file are read row by row (the mapped columns only: exact), of a table, a query or a folder of files
+    reduced by the engine, so their rows never reach Python."""
+    if args.explain:
+        return explained_rows(args, source, mapping, limits)
+    if not spec.probability_scores and isinstance(source, Files) and (source.format == "csv" or len(source.files) == 1):
+        return *mapped_rows(source, mapping, limits), ""
+    if mapping.quantiles:
+        raise DataError("Prediction-interval columns (--quantiles) are read row by row: point the audit at one "
+                        "CSV or Parquet file.")
+    stats, scale_note = reduce_scaled(engine, source, mapping) if spec.probability_scores else \
+        (engine.reduce(source, mapping), "")
     pred, failed = failed_attributes(lambda groups, intersect: replace(
         stats, mapping=replace(stats.mapping, groups=groups, intersect=intersect)).predictions(limits),
         stats.mapping.groups, stats.mapping.intersect)
     return pred, stats, scale_note, failed
+
+
+def explained_rows(args, source, mapping: ColumnMapping, limits: GroupLimits):
+    """Explanations need the texts: the rows of one file (only the mapped columns read), its score's scale
+    guessed from them."""
+    if args.dstar:
+        raise DataError("--dstar reads D* through the engine; run it without --explain.")
+    if not isinstance(source, Files) or (source.format != "csv" and len(source.files) > 1):
+        raise DataError("--explain reads the texts row by row: point it at one CSV or Parquet file.")
+    columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
+                                         *mapping.groups, mapping.text, mapping.row_id)) if c]
+    frame, digest = read_table(source.files[0], columns=columns)
+    numeric = mapping.score in frame and pd.api.types.is_numeric_dtype(frame[mapping.score])
+    mapping, scale_note = with_guessed_scale(mapping, frame[mapping.score]) if numeric else (mapping, "")
+    pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
+        frame, replace(mapping, groups=groups, intersect=intersect), source=source.name,
+        file_fingerprint=digest, limits=limits), mapping.groups, mapping.intersect)
+    return pred, None, scale_note, failed
 
 
 def first_attribute(pred, intersect: bool) -> str:
@@ -474,27 +489,25 @@ def first_attribute(pred, intersect: bool) -> str:
     return last if intersect and INTERSECTION_SEP in last else pred.attribute_names[0]
 
 
-def every_attribute(args, audit, pred, options: AuditParams, policy: FindingsParams, sample, failed: dict) -> None:
-    """Every other mapped attribute audited as the first one was (its own reference group and MATCH reference), the
-    Summary across them all, and with --slices the slice search: ``fairviz.report.attributes``. One attribute and no
-    --slices: the audit stays as it was."""
-    if len(pred.attribute_names) < 2 and not failed and not args.slices:
-        return
-    if args.slices and not 1 <= args.slice_depth <= 3:
+def slice_options(args, pred) -> SliceOptions | None:
+    """The slice search --slices asks for (None without it), its options checked."""
+    if not args.slices:
+        return None
+    if not 1 <= args.slice_depth <= 3:
         raise DataError(f"--slice-depth must be 1…3, got {args.slice_depth}.")
-    if args.slices and args.slice_metric:
+    if args.slice_metric:
         check_metric(args.slice_metric, pred.task)
+    return SliceOptions(args.slice_depth, args.slice_min_support, args.slice_metric)
 
-    def options_of(attribute: str) -> AuditParams:
-        names = pred.groups(attribute).names
-        match_reference = options.match.reference
-        if match_reference not in ("complement", "population") and match_reference not in names:
-            match_reference = "complement"           # a group of the first attribute: this one compares with the rest
+
+def options_of(pred, options: AuditParams, policy: FindingsParams, sample):
+    """Every other attribute is audited as the first one is, with its own reference group (the policy's when it
+    is one of its groups, else a bundled sample's for it) and MATCH reference."""
+    def of(attribute: str) -> AuditParams:
         return replace(options, findings=findings_params_for(pred, attribute, policy, sample),
-                       match=replace(options.match, reference=match_reference))
-
-    slices = SliceOptions(args.slice_depth, args.slice_min_support, args.slice_metric) if args.slices else None
-    run_attributes(audit, pred, options_of, failed, slices)
+                       match=replace(options.match, reference=match_reference_for(pred, attribute,
+                                                                                  options.match.reference)))
+    return of
 
 
 def write_outputs(args, audit) -> int:

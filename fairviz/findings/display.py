@@ -24,26 +24,6 @@ def findings_settings(sample: Sample | None, attribute: str, base: FindingsParam
     return replace(base, reference=reference), words
 
 
-QUICK_SECTIONS = ("parity", "significance")
-# by task: a numeric target's or the classes' parity section holds every candidate; MATCH per class judges the small
-# groups
-TASK_QUICK_SECTIONS = {BINARY.name: QUICK_SECTIONS, REGRESSION.name: ("parity_regression",),
-                       MULTICLASS.name: ("parity_multiclass", "class_match")}
-
-
-def summary_sections(pred, attribute: str, params: FindingsParams = FindingsParams()) -> tuple[str, ...]:
-    """The sections the Summary's quick audit runs: parity, whose closed-form tests (rate gaps, OFI) are every candidate
-    it can rank without resampling, and significance only when a group is under the size floor (MATCH's verdict is
-    all the Summary reads of it: 0.15 s at 1M rows). F_dist and the ECE gap are tested by resampling, which the
-    quick audit skips, so their sections do not run and the Summary names them "not tested here"."""
-    quick = TASK_QUICK_SECTIONS.get(getattr(pred, "task", BINARY.name), QUICK_SECTIONS)
-    try:
-        sizes = pred.groups(attribute).sizes
-    except DataError:
-        return quick                                  # the sections say what is wrong with the attribute
-    return quick if min(sizes) < params.min_group_size else quick[:1]
-
-
 def finding_row(f, audit, sentence: str | None = None) -> dict:
     """One finding as JSON (its sentence: ``finding_text``'s unless given)."""
     c = f.candidate

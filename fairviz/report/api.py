@@ -23,8 +23,9 @@ from fairviz.findings import FindingsParams, finding_text
 from fairviz.findings.display import findings_settings
 from fairviz.data.sources import Files, Frame, Query, Table, is_spark_frame, locate, read_only_query, table_name
 from fairviz.data.model import INTERSECTION_SEP
-from fairviz.report.attributes import failed_attributes, findings_params_for, run_attributes
-from fairviz.report.audit import Audit, AuditParams, run_audit
+from fairviz.report import plan
+from fairviz.report.attributes import failed_attributes, findings_params_for, match_reference_for
+from fairviz.report.audit import Audit, AuditParams
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.analysis import MatchParams
 
@@ -101,12 +102,9 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
                                                        seed=seed),
                          match=MatchParams(reference=match_reference, seed=seed),
                          **summary_params(sample, attribute, findings))
-    result = run_audit(pred, params)
-    if len(pred.attribute_names) > 1 or failed:       # every attribute, and the Summary across them (as the CLI)
-        run_attributes(result, pred, lambda name: replace(
-            params, findings=findings_params_for(pred, name, findings, sample),
-            match=replace(params.match, reference=match_reference if match_reference in (
-                "complement", "population", *pred.groups(name).names) else "complement")), failed)
+    result = plan.audit(pred, params, every_attribute=True, failed=failed, options_of=lambda name: replace(
+        params, findings=findings_params_for(pred, name, findings, sample),
+        match=replace(params.match, reference=match_reference_for(pred, name, match_reference))))
     add_engine(result, stats, replace(mapping, score_scale=pred.mapping.score_scale,
                                       more_scores=pred.mapping.more_scores), note)
     if scale_note:

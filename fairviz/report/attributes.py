@@ -1,5 +1,6 @@
-"""Every mapped attribute in one audit (issue 26): ``run_audit`` once per attribute on the same predictions, the
-Summary across attributes (one Benjamini–Hochberg family), and optionally the slice search's top slices.
+"""Every mapped attribute in one audit (issue 26): the plan (``fairviz.report.plan.audit``) runs each attribute's
+sections on the same predictions; this module adds what is across them: the JSON's ``attributes``, the Summary across
+attributes (one Benjamini–Hochberg family), and optionally the slice search's top slices.
 
 What does not depend on the attribute is done once: the engine's reduction and the validation (the caller's one
 ``Predictions`` for every attribute), the expansion of weighted entries to rows (kept on that object, so every
@@ -21,6 +22,7 @@ from fairviz.core.display import Bullets, Group, Item, join, text
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
 from fairviz.data.model import INTERSECTION_SEP
+from fairviz.data.tasks import spec_of
 from fairviz.findings import (AttributesSummary, FindingsParams, SliceFinding, across_headline_text, nothing_found_text,
                               across_policy_text, across_unremarkable_text, attributed_text, failed_attribute_text,
                               slice_finding_text, small_group_text, summarise_attributes, untested_text)
@@ -44,7 +46,7 @@ class SliceOptions:
     min_group_size), metric and how many significant slices the Summary lists (None: the policy's max_findings)."""
     depth: int = SLICE_DEPTH
     min_support: float | None = None
-    # None: the task's own (binary: FPR; regression: mean residual; multiclass: the error rate)
+    # None: the task's own (its spec's error_metric: binary FPR, regression the mean residual, multiclass the error rate)
     metric: str | None = None
     top: int | None = None
 
@@ -94,43 +96,42 @@ def failed_attributes(build: Callable[[tuple[str, ...], bool], Predictions], gro
     return build(kept, False), failed
 
 
-def run_attributes(audit, pred: Predictions, options_of: Callable[[str], AuditParams],
-                   failed: dict[str, str] | None = None, slices: SliceOptions | None = None) -> None:
-    """Add every other attribute's audit to ``audit`` (the first attribute's, from ``run_audit``), the JSON's
-    ``attributes``, ``summary`` and (with ``slices``) ``slices``. ``options_of(attribute)``: that attribute's
-    parameters (its reference group, its MATCH reference). An attribute that fails is recorded with its message and
-    the others carry on."""
-    from fairviz.report.audit import run_audit            # the audit module renders what this adds
-    failed = dict(failed or {})
-    first = audit.params.attribute
-    audits = {}                                   # in the mapping's order, the first attribute's audit in its place
-    for attribute in audited_attributes(pred):
-        if attribute == first:
-            audits[attribute] = audit
-            continue
-        try:
-            pred.groups(attribute)                # an intersection over the group cap is refused here
-        except DataError as err:
-            failed[attribute] = "; ".join(err.problems)
-            continue
-        options = replace(options_of(attribute), attribute=attribute, compare=False, explain=None, focus=None)
-        audits[attribute] = run_audit(pred, options)
-    data = audit.data
-    data["attributes"] = {name: attribute_record(a.data) for name, a in audits.items()}
+def same_options(pred: Predictions, options: AuditParams) -> Callable[[str], AuditParams]:
+    """Another attribute's parameters when the caller gives none: these, the Summary's reference kept only when it
+    is one of that attribute's groups and MATCH's reference only when it is 'complement', 'population' or one of
+    them (a group of the first attribute: this one compares with the rest)."""
+    def options_of(attribute: str) -> AuditParams:
+        return replace(options, findings=findings_params_for(pred, attribute, options.findings),
+                       match=replace(options.match, reference=match_reference_for(pred, attribute,
+                                                                                  options.match.reference)))
+    return options_of
+
+
+def match_reference_for(pred: Predictions, attribute: str, reference: str) -> str:
+    """MATCH's reference for ``attribute``: 'complement' when ``reference`` is a group it does not have."""
+    if reference in ("complement", "population") or reference in pred.groups(attribute).names:
+        return reference
+    return "complement"
+
+
+def every_attribute_data(first: dict, records: dict[str, dict], failed: dict[str, str]) -> dict:
+    """The JSON of an audit of every attribute: the first attribute's (a copy: its own audit keeps its JSON) with
+    ``attributes``, one record per attribute (``records``: each one's JSON, the first's included) or its failure."""
+    data = {**first, "notes": list(first.get("notes", []))}
+    if "errors" in first:
+        data["errors"] = list(first["errors"])
+    data["attributes"] = {name: attribute_record(record) for name, record in records.items()}
     for name, message in failed.items():
         data["attributes"][name] = {"attribute": name, "error": message}
-    if len(audits) > 1 and "comparison" in data:
-        data["notes"].append(f"Models are compared on the groups of '{first}' (the first attribute).")
-    audit.attribute_audits = audits
-    audit.failed_attributes = failed
-    found = _slices(audit, pred, slices) if slices is not None else ()
-    _summary(audit, audits, failed, found)
+    if len(records) > 1 and "comparison" in data:
+        data["notes"].append(f"Models are compared on the groups of '{first['attribute']}' (the first attribute).")
+    return data
 
 
-def _slices(audit, pred: Predictions, options: SliceOptions) -> tuple[SliceFinding, ...]:
+def add_slices(data: dict, pred: Predictions, params: AuditParams, options: SliceOptions):
     """The slice search over the group columns (not an intersection: slices are every intersection), at the
-    audit's τ; its significant slices, best first, become the Summary's slice findings."""
-    params = audit.params
+    audit's τ, into ``data`` (``slices``, or its error): (its result or None, its significant slices, best first,
+    which become the Summary's slice findings)."""
     support = options.min_support if options.min_support is not None else params.findings.min_group_size
     try:
         result = slice_search(pred, options.depth, support, params.threshold, options.metric, params.findings.alpha,
@@ -138,11 +139,10 @@ def _slices(audit, pred: Predictions, options: SliceOptions) -> tuple[SliceFindi
     except (DataError, ValueError, ArithmeticError, LookupError, TypeError, MemoryError) as err:
         message = "; ".join(err.problems) if isinstance(err, DataError) else f"{type(err).__name__}: {err}"
         log.warning("slices: %s", message)
-        audit.data.setdefault("errors", []).append({"section": "slices", "error": message})
-        return ()
-    audit.slices = result
-    audit.data["slices"] = clean(result.to_dict())
-    return top_slices(result, options.top if options.top is not None else params.findings.max_findings)
+        data.setdefault("errors", []).append({"section": "slices", "error": message})
+        return None, ()
+    data["slices"] = clean(result.to_dict())
+    return result, top_slices(result, options.top if options.top is not None else params.findings.max_findings)
 
 
 def slice_search(pred: Predictions, depth: int, min_support: float, threshold: float, metric: str | None = None,
@@ -169,18 +169,20 @@ def slice_finding(row, result) -> SliceFinding:
                         CORRECTION_NAMES[result.params.correction].split(" (")[0])
 
 
-def _summary(audit, audits: dict, failed: dict[str, str], slices: tuple[SliceFinding, ...]) -> None:
+def add_summary(data: dict, audits: dict, failed: dict[str, str], slices: tuple[SliceFinding, ...],
+                words) -> AttributesSummary | None:
+    """The Summary across attributes (``summary`` in ``data``, or its error) from each attribute's audit."""
     records = {name: a.data for name, a in audits.items() if not _summary_failed(a)}
     unsummarised = {name: _summary_error(a) for name, a in audits.items() if _summary_failed(a)}
     params = {name: a.params.findings if a.findings is None else a.findings.params for name, a in audits.items()}
     try:
-        summary = summarise_attributes(records, params, audit.params.words, {**failed, **unsummarised}, slices)
+        summary = summarise_attributes(records, params, words, {**failed, **unsummarised}, slices)
     except (ValueError, ArithmeticError, LookupError, TypeError) as err:
         log.exception("the Summary across attributes failed")
-        audit.data.setdefault("errors", []).append({"section": "summary", "error": f"{type(err).__name__}: {err}"})
-        return
-    audit.across = summary
-    audit.data["summary"] = clean(summary_to_dict(summary))
+        data.setdefault("errors", []).append({"section": "summary", "error": f"{type(err).__name__}: {err}"})
+        return None
+    data["summary"] = clean(summary_to_dict(summary))
+    return summary
 
 
 def _summary_failed(audit) -> bool:

@@ -1,10 +1,10 @@
 """The headless audit: one JSON-able dict from validated predictions, the same numbers the pages show.
 
-Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; display → its display list),
-listed in order in ``SECTIONS`` (binary predictions) and by task in ``SECTIONS_BY_TASK`` (regression and multiclass:
-each concept's ``display``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and
-the terminal summary all render the same results, so they never disagree. A section that fails is recorded
-(``errors`` in the JSON, a message in the report) and the others carry on.
+Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; display → its display list);
+which sections run, in which order, is the plan's choice (``fairviz.report.plan``), and ``run_sections`` runs them on
+one attribute. The CLI, the page downloads, the HTML report and the terminal summary all render the same results, so
+they never disagree. A section that fails is recorded (``errors`` in the JSON, a message in the report) and the
+others carry on.
 """
 from __future__ import annotations
 
@@ -21,27 +21,14 @@ from fairviz.data.scales import score_statement
 from fairviz.calibration import display as calibration
 from fairviz.compare import CompareParams
 from fairviz.compare import display as compare
-from fairviz.explain import display as explain
+from fairviz.data.tasks import spec_of
 from fairviz.findings import display as summary_section
-from fairviz.parity import display as parity
-from fairviz.residuals import display as residuals
-from fairviz.sample_size import display as sample_size
+from fairviz.report.attributes import summary_display as across_display
 from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section
 from fairviz.report.render import to_html, to_terminal
 
-SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
-SECTIONS_BY_TASK: dict[str, list[Section]] = {
-    "binary": SECTIONS,
-    "regression": [residuals.SECTION, parity.REGRESSION_PARITY, calibration.REGRESSION_CALIBRATION],
-    "multiclass": [parity.MULTICLASS_PARITY, sample_size.CLASS_MATCH_SECTION, calibration.MULTICLASS_CALIBRATION, calibration.PER_CLASS],
-}
 log = logging.getLogger("fairviz.audit")
-
-
-def sections_of(task: str) -> list[Section]:
-    """The sections an audit of ``task`` runs, in order (binary: ``SECTIONS`` as the module holds it now)."""
-    return SECTIONS if task == "binary" else SECTIONS_BY_TASK[task]
 
 
 @dataclass
@@ -52,8 +39,9 @@ class Audit:
     params: AuditParams = field(default_factory=AuditParams)
     findings: FindingsAudit | None = None         # the Summary (None when it could not be computed)
     comparisons: dict = field(default_factory=dict)   # '<a>_vs_<b>' → ModelComparison (several models)
-    # several attributes (``fairviz.report.attributes``): each one's audit (this one first), those that failed, the
-    # Summary across them and the slice search's result
+    planned: tuple[Section, ...] = ()             # the plan's sections for the task, in order (some may not have run)
+    # several attributes (``fairviz.report.plan.audit``): each one's own audit (the first attribute's included), those
+    # that failed, the Summary across them and the slice search's result
     attribute_audits: dict = field(default_factory=dict)
     failed_attributes: dict = field(default_factory=dict)
     across: AttributesSummary | None = None
@@ -75,7 +63,8 @@ class Audit:
         of every attribute, each attribute that could not be audited, and a missing Summary. The release gate
         fails closed on any of them."""
         audits = self.attribute_audits or {self.params.attribute: self}
-        out = [{"attribute": name, **error} for name, audit in audits.items() for error in audit.data.get("errors", [])]
+        out = [{"attribute": name, **error} for name, audit in audits.items()
+               for error in self._own(name, audit).data.get("errors", [])]
         out += [{"attribute": name, "section": "attribute", "error": message}
                 for name, message in self.failed_attributes.items()]
         if self.gate_findings is None and not out:
@@ -88,10 +77,15 @@ class Audit:
 
     @property
     def task(self) -> str:
-        return self.data.get("task", "binary")
+        return self.data["task"]
 
     def sections(self) -> list[tuple[Section, object]]:
-        return [(s, self.results[s.name]) for s in sections_of(self.task) if s.name in self.results]
+        return [(s, self.results[s.name]) for s in self.planned if s.name in self.results]
+
+    def _own(self, name: str, audit: "Audit") -> "Audit":
+        """An attribute's audit as this one holds it: the first attribute's is this one (its JSON carries what is
+        across attributes: the slices' and the Summary's errors)."""
+        return self if name == self.params.attribute else audit
 
     def display(self, section: Section) -> list:
         """One section's display list (its error message when it failed)."""
@@ -118,10 +112,9 @@ class Audit:
         Summary first and every title naming it; the slices last."""
         if not self.several:
             return render_html(self.data, self._html_parts())
-        from fairviz.report.attributes import summary_display
-        parts = [("Summary across attributes", to_html(summary_display(self.across))), *self._html_parts()]
+        parts = [("Summary across attributes", to_html(across_display(self.across))), *self._html_parts()]
         for name, audit in self.attribute_audits.items():
-            if audit is not self:
+            if name != self.params.attribute:
                 parts += [(f"{name} · {title}", inner) for title, inner in audit._html_parts()]
         parts += [(f"{name} · not audited", to_html([failed_attribute_text(name, message)]))
                   for name, message in self.failed_attributes.items()]
@@ -134,7 +127,7 @@ class Audit:
         parts = [("Summary", to_html(self.summary_display()))] if self.findings is not None else []
         if self.comparisons:
             parts.append(("Comparing models", to_html(compare.report_display(self.comparisons, self.params.words))))
-        for section in sections_of(self.task):
+        for section in self.planned:
             failed = self._failed(section)
             if section.display is not None or failed:
                 items = self.display(section) if (section.name in self.results or failed) else []
@@ -147,7 +140,7 @@ class Audit:
     def to_terminal(self) -> str:
         """What the terminal prints: each section's display list, detail groups (collapsed) left out."""
         d = self.data
-        if self.task == "binary":
+        if spec_of(self.task).thresholded:
             blocks = [f"{d['source']}: {d['n_rows']:,} rows, attribute '{d['attribute']}', threshold {d['threshold']}, "
                       f"{score_statement(d.get('mapping', {}))}"]
         else:
@@ -155,8 +148,7 @@ class Audit:
         blocks.append(task_statement(d))
         blocks += [f"  note: {note}" for note in d.get("notes", [])]
         if self.several:
-            from fairviz.report.attributes import summary_display
-            summary = [i for i in summary_display(self.across) if not (isinstance(i, Group) and i.collapsed)]
+            summary = [i for i in across_display(self.across) if not (isinstance(i, Group) and i.collapsed)]
             blocks.append("Summary across attributes\n" + to_terminal(summary, indent="  "))
         if self.findings is not None:
             summary = [i for i in self.summary_display() if not (isinstance(i, Group) and i.collapsed)]
@@ -165,7 +157,7 @@ class Audit:
         if self.comparisons:
             blocks.append("Comparing models\n" + to_terminal(compare.report_display(self.comparisons, self.params.words),
                                                             indent="  "))
-        for section in sections_of(self.task):
+        for section in self.planned:
             if section.display is None or (section.name not in self.results and not self._failed(section)):
                 continue
             items = [i for i in self.display(section) if not (isinstance(i, Group) and i.collapsed)]
@@ -179,7 +171,7 @@ class Audit:
         """Every other attribute in brief: its own Summary (the JSON and the HTML report have its sections)."""
         blocks = []
         for name, audit in self.attribute_audits.items():
-            if audit is self:
+            if name == self.params.attribute:
                 continue
             items = [i for i in audit.summary_display() if not (isinstance(i, Group) and i.collapsed)] or \
                 [text("No Summary: {errors}", "error", errors="; ".join(e["error"] for e in audit.data.get("errors", [])))]
@@ -195,7 +187,10 @@ class Audit:
                    for e in (*self.data.get("errors", []), *self.data.get("not_applicable", [])))
 
 
-def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
+def run_sections(pred: Predictions, options: AuditParams, sections: list[Section], closed_form: str = "") -> Audit:
+    """One attribute's audit (``options.attribute``; None: the first mapped one): each of ``sections`` (the plan's,
+    in its order; ``options.sections`` keeps only those it names), the Summary and, with several models and
+    ``options.compare``, their comparison. ``closed_form``: the Summary's tests that need no resamples, in words."""
     joint = pred.joint()
     pred = pred.with_model(pred.active_model)     # several models: the sections audit one, as a one-model audit
     attribute = options.attribute or pred.attribute_names[0]
@@ -210,14 +205,13 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
         "mapping": pred.mapping.to_dict(),
         "notes": list(pred.notes),
     }
-    if pred.task == "regression" and options.units:
+    if spec_of(pred.task).numeric_target and options.units:
         data["units"] = options.units
-    data["notes"] += resampling_notes(options, pred.task, knees=any(
-        s.name == "residuals" and (options.sections is None or s.name in options.sections)
-        for s in sections_of(pred.task)))
+    data["notes"] += resampling_notes(options, closed_form, knees=any(
+        s.name == "residuals" and (options.sections is None or s.name in options.sections) for s in sections))
     results = {}
     errors, not_applicable = [], []
-    for section in sections_of(pred.task):
+    for section in sections:
         if options.sections is not None and section.name not in options.sections:
             continue                            # the quick audit: only what the Summary tests
         given = section.given(pred)
@@ -239,23 +233,20 @@ def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
         results[section.name] = result
         merge_section(data, part)
     if options.sections is not None:
-        data["sections_skipped"] = [s.name for s in sections_of(pred.task) if s.name not in options.sections]
+        data["sections_skipped"] = [s.name for s in sections if s.name not in options.sections]
     findings = _findings(data, options, errors)
     comparisons = _comparisons(joint, data, options, errors)
     if errors:
         data["errors"] = errors
     if not_applicable:
         data["not_applicable"] = not_applicable
-    return Audit(clean(data), results, pred, options, findings, comparisons)
+    return Audit(clean(data), results, pred, options, findings, comparisons, tuple(sections))
 
 
-CLOSED_FORM = {"binary": "FPR, FNR and selection-rate gaps, OFI", "multiclass": "per-class TPR gaps, OFI",
-               "regression": "the bias and MAE gaps, by Welch's t-test"}
-
-
-def resampling_notes(options: AuditParams, task: str = "binary", knees: bool = True) -> list[str]:
+def resampling_notes(options: AuditParams, closed_form: str, knees: bool = True) -> list[str]:
     """What too few resamples leave out, said plainly: intervals and tests that are not computed are null in the
-    JSON and "—" or "not tested" on screen, never an interval or a p-value from a handful of draws."""
+    JSON and "—" or "not tested" on screen, never an interval or a p-value from a handful of draws. ``closed_form``:
+    the Summary's tests that need none, in words (``fairviz.report.plan.closed_form_tests``)."""
     rdf, alpha = options.rdf, options.findings.alpha
     need = fewest_permutations(alpha)
     notes = []
@@ -263,7 +254,7 @@ def resampling_notes(options: AuditParams, task: str = "binary", knees: bool = T
         notes.append(f"{rdf.resamples} resamples (--resamples): bootstrap intervals are not computed below "
                      f"{MIN_INTERVAL_RESAMPLES} resamples (null in the JSON, '—' in the report), and a permutation "
                      f"test of fewer than {need} cannot reach α = {alpha:g}, so it counts as not tested. The "
-                     f"Summary's closed-form tests ({CLOSED_FORM[task]}) need no resamples.")
+                     f"Summary's closed-form tests ({closed_form}) need no resamples.")
     knee_draws = min(rdf.knee_resamples, rdf.resamples)
     if knees and 0 < knee_draws < MIN_INTERVAL_RESAMPLES:
         notes.append(f"{knee_draws} knee resamples (--knee-resamples): the F_h/F_v intervals need at least "

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from plotly.offline import get_plotlyjs
 
 from fairviz.data.scales import score_statement
+from fairviz.data.tasks import spec_of
 
 
 _STYLE = """
@@ -24,16 +25,16 @@ padding:.5rem .8rem .5rem 1.6rem}.metrics{display:flex;flex-wrap:wrap;gap:1.5rem
 def task_statement(audit: dict) -> str:
     """The audit's task in words, as the terminal and the report state it at the top: "Task: regression — target
     'price', prediction 'y_pred' (units: USD)"."""
-    task = audit.get("task", "binary")
+    spec = spec_of(audit["task"])
     mapping = audit.get("mapping", {})
     label, score = mapping.get("label"), mapping.get("score")
-    if task == "regression":
+    if spec.numeric_target:
         units = f" (units: {audit['units']})" if audit.get("units") else ""
-        return f"Task: regression — target '{label}', prediction '{score}'{units}"
-    if task == "multiclass":
+        return f"Task: {spec.title} — target '{label}', prediction '{score}'{units}"
+    if spec.per_class:
         classes = mapping.get("classes") or []
         shown = ", ".join(map(str, classes[:8])) + (", …" if len(classes) > 8 else "")
-        head = f"Task: multiclass classification — label '{label}' ({len(classes)} classes: {shown}), "
+        head = f"Task: {spec.title} — label '{label}' ({len(classes)} classes: {shown}), "
         columns = mapping.get("class_scores") or []
         if columns:
             return head + f"class probabilities {', '.join(repr(str(c)) for c in columns[:8])}" + \
@@ -42,7 +43,7 @@ def task_statement(audit: dict) -> str:
         return head + f"predicted class '{mapping.get('predicted')}'{confidence}"
     positive = mapping.get("positive_label")
     which = f" (positive: {positive})" if positive is not None else ""
-    return f"Task: binary classification — label '{label}'{which}, score '{score}'"
+    return f"Task: {spec.title} — label '{label}'{which}, score '{score}'"
 
 
 def render_html(audit: dict, sections: list[tuple[str, str]]) -> str:  # noqa: C901
@@ -51,9 +52,8 @@ def render_html(audit: dict, sections: list[tuple[str, str]]) -> str:  # noqa: C
     title = f"fairviz audit — {audit.get('source', '')}"
     found = audit.get("notes", []) + audit.get("warnings", [])
     notes = "".join(f"<li class='warn'>{html.escape(str(w))}</li>" for w in found)
-    binary = audit.get("task", "binary") == "binary"
     settings = (f" · threshold {audit.get('threshold')} · {html.escape(score_statement(audit.get('mapping', {})))}"
-                if binary else "")
+                if spec_of(audit["task"]).thresholded else "")
     parts = [f"<h1>{html.escape(title)}</h1>", f"<p class='task'><b>{html.escape(task_statement(audit))}</b></p>",
              f"<p class='note'>{audit.get('n_rows', 0):,} rows · attribute <b>{html.escape(str(audit.get('attribute')))}</b>"
              f"{settings}"

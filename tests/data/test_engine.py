@@ -16,7 +16,7 @@ from fairviz.data.dialects import DUCKDB
 from fairviz.data.engine import Engine, reduce_path, resolve
 from fairviz.data.tasks.binary import reduction_sql
 from fairviz.data.samples import load_sample, sample_path, samples
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
 
 FAST = AuditParams(rdf=RDFParams(resamples=100, knee_resamples=10), calibration=CalibrationParams(resamples=100))

@@ -18,7 +18,7 @@ from fairviz.calibration import CalibrationParams
 from fairviz.cli.main import main
 from fairviz.data import ColumnMapping, ScoreColumn, build_predictions
 from fairviz.data.engine import Engine
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
 from tests.data.compare import shared
 from tests.data.servers import load_frame, postgres_bin, postgres_server

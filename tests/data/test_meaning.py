@@ -17,7 +17,7 @@ from fairviz.data.checks import ScoreDirectionError
 from fairviz.data.engine import Engine, reduce_path
 from fairviz.data.sources import Frame
 from fairviz.report.api import audit as api_audit
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
 from tests.data.meaning_files import write
 

@@ -10,7 +10,7 @@ from fairviz.calibration import CalibrationParams
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.samples import load_sample
 from fairviz.findings import FindingsParams
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.report.render import to_html, to_terminal
 from fairviz.residuals import RDFParams
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairviz.calibration import CalibrationParams
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab

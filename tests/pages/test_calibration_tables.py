@@ -12,7 +12,7 @@ from fairviz.calibration import CalibrationParams
 from fairviz.core.display import tables
 from fairviz.core.serialize import clean
 from fairviz.data.samples import load_sample
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.calibration.display import SECTION
 from fairviz.residuals import RDFParams
 from tests.conftest import ROOT

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from fairviz.data.samples import load_sample, samples
 from fairviz.findings import FindingsParams, attributed_text
 from fairviz.report.attributes import slice_search, top_slices
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.findings.display import findings_settings
 from tests.conftest import ROOT
 

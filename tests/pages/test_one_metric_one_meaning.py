@@ -24,7 +24,7 @@ from fairviz.parity import metric_label
 from fairviz.parity import display as parity
 from fairviz.sample_size import display as sample_size
 from fairviz.report.api import findings_settings
-from fairviz.report.audit import run_audit
+from fairviz.report.plan import audit as run_audit
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
 from tests.conftest import ROOT

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from fairviz.residuals import RDFParams, analyse
 from fairviz.data.samples import load_sample, samples
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 
 from app_pages import _ui
 from tests.conftest import ROOT

@@ -11,7 +11,7 @@ import statsmodels.api as sm
 import fairviz.parity as P
 from fairviz.core.counts import ConfusionCounts as CM
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 
 
 def _row_benefit(cm: CM) -> np.ndarray:

@@ -6,7 +6,8 @@ import json
 import pytest
 
 from fairviz.core.serialize import clean
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report import plan
+from fairviz.report.audit import AuditParams
 from fairviz.calibration.display import calibration_to_dict
 from fairviz.calibration import CalibrationParams, analyse
 from fairviz.core.wording import fmt, fmt_p
@@ -63,9 +64,9 @@ def test_cli_rejects_bad_bins(capsys):
     assert code == 2 and "--bins must be between 2 and 100" in capsys.readouterr().err
 
 
-def test_run_audit_keeps_the_calibration_options():
+def test_the_audit_keeps_the_calibration_options():
     pred = load_sample("default")
-    audit = run_audit(pred, AuditParams(rdf=RDFParams(resamples=50, knee_resamples=0),
+    audit = plan.audit(pred, AuditParams(rdf=RDFParams(resamples=50, knee_resamples=0),
                                          calibration=CalibrationParams(n_bins=5, resamples=0)))
     assert len(audit.data["calibration"]["overall"]["bins"]) == 5
     assert audit.data["calibration_details"]["groups"]["overall"]["smooth_ece_ci"] == [None, None]
@@ -75,7 +76,7 @@ def test_group_difference_headline_is_in_every_renderer(capsys):
     """The page's headline p (the smaller of two LR tests, Bonferroni for two) is in the JSON, the HTML and the
     terminal summary: one number from the result, not recomputed by the page."""
     pred = load_sample("compas")
-    audit = run_audit(pred, AuditParams(attribute="race", threshold=0.4, rdf=RDFParams(resamples=0, knee_resamples=0),
+    audit = plan.audit(pred, AuditParams(attribute="race", threshold=0.4, rdf=RDFParams(resamples=0, knee_resamples=0),
                                          calibration=CalibrationParams(resamples=0)))
     diff = audit.results["calibration"].difference
     expected = min(1.0, 2 * min(diff.linear.p, diff.in_the_large.p))
@@ -98,7 +99,7 @@ def test_terminal_carries_every_group_and_the_group_difference():
     and slope with their p, the joint LR p or why untested; the group-difference p with χ²(df)) it still prints,
     from the section's display list (collapsed groups and figures left out)."""
     pred = load_sample("compas")
-    audit = run_audit(pred, AuditParams(attribute="race", threshold=0.4, rdf=RDFParams(resamples=0, knee_resamples=0),
+    audit = plan.audit(pred, AuditParams(attribute="race", threshold=0.4, rdf=RDFParams(resamples=0, knee_resamples=0),
                                          calibration=CalibrationParams(resamples=0)))
     terminal = audit.to_terminal()
     lines = terminal.splitlines()

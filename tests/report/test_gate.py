@@ -7,7 +7,8 @@ import pytest
 
 from fairviz.calibration import CalibrationParams
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report import plan
+from fairviz.report.audit import AuditParams
 from fairviz.report.gate import PolicyError, exit_code, junit_xml, load_policy
 from fairviz.residuals import RDFParams
 
@@ -25,7 +26,7 @@ def _audit(gap: float, findings=None):
                              ColumnMapping(label="y", score="s", groups=("g",)))
     params = AuditParams(threshold=0.5, **FAST) if findings is None else AuditParams(threshold=0.5, findings=findings,
                                                                                        **FAST)
-    return run_audit(pred, params)
+    return plan.audit(pred, params)
 
 
 def test_exit_code_and_junit_follow_the_findings():

@@ -6,7 +6,8 @@ import re
 
 import pytest
 
-from fairviz.report.audit import AuditParams, merge_section, run_audit
+from fairviz.report import plan
+from fairviz.report.audit import AuditParams, merge_section
 from fairviz.cli.main import main
 from fairviz.residuals import RDFParams
 from fairviz.data.samples import load_sample, sample_path
@@ -19,7 +20,7 @@ FAST_RDF = RDFParams(resamples=50, knee_resamples=0)
 @pytest.fixture(scope="module")
 def compas_audit():
     options = AuditParams(attribute="race", threshold=0.4, rdf=FAST_RDF, benefit="negative")
-    return run_audit(load_sample("compas"), options)
+    return plan.audit(load_sample("compas"), options)
 
 
 def test_pairs_gain_parity_metrics_merged_into_the_residual_pairs(compas_audit):
@@ -61,7 +62,7 @@ def test_match_and_cps_sections(compas_audit):
 def test_undefined_metrics_are_null_with_a_reason():
     options = AuditParams(attribute="race", threshold=0.0, rdf=FAST_RDF, benefit="negative",
                            match=MatchParams(metrics=("acc", "npv")))
-    data = run_audit(load_sample("compas"), options).data
+    data = plan.audit(load_sample("compas"), options).data
     pair = data["pairs"][0]
     assert pair["di"] is None and "neither group gets any benefit" in pair["parity_undefined"]["di"]
     assert pair["ofi"] is not None

@@ -5,7 +5,8 @@ import pytest
 
 from fairviz.data.samples import load_sample
 from fairviz.findings import FindingsParams
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report import plan
+from fairviz.report.audit import AuditParams
 from fairviz.report.pdf import PdfUnavailable, chromium_path, html_to_pdf
 
 pypdf = pytest.importorskip("pypdf")
@@ -14,7 +15,7 @@ pytestmark = [pytest.mark.slow,
 
 
 def test_the_pdf_opens_on_the_summary_with_the_top_finding():
-    audit = run_audit(load_sample("compas"), AuditParams(attribute="race", threshold=0.4, benefit="negative",
+    audit = plan.audit(load_sample("compas"), AuditParams(attribute="race", threshold=0.4, benefit="negative",
                                                          findings=FindingsParams(reference="Caucasian")))
     pdf = pypdf.PdfReader(io.BytesIO(html_to_pdf(audit.to_html())))
     assert len(pdf.pages) > 3

@@ -14,7 +14,7 @@ from scipy import stats as sps
 
 from fairviz.cli.main import main
 from fairviz.parity.task_stats import split_among_groups
-from fairviz.report import audit as audit_module
+from fairviz.report import plan
 
 CLASSES = np.array(["cat", "dog", "bird"])
 COLUMNS = {"binary": ["--label", "y", "--score", "score"],
@@ -129,12 +129,8 @@ def _boom(pred, params):
 
 
 def _break_parity(monkeypatch, task: str) -> None:
-    if task == "binary":
-        broken = [replace(s, run=_boom) if s.name == "parity" else s for s in audit_module.SECTIONS]
-        monkeypatch.setattr(audit_module, "SECTIONS", broken)
-    else:
-        broken = [replace(s, run=_boom) if s.name == PARITY[task] else s for s in audit_module.SECTIONS_BY_TASK[task]]
-        monkeypatch.setitem(audit_module.SECTIONS_BY_TASK, task, broken)
+    parity = plan.check("parity")
+    monkeypatch.setitem(parity.methods, task, replace(parity.section(task), run=_boom))
 
 
 @pytest.mark.parametrize("task", list(COLUMNS))
@@ -162,15 +158,15 @@ def test_a_failing_section_of_another_attribute_fails_the_gate(files, tmp_path, 
     frame["region"] = np.where(np.arange(len(frame)) % 3 == 0, "north", "south")
     path = tmp_path / "two.csv"
     frame.to_csv(path, index=False)
-    real = audit_module.SECTIONS
+    parity = plan.check("parity")
+    real = parity.section("binary")
 
     def parity_fails_on_region(pred, params):
         if params.attribute == "region":
             raise ValueError("the fit diverged")
-        return next(s for s in real if s.name == "parity").run(pred, params)
+        return real.run(pred, params)
 
-    monkeypatch.setattr(audit_module, "SECTIONS",
-                        [replace(s, run=parity_fails_on_region) if s.name == "parity" else s for s in real])
+    monkeypatch.setitem(parity.methods, "binary", replace(real, run=parity_fails_on_region))
     out = tmp_path / "audit.json"
     code = main(["audit", str(path), *COLUMNS["binary"], "--group", "group", "--group", "region", "--resamples", "0",
                  "--knee-resamples", "0", "--fail-on", "material", "--json", str(out)])

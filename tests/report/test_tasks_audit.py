@@ -20,9 +20,10 @@ from fairviz.data import ColumnMapping, build_predictions
 from fairviz.findings import FindingsParams
 from fairviz.parity import analyse_multiclass, analyse_regression
 from fairviz.parity import display as parity_display
-from fairviz.report import audit as audit_module
-from fairviz.report.audit import SECTIONS, SECTIONS_BY_TASK, AuditParams, run_audit
-from fairviz.findings.display import summary_sections
+from fairviz.report import plan
+from fairviz.report.audit import AuditParams
+from fairviz.calibration.display import multiclass_to_dict, regression_to_dict
+from fairviz.report.plan import sections_for, summary_sections
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.class_match import CLASS_MATCH, analyse_class_match
 from fairviz.sample_size.display import CLASS_MATCH_METRICS
@@ -58,14 +59,14 @@ def multiclass_frame(n=2000, seed=1, planted=True):
 @pytest.fixture(scope="module")
 def regression():
     pred = build_predictions(regression_frame(), ColumnMapping("price", "y_pred", ("group",), task="regression"))
-    return pred, run_audit(pred, replace(OPTIONS, units="USD"))
+    return pred, plan.audit(pred, replace(OPTIONS, units="USD"))
 
 
 @pytest.fixture(scope="module")
 def multiclass():
     mapping = ColumnMapping("label", "", ("group",), task="multiclass", class_scores=("p_cat", "p_dog", "p_bird"))
     pred = build_predictions(multiclass_frame(), mapping)
-    return pred, run_audit(pred, OPTIONS)
+    return pred, plan.audit(pred, OPTIONS)
 
 
 def _same(a, b) -> None:
@@ -73,9 +74,8 @@ def _same(a, b) -> None:
 
 
 def test_binary_sections_stay_as_they_are():
-    assert SECTIONS_BY_TASK["binary"] is SECTIONS
-    assert [s.name for s in SECTIONS] == ["residuals", "threshold_invariance", "calibration", "parity",
-                                         "significance", "explanations"]
+    assert [s.name for s in sections_for("binary")] == ["residuals", "threshold_invariance", "calibration", "parity",
+                                                       "significance", "explanations"]
 
 
 def test_regression_sections_hold_the_concepts_numbers(regression):
@@ -108,10 +108,10 @@ def test_regression_report_states_the_task(regression):
 
 
 def test_a_failing_residual_section_on_a_regression_is_recorded(monkeypatch):
-    broken = [replace(s, run=_boom) if s.name == "residuals" else s for s in SECTIONS_BY_TASK["regression"]]
-    monkeypatch.setitem(audit_module.SECTIONS_BY_TASK, "regression", broken)
+    residuals = plan.check("residuals")
+    monkeypatch.setitem(residuals.methods, "regression", replace(residuals.section("regression"), run=_boom))
     pred = build_predictions(regression_frame(600), ColumnMapping("price", "y_pred", ("group",), task="regression"))
-    audit = run_audit(pred, OPTIONS)
+    audit = plan.audit(pred, OPTIONS)
     assert audit.data["errors"] == [{"section": "residuals", "error": "ValueError: not for regressions"}]
     assert "parity_regression" in audit.data and audit.findings is not None
     assert "This section could not be computed: ValueError: not for regressions" in audit.to_terminal()
@@ -187,7 +187,7 @@ def test_regression_findings_read_the_parity_record(regression):
 def test_regression_without_disparity_has_no_headline():
     pred = build_predictions(regression_frame(seed=3, bias_b=0.0),
                              ColumnMapping("price", "y_pred", ("group",), task="regression"))
-    audit = run_audit(pred, replace(OPTIONS, sections=("parity_regression",)))
+    audit = plan.audit(pred, replace(OPTIONS, sections=("parity_regression",)))
     assert audit.data["findings"]["top"] == [] and audit.data["sections_skipped"] == ["residuals",
                                                                                       "calibration_regression"]
     assert "No material, significant disparity" in audit.to_terminal()
@@ -196,7 +196,7 @@ def test_regression_without_disparity_has_no_headline():
 def test_a_small_regression_group_is_too_small_to_tell():
     pred = build_predictions(regression_frame(small=True),
                              ColumnMapping("price", "y_pred", ("group",), task="regression"))
-    audit = run_audit(pred, replace(OPTIONS, sections=("parity_regression",)))
+    audit = plan.audit(pred, replace(OPTIONS, sections=("parity_regression",)))
     small = audit.data["findings"]["too_small"]
     assert [s["group"] for s in small] == ["tiny"] and small[0]["n"] == 40
     assert "too small to tell — MAE" in small[0]["sentence"]
@@ -223,7 +223,7 @@ def test_multiclass_findings_name_the_class_and_groups(multiclass):
 def test_null_multiclass_data_has_no_headline():
     mapping = ColumnMapping("label", "", ("group",), task="multiclass", class_scores=("p_cat", "p_dog", "p_bird"))
     pred = build_predictions(multiclass_frame(seed=5, planted=False), mapping)
-    audit = run_audit(pred, replace(OPTIONS, sections=("parity_multiclass",)))
+    audit = plan.audit(pred, replace(OPTIONS, sections=("parity_multiclass",)))
     assert audit.data["findings"]["top"] == []
 
 
@@ -234,7 +234,7 @@ def test_the_quick_audit_runs_the_task_parity():
 
 def test_binary_json_only_gains_the_task(two_group_frame):
     pred = build_predictions(two_group_frame, ColumnMapping("y", "score", ("group",)))
-    audit = run_audit(pred, AuditParams(threshold=0.5, rdf=RDFParams(resamples=50, knee_resamples=0),
+    audit = plan.audit(pred, AuditParams(threshold=0.5, rdf=RDFParams(resamples=50, knee_resamples=0),
                                         findings=FindingsParams()))
     data = audit.data
     assert data["task"] == "binary"

@@ -10,7 +10,7 @@ from fairviz.core.display import Group, Table, Text, tables, walk
 from fairviz.core.markup import plot_text
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.samples import load_sample
-from fairviz.report.audit import run_audit
+from fairviz.report.plan import audit as run_audit
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
 from fairviz.residuals.display import SECTION, THRESHOLD_SECTION

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import wasserstein_distance
 
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.report.audit import run_audit
+from fairviz.report.plan import audit as run_audit
 from fairviz.report.options import AuditParams
 from fairviz.residuals import (GAP_METRICS, RDF_METRICS, THRESHOLDS, RDFParams, analyse, coefficient_of_variation,
                                threshold_invariance)

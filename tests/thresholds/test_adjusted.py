@@ -10,7 +10,7 @@ from fairviz.data import ColumnMapping, DataError
 from fairviz.data.engine import Engine, resolve
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.data.validation import build_predictions
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.thresholds.display import display, thresholds_table
 from fairviz.thresholds.decisions import allocate
 from fairviz.thresholds import (adjust, adjusted_model, decision_rows, decisions_frame, explore_model, fit,

@@ -110,11 +110,12 @@ def test_audit_with_explain_section(tmp_path, capsys):
 def test_audit_without_text_skips_the_section(tmp_path):
     path = tmp_path / "p.csv"
     pd.DataFrame({"y": [0, 1] * 20, "score": np.linspace(0.1, 0.9, 40), "g": ["a", "b"] * 20}).to_csv(path, index=False)
-    from fairviz.report.audit import AuditParams, run_audit
+    from fairviz.report import plan
+    from fairviz.report.audit import AuditParams
     from fairviz.data import load_predictions
     from fairviz.explain.display import ExplainAuditParams
     pred = load_predictions(path)
-    audit = run_audit(pred, AuditParams(explain=ExplainAuditParams()))
+    audit = plan.audit(pred, AuditParams(explain=ExplainAuditParams()))
     assert audit.data["explanations"] == {"skipped": "no text column is mapped, so there is nothing to explain"}
     assert "Skipped" in audit.to_html()
-    assert "explanations" not in run_audit(pred).data
+    assert "explanations" not in plan.audit(pred).data

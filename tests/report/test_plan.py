@@ -8,7 +8,8 @@ import pytest
 
 from fairviz.core.checks import Check, Section
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.data.tasks import _REGISTRY, TaskSpec, spec_of, task_names
+from fairviz.data.tasks import TaskSpec, spec_of, task_names
+from fairviz.data.tasks.registry import _REGISTRY
 from fairviz.report import plan
 from fairviz.report.audit import AuditParams
 from fairviz.residuals import RDFParams

@@ -22,7 +22,6 @@ from fairviz.parity import analyse_multiclass, analyse_regression
 from fairviz.parity import display as parity_display
 from fairviz.report import plan
 from fairviz.report.audit import AuditParams
-from fairviz.calibration.display import multiclass_to_dict, regression_to_dict
 from fairviz.report.plan import sections_for, summary_sections
 from fairviz.residuals import RDFParams
 from fairviz.sample_size.class_match import CLASS_MATCH, analyse_class_match

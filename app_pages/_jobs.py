@@ -184,6 +184,17 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any],
         bar.empty()
 
 
+def kept(job: str, key: Hashable, build: Callable[[], Any], keep: int = RESULTS_PER_JOB) -> Any:
+    """``build()`` once per (job, key), kept in the same server store as ``run``'s results, without a bar or a
+    slot: for what takes milliseconds (a figure). Two sessions building the same key at once may both build it."""
+    store = _server().store(job, keep)
+    found = store.get(key, _MISSING)
+    if found is _MISSING:
+        found = build()
+        store.put(key, found, 0)
+    return found
+
+
 def _keep_partial(job: str, key: Hashable, stop: Stopped) -> None:
     """Keep a stopped run's partial result in the session (see ``stopped_result``); the data fingerprint is the
     key's first part where the page put one there."""

@@ -27,12 +27,18 @@ from fairviz.calibration import (
     residual_model,
     residuals_by_feature,
 )
+from fairviz.calibration.multiclass import MulticlassParams
+from fairviz.calibration.multiclass import analyse_multiclass as multiclass_calibration
+from fairviz.calibration.regression import RegressionParams
+from fairviz.calibration.regression import analyse_regression as regression_calibration
 from fairviz.core.display import Figure, Group, Item, Table, group, text
+from fairviz.core.focus import Focus
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
 from fairviz.report import calibration as section
+from fairviz.report import calibration_tasks
 from fairviz.report.options import AuditParams
-from app_pages import _render, _tasks, _ui, _upload
+from app_pages import _render, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
@@ -92,8 +98,9 @@ def settings() -> CalibrationParams:
 
 def page() -> None:
     ctx = _ui.context()
-    if ctx.task != "binary":                # every class, or calibration/parity for regression
-        _tasks.calibration_page(ctx)
+    spec = ctx.spec
+    if not spec.thresholded:                # the scores are not one probability read at τ: the task's own method
+        _task_method_page(ctx, spec)
         return
     params = settings()
     pred = CALIBRATION.given(ctx.pred)      # the engine's table as is where the section reads counts, else rows
@@ -327,6 +334,61 @@ def _residuals_tab(pred, ctx) -> None:
         _ui.show_data_error(err, "The residual model cannot be fitted")
         return
     draw(section.residual_model_items(model))
+
+
+# ------------------------------------------------------------------------------- a numeric target, per class
+
+def _task_method_page(ctx: _ui.Context, spec) -> None:
+    """What calibration means for a task without a decision at τ, as its spec says."""
+    if spec.numeric_target:
+        _numeric_page(ctx)
+    elif spec.per_class:
+        _per_class_page(ctx)
+    else:
+        st.title("Calibration")
+        st.info(f"No calibration method serves {spec.title} yet.")
+
+
+def _numeric_page(ctx: _ui.Context) -> None:
+    """Calibration in the mean: the binned means E[y | ŷ] and the Mincer–Zarnowitz line per group."""
+    data = ctx.data
+    st.title("Calibration in the mean")
+    _ui.task_line(ctx)
+    st.caption("A prediction is calibrated in the mean when, among rows predicted ŷ, the target averages ŷ: "
+               "the binned means E[y | ŷ] per group, and the Mincer–Zarnowitz regression of y on ŷ per group "
+               "(intercept 0 and slope 1 when calibrated) with a test of whether the groups share one line.")
+    params = RegressionParams()
+    result = _run("calibration_regression", ctx.attribute, params, "Fitting each group's calibration line",
+                  lambda progress: regression_calibration(data, ctx.attribute, params, data.quantiles,
+                                                          data.quantile_levels), data)
+    if result is not None:
+        _render.render(calibration_tasks.regression_display(result, data.mapping.label,
+                                                            Focus(reference=ctx.reference), (data.fingerprint,)))
+
+
+def _per_class_page(ctx: _ui.Context) -> None:
+    """Top-label and class-wise calibration per group, with bootstrap intervals."""
+    data = ctx.data
+    st.title("Calibration by group")
+    _ui.task_line(ctx)
+    st.caption("Top-label calibration: among rows whose most probable class has confidence p, a share p is right. "
+               "Class-wise: each class's probability read one vs rest. Per group, with bootstrap intervals.")
+    params = MulticlassParams()
+    result = _run("calibration_multiclass", (ctx.attribute, ctx.reference), params,
+                  "Resampling each group's reliability",
+                  lambda progress: multiclass_calibration(data, ctx.attribute, params, ctx.reference, progress), data)
+    if result is not None:
+        _render.render(calibration_tasks.multiclass_display(result, Focus(reference=ctx.reference),
+                                                            (data.fingerprint,)))
+
+
+def _run(check: str, view, params, label: str, compute, data):
+    """The cached result, or None after showing why the data cannot be analysed (one plain message)."""
+    try:
+        return _ui.cached(check, view, params, compute, label, data=data)
+    except DataError as err:
+        _ui.show_data_error(err, "This analysis cannot run on these data")
+        return None
 
 
 _ui.guarded(page)

@@ -9,18 +9,23 @@ from dataclasses import replace
 import streamlit as st
 
 from app_pages import _parity_common as common
-from app_pages import _tasks, _ui
+from app_pages import _render, _ui
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
 from fairviz.core.wording import fmt
+from fairviz.data import DataError
 from fairviz.findings import FindingsParams
 from fairviz.parity import (PAIR_METRICS, SCENARIOS, ParityAudit, ParityParams, analyse, metric_label, read_pair,
                             scenario)
+from fairviz.parity.multiclass import MulticlassParityParams, analyse_multiclass as multiclass_parity
+from fairviz.parity.regression import RegressionParityParams, analyse_regression as regression_parity
 from fairviz.report import parity as section
+from fairviz.report import parity_tasks
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import MatchParams
+from fairviz.sample_size.multiclass import analyse_class_match
 
 PARITY = section.SECTION
 CELLS = ("tp", "fn", "fp", "tn")
@@ -56,8 +61,9 @@ def settings() -> tuple[str, bool, float, float]:
 
 def page() -> None:
     ctx = _ui.context()
-    if ctx.task != "binary":                # every class at once, or parity for regression
-        _tasks.parity_page(ctx)
+    spec = ctx.spec
+    if not spec.thresholded:                # no decision at τ: the task's own method (errors, or every class)
+        _task_method_page(ctx, spec)
         return
     variant, convention, tolerance, alpha = settings()
     st.title("Group parity: Objective Fairness Index and Disparate Impact")
@@ -182,6 +188,62 @@ def _scenario_tab() -> None:
     reading = read_pair("group i", "group j", counts["i"], counts["j"])
     st.markdown(f"**Reading:** {reading.headline}. {reading.text}")
     st.caption(f"The thesis prints for this preset: {SCENARIOS[preset].thesis}. (Edit any count to leave the preset.)")
+
+
+# ------------------------------------------------------------------------------- a numeric target, per class
+
+def _task_method_page(ctx: _ui.Context, spec) -> None:
+    """What group parity means for a task without a decision at τ, as its spec says."""
+    st.title("Group parity")
+    if spec.numeric_target:
+        _ui.task_line(ctx)
+        _numeric_parity(ctx)
+    elif spec.per_class:
+        _ui.task_line(ctx)
+        _per_class_parity(ctx)
+    else:
+        st.info(f"No group parity method serves {spec.title} yet.")
+
+
+def _numeric_parity(ctx: _ui.Context) -> None:
+    """Error and prediction parity, and the models side by side when there are several."""
+    data = ctx.data
+    st.caption("Error parity: is the model as wrong (bias ŷ − y, MAE, RMSE) for every group? Prediction parity: "
+               "are the groups' predictions distributed alike (Wasserstein-1, KS, the statistical-parity AUC)? "
+               "And the fairness of *Systematic Evaluation of Predictive Fairness* (Han et al.) through "
+               "quantile proxy classes of the target. Each gap with a permutation p-value, BH over pairs.")
+    params = RegressionParityParams(reference=ctx.reference)
+    result = _run("parity_regression", ctx.attribute, params, "Comparing the groups' errors",
+                  lambda progress: regression_parity(data, ctx.attribute, params), data)
+    if result is not None:
+        _render.render(parity_tasks.regression_display(result, (data.fingerprint, ctx.attribute)))
+    if ctx.joint.several_models:
+        st.subheader("Compare models")
+        compare_view(ctx, "parity")
+
+
+def _per_class_parity(ctx: _ui.Context) -> None:
+    """Per-class parity, GAP, the confusion matrices and MATCH per class."""
+    data = ctx.data
+    st.caption("Each class one vs rest: TPR, FPR and selection rate per group with their gaps, OFI and DI per class; "
+               "GAP (Han et al.: the root mean square over classes of the groups' gaps), the confusion matrices, "
+               "accuracy and macro-F1 per group, and MATCH per class (sample-size significance).")
+    params = MulticlassParityParams(reference=ctx.reference)
+    result = _run("parity_multiclass", ctx.attribute, params, "Comparing the groups class by class",
+                  lambda progress: (multiclass_parity(data, ctx.attribute, params),
+                                    analyse_class_match(data, ctx.attribute)), data)
+    if result is not None:
+        parity, match = result
+        _render.render(parity_tasks.multiclass_display(parity, match, (data.fingerprint, ctx.attribute)))
+
+
+def _run(check: str, view, params, label: str, compute, data):
+    """The cached result, or None after showing why the data cannot be analysed (one plain message)."""
+    try:
+        return _ui.cached(check, view, params, compute, label, data=data)
+    except DataError as err:
+        _ui.show_data_error(err, "This analysis cannot run on these data")
+        return None
 
 
 _ui.guarded(page)

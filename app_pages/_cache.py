@@ -19,7 +19,8 @@ FIGURES_KEPT = 64
 
 
 def cached(check, view: Hashable, params: Hashable, compute: Callable[[Progress], Any], label: str, *,
-           data=None, keep: int = ANALYSES_PER_CHECK, nbytes: int = 0, keep_bytes: int | None = None) -> Any:
+           data=None, keep: int = ANALYSES_PER_CHECK, nbytes: int = 0, keep_bytes: int | None = None,
+           bar: bool = True) -> Any:
     """``compute(progress)`` once per (``check``, the data, ``view``, ``params``) for the whole server.
 
     ``check``: a ``fairviz.core.checks.Check`` or the name of what is computed (the store it is kept in);
@@ -29,14 +30,15 @@ def cached(check, view: Hashable, params: Hashable, compute: Callable[[Progress]
     Identical requests from many sessions compute once (the others wait for that result), a bounded number of
     analyses run at a time (the "analysis" pool), a Stop keeps what a loop finished (``_jobs.stopped_result``), and
     the last ``keep`` results per check stay (``keep_bytes``: bounded in bytes too). ``nbytes``: the run's peak
-    memory, taken from the server's byte budget while it runs (``_budget``). Results are immutable."""
+    memory, taken from the server's byte budget while it runs (``_budget``). ``bar=False``: a transient spinner
+    instead of the bar, for a computation that reports no progress. Results are immutable."""
     from app_pages import _jobs
     if data is None:
         from app_pages._frame import current
         data = current()
     key = (getattr(data, "fingerprint", data), view, params)
     return _jobs.run(_name(check), key, label, compute, pool="analysis", keep=keep, nbytes=nbytes,
-                     keep_bytes=keep_bytes)
+                     keep_bytes=keep_bytes, bar=bar)
 
 
 def _name(check) -> str:

@@ -17,7 +17,7 @@ RESAMPLES = (200, 500, 1000, 2000)
 
 def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | RegressionComparison | None:
     """Pick two models (the first two by default), compare them once (kept per data, choices and models) and render
-    the ``topic``'s tables, readings and overlaid figures (a numeric target: its errors per group, whatever the topic)."""
+    the ``topic``'s tables, readings and overlaid figures (a numeric target: its errors per group, any topic)."""
     joint = ctx.joint
     names = joint.model_names
     if len(names) < 2:

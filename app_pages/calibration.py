@@ -45,16 +45,14 @@ from app_pages._ui import CACHE_TTL
 CALIBRATION = section.SECTION
 
 
-@st.cache_data(show_spinner="Analysing calibration…", max_entries=16, ttl=CACHE_TTL)
-def cached_analysis(fingerprint: str, attribute: str, params: CalibrationParams, _pred) -> CalibrationAudit:
-    # No progress bar inside: st.cache_data replays element calls on a cache hit, and a bar drawn outside the
-    # function cannot be replayed (CacheReplayClosureError on the next rerun). The spinner covers the wait.
-    return analyse(_pred, attribute, params)
+def cached_analysis(pred, attribute: str, params: CalibrationParams) -> CalibrationAudit:
+    return _ui.cached("calibration", attribute, params, lambda progress: analyse(pred, attribute, params),
+                      "Analysing calibration", data=pred, bar=False)
 
 
-@st.cache_data(show_spinner="Recalibrating…", max_entries=16, ttl=CACHE_TTL)
-def cached_recalibration(fingerprint: str, attribute: str, params: RecalParams, _pred):
-    return recalibrate(_pred, attribute, params)
+def cached_recalibration(pred, attribute: str, params: RecalParams):
+    return _ui.cached("recalibration", attribute, params, lambda progress: recalibrate(pred, attribute, params),
+                      "Recalibrating", data=pred, bar=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
@@ -62,9 +60,10 @@ def cached_feature(fingerprint: str, attribute: str, feature: str, n_bins: int, 
     return residuals_by_feature(_pred, attribute, feature, n_bins)
 
 
-@st.cache_data(show_spinner="Fitting residuals on the features…", max_entries=16, ttl=CACHE_TTL)
-def cached_model(fingerprint: str, features: tuple[str, ...], seed: int, _pred):
-    return residual_model(_pred, list(features), seed=seed)
+def cached_model(pred, features: tuple[str, ...], seed: int):
+    return _ui.cached("residual_model", features, seed,
+                      lambda progress: residual_model(pred, list(features), seed=seed),
+                      "Fitting residuals on the features", data=pred, bar=False)
 
 
 def draw(items: list[Item], where=None) -> None:
@@ -127,7 +126,7 @@ def _follow_tau(focus: str | None, drawn_at: float) -> None:
 
 def _analysis(ctx: _ui.Context, pred, params: CalibrationParams) -> str | None:
     """The analysis and its tabs; returns the group its readings open on."""
-    audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred)
+    audit = cached_analysis(pred, ctx.attribute, params)
     # the headline opens on the reference against the Summary's top group (or the group a link names)
     options = replace(_ui.page_options(ctx, calibration=params), threshold=AuditParams().threshold)
     _ui.keep_selection_in_address("calibration", group=options.focus)
@@ -225,7 +224,7 @@ def _recalibration_tab(pred, ctx) -> None:
     params = RecalParams(methods=tuple(methods), fraction=fraction, split_column=column, split_value=value,
                          per_group=per_group)
     try:
-        result = cached_recalibration(pred.fingerprint, ctx.attribute, params, pred)
+        result = cached_recalibration(pred, ctx.attribute, params)
     except DataError as err:
         _ui.show_data_error(err, "Recalibration is not possible with this split")
         return
@@ -329,7 +328,7 @@ def _residuals_tab(pred, ctx) -> None:
     if not run or not features:
         return
     try:
-        model = cached_model(pred.fingerprint, tuple(features), 0, pred)
+        model = cached_model(pred, tuple(features), 0)
     except DataError as err:
         _ui.show_data_error(err, "The residual model cannot be fitted")
         return

@@ -11,7 +11,6 @@ import streamlit as st
 from app_pages import _parity_common as common
 from app_pages import _render, _ui
 from app_pages._compare import compare_view
-from app_pages._ui import CACHE_TTL
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
 from fairviz.core.wording import fmt
@@ -31,12 +30,11 @@ PARITY = section.SECTION
 CELLS = ("tp", "fn", "fp", "tn")
 
 
-@st.cache_data(show_spinner="Counting and comparing groups…", max_entries=32, ttl=CACHE_TTL)
-def cached_parity(fingerprint: str, options: AuditParams, variant: str, convention: bool, tolerance: float,
-                  _pred) -> ParityAudit:
-    return analyse(_pred, options.attribute, ParityParams(
-        threshold=options.threshold, benefit=options.benefit, di_variant=variant, di_zero_convention=convention,
-        ofi_tolerance=tolerance, alpha=options.match.alpha))
+def cached_parity(pred, options: AuditParams, variant: str, convention: bool, tolerance: float) -> ParityAudit:
+    params = ParityParams(threshold=options.threshold, benefit=options.benefit, di_variant=variant,
+                          di_zero_convention=convention, ofi_tolerance=tolerance, alpha=options.match.alpha)
+    return _ui.cached("parity", options.attribute, params, lambda progress: analyse(pred, options.attribute, params),
+                      "Counting and comparing groups", data=pred, keep=32, bar=False)
 
 
 TABS = ["Heatmaps", "Groups and confusion matrices", "All pairs", "Scenario builder"]
@@ -82,7 +80,7 @@ def _analysis(variant: str, convention: bool, tolerance: float, alpha: float) ->
     benefit = common.benefit_choice(pred)
     options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit,
                           match=MatchParams(alpha=alpha))
-    audit = cached_parity(pred.fingerprint, options, variant, convention, tolerance, pred)
+    audit = cached_parity(pred, options, variant, convention, tolerance)
     # the readings open on the reference against the Summary's top group (or the group a link names)
     options = replace(options, findings=FindingsParams(reference=ctx.reference), focus=_ui.focus_group(ctx))
     items = PARITY.display(pred, audit, options)

@@ -293,9 +293,11 @@ def _task_page(ctx: _ui.Context) -> None:
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
 
-@st.cache_data(show_spinner="Sweeping thresholds…", max_entries=32, ttl=_ui.CACHE_TTL)
-def cached_invariance(fingerprint: str, attribute: str, params: RDFParams, _pred, _audit):
-    return threshold_invariance(_pred, attribute, knees=params.knees, audit=_audit)
+def cached_invariance(pred, attribute: str, params: RDFParams, audit):
+    """The sweep over τ (``audit``: the analysis of ``pred`` with ``params``, whose knees it reuses)."""
+    return _ui.cached("threshold_invariance", attribute, params,
+                      lambda progress: threshold_invariance(pred, attribute, knees=params.knees, audit=audit),
+                      "Sweeping thresholds", data=pred, keep=32, bar=False)
 
 
 def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: ResidualAudit) -> None:
@@ -305,7 +307,7 @@ def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: Residu
     if not section.open:
         return
     with section:
-        result = cached_invariance(pred.fingerprint, ctx.attribute, params, pred, audit)
+        result = cached_invariance(pred, ctx.attribute, params, audit)
         labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
         chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
         pair = result.pairs[labels.index(chosen)]

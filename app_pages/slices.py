@@ -26,12 +26,14 @@ TEST_LABELS = {"fisher": "Fisher's exact (slice vs rest)", "match": "MATCH (the 
 TOP_BUTTONS = 5             # slices offered as "this slice vs the rest"
 
 
-@st.cache_data(show_spinner="Searching the slices…", max_entries=16, ttl=_ui.CACHE_TTL)
-def cached_slices(fingerprint: str, n: int, model: str, attributes: tuple[str, ...], depth: int, support: float,
-                  metric: str, tau: float, _pred: Predictions, task: str = "", class_name: str | None = None,
+def cached_slices(pred: Predictions, view, attributes: tuple[str, ...], depth: int, support: float, metric: str,
                   top_k: int = 0, test: str = "fisher") -> SliceResult:
-    counts = slice_counts(_pred, attributes, depth, support, tau, metric=metric, top_k=top_k or None)
-    return find_slices(counts, SliceParams(metric=metric, test=test))
+    """The slice search on ``pred`` (what the frame's ``view`` selects for ``metric``), once per settings."""
+    def compute(progress):
+        counts = slice_counts(pred, attributes, depth, support, view.threshold, metric=metric, top_k=top_k or None)
+        return find_slices(counts, SliceParams(metric=metric, test=test))
+    return _ui.cached("slices", view, (attributes, depth, support, metric, top_k, test), compute,
+                      "Searching the slices", data=pred, bar=False)
 
 
 def metric_choices(ctx) -> list[str]:
@@ -108,7 +110,7 @@ def page() -> None:
         st.session_state.pop("slices_metric", None)
     metric = c3.selectbox("Metric", choices, index=choices.index(spec.error_metric),
                           format_func=lambda m: metric_label(ctx, m), key="slices_metric")
-    pred, task = searched(ctx, metric)
+    pred, _ = searched(ctx, metric)
     attributes = searched_attributes(pred)
     top_k = c4.number_input("Prune to the top k (0: every slice)", 0, 1_000, default_top_k(len(attributes)),
                             step=5, key="slices_top_k",
@@ -123,9 +125,7 @@ def page() -> None:
                              "(The Art of Fairness, §4.5) draws the slice from the rest's cells as if they were "
                              "known: right for a small slice, too sure for one holding much of the data.")
     try:
-        result = cached_slices(pred.fingerprint, pred.n, ctx.model, attributes, int(depth),
-                               float(support), metric, ctx.threshold, _pred=pred, task=task,
-                               class_name=ctx.class_name, top_k=int(top_k), test=test)
+        result = cached_slices(pred, ctx.view, attributes, int(depth), float(support), metric, int(top_k), test)
     except DataError as err:
         _ui.show_data_error(err, "Slices cannot be searched in these data")
         return

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -115,6 +115,13 @@ class Context:
     def joint(self) -> Predictions:
         """Every model's predictions on the same rows (what a Compare view and "Add as a model" read)."""
         return self.pred.joint()
+
+    def with_view(self, **changes) -> "Context":
+        """The same data seen with the view's ``changes`` (a page's own beneficial outcome, …); the derived table is
+        taken again only when the model or the class changes."""
+        view = replace(self.view, **changes)
+        same_table = (view.model, view.class_name) == (self.view.model, self.view.class_name)
+        return Context(view, self.pred if same_table else at(self.data, view), self.data)
 
 
 def context() -> Context:

@@ -98,8 +98,7 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
     shows it (the report's downloads follow, outside the fragment: they change only when a report is prepared)."""
-    thresholded = spec_of(_ui.audited(ctx)).thresholded
-    at = f" at τ = {ctx.threshold:.2f}" if thresholded else ""      # other tasks' audits have no τ
+    at = f" at τ = {ctx.threshold:.2f}" if ctx.spec.thresholded else ""      # other tasks' audits have no τ
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)}{at}")
     with st.empty():        # the progress bar's place while the audit runs: an empty element when it was kept
         result = _ui.audit(ctx)

@@ -90,7 +90,7 @@ def _analysis(variant: str, convention: bool, tolerance: float, alpha: float) ->
     several = ctx.pred.several_models
     tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="parity_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, audit)
-    compare = [lambda: compare_view(replace(ctx, benefit=benefit), "parity")] if several else []
+    compare = [lambda: compare_view(ctx.with_view(benefit=benefit), "parity")] if several else []
     for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key, options), lambda: _table_tab(items, "groups"),
                                 lambda: _table_tab(items, "pairs"), _scenario_tab, *compare)):
         if tab.open:

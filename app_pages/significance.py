@@ -108,7 +108,7 @@ def _analysis(params: MatchParams) -> None:
     several = ctx.pred.several_models
     tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="match_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, result)
-    compare = [lambda: compare_view(replace(ctx, benefit=benefit), None)] if several else []
+    compare = [lambda: compare_view(ctx.with_view(benefit=benefit), None)] if several else []
     for tab, body in zip(tabs, (lambda: _match_tab(result, items, key, ctx), lambda: _jaggedness_tab(result.match, key),
                                 lambda: _cps_tab(result, items, key), *compare)):
         if tab.open:

@@ -12,6 +12,7 @@ from streamlit.navigation.page import StreamlitPage
 
 from fairviz.core.markup import md
 from fairviz.data.scales import score_statement
+from fairviz.data.tasks import spec_of
 from app_pages import _ui
 
 st.set_page_config(page_title="fairviz", page_icon="assets/logo.svg", layout="wide")
@@ -94,11 +95,11 @@ CLASS_HELP = ("Multiclass data: the pages that read a two-valued label (residual
 
 def data_statement(pred) -> str:
     """What the loaded data are, in a line: the task and its columns."""
-    mapping = pred.mapping
-    if pred.task == "regression":
-        return f"Task: regression · target *{md(mapping.label)}* · prediction *{md(mapping.score)}*"
-    if pred.task == "multiclass":
-        return f"Task: multiclass ({len(pred.classes)} classes) · label *{md(mapping.label)}*"
+    mapping, spec = pred.mapping, spec_of(pred)
+    if spec.numeric_target:
+        return f"Task: {md(spec.name)} · target *{md(mapping.label)}* · prediction *{md(mapping.score)}*"
+    if spec.per_class:
+        return f"Task: {md(spec.name)} ({len(pred.classes)} classes) · label *{md(mapping.label)}*"
     return f"{md(score_statement(mapping.to_dict()))} · label *{md(mapping.label)}*"
 
 
@@ -115,12 +116,13 @@ def draw_frame(benefit: bool, reference: bool, own_data: bool = False, tau_in_pa
             st.markdown(f"**Data:** {md(pred.source)}  \n{pred.n:,} rows · {data_statement(pred)}")
         if pred.several_models:
             st.selectbox("Model", pred.model_names, key=_ui.MODEL, persist_state="session", help=MODEL_HELP)
-        if pred.task == "multiclass":
+        spec = spec_of(pred)
+        if spec.per_class:
             st.selectbox("Class (one vs rest)", pred.classes, key=_ui.CLASS, persist_state="session",
                          help=CLASS_HELP)
         st.selectbox("Group attribute", pred.choices(), key=_ui.ATTRIBUTE, persist_state="session",
                      help=ATTRIBUTE_HELP)
-        if pred.task == "regression":            # no threshold and no beneficial prediction: a number is predicted
+        if spec.numeric_target:                  # no threshold and no beneficial prediction: a number is predicted
             _ui.frame_threshold(in_page=False, shown=False)
             benefit = False
         else:

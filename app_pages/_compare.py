@@ -9,13 +9,14 @@ import streamlit as st
 from app_pages import _render, _ui
 from fairviz.compare import CompareParams, ErrorComparison, ModelComparison, compare_errors, compare_models
 from fairviz.compare import display as section
+from fairviz.data.tasks import spec_of
 
 RESAMPLES = (200, 500, 1000, 2000)
 
 
 def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | ErrorComparison | None:
     """Pick two models (the first two by default), compare them once (kept per data, choices and models) and render
-    the ``topic``'s tables, readings and overlaid figures (a regression: its errors per group, whatever the topic)."""
+    the ``topic``'s tables, readings and overlaid figures (a numeric target: its errors per group, any topic)."""
     joint = ctx.joint
     names = joint.model_names
     if len(names) < 2:
@@ -31,31 +32,30 @@ def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | Error
         st.session_state["compare_b"] = others[0]
     model_b = c2.selectbox("Second model (B)", others, key="compare_b",
                            help="Every difference is B minus A, on the same rows.")
-    if ctx.task == "regression":
-        return _regression(ctx, joint, model_a, model_b)
+    if spec_of(joint).numeric_target:       # errors in the target's units: paired t-tests, no resampling
+        return _numeric(ctx, joint, model_a, model_b)
     resamples = c3.select_slider("Resamples", RESAMPLES, value=500, key="compare_resamples",
                                  help="Paired bootstrap resamples and paired permutations (scores swapped within "
                                       "rows) of every difference.")
     params = CompareParams(resamples=int(resamples), permutations=int(resamples))
-    key = (joint.fingerprint, ctx.attribute, ctx.threshold, ctx.benefit, ctx.reference, model_a, model_b, params)
-    result = _ui.cached_with_progress(
-        "compare", key, lambda progress: compare_models(joint, ctx.attribute, ctx.threshold, ctx.benefit,
-                                                        ctx.reference, model_a, model_b, params, progress),
-        "Comparing the two models")
+    view = (ctx.attribute, ctx.threshold, ctx.benefit, ctx.reference, model_a, model_b)
+    result = _ui.cached(
+        "compare", view, params, lambda progress: compare_models(joint, ctx.attribute, ctx.threshold, ctx.benefit,
+                                                                 ctx.reference, model_a, model_b, params, progress),
+        "Comparing the two models", data=joint)
     sample = _ui.current_sample()
     _render.render(section.display(result, topic, sample.words if sample is not None else None),
                    figure_cache=_ui.figure)
     return result
 
 
-def _regression(ctx: _ui.Context, joint, model_a: str, model_b: str) -> ErrorComparison:
-    """Two regression models: paired t-tests of each group's errors and of its gaps to the reference (no
+def _numeric(ctx: _ui.Context, joint, model_a: str, model_b: str) -> ErrorComparison:
+    """Two models of a numeric target: paired t-tests of each group's errors and of its gaps to the reference (no
     resampling: a single pass over the rows)."""
     params = CompareParams()
-    key = (joint.fingerprint, ctx.attribute, ctx.reference, model_a, model_b, params)
-    result = _ui.cached_with_progress(
-        "compare_regression", key,
+    result = _ui.cached(
+        "compare_regression", (ctx.attribute, ctx.reference, model_a, model_b), params,
         lambda progress: compare_errors(joint, ctx.attribute, ctx.reference, model_a, model_b, params),
-        "Comparing the two models")
+        "Comparing the two models", data=joint)
     _render.render(section.errors_display(result), figure_cache=_ui.figure)
     return result

@@ -131,7 +131,7 @@ def _partial_key(job: str) -> str:
 
 
 def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any], pool: str = "heavy",
-        keep: int = RESULTS_PER_JOB, nbytes: int = 0, keep_bytes: int | None = None) -> Any:
+        keep: int = RESULTS_PER_JOB, nbytes: int = 0, keep_bytes: int | None = None, bar: bool = True) -> Any:
     """``compute(progress)`` once per (job, key) for the whole server, with a progress bar and a server slot.
 
     Visitors asking for the same key while it runs wait for that run instead of starting their own; finished
@@ -140,19 +140,40 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any],
     analyses: FAIRVIZ_MAX_ANALYSES at a time). ``nbytes``: the step's peak memory, taken from the server's byte
     budget (``_budget.BUDGET``) before the slot; it waits with a message while other steps hold the budget, and
     is given back when the step ends, is stopped or its tab closes. ``keep_bytes``: the job's kept results are
-    bounded in bytes too (results built from visitors' files).
+    bounded in bytes too (results built from visitors' files). ``bar=False``: a transient spinner instead of the
+    bar, for a computation that reports no progress (the page's layout then holds no element for it).
     """
     st.session_state.pop(_partial_key(job), None)         # a new run supersedes what an older one left
     server = _server()
+    server.store(job, keep, keep_bytes)                   # made with this job's bounds on its first use
+    found = server.lookup(job, key)
+    if found is not _MISSING:
+        return found
+    if not bar:
+        with st.spinner(f"{label}…"):
+            return _compute(server, job, key, label, compute, pool, keep, nbytes, keep_bytes, _Quiet())
+    return _compute(server, job, key, label, compute, pool, keep, nbytes, keep_bytes, st.progress(0.0, text=label))
+
+
+class _Quiet:
+    """A bar that draws nothing (``run(bar=False)``: a spinner says the page is working)."""
+
+    def progress(self, *args, **kwargs) -> None:
+        pass
+
+    def empty(self) -> None:
+        pass
+
+
+def _compute(server: _Server, job: str, key: Hashable, label: str, compute: Callable[[Progress], Any], pool: str,
+             keep: int, nbytes: int, keep_bytes: int | None, bar) -> Any:
+    """``run``'s miss: wait for the key's lock (another visitor computing it), the byte budget and a slot, then
+    compute and keep the result."""
     slots = server.slots[pool]
     size, what = POOLS[pool]
     store = server.store(job, keep, keep_bytes)
     full_key = (job, key)
-    found = server.lookup(job, key)
-    if found is not _MISSING:
-        return found
     lock = server.lock_for(full_key)
-    bar = st.progress(0.0, text=label)
     try:
         _wait(lock, bar, f"{label}: another visitor is computing exactly this; waiting for their result")
         try:
@@ -182,6 +203,17 @@ def run(job: str, key: Hashable, label: str, compute: Callable[[Progress], Any],
             server.release_key(full_key, lock)
     finally:
         bar.empty()
+
+
+def kept(job: str, key: Hashable, build: Callable[[], Any], keep: int = RESULTS_PER_JOB) -> Any:
+    """``build()`` once per (job, key), kept in the same server store as ``run``'s results, without a bar or a
+    slot: for what takes milliseconds (a figure). Two sessions building the same key at once may both build it."""
+    store = _server().store(job, keep)
+    found = store.get(key, _MISSING)
+    if found is _MISSING:
+        found = build()
+        store.put(key, found, 0)
+    return found
 
 
 def _keep_partial(job: str, key: Hashable, stop: Stopped) -> None:

@@ -27,28 +27,31 @@ from fairviz.calibration import (
     residual_model,
     residuals_by_feature,
 )
+from fairviz.calibration.top_label_ece import MulticlassParams
+from fairviz.calibration.top_label_ece import analyse_multiclass as multiclass_calibration
+from fairviz.calibration.mincer_zarnowitz import RegressionParams
+from fairviz.calibration.mincer_zarnowitz import analyse_regression as regression_calibration
 from fairviz.core.display import Figure, Group, Item, Table, group, text
+from fairviz.core.focus import Focus
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
 from fairviz.calibration import display as section
 from fairviz.report.options import AuditParams
-from app_pages import _render, _tasks, _ui, _upload
+from app_pages import _render, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
 CALIBRATION = section.SECTION
 
 
-@st.cache_data(show_spinner="Analysing calibration…", max_entries=16, ttl=CACHE_TTL)
-def cached_analysis(fingerprint: str, attribute: str, params: CalibrationParams, _pred) -> CalibrationAudit:
-    # No progress bar inside: st.cache_data replays element calls on a cache hit, and a bar drawn outside the
-    # function cannot be replayed (CacheReplayClosureError on the next rerun). The spinner covers the wait.
-    return analyse(_pred, attribute, params)
+def cached_analysis(pred, attribute: str, params: CalibrationParams) -> CalibrationAudit:
+    return _ui.cached("calibration", attribute, params, lambda progress: analyse(pred, attribute, params),
+                      "Analysing calibration", data=pred, bar=False)
 
 
-@st.cache_data(show_spinner="Recalibrating…", max_entries=16, ttl=CACHE_TTL)
-def cached_recalibration(fingerprint: str, attribute: str, params: RecalParams, _pred):
-    return recalibrate(_pred, attribute, params)
+def cached_recalibration(pred, attribute: str, params: RecalParams):
+    return _ui.cached("recalibration", attribute, params, lambda progress: recalibrate(pred, attribute, params),
+                      "Recalibrating", data=pred, bar=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=32, ttl=CACHE_TTL)
@@ -56,9 +59,10 @@ def cached_feature(fingerprint: str, attribute: str, feature: str, n_bins: int, 
     return residuals_by_feature(_pred, attribute, feature, n_bins)
 
 
-@st.cache_data(show_spinner="Fitting residuals on the features…", max_entries=16, ttl=CACHE_TTL)
-def cached_model(fingerprint: str, features: tuple[str, ...], seed: int, _pred):
-    return residual_model(_pred, list(features), seed=seed)
+def cached_model(pred, features: tuple[str, ...], seed: int):
+    return _ui.cached("residual_model", features, seed,
+                      lambda progress: residual_model(pred, list(features), seed=seed),
+                      "Fitting residuals on the features", data=pred, bar=False)
 
 
 def draw(items: list[Item], where=None) -> None:
@@ -92,8 +96,9 @@ def settings() -> CalibrationParams:
 
 def page() -> None:
     ctx = _ui.context()
-    if ctx.task != "binary":                # every class, or calibration/parity for regression
-        _tasks.calibration_page(ctx)
+    spec = ctx.spec
+    if not spec.thresholded:                # the scores are not one probability read at τ: the task's own method
+        _task_method_page(ctx, spec)
         return
     params = settings()
     pred = CALIBRATION.given(ctx.pred)      # the engine's table as is where the section reads counts, else rows
@@ -120,7 +125,7 @@ def _follow_tau(focus: str | None, drawn_at: float) -> None:
 
 def _analysis(ctx: _ui.Context, pred, params: CalibrationParams) -> str | None:
     """The analysis and its tabs; returns the group its readings open on."""
-    audit = cached_analysis(pred.fingerprint, ctx.attribute, params, pred)
+    audit = cached_analysis(pred, ctx.attribute, params)
     # the headline opens on the reference against the Summary's top group (or the group a link names)
     options = replace(_ui.page_options(ctx, calibration=params), threshold=AuditParams().threshold)
     _ui.keep_selection_in_address("calibration", group=options.focus)
@@ -218,7 +223,7 @@ def _recalibration_tab(pred, ctx) -> None:
     params = RecalParams(methods=tuple(methods), fraction=fraction, split_column=column, split_value=value,
                          per_group=per_group)
     try:
-        result = cached_recalibration(pred.fingerprint, ctx.attribute, params, pred)
+        result = cached_recalibration(pred, ctx.attribute, params)
     except DataError as err:
         _ui.show_data_error(err, "Recalibration is not possible with this split")
         return
@@ -322,11 +327,66 @@ def _residuals_tab(pred, ctx) -> None:
     if not run or not features:
         return
     try:
-        model = cached_model(pred.fingerprint, tuple(features), 0, pred)
+        model = cached_model(pred, tuple(features), 0)
     except DataError as err:
         _ui.show_data_error(err, "The residual model cannot be fitted")
         return
     draw(section.residual_model_items(model))
+
+
+# ------------------------------------------------------------------------------- a numeric target, per class
+
+def _task_method_page(ctx: _ui.Context, spec) -> None:
+    """What calibration means for a task without a decision at τ, as its spec says."""
+    if spec.numeric_target:
+        _numeric_page(ctx)
+    elif spec.per_class:
+        _per_class_page(ctx)
+    else:
+        st.title("Calibration")
+        st.info(f"No calibration method serves {spec.title} yet.")
+
+
+def _numeric_page(ctx: _ui.Context) -> None:
+    """Calibration in the mean: the binned means E[y | ŷ] and the Mincer–Zarnowitz line per group."""
+    data = ctx.data
+    st.title("Calibration in the mean")
+    _ui.task_line(ctx)
+    st.caption("A prediction is calibrated in the mean when, among rows predicted ŷ, the target averages ŷ: "
+               "the binned means E[y | ŷ] per group, and the Mincer–Zarnowitz regression of y on ŷ per group "
+               "(intercept 0 and slope 1 when calibrated) with a test of whether the groups share one line.")
+    params = RegressionParams()
+    result = _run("calibration_regression", ctx.attribute, params, "Fitting each group's calibration line",
+                  lambda progress: regression_calibration(data, ctx.attribute, params, data.quantiles,
+                                                          data.quantile_levels), data)
+    if result is not None:
+        _render.render(section.regression_display(result, data.mapping.label,
+                                                 Focus(reference=ctx.reference), (data.fingerprint,)))
+
+
+def _per_class_page(ctx: _ui.Context) -> None:
+    """Top-label and class-wise calibration per group, with bootstrap intervals."""
+    data = ctx.data
+    st.title("Calibration by group")
+    _ui.task_line(ctx)
+    st.caption("Top-label calibration: among rows whose most probable class has confidence p, a share p is right. "
+               "Class-wise: each class's probability read one vs rest. Per group, with bootstrap intervals.")
+    params = MulticlassParams()
+    result = _run("calibration_multiclass", (ctx.attribute, ctx.reference), params,
+                  "Resampling each group's reliability",
+                  lambda progress: multiclass_calibration(data, ctx.attribute, params, ctx.reference, progress), data)
+    if result is not None:
+        _render.render(section.multiclass_display(result, Focus(reference=ctx.reference),
+                                                 (data.fingerprint,)))
+
+
+def _run(check: str, view, params, label: str, compute, data):
+    """The cached result, or None after showing why the data cannot be analysed (one plain message)."""
+    try:
+        return _ui.cached(check, view, params, compute, label, data=data)
+    except DataError as err:
+        _ui.show_data_error(err, "This analysis cannot run on these data")
+        return None
 
 
 _ui.guarded(page)

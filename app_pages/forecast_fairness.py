@@ -38,12 +38,12 @@ def build(digest: str, mapping: ForecastMapping, _frame: pd.DataFrame) -> dict:
 
 def analysis(digest: str, mapping: ForecastMapping, model: str, compare: str | None, attribute: str,
              params: EvalParams, models: dict) -> ForecastAudit:
-    """Shared by sessions (results are immutable); a progress bar while it runs (see _ui.cached_with_progress)."""
-    return _ui.cached_with_progress(
-        "forecast_fairness", (digest, mapping, model, compare, attribute, params),
+    """Shared by sessions (results are immutable); a progress bar while it runs (``_ui.cached``)."""
+    return _ui.cached(
+        "forecast_fairness", (mapping, model, compare, attribute), params,
         lambda progress: analyse(models[model], attribute, params, models[compare] if compare else None,
                                  progress=progress),
-        "Scoring the forecasts by group")
+        "Scoring the forecasts by group", data=digest)
 
 
 def page() -> None:

@@ -14,11 +14,13 @@ from fairviz.data.overview import display, overview, score_shares
 from fairviz.data.samples import DEFAULT_SAMPLE, samples
 from fairviz.data import DataError
 from fairviz.data.model import INTERSECTION_SEP
+from fairviz.data.tasks import spec_of
 from fairviz.findings import KIND_TITLES, FindingsParams, finding_text, no_slice_text
 from fairviz.report.attributes import other_attributes_display, slice_search, top_slices
-from fairviz.slices.metrics import default_metric, metric_title
-from fairviz.report.audit import AuditParams, run_audit
-from fairviz.findings.display import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
+from fairviz.slices.metrics import metric_title
+from fairviz.report import plan
+from fairviz.report.audit import AuditParams
+from fairviz.findings.display import findings_settings
 from app_pages import _mapping, _render, _sources, _ui, _upload
 
 
@@ -42,7 +44,7 @@ def page() -> None:
     _threshold_and_findings()
     st.markdown("**Audit report** — the same numbers as the pages and `fairviz audit`.")
     _ui.report_downloads(ctx)
-    _summary(ctx.data or ctx.pred)
+    _summary(ctx.data)
 
 
 @_ui.tau_part
@@ -97,7 +99,7 @@ def _mapping_form(upload: _upload.Uploaded) -> None:
 def _findings(ctx) -> None:
     """The Summary: what is unfair, for whom, how sure — the audit's top findings, each with a link to the page that
     shows it (the report's downloads follow, outside the fragment: they change only when a report is prepared)."""
-    at = f" at τ = {ctx.threshold:.2f}" if ctx.task == "binary" else ""      # other tasks' audits have no τ
+    at = f" at τ = {ctx.threshold:.2f}" if ctx.spec.thresholded else ""      # other tasks' audits have no τ
     st.subheader(f"Summary: {md(ctx.pred.source)} · {md(ctx.attribute)}{at}")
     with st.empty():        # the progress bar's place while the audit runs: an empty element when it was kept
         result = _ui.audit(ctx)
@@ -127,7 +129,7 @@ SLICES_ON_HOME = 3
 def _other_attributes(ctx) -> None:
     """Every other mapped attribute's top finding (its own Summary's first, from a parity-only audit cached per
     data, attribute, τ and benefit: ≈ 25 ms each at 1M rows) and the top slices: one compact part."""
-    others = [a for a in (ctx.data or ctx.pred).attribute_names if a != ctx.attribute]
+    others = [a for a in ctx.data.attribute_names if a != ctx.attribute]
     if not others:
         st.empty()
         return
@@ -141,21 +143,21 @@ def _other_summary(ctx, attribute: str):
     """(attribute, its Summary or None, the reason it has none)."""
     data = _ui.audited(ctx)
     findings, words = findings_settings(_ui.current_sample(), attribute, FindingsParams())
-    sections = TASK_QUICK_SECTIONS.get(data.task, QUICK_SECTIONS)[:1]     # the closed-form tests: rate gaps and OFI
+    sections = plan.quick_sections(data.task)[:1]     # the closed-form tests: rate gaps and OFI
 
     def compute(progress):
         try:
-            audit = run_audit(data, AuditParams(attribute=attribute, threshold=ctx.threshold, benefit=ctx.benefit,
-                                                findings=findings, words=words, progress=progress, sections=sections))
+            audit = plan.audit(data, AuditParams(attribute=attribute, threshold=ctx.threshold,
+                                                 benefit=ctx.benefit, findings=findings, words=words,
+                                                 progress=progress, sections=sections))
         except DataError as err:
             return None, "; ".join(err.problems)
         if audit.findings is not None:
             return audit.findings, None
         return None, "; ".join(e["error"] for e in audit.data.get("errors", [])) or None
 
-    key = (data.fingerprint, attribute, ctx.threshold, ctx.benefit, findings, words)
-    summary, error = _ui.cached_with_progress("other_attributes", key, compute, f"Summarising {attribute}",
-                                              max_entries=32)
+    summary, error = _ui.cached("other_attributes", (attribute, ctx.threshold, ctx.benefit), (findings, words),
+                                compute, f"Summarising {attribute}", data=data, keep=32)
     return attribute, summary, error
 
 
@@ -172,11 +174,12 @@ def _home_slices(ctx):
                  f"are {entries:,} entries). The Slices page has every slice."):
         return (), None
     floor = FindingsParams().min_group_size         # the app's policy: the Summary's size floor
-    threshold = ctx.threshold if data.task == "binary" else 0.5     # only a binary slice reads τ: no search per step
+    spec = spec_of(data)
+    threshold = ctx.threshold if spec.thresholded else 0.5     # only a slice at τ reads τ: no search per step
     found = _slice_findings(data.fingerprint, data.model, threshold, floor, data)
     if isinstance(found, str):
         return (), text("Slices: {message}", "caveat", message=found)
-    return found, (None if found else no_slice_text(metric_title(default_metric(data.task), data.task)))
+    return found, (None if found else no_slice_text(metric_title(spec.error_metric, spec.name)))
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=_ui.CACHE_TTL)
@@ -286,7 +289,7 @@ def _score_distribution(pred) -> None:
     """Where the model puts each group's scores (the first attribute's largest groups), in 20 bins. Drawn here, the
     chart also loads the browser's Plotly library while the visitor is on this page: without it, the first audit
     page opened pays that (≈ 1.5 s in Chromium) on top of its own drawing. Binary scores only (probabilities)."""
-    if not pred.binary:
+    if not spec_of(pred).probability_scores:
         return
     _score_chart(pred.fingerprint, pred.attribute_names[0], pred)
     _render.anchor_caveats(st, "figure")

@@ -9,29 +9,32 @@ from dataclasses import replace
 import streamlit as st
 
 from app_pages import _parity_common as common
-from app_pages import _tasks, _ui
+from app_pages import _render, _ui
 from app_pages._compare import compare_view
-from app_pages._ui import CACHE_TTL
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
 from fairviz.core.wording import fmt
+from fairviz.data import DataError
 from fairviz.findings import FindingsParams
 from fairviz.parity import (PAIR_METRICS, SCENARIOS, ParityAudit, ParityParams, analyse, metric_label, read_pair,
                             scenario)
+from fairviz.parity.one_vs_rest import MulticlassParityParams, analyse_multiclass as multiclass_parity
+from fairviz.parity.error_parity import RegressionParityParams, analyse_regression as regression_parity
 from fairviz.parity import display as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import MatchParams
+from fairviz.sample_size.class_match import analyse_class_match
+from fairviz.sample_size.display import class_match_display
 
 PARITY = section.SECTION
 CELLS = ("tp", "fn", "fp", "tn")
 
 
-@st.cache_data(show_spinner="Counting and comparing groups…", max_entries=32, ttl=CACHE_TTL)
-def cached_parity(fingerprint: str, options: AuditParams, variant: str, convention: bool, tolerance: float,
-                  _pred) -> ParityAudit:
-    return analyse(_pred, options.attribute, ParityParams(
-        threshold=options.threshold, benefit=options.benefit, di_variant=variant, di_zero_convention=convention,
-        ofi_tolerance=tolerance, alpha=options.match.alpha))
+def cached_parity(pred, options: AuditParams, variant: str, convention: bool, tolerance: float) -> ParityAudit:
+    params = ParityParams(threshold=options.threshold, benefit=options.benefit, di_variant=variant,
+                          di_zero_convention=convention, ofi_tolerance=tolerance, alpha=options.match.alpha)
+    return _ui.cached("parity", options.attribute, params, lambda progress: analyse(pred, options.attribute, params),
+                      "Counting and comparing groups", data=pred, keep=32, bar=False)
 
 
 TABS = ["Heatmaps", "Groups and confusion matrices", "All pairs", "Scenario builder"]
@@ -56,8 +59,9 @@ def settings() -> tuple[str, bool, float, float]:
 
 def page() -> None:
     ctx = _ui.context()
-    if ctx.task != "binary":                # every class at once, or parity for regression
-        _tasks.parity_page(ctx)
+    spec = ctx.spec
+    if not spec.thresholded:                # no decision at τ: the task's own method (errors, or every class)
+        _task_method_page(ctx, spec)
         return
     variant, convention, tolerance, alpha = settings()
     st.title("Group parity: Objective Fairness Index and Disparate Impact")
@@ -76,7 +80,7 @@ def _analysis(variant: str, convention: bool, tolerance: float, alpha: float) ->
     benefit = common.benefit_choice(pred)
     options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit,
                           match=MatchParams(alpha=alpha))
-    audit = cached_parity(pred.fingerprint, options, variant, convention, tolerance, pred)
+    audit = cached_parity(pred, options, variant, convention, tolerance)
     # the readings open on the reference against the Summary's top group (or the group a link names)
     options = replace(options, findings=FindingsParams(reference=ctx.reference), focus=_ui.focus_group(ctx))
     items = PARITY.display(pred, audit, options)
@@ -86,7 +90,7 @@ def _analysis(variant: str, convention: bool, tolerance: float, alpha: float) ->
     several = ctx.pred.several_models
     tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="parity_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, audit)
-    compare = [lambda: compare_view(replace(ctx, benefit=benefit), "parity")] if several else []
+    compare = [lambda: compare_view(ctx.with_view(benefit=benefit), "parity")] if several else []
     for tab, body in zip(tabs, (lambda: _heatmap_tab(audit, key, options), lambda: _table_tab(items, "groups"),
                                 lambda: _table_tab(items, "pairs"), _scenario_tab, *compare)):
         if tab.open:
@@ -182,6 +186,63 @@ def _scenario_tab() -> None:
     reading = read_pair("group i", "group j", counts["i"], counts["j"])
     st.markdown(f"**Reading:** {reading.headline}. {reading.text}")
     st.caption(f"The thesis prints for this preset: {SCENARIOS[preset].thesis}. (Edit any count to leave the preset.)")
+
+
+# ------------------------------------------------------------------------------- a numeric target, per class
+
+def _task_method_page(ctx: _ui.Context, spec) -> None:
+    """What group parity means for a task without a decision at τ, as its spec says."""
+    st.title("Group parity")
+    if spec.numeric_target:
+        _ui.task_line(ctx)
+        _numeric_parity(ctx)
+    elif spec.per_class:
+        _ui.task_line(ctx)
+        _per_class_parity(ctx)
+    else:
+        st.info(f"No group parity method serves {spec.title} yet.")
+
+
+def _numeric_parity(ctx: _ui.Context) -> None:
+    """Error and prediction parity, and the models side by side when there are several."""
+    data = ctx.data
+    st.caption("Error parity: is the model as wrong (bias ŷ − y, MAE, RMSE) for every group? Prediction parity: "
+               "are the groups' predictions distributed alike (Wasserstein-1, KS, the statistical-parity AUC)? "
+               "And the fairness of *Systematic Evaluation of Predictive Fairness* (Han et al.) through "
+               "quantile proxy classes of the target. Each gap with a permutation p-value, BH over pairs.")
+    params = RegressionParityParams(reference=ctx.reference)
+    result = _run("parity_regression", ctx.attribute, params, "Comparing the groups' errors",
+                  lambda progress: regression_parity(data, ctx.attribute, params), data)
+    if result is not None:
+        _render.render(section.regression_display(result, (data.fingerprint, ctx.attribute)))
+    if ctx.joint.several_models:
+        st.subheader("Compare models")
+        compare_view(ctx, "parity")
+
+
+def _per_class_parity(ctx: _ui.Context) -> None:
+    """Per-class parity, GAP, the confusion matrices and MATCH per class."""
+    data = ctx.data
+    st.caption("Each class one vs rest: TPR, FPR and selection rate per group with their gaps, OFI and DI per class; "
+               "GAP (Han et al.: the root mean square over classes of the groups' gaps), the confusion matrices, "
+               "accuracy and macro-F1 per group, and MATCH per class (sample-size significance).")
+    params = MulticlassParityParams(reference=ctx.reference)
+    result = _run("parity_multiclass", ctx.attribute, params, "Comparing the groups class by class",
+                  lambda progress: (multiclass_parity(data, ctx.attribute, params),
+                                    analyse_class_match(data, ctx.attribute)), data)
+    if result is not None:
+        parity, match = result
+        view = (data.fingerprint, ctx.attribute)
+        _render.render(section.multiclass_display(parity, class_match_display(match, view), view))
+
+
+def _run(check: str, view, params, label: str, compute, data):
+    """The cached result, or None after showing why the data cannot be analysed (one plain message)."""
+    try:
+        return _ui.cached(check, view, params, compute, label, data=data)
+    except DataError as err:
+        _ui.show_data_error(err, "This analysis cannot run on these data")
+        return None
 
 
 _ui.guarded(page)

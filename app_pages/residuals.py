@@ -13,6 +13,7 @@ from fairviz.calibration import recalibrated_model, recalibration_note, recalibr
 from fairviz.core.display import Figure, Group, Text, group
 from fairviz.core.markup import csv_bytes
 from fairviz.data import DataError
+from fairviz.data.tasks import spec_of
 from fairviz.report.options import AuditParams
 from fairviz.residuals.display import SECTION as RESIDUALS
 from fairviz.residuals.display import THRESHOLD_SECTION
@@ -31,7 +32,7 @@ from fairviz.residuals import (
     threshold_invariance,
 )
 from fairviz.residuals import figures as figs
-from app_pages import _render, _tasks, _ui, _upload
+from app_pages import _render, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
@@ -77,7 +78,7 @@ def settings() -> tuple[RDFParams, bool, int]:
 
 def page() -> None:
     ctx = _ui.context()
-    if not ctx.pred.binary:                    # issue 25: a regression's residuals in the target's units
+    if not spec_of(ctx.pred).thresholded:      # issue 25: a regression's residuals in the target's units
         _task_page(ctx)                        # (multiclass data arrive one vs rest: the sidebar's class)
         return
     params, shuffle, seed = settings()
@@ -102,9 +103,9 @@ def _analysis(params: RDFParams, shuffle: bool, seed: int) -> None:
     ctx = _ui.context()
     data = RESIDUALS.given(ctx.pred)
     pred = data.with_shuffled_groups(seed) if shuffle else data
-    analysed: ResidualAudit = _ui.cached_with_progress(
-        "residuals", (pred.fingerprint, ctx.attribute, params),
-        lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")
+    analysed: ResidualAudit = _ui.cached(
+        "residuals", ctx.attribute, params,
+        lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals", data=pred)
     # the curves do not depend on τ: the rates at the sidebar's τ are attached to the kept analysis
     audit = analysed.with_rates(cached_threshold(pred.fingerprint, ctx.attribute, ctx.threshold, pred))
     # the reading opens on the reference against the Summary's top group (or the group a link names)
@@ -180,10 +181,10 @@ def _calibrate_first(ctx: _ui.Context, audit: ResidualAudit, params: RDFParams, 
         return
     joint = ctx.pred.joint()
     try:
-        shape = _ui.cached_with_progress(
-            "calibrate_first", (joint.fingerprint, ctx.pred.active_model, ctx.attribute, params),
+        shape = _ui.cached(
+            "calibrate_first", (ctx.pred.active_model, ctx.attribute), params,
             lambda progress: _calibration_shape(ctx, params, audit.concentration),
-            "Recalibrating and finding the knees again")
+            "Recalibrating and finding the knees again", data=joint)
     except DataError as err:
         _ui.show_data_error(err, "No recalibration could be fitted for the before and after")
         return
@@ -252,10 +253,10 @@ def _task_page(ctx: _ui.Context) -> None:
     a threshold (outcome views, Theorem 6.1, threshold invariance, calibrate first). A multiclass file is audited one
     class at a time (the sidebar's class)."""
     st.title("Residual distribution fairness")
-    if ctx.pred.task != "regression":          # multiclass predictions handed over without a class
+    if not spec_of(ctx.pred).numeric_target:   # multiclass predictions handed over without a class
         st.info(readings.MULTICLASS)
         return
-    _tasks.task_line(ctx)
+    _ui.task_line(ctx)
     params, shuffle, seed = settings()
     data = RESIDUALS.given(ctx.pred)
     pred = data.with_shuffled_groups(seed) if shuffle else data
@@ -264,9 +265,9 @@ def _task_page(ctx: _ui.Context) -> None:
         params = replace(params, resamples=0, knee_resamples=0)
     if shuffle:
         _render.render([readings.null_control(seed)])
-    audit: ResidualAudit = _ui.cached_with_progress(
-        "residuals", (pred.fingerprint, ctx.attribute, params),
-        lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals")
+    audit: ResidualAudit = _ui.cached(
+        "residuals", ctx.attribute, params,
+        lambda progress: analyse(pred, ctx.attribute, params, progress=progress), "Analysing residuals", data=pred)
     options = _ui.page_options(ctx, rdf=params)
     items = RESIDUALS.display(pred, audit, options)
     _render.render([i for i in items if isinstance(i, Text)])           # the warnings and the task's note
@@ -292,9 +293,11 @@ def _task_page(ctx: _ui.Context) -> None:
 
 # ----------------------------------------------------------------------------------------------- threshold invariance
 
-@st.cache_data(show_spinner="Sweeping thresholds…", max_entries=32, ttl=_ui.CACHE_TTL)
-def cached_invariance(fingerprint: str, attribute: str, params: RDFParams, _pred, _audit):
-    return threshold_invariance(_pred, attribute, knees=params.knees, audit=_audit)
+def cached_invariance(pred, attribute: str, params: RDFParams, audit):
+    """The sweep over τ (``audit``: the analysis of ``pred`` with ``params``, whose knees it reuses)."""
+    return _ui.cached("threshold_invariance", attribute, params,
+                      lambda progress: threshold_invariance(pred, attribute, knees=params.knees, audit=audit),
+                      "Sweeping thresholds", data=pred, keep=32, bar=False)
 
 
 def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: ResidualAudit) -> None:
@@ -304,7 +307,7 @@ def _invariance_section(pred, ctx: _ui.Context, params: RDFParams, audit: Residu
     if not section.open:
         return
     with section:
-        result = cached_invariance(pred.fingerprint, ctx.attribute, params, pred, audit)
+        result = cached_invariance(pred, ctx.attribute, params, audit)
         labels = [f"{p.group_i} vs {p.group_j}" for p in result.pairs]
         chosen = st.selectbox("Pair", labels, key="invariance_pair") if len(labels) > 1 else labels[0]
         pair = result.pairs[labels.index(chosen)]

@@ -28,9 +28,10 @@ def cached_reweight(fingerprint: str, attribute: str, threshold: float, kind: st
     return reweight(_y, _hat, _z, kind, values, classes=("0", "1"), groups=_groups)
 
 
-@st.cache_data(show_spinner="Bootstrapping within (class, group) cells…", max_entries=16, ttl=_ui.CACHE_TTL)
 def cached_intervals(fingerprint: str, attribute: str, threshold: float, _y, _hat, _z, n_groups: int) -> Scores:
-    return evaluate(_y, _hat, _z, 2, n_groups, resamples=1000, seed=0)
+    return _ui.cached("reweighting_intervals", (attribute, threshold), n_groups,
+                      lambda progress: evaluate(_y, _hat, _z, 2, n_groups, resamples=1000, seed=0),
+                      "Bootstrapping within (class, group) cells", data=fingerprint, bar=False)
 
 
 def page() -> None:

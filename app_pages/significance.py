@@ -36,9 +36,9 @@ def cached_names(fingerprint: str, attribute: str, _pred) -> tuple:
     return tuple(_pred.groups(attribute).names)
 
 
-@st.cache_data(show_spinner="Running MATCH for every group and metric…", max_entries=32, ttl=CACHE_TTL)
-def cached_significance(fingerprint: str, options: AuditParams, _pred) -> SignificanceAudit:
-    return SIGNIFICANCE.run(_pred, options)
+def cached_significance(pred, options: AuditParams) -> SignificanceAudit:
+    return _ui.cached(SIGNIFICANCE.name, options.attribute, options, lambda progress: SIGNIFICANCE.run(pred, options),
+                      "Running MATCH for every group and metric", data=pred, keep=32, bar=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=128, ttl=CACHE_TTL)
@@ -100,7 +100,7 @@ def _analysis(params: MatchParams) -> None:
     options = AuditParams(attribute=ctx.attribute, threshold=ctx.threshold, benefit=benefit, match=params,
                           cps_lambda=lam)
     # MATCH is kept across λ (the cache holds the section at the default λ); another λ redoes only CPS
-    result = with_cps_lambda(cached_significance(pred.fingerprint, replace(options, cps_lambda=CPS_LAMBDA), pred), lam)
+    result = with_cps_lambda(cached_significance(pred, replace(options, cps_lambda=CPS_LAMBDA)), lam)
     items = SIGNIFICANCE.display(pred, result, options)
     common.render([item for item in items if not isinstance(item, Group)])       # the reference
 
@@ -108,7 +108,7 @@ def _analysis(params: MatchParams) -> None:
     several = ctx.pred.several_models
     tabs = _ui.lazy_tabs(TABS + (["Compare models"] if several else []), key="match_tab", keep=TAB_WIDGETS)
     key = section.figure_key(pred, result)
-    compare = [lambda: compare_view(replace(ctx, benefit=benefit), None)] if several else []
+    compare = [lambda: compare_view(ctx.with_view(benefit=benefit), None)] if several else []
     for tab, body in zip(tabs, (lambda: _match_tab(result, items, key, ctx), lambda: _jaggedness_tab(result.match, key),
                                 lambda: _cps_tab(result, items, key), *compare)):
         if tab.open:

@@ -13,8 +13,9 @@ import streamlit as st
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
 from fairviz.slices.display import MAX_ROWS, slices_display
+from fairviz.data.tasks import spec_of
 from fairviz.slices import SliceParams, SliceResult, find_slices, slice_counts
-from fairviz.slices.methods import CONFUSION_METRICS as SLICE_METRICS, RESIDUAL_METRICS as REGRESSION_METRICS
+from fairviz.slices.methods import method_of
 from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, SLICE_PREFIX, default_top_k, slice_attribute
 from fairviz.slices.readings import metric_title
 from app_pages import _ui
@@ -25,39 +26,41 @@ TEST_LABELS = {"fisher": "Fisher's exact (slice vs rest)", "match": "MATCH (the 
 TOP_BUTTONS = 5             # slices offered as "this slice vs the rest"
 
 
-@st.cache_data(show_spinner="Searching the slices…", max_entries=16, ttl=_ui.CACHE_TTL)
-def cached_slices(fingerprint: str, n: int, model: str, attributes: tuple[str, ...], depth: int, support: float,
-                  metric: str, tau: float, _pred: Predictions, task: str = "binary", class_name: str | None = None,
+def cached_slices(pred: Predictions, view, attributes: tuple[str, ...], depth: int, support: float, metric: str,
                   top_k: int = 0, test: str = "fisher") -> SliceResult:
-    counts = slice_counts(_pred, attributes, depth, support, tau, metric=metric, top_k=top_k or None)
-    return find_slices(counts, SliceParams(metric=metric, test=test))
+    """The slice search on ``pred`` (what the frame's ``view`` selects for ``metric``), once per settings."""
+    def compute(progress):
+        counts = slice_counts(pred, attributes, depth, support, view.threshold, metric=metric, top_k=top_k or None)
+        return find_slices(counts, SliceParams(metric=metric, test=test))
+    return _ui.cached("slices", view, (attributes, depth, support, metric, top_k, test), compute,
+                      "Searching the slices", data=pred, bar=False)
 
 
 def metric_choices(ctx) -> list[str]:
-    """The metrics of the loaded data's task. Multiclass: the error rate over every class (predicted ≠ label) and
-    the sidebar's class one vs rest (FPR, FNR, selection rate)."""
-    if ctx.task == "regression":
-        return list(REGRESSION_METRICS)
-    if ctx.task == "multiclass":
-        return ["error_rate", "fpr", "fnr", "selection_rate"]
-    return list(SLICE_METRICS)
+    """The metrics of the loaded data's task; per class, after them the sidebar's class one vs rest (FPR, FNR,
+    selection rate) — a multiclass error rate (predicted ≠ label) reads every class."""
+    data = ctx.data
+    own = list(method_of(data.task).metrics)
+    if spec_of(data).per_class:
+        own += [m for m in method_of(ctx.pred.task).metrics if m not in own]
+    return own
 
 
 def searched(ctx, metric: str) -> tuple[Predictions, str]:
-    """The predictions the metric reads and their task: a multiclass error rate reads every class."""
-    if ctx.task == "multiclass" and metric == "error_rate":
-        return ctx.data, "multiclass"
-    if ctx.task == "regression":
-        return ctx.data or ctx.pred, "regression"
-    return ctx.pred, "binary"
+    """The predictions the metric reads and their task: a metric of a task without τ (a numeric target, every
+    class) reads the loaded data; a metric at τ, the frame's model (or its class one vs rest)."""
+    data = ctx.data
+    if metric in method_of(data.task).metrics and not spec_of(data).thresholded:
+        return data, data.task
+    return ctx.pred, ctx.pred.task
 
 
 def metric_label(ctx, metric: str) -> str:
-    if ctx.task == "multiclass":
-        if metric == "error_rate":
-            return metric_title(metric, "multiclass") + ", every class"
-        return f"{metric_title(metric)}, class '{ctx.class_name}' vs the rest"
-    return metric_title(metric, "regression" if ctx.task == "regression" else "binary")
+    pred, task = searched(ctx, metric)
+    title = metric_title(metric, task)
+    if ctx.class_name is None:
+        return title
+    return title + (", every class" if pred is not ctx.pred else f", class '{ctx.class_name}' vs the rest")
 
 
 def searched_attributes(pred: Predictions) -> tuple[str, ...]:
@@ -93,7 +96,8 @@ def _any_slice(result: SliceResult, offered: int) -> None:
 def page() -> None:
     ctx = _ui.context()
     st.title("Slices")
-    test = "Welch's t-test" if ctx.task == "regression" else "Fisher's exact test"
+    spec = ctx.spec
+    test = "Welch's t-test" if spec.numeric_target else "Fisher's exact test"
     st.caption(f"Every slice defined by up to k group attributes (sex=F ∧ age=18-25) against the rest of the data: "
                f"{test}, Benjamini–Yekutieli over every slice tested, a support floor and smoothed estimates for "
                "small slices (*The Art of Fairness*, ch. 4), in the manner of SliceLine (Sagadeeva and Boehm, "
@@ -104,10 +108,9 @@ def page() -> None:
     choices = metric_choices(ctx)
     if st.session_state.get("slices_metric") not in choices:
         st.session_state.pop("slices_metric", None)
-    default = "mean_residual" if ctx.task == "regression" else ("error_rate" if ctx.task == "multiclass" else "fpr")
-    metric = c3.selectbox("Metric", choices, index=choices.index(default),
+    metric = c3.selectbox("Metric", choices, index=choices.index(spec.error_metric),
                           format_func=lambda m: metric_label(ctx, m), key="slices_metric")
-    pred, task = searched(ctx, metric)
+    pred, _ = searched(ctx, metric)
     attributes = searched_attributes(pred)
     top_k = c4.number_input("Prune to the top k (0: every slice)", 0, 1_000, default_top_k(len(attributes)),
                             step=5, key="slices_top_k",
@@ -116,15 +119,13 @@ def page() -> None:
                                  "attribute combinations); the slices left out count in the correction as never "
                                  "rejected.")
     test = "fisher"
-    if task == "binary":
+    if spec_of(pred).thresholded:
         test = st.radio("Test", ("fisher", "match"), horizontal=True, key="slices_test", format_func=TEST_LABELS.get,
                         help="Fisher's exact test compares the slice with the rest as two samples (default). MATCH "
                              "(The Art of Fairness, §4.5) draws the slice from the rest's cells as if they were "
                              "known: right for a small slice, too sure for one holding much of the data.")
     try:
-        result = cached_slices(pred.fingerprint, pred.n, ctx.model, attributes, int(depth),
-                               float(support), metric, ctx.threshold, _pred=pred, task=task,
-                               class_name=ctx.class_name, top_k=int(top_k), test=test)
+        result = cached_slices(pred, ctx.view, attributes, int(depth), float(support), metric, int(top_k), test)
     except DataError as err:
         _ui.show_data_error(err, "Slices cannot be searched in these data")
         return

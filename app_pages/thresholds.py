@@ -24,10 +24,12 @@ SLACK_HELP = ("The largest gap allowed between any two groups' constrained rates
               "accuracy back: the curve below shows how much.")
 
 
-@st.cache_data(show_spinner="Fitting per-group thresholds…", max_entries=16, ttl=_ui.CACHE_TTL)
 def cached_explore(fingerprint: str, n: int, model: str, attribute: str, constraint: str, slack: float, tau: float,
                    _rows: Predictions) -> ThresholdExplorer:
-    return explore_model(_rows, attribute, constraint, tau, SEED, ThresholdParams(constraint, slack), model)
+    return _ui.cached("thresholds", (model, attribute, tau), (n, constraint, slack),
+                      lambda progress: explore_model(_rows, attribute, constraint, tau, SEED,
+                                                     ThresholdParams(constraint, slack), model),
+                      "Fitting per-group thresholds", data=_rows, bar=False)
 
 
 @st.cache_data(show_spinner=False, max_entries=4, ttl=_ui.CACHE_TTL)

@@ -6,7 +6,7 @@ Writes a CSV of ``rows`` predictions × 5 groups (label, score, group; scores at
 engine as Home does, then times the Summary's quick audit as it was (every section, no resampling) and as it is
 (``summary_sections``: the sections whose exact tests the Summary reads), each at τ = 0.5 and again at τ = 0.51
 (what a τ change recomputes: Home's Summary), and the parity-only audit the pages read their default pair from
-(``_ui.FOCUS_PARAMS``), at both τ. Wall and CPU time of each step; the
+(``_report.FOCUS_PARAMS``), at both τ. Wall and CPU time of each step; the
 targets: the Summary ≤ 1.5 s after the upload (reduction + quick audit), a τ change ≤ 300 ms.
 """
 from __future__ import annotations
@@ -54,7 +54,7 @@ def main() -> None:
     from fairviz.data.engine import Engine, resolve
     from fairviz.report.plan import AuditParams, audit as run_audit
     from fairviz.residuals import RDFParams
-    from app_pages._ui import FOCUS_PARAMS, SUMMARY_PARAMS
+    from app_pages._report import FOCUS_PARAMS, SUMMARY_PARAMS
     from fairviz.report.plan import summary_sections
 
     before = dict(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))

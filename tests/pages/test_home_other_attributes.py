@@ -65,7 +65,7 @@ def test_the_full_report_prepared_on_home_covers_every_attribute():
     assert not at.exception, at.exception
     try:
         store = _jobs._server().results["audit_full"]
-        key = next(k for k in list(store._items) if k[1] == "race")
+        key = next(k for k in list(store._items) if k[1].attribute == "race")     # (data, view, params)
         data = store.get(key).data
     finally:            # the server's kept reports are process-wide: later tests prepare their own
         for job in ("audit_full", "report_html"):

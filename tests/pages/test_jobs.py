@@ -33,7 +33,7 @@ def test_twenty_identical_requests_compute_once():
             time.sleep(0.05)
         return {"value": 42}
 
-    results = _in_threads(20, lambda k: _ui.cached_with_progress("test_same", key, compute, "Computing"))
+    results = _in_threads(20, lambda k: _ui.cached("test_same", key, None, compute, "Computing", data="data"))
     assert len(calls) == 1
     assert all(r is results[0] for r in results) and results[0] == {"value": 42}
     assert _jobs._server().key_locks == {} or all(not lock.locked() for lock in _jobs._server().key_locks.values())

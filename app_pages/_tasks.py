@@ -1,7 +1,7 @@
 """Calibration and Group parity for regression and multiclass data: the page's controls → one cached call with a
 progress bar (``_ui.cached_with_progress``) → the concept's display list.
 
-Multiclass data reach every binary page one class at a time (the sidebar's class, ``Predictions.one_vs_rest``);
+Multiclass data reach every binary page one class at a time (the sidebar's class, ``Predictions.at``);
 these two pages show every class at once: top-label and class-wise calibration, per-class parity, GAP, the
 confusion matrices and MATCH per class. Regression data get calibration in the mean and error and prediction
 parity."""

@@ -19,6 +19,7 @@ import numpy as np
 import streamlit as st
 
 from fairviz.data import DataError, Predictions
+from fairviz.data.view import View
 from fairviz.core.markup import md
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.core.serialize import clean
@@ -452,7 +453,7 @@ def context() -> Context:
     pred = current()
     settle_frame(pred)                # a no-op after the frame drew its widgets
     state = st.session_state
-    view = pred.one_vs_rest(state[CLASS]) if pred.task == "multiclass" else pred.with_model(state[MODEL])
+    view = pred.at(View(model=state[MODEL], class_name=state[CLASS] if pred.classes else None))
     return Context(view, state[ATTRIBUTE], float(state[THRESHOLD]), state[BENEFIT], state.get(REFERENCE), data=pred)
 
 

@@ -30,6 +30,7 @@ from fairviz.calibration import (
 from fairviz.core.display import Figure, Group, Item, Table, group, text
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
+from fairviz.data.view import View
 from fairviz.report import calibration as section
 from fairviz.report.options import AuditParams
 from app_pages import _render, _tasks, _ui, _upload
@@ -270,7 +271,7 @@ def _add_model(model: str, method: str, attribute: str, params: RecalParams) -> 
     """The button's callback: it runs before the page's next run, so the new model is picked before the sidebar's
     Model picker is drawn."""
     try:
-        scores, title, note = recalibrated_model(_ui.current().with_model(model), method, attribute, params)
+        scores, title, note = recalibrated_model(_ui.current().at(View(model=model)), method, attribute, params)
         _ui.add_model(title, scores, note)
     except DataError as err:
         st.session_state[ADDED] = ("error", "The model was not added: " + " ".join(md(p) for p in err.problems))

@@ -13,7 +13,7 @@ the few dialect differences kept in ``fairviz.data.dialects``; the sources it re
 
 Only the table travels back: at most (groups × 2 labels × ``DEFAULT_CELLS`` + 1) rows, whatever the input size.
 Several models are reduced in the same scan, grouped by every model's cell (``JOINT_CELLS`` per model, so that the
-joint table stays bounded); each model's audit merges the table to its own cells (``Predictions.with_model``) and
+joint table stays bounded); each model's audit merges the table to its own cells (``Predictions.at``) and
 the paired comparisons read the joint cells.
 
 Scores are cut into ``cells`` equal cells of [0, 1] (plus a cell for a score of exactly 1). When every cell of the

@@ -18,6 +18,7 @@ from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
 from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
+from fairviz.data.view import View
 from fairviz.compare import CompareParams
 from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
 from fairviz.report import tasks
@@ -192,7 +193,7 @@ class Audit:
 
 def run_audit(pred: Predictions, options: AuditParams = AuditParams()) -> Audit:
     joint = pred.joint()
-    pred = pred.with_model(pred.active_model)     # several models: the sections audit one, as a one-model audit
+    pred = pred.at(View(model=pred.active_model))     # several models: the sections audit one, as a one-model audit
     attribute = options.attribute or pred.attribute_names[0]
     options = replace(options, attribute=attribute)
     data = {

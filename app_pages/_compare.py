@@ -7,14 +7,13 @@ from __future__ import annotations
 import streamlit as st
 
 from app_pages import _render, _ui
-from fairviz.compare import CompareParams, ModelComparison, compare_models
-from fairviz.compare.regression import RegressionComparison, compare_regression
-from fairviz.report import compare as section
+from fairviz.compare import CompareParams, ErrorComparison, ModelComparison, compare_errors, compare_models
+from fairviz.compare import display as section
 
 RESAMPLES = (200, 500, 1000, 2000)
 
 
-def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | RegressionComparison | None:
+def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | ErrorComparison | None:
     """Pick two models (the first two by default), compare them once (kept per data, choices and models) and render
     the ``topic``'s tables, readings and overlaid figures (a regression: its errors per group, whatever the topic)."""
     joint = ctx.joint
@@ -49,14 +48,14 @@ def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | Regre
     return result
 
 
-def _regression(ctx: _ui.Context, joint, model_a: str, model_b: str) -> RegressionComparison:
+def _regression(ctx: _ui.Context, joint, model_a: str, model_b: str) -> ErrorComparison:
     """Two regression models: paired t-tests of each group's errors and of its gaps to the reference (no
     resampling: a single pass over the rows)."""
     params = CompareParams()
     key = (joint.fingerprint, ctx.attribute, ctx.reference, model_a, model_b, params)
     result = _ui.cached_with_progress(
         "compare_regression", key,
-        lambda progress: compare_regression(joint, ctx.attribute, ctx.reference, model_a, model_b, params),
+        lambda progress: compare_errors(joint, ctx.attribute, ctx.reference, model_a, model_b, params),
         "Comparing the two models")
-    _render.render(section.regression_display(result), figure_cache=_ui.figure)
+    _render.render(section.errors_display(result), figure_cache=_ui.figure)
     return result

@@ -11,17 +11,19 @@ import streamlit as st
 
 from app_pages import _render, _ui
 from app_pages._compare import compare_view
-from fairviz.calibration.multiclass import MulticlassParams
-from fairviz.calibration.multiclass import analyse_multiclass as multiclass_calibration
-from fairviz.calibration.regression import RegressionParams
-from fairviz.calibration.regression import analyse_regression as regression_calibration
+from fairviz.calibration import display as calibration_tasks
+from fairviz.calibration.mincer_zarnowitz import RegressionParams
+from fairviz.calibration.mincer_zarnowitz import analyse_regression as regression_calibration
+from fairviz.calibration.top_label_ece import MulticlassParams
+from fairviz.calibration.top_label_ece import analyse_multiclass as multiclass_calibration
 from fairviz.core.focus import Focus
 from fairviz.core.markup import md
 from fairviz.data import DataError
-from fairviz.parity.multiclass import MulticlassParityParams, analyse_multiclass as multiclass_parity
-from fairviz.parity.regression import RegressionParityParams, analyse_regression as regression_parity
-from fairviz.report import calibration_tasks, parity_tasks
-from fairviz.sample_size.multiclass import analyse_class_match
+from fairviz.parity.one_vs_rest import MulticlassParityParams, analyse_multiclass as multiclass_parity
+from fairviz.parity.error_parity import RegressionParityParams, analyse_regression as regression_parity
+from fairviz.parity import display as parity_display
+from fairviz.sample_size.class_match import analyse_class_match
+from fairviz.sample_size.display import class_match_display
 
 TASK_LINE = {"regression": "Task: **regression** — target *{label}*, prediction *{score}*.",
              "multiclass": "Task: **multiclass** — label *{label}*, {classes} classes; the sidebar's class is what "
@@ -78,7 +80,7 @@ def parity_page(ctx) -> None:
         result = _run("parity_regression", key, "Comparing the groups' errors",
                       lambda progress: regression_parity(data, ctx.attribute, params))
         if result is not None:
-            _render.render(parity_tasks.regression_display(result, (data.fingerprint, ctx.attribute)))
+            _render.render(parity_display.regression_display(result, (data.fingerprint, ctx.attribute)))
         if ctx.joint.several_models:
             st.subheader("Compare models")
             compare_view(ctx, "parity")
@@ -93,7 +95,8 @@ def parity_page(ctx) -> None:
                                     analyse_class_match(data, ctx.attribute)))
     if result is not None:
         parity, match = result
-        _render.render(parity_tasks.multiclass_display(parity, match, (data.fingerprint, ctx.attribute)))
+        view = (data.fingerprint, ctx.attribute)
+        _render.render(parity_display.multiclass_display(parity, class_match_display(match, view), view))
 
 
 def _run(namespace: str, key: tuple, label: str, compute):

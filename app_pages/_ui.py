@@ -26,7 +26,7 @@ from fairviz.core.serialize import clean
 from fairviz.report.attributes import findings_params_for, run_attributes
 from fairviz.report.audit import SECTIONS, AuditParams, run_audit
 from fairviz.findings import FindingsParams
-from fairviz.report.findings import QUICK_SECTIONS, findings_settings, summary_sections
+from fairviz.findings.display import QUICK_SECTIONS, findings_settings, summary_sections
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 
 PRED = "predictions"          # session-state keys

@@ -1,6 +1,6 @@
 """Calibration and predictive bias ([2]): do the scores mean the same thing for every group?
 
-Controls → one cached analysis → the section's display list (``fairviz.report.calibration``), drawn part by part
+Controls → one cached analysis → the section's display list (``fairviz.calibration.display``), drawn part by part
 in lazy tabs, plus what only a page has: the pickers of the diagrams, the bins download, recalibration and residuals
 over features (run on request, with their own cached calls)."""
 from __future__ import annotations
@@ -30,8 +30,8 @@ from fairviz.calibration import (
 from fairviz.core.display import Figure, Group, Item, Table, group, text
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
+from fairviz.calibration import display as section
 from fairviz.data.view import View
-from fairviz.report import calibration as section
 from fairviz.report.options import AuditParams
 from app_pages import _render, _tasks, _ui, _upload
 from app_pages._compare import compare_view

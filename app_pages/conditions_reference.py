@@ -1,12 +1,12 @@
 """Paper reference: the published tables of *Systematic Evaluation of Predictive Fairness* (Han, Shen, Cohn,
 Baldwin and Frermann, AACL 2022), with DTO recomputed from the printed means: the display list of
-``fairviz.report.conditions.reference_tables``, one tab per table."""
+``fairviz.conditions.display.reference_tables``, one tab per table."""
 from __future__ import annotations
 
 import streamlit as st
 
 from fairviz.conditions import readings
-from fairviz.report.conditions import reference_tables
+from fairviz.conditions.display import reference_tables
 from app_pages import _ui
 from app_pages._render import render
 

@@ -1,7 +1,7 @@
 """Explanation disparity ([4] Dhaini et al.): do post-hoc explanations serve both genders equally well?
 
 Shipped results open instantly (no model library is imported); "Compute now" trains a model and explains it. The
-page is its controls, one cached call (the tests and the section's display list, ``fairviz.report.explain``) and
+page is its controls, one cached call (the tests and the section's display list, ``fairviz.explain.display``) and
 what only a page has: the tabs, the twin-pair pickers and the downloads.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from fairviz.explain import (METHOD_NAMES, METHODS, METRICS, MODEL_KINDS, RANDOM
                              explain_dataset, model_warnings, offered_model_dirs, prepare)
 from fairviz.explain import data as xdata
 from fairviz.explain import results as xresults
-from fairviz.report.explain import disparity_display, twin_pair_display
+from fairviz.explain.display import disparity_display, twin_pair_display
 from app_pages import _jobs, _render, _ui, _upload
 from app_pages._ui import CACHE_TTL
 
@@ -253,7 +253,7 @@ def _model(block: Group) -> None:
 
 def _twin_pair(result: xresults.ExplainResult, metrics: list[str], result_key: str) -> None:
     """Pick two sentences (a twin pair, or one of each group) and a method; the figure and table come from
-    ``fairviz.report.explain.twin_pair_display``."""
+    ``fairviz.explain.display.twin_pair_display``."""
     gi, gj = result.groups
     inst = result.instances
     run = result.runs[0]

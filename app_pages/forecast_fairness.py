@@ -1,7 +1,7 @@
 """Forecast fairness: are your quantile forecasts equally sharp, accurate and honest for every group?
 
 Controls (the forecasts, their columns, the sidebar) → one cached analysis → its display list
-(``fairviz.report.forecast.display``), one tab per part; the fans (a series picker) and the JSON download are the
+(``fairviz.forecast.display.display``), one tab per part; the fans (a series picker) and the JSON download are the
 page's own."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from fairviz.forecast import (EvalParams, ForecastAudit, ForecastMapping, Quanti
 from fairviz.forecast import build as build_models
 from fairviz.forecast import figures as figs
 from fairviz.forecast import readings
-from fairviz.report import forecast as report
+from fairviz.forecast import display as report
 from app_pages import _ui, _upload
 from app_pages._render import render
 

@@ -16,9 +16,9 @@ from fairviz.data import DataError
 from fairviz.data.model import INTERSECTION_SEP
 from fairviz.findings import KIND_TITLES, FindingsParams, finding_text, no_slice_text
 from fairviz.report.attributes import other_attributes_display, slice_search, top_slices
-from fairviz.slices.metrics import DEFAULT_METRIC, metric_title
+from fairviz.slices.metrics import default_metric, metric_title
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.report.findings import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
+from fairviz.findings.display import QUICK_SECTIONS, TASK_QUICK_SECTIONS, findings_settings
 from app_pages import _mapping, _render, _sources, _ui, _upload
 
 
@@ -176,7 +176,7 @@ def _home_slices(ctx):
     found = _slice_findings(data.fingerprint, data.model, threshold, floor, data)
     if isinstance(found, str):
         return (), text("Slices: {message}", "caveat", message=found)
-    return found, (None if found else no_slice_text(metric_title(DEFAULT_METRIC[data.task], data.task)))
+    return found, (None if found else no_slice_text(metric_title(default_metric(data.task), data.task)))
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=_ui.CACHE_TTL)
@@ -201,7 +201,7 @@ class SummaryParts:
 
 
 def summary_parts(items: list) -> SummaryParts:
-    """The Summary's display list (``fairviz.report.findings.display``) sorted into its parts."""
+    """The Summary's display list (``fairviz.findings.display.display``) sorted into its parts."""
     parts = SummaryParts()
     for index, item in enumerate(items):
         if isinstance(item, Bullets) and item.level == "finding":

@@ -1,7 +1,7 @@
 """Lorenz & PTN ([3] ch. 5): chaos, a deterministic forecaster, and the probabilistic fan around it.
 
 Controls → cached simulations and the shipped (or a session's) PTN → readings and display lists from
-``fairviz.forecast.readings`` and ``fairviz.report.forecast``; training and the genetic search run as jobs."""
+``fairviz.forecast.readings`` and ``fairviz.forecast.display``; training and the genetic search run as jobs."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ import streamlit as st
 from fairviz.forecast import figures as figs
 from fairviz.forecast import genetic, lorenz, ptn, readings
 from fairviz.forecast import pipeline as demo
-from fairviz.report import forecast as report
+from fairviz.forecast import display as report
 from app_pages import _jobs, _ui
 from app_pages._render import render
 from app_pages._ui import CACHE_TTL

@@ -18,7 +18,7 @@ from fairviz.core.wording import fmt
 from fairviz.findings import FindingsParams
 from fairviz.parity import (PAIR_METRICS, SCENARIOS, ParityAudit, ParityParams, analyse, metric_label, read_pair,
                             scenario)
-from fairviz.report import parity as section
+from fairviz.parity import display as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import MatchParams
 

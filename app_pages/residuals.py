@@ -15,8 +15,8 @@ from fairviz.core.markup import csv_bytes
 from fairviz.data import DataError
 from fairviz.data.view import View
 from fairviz.report.options import AuditParams
-from fairviz.report.residuals import SECTION as RESIDUALS
-from fairviz.report.residuals import THRESHOLD_SECTION
+from fairviz.residuals.display import SECTION as RESIDUALS
+from fairviz.residuals.display import THRESHOLD_SECTION
 from fairviz.residuals import (
     CalibrationShape,
     KneeParams,

@@ -14,7 +14,7 @@ from fairviz.core.counts import decisions
 from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.data import DataError
-from fairviz.report import conditions as report
+from fairviz.conditions import display as report
 from app_pages import _ui
 from app_pages._render import render
 

@@ -18,7 +18,7 @@ from fairviz.core.counts import ConfusionCounts
 from fairviz.core.display import Group, group as display_group, tables
 from fairviz.core.focus import Focus
 from fairviz.findings import FindingsParams, page_metric
-from fairviz.report import sample_size as section
+from fairviz.sample_size import display as section
 from fairviz.report.options import AuditParams
 from fairviz.sample_size import (CPS_LAMBDA, ENUMERATION_LIMIT, METRIC_LABELS, MatchAudit, MatchParams,
                                  SignificanceAudit, curve_reference, expected_errors, jaggedness, null_distribution,

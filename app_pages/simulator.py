@@ -14,7 +14,7 @@ from fairviz.conditions import data as cdata
 from fairviz.core.markup import csv_bytes
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, guess_training_roles
-from fairviz.report import conditions as report
+from fairviz.conditions import display as report
 from app_pages import _jobs, _ui, _upload
 from app_pages._render import render
 

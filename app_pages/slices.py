@@ -12,9 +12,9 @@ import streamlit as st
 
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
-from fairviz.report.slices import MAX_ROWS, slices_display
-from fairviz.slices import SLICE_METRICS, SliceParams, SliceResult, find_slices, slice_counts
-from fairviz.slices.metrics import REGRESSION_METRICS
+from fairviz.slices.display import MAX_ROWS, slices_display
+from fairviz.slices import SliceParams, SliceResult, find_slices, slice_counts
+from fairviz.slices.methods import CONFUSION_METRICS as SLICE_METRICS, RESIDUAL_METRICS as REGRESSION_METRICS
 from fairviz.data.model import SLICE_PREFIX, slice_attribute
 from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, default_top_k
 from fairviz.slices.readings import metric_title

@@ -1,7 +1,7 @@
 """Synthetic data (HydraGAN): a Conditional HydraGAN with diversity quotas, judged as the thesis judges it.
 
 Controls (the table, the quotas, the run settings) → one run (a job: Run/Stop, shared by identical requests) → its
-display list (``fairviz.report.synth.display``), one tab per group; the downloads are the page's own."""
+display list (``fairviz.synth.display.display``), one tab per group; the downloads are the page's own."""
 from __future__ import annotations
 
 import json
@@ -12,7 +12,7 @@ import streamlit as st
 from fairviz.core.display import Group, group
 from fairviz.core.markup import csv_bytes
 from fairviz.data import DataError, label_values
-from fairviz.report import synth as report
+from fairviz.synth import display as report
 from fairviz.synth import PRESETS, SynthParams, SynthAudit, SynthTable, load, prepare, quotas, run
 from app_pages import _jobs, _ui, _upload
 from app_pages._render import render

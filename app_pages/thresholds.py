@@ -11,7 +11,7 @@ import streamlit as st
 from fairviz.core.markup import csv_bytes, md
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, Predictions
-from fairviz.report import thresholds as report
+from fairviz.thresholds import display as report
 from fairviz.thresholds import (CONSTRAINT_TITLES, CONSTRAINTS, ThresholdExplorer, ThresholdParams, decision_rows,
                                 decisions_frame, explore_model, readings)
 from app_pages import _ui

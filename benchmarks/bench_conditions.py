@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 from fairviz.conditions import data as cdata  # noqa: E402
 from fairviz.conditions import methods as M  # noqa: E402
 from fairviz.conditions import simulate  # noqa: E402
-from fairviz.report.conditions import simulation_summary  # noqa: E402
+from fairviz.conditions.display import simulation_summary  # noqa: E402
 from fairviz.report.render import to_terminal  # noqa: E402
 
 

@@ -103,8 +103,8 @@ def errors(reduced: dict, rows: dict, sd: float) -> dict[str, tuple[float, float
 
 
 def regression_results(pred, resamples: int) -> dict:
-    from fairviz.calibration.regression import analyse_regression as calibration
-    from fairviz.parity.regression import RegressionParityParams, analyse_regression as parity
+    from fairviz.calibration.mincer_zarnowitz import analyse_regression as calibration
+    from fairviz.parity.error_parity import RegressionParityParams, analyse_regression as parity
     params = RegressionParityParams(resamples=resamples, permutations=resamples)
     return {"parity": parity(pred, "group", params).to_dict(), "calibration": calibration(pred, "group")}
 
@@ -112,9 +112,9 @@ def regression_results(pred, resamples: int) -> dict:
 def multiclass_results(pred, resamples: int) -> dict:
     from sklearn.metrics import roc_auc_score
 
-    from fairviz.calibration.multiclass import analyse_multiclass
+    from fairviz.calibration.top_label_ece import analyse_multiclass
     from fairviz.core.ece import ece
-    from fairviz.parity.multiclass import MulticlassParityParams, multiclass_parity
+    from fairviz.parity.one_vs_rest import MulticlassParityParams, multiclass_parity
     from fairviz.data.view import View
     view = pred.attributes["group"]
     parity = multiclass_parity(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight, "group",

@@ -55,7 +55,7 @@ def main() -> None:
     from fairviz.report.audit import AuditParams, run_audit
     from fairviz.residuals import RDFParams
     from app_pages._ui import FOCUS_PARAMS, SUMMARY_PARAMS
-    from fairviz.report.findings import summary_sections
+    from fairviz.findings.display import summary_sections
 
     before = dict(rdf=RDFParams(resamples=0, knee_resamples=0), calibration=CalibrationParams(resamples=0))
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,21 +27,21 @@ __all__ = ["METHODS", "OVERALL", "CalibrationAudit", "CalibrationParams", "Featu
            "recalibrated_frame", "recalibrated_model", "recalibrated_title", "recalibration_base", "recalibration_note",
            "recalibration_pair", "residual_model", "residuals_by_feature"]
 
-# Beyond binary predictions (issue 25): calibration in the mean of regressions and multiclass calibration.
-from fairviz.calibration import task_figures, task_readings  # noqa: E402
-from fairviz.calibration.multiclass import (  # noqa: E402
-    MulticlassCalibration,
-    MulticlassParams,
-    analyse_multiclass,
-    multiclass_calibration,
-)
-from fairviz.calibration.regression import (  # noqa: E402
+# Calibration of numeric predictions in the mean (binned means, Mincer–Zarnowitz, interval coverage) and of class
+# probabilities (top-label and class-wise): the methods the calibration check runs where its probabilities are not
+# one positive-class score (``fairviz.calibration.display.CHECK``).
+from fairviz.calibration.mincer_zarnowitz import (  # noqa: E402
     RegressionCalibration,
     RegressionParams,
     analyse_regression,
     regression_calibration,
 )
+from fairviz.calibration.top_label_ece import (  # noqa: E402
+    MulticlassCalibration,
+    MulticlassParams,
+    analyse_multiclass,
+    multiclass_calibration,
+)
 
 __all__ += ["MulticlassCalibration", "MulticlassParams", "RegressionCalibration", "RegressionParams",
-            "analyse_multiclass", "analyse_regression", "multiclass_calibration", "regression_calibration",
-            "task_figures", "task_readings"]
+            "analyse_multiclass", "analyse_regression", "multiclass_calibration", "regression_calibration"]

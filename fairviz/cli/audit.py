@@ -30,7 +30,7 @@ from fairviz.report.attributes import SLICE_DEPTH, SliceOptions, failed_attribut
     run_attributes
 from fairviz.report.audit import AuditParams, run_audit
 from fairviz.slices.metrics import ALL_METRICS, check_metric
-from fairviz.report.explain import ExplainAuditParams
+from fairviz.explain.display import ExplainAuditParams
 from fairviz.report.gate import FAIL_ON, PolicyError, exit_code, failure_text, gate_record, junit_xml, load_policy
 from fairviz.report.pdf import PdfUnavailable, html_to_pdf
 from fairviz.residuals import RDFParams, dstar_rows

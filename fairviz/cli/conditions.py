@@ -10,7 +10,7 @@ from fairviz.conditions import METHOD_NAMES, METHODS, DebiasTrainParams, Retrain
 from fairviz.conditions import data as cdata
 from fairviz.core.serialize import clean
 from fairviz.data import DataError, read_table
-from fairviz.report.conditions import simulation_summary
+from fairviz.conditions.display import simulation_summary
 from fairviz.report.render import to_terminal
 
 

@@ -10,7 +10,7 @@ from fairviz.cli.common import Parser, emit
 from fairviz.data import DataError, read_table
 from fairviz.core.serialize import clean
 from fairviz.forecast import EvalParams, ForecastMapping, analyse, build, guess_mapping, pipeline, readings
-from fairviz.report import forecast as report
+from fairviz.forecast import display as report
 from fairviz.report.render import to_terminal
 
 

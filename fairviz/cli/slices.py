@@ -10,11 +10,12 @@ from fairviz.core.serialize import clean
 from fairviz.data import DataError
 from fairviz.data.engine import Engine
 from fairviz.data.sources import locate
+from fairviz.data.tasks import spec_of
 from fairviz.report.render import to_terminal
-from fairviz.report.slices import slices_display
-from fairviz.slices import SliceParams, find_slices
+from fairviz.slices import SliceParams, find_slices, method_of
 from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, PRUNED_TOP_K, default_top_k
-from fairviz.slices.metrics import ALL_METRICS, DEFAULT_METRIC, check_metric
+from fairviz.slices.display import slices_display
+from fairviz.slices.metrics import ALL_METRICS, check_metric
 from fairviz.slices.sql import engine_slice_counts
 
 
@@ -58,13 +59,14 @@ def run(args) -> int:
         raise DataError(f"--threshold must lie in [0, 1] (got {args.threshold}).")
     check_input(args.path)
     check_outputs([args.path], {"--json": args.json})
-    if args.task == "multiclass" and not args.predicted:
-        raise DataError("--task multiclass reads the predicted class: name its column with --predicted.")
-    if args.task != "multiclass" and not args.score:
+    spec, method = spec_of(args.task), method_of(args.task)
+    if method.reads_predicted and not args.predicted:
+        raise DataError(f"--task {args.task} reads the predicted class: name its column with --predicted.")
+    if method.reads_score and not args.score:
         raise DataError(f"--task {args.task} reads a score column: name it with --score.")
-    metric = args.metric or DEFAULT_METRIC[args.task]
+    metric = args.metric or spec.error_metric
     check_metric(metric, args.task)
-    if args.test == "match" and args.task != "binary":
+    if args.test == "match" and not spec.thresholded:
         raise DataError("--test match reads a binary confusion matrix: a regression takes Welch's t-test, a "
                         "multiclass error rate Fisher's exact test.")
     params = SliceParams(metric=metric, alpha=args.alpha, correction=args.correction, test=args.test)

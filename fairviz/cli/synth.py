@@ -7,7 +7,7 @@ from pathlib import Path
 from fairviz.cli.common import Parser, emit
 from fairviz.data import DataError
 from fairviz.core.markup import csv_bytes
-from fairviz.report import synth as report
+from fairviz.synth import display as report
 from fairviz.report.render import to_terminal
 from fairviz.synth import SynthParams, load, run
 

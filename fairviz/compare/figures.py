@@ -79,8 +79,8 @@ def residual_overlay(result: ModelComparison, groups: list[str] | None = None, h
     return fig
 
 
-def regression_forest(result, metric: str = "mae", height: int = 420) -> go.Figure:
-    """A regression comparison's ``metric`` difference (second model minus first) per group with its interval: left
+def error_forest(result, metric: str = "mae", height: int = 420) -> go.Figure:
+    """An ``ErrorComparison``'s ``metric`` difference (second model minus first) per group with its interval: left
     of 0 the second model errs less. Groups under the size floor are drawn in grey."""
     rows = [d for d in result.differences if d.metric == metric and d.reference is None]
     labels = [plot_text(d.group or "every row") + f" (n = {d.n:,})" for d in rows]

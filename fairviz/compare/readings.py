@@ -132,12 +132,12 @@ def rate_words(metric: str, benefit: str, words: dict) -> str:
     return f" The FPR counts {words['unit']} {words[label]} yet {words[decision]}."
 
 
-# ------------------------------------------------------------------------------------------------ regression
+# ------------------------------------------------------------------------------------------------ paired errors
 
-REGRESSION_INTRO = text("Two regression models on the same rows: every difference below is **the second model minus "
-                        "the first**, a mean of per-row paired differences with its t interval (the paired t-test; "
-                        "a gap's change compares two groups' paired differences by Welch's t-test), adjusted by "
-                        "Benjamini–Hochberg over the whole family.", "plain")
+ERRORS_INTRO = text("Two regression models on the same rows: every difference below is **the second model minus "
+                    "the first**, a mean of per-row paired differences with its t interval (the paired t-test; "
+                    "a gap's change compares two groups' paired differences by Welch's t-test), adjusted by "
+                    "Benjamini–Hochberg over the whole family.", "plain")
 
 
 def number(value: float) -> str:
@@ -147,10 +147,10 @@ def number(value: float) -> str:
     return (f"{value:.3f}" if abs(value) <= 1 else f"{value:,.2f}").replace("-", "−")
 
 
-def regression_readings(result) -> list[Text]:
-    """Up to ``max_readings`` findings of a ``RegressionComparison``, then the size floor's note."""
+def error_readings(result) -> list[Text]:
+    """Up to ``max_readings`` findings of an ``ErrorComparison``, then the size floor's note."""
     chosen = headlines(result)
-    out = [regression_reading(result, d) for d in chosen]
+    out = [error_reading(result, d) for d in chosen]
     if not chosen:
         out.append(text("No difference between **{b}** and **{a}** is beyond sampling noise after Benjamini–Hochberg "
                         "over {tests} tests at α = {alpha:g}.", "finding", a=result.model_a, b=result.model_b,
@@ -162,7 +162,7 @@ def regression_readings(result) -> list[Text]:
     return out
 
 
-def regression_reading(result, d: Difference) -> Text:
+def error_reading(result, d: Difference) -> Text:
     units = f" {result.units}" if result.units else ""
     ci = (f"[{number(d.ci.low)}, {number(d.ci.high)}]" if math.isfinite(d.ci.low) and math.isfinite(d.ci.high)
           else "undefined")

@@ -17,8 +17,9 @@ from fairviz.data.model import DataError
 DIFFERENCE_TITLES = {"ece": "ECE", "log_loss": "log-loss", "brier": "Brier score", "auroc": "AUROC",
                      "ofi": "OFI", "di": "DI", "fpr_gap": "FPR gap", "f_dist": "F_dist",
                      "knee_ratio": "knee concentration"}
-# a regression comparison's (``fairviz.compare.regression``): errors per group and their gaps to the reference
-REGRESSION_TITLES = {"mae": "MAE", "bias": "bias (ŷ − y)", "mse": "MSE", "mae_gap": "MAE gap",
+# a comparison of errors of a numeric target (``fairviz.compare.paired_errors``): per group and their gaps to the
+# reference
+ERROR_TITLES = {"mae": "MAE", "bias": "bias (ŷ − y)", "mse": "MSE", "mae_gap": "MAE gap",
                      "bias_gap": "bias gap"}
 PAIR_METRICS = ("ofi", "di", "fpr_gap", "f_dist")
 # the pair metrics' value of "no disparity": a gap closes towards it
@@ -77,7 +78,7 @@ class Difference:
 
     @property
     def title(self) -> str:
-        return DIFFERENCE_TITLES.get(self.metric) or REGRESSION_TITLES[self.metric]
+        return DIFFERENCE_TITLES.get(self.metric) or ERROR_TITLES[self.metric]
 
     def to_dict(self) -> dict:
         out = {"metric": self.metric, "group": self.group, "reference": self.reference, "value_a": self.value_a,

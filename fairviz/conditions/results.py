@@ -1,6 +1,6 @@
 """Data conditions' settings and results ([5] Han et al.): the retraining sweep (``RetrainingAudit``) and the evaluation
 reweighting of fixed predictions (``ReweightingAudit``). Frozen dataclasses; ``fairviz.conditions.readings`` words them
-and ``fairviz.report.conditions`` lays them out."""
+and ``fairviz.conditions.display`` lays them out."""
 from __future__ import annotations
 
 from dataclasses import dataclass

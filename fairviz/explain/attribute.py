@@ -36,7 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from fairviz.core import runtime
-from fairviz.explain import METHODS, RANDOM
+from fairviz.explain.registry import METHODS, RANDOM
 from fairviz.explain.models import TextClassifier
 
 GRADIENT_METHODS = ("grad", "gxi", "ig", "igxi")

@@ -3,16 +3,26 @@ from __future__ import annotations
 
 from statsmodels.stats.multitest import multipletests
 
+from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION
 from fairviz.findings.candidates import KIND_SECTIONS, candidates
-from fairviz.findings.results import (AttributesSummary, Candidate, Finding, FindingsAudit, FindingsParams,
+from fairviz.findings.class_candidates import class_candidates
+from fairviz.findings.error_candidates import error_candidates
+from fairviz.findings.results import (TASK_KINDS, AttributesSummary, Candidate, Finding, FindingsAudit, FindingsParams,
                                       OutcomeWords, SliceFinding, SmallGroup)
-from fairviz.findings.tasks import TASK_RECORDS, task_candidates
+
+# by task: the record the Summary reads (the parity section's: a decision at τ writes ``groups``) and its reader
+CANDIDATE_RECORDS = {BINARY.name: ("groups", candidates), REGRESSION.name: ("parity_regression", error_candidates),
+                     MULTICLASS.name: ("parity_multiclass", class_candidates)}
+
+
+def _task(data: dict) -> str:
+    return data.get("task", BINARY.name)
 
 
 def has_candidates(data: dict) -> bool:
-    """Whether the audit wrote the records the Summary reads (binary: ``groups``; else its parity section's)."""
-    task = data.get("task", "binary")
-    return "groups" in data if task == "binary" else TASK_RECORDS[task] in data
+    """Whether the audit wrote the records the Summary reads (its task's parity section's)."""
+    record, _ = CANDIDATE_RECORDS[_task(data)]
+    return record in data
 
 
 def summarise(data: dict, params: FindingsParams = FindingsParams(),
@@ -20,7 +30,7 @@ def summarise(data: dict, params: FindingsParams = FindingsParams(),
     """The findings of one audit (its JSON dict). Headline findings are significant after BH at ``alpha`` over all
     candidates, at least material, and about two groups of at least ``min_group_size`` rows; ranked by effect in
     units of the materiality threshold."""
-    task = data.get("task", "binary")
+    task = _task(data)
     reference, found, small = candidates_of(data, params)
     settings = data.get("parity_settings") or {}
     mapping = data.get("mapping", {})
@@ -31,7 +41,8 @@ def summarise(data: dict, params: FindingsParams = FindingsParams(),
 
 def candidates_of(data: dict, params: FindingsParams) -> tuple[str, list[Candidate], list[SmallGroup]]:
     """One attribute's reference group, candidates and groups under the size floor, by task."""
-    return candidates(data, params) if data.get("task", "binary") == "binary" else task_candidates(data, params)
+    _, read = CANDIDATE_RECORDS[_task(data)]
+    return read(data, params)
 
 
 def judged(found: list[Candidate], params: FindingsParams) -> tuple[Finding, ...]:
@@ -58,12 +69,9 @@ def judged(found: list[Candidate], params: FindingsParams) -> tuple[Finding, ...
 
 def not_run_kinds(data: dict) -> tuple[str, ...]:
     """Kinds whose section the audit skipped (the quick audit): the Summary names them "not tested here"."""
-    task = data.get("task", "binary")
     skipped = set(data.get("sections_skipped", ()))
-    not_run = tuple(kind for kind, section in KIND_SECTIONS.items() if section in skipped)
-    if task != "binary":
-        not_run = tuple(k for k in not_run if k == "residual_distance" and task == "regression")
-    return not_run
+    kinds = TASK_KINDS[_task(data)]
+    return tuple(kind for kind, section in KIND_SECTIONS.items() if section in skipped and kind in kinds)
 
 
 def summarise_attributes(records: dict[str, dict], params: dict[str, FindingsParams],
@@ -91,7 +99,7 @@ def summarise_attributes(records: dict[str, dict], params: dict[str, FindingsPar
     return AttributesSummary(tuple(references), tuple(references.items()), first.get("threshold", 0.5),
                              settings.get("benefit", "positive"), policy, words or (default_words(first) if first else OutcomeWords()),
                              judged(found, policy), tuple(small), tuple(failed.items()),
-                             tuple(k for k in KIND_SECTIONS if k in not_run), first.get("task", "binary"),
+                             tuple(k for k in KIND_SECTIONS if k in not_run), _task(first),
                              mapping.get("label"), first.get("units"), tuple(slices))
 
 

@@ -178,6 +178,22 @@ def _view(data: dict, kind: str, group: str, reference: str) -> tuple[tuple[str,
     return finding_view(kind, data["attribute"], group, reference, data["threshold"], benefit)
 
 
+def section_reference(record: dict, params: FindingsParams) -> str:
+    """The reference group of a section that chose its own (error parity, parity per class): it compared against
+    ``params.reference`` when one was given."""
+    names = [g["group"] for g in record["groups"]]
+    if params.reference is not None and params.reference not in names:
+        raise ValueError(f"the reference group '{params.reference}' is not among the groups of "
+                         f"'{record['attribute']}' ({', '.join(map(str, names))})")
+    return record["reference"]
+
+
+def section_view(data: dict, kind: str, group: str, reference: str, class_name: str | None = None) -> tuple:
+    """The page view of such a section's finding (no benefit to orient: "positive"), with its class when it has one."""
+    view = finding_view(kind, data["attribute"], group, reference, data["threshold"], "positive")
+    return view + ((("class", class_name),) if class_name is not None else ())
+
+
 def _small_group(data: dict, group: str) -> SmallGroup:
     record = data["groups"][group]
     match = data.get("match", {}).get(group, {}).get("ppr", {})

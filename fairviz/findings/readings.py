@@ -4,8 +4,9 @@ from __future__ import annotations
 from fairviz.core.display import Text, join, text
 from fairviz.core.stats import fewest_permutations
 from fairviz.core.wording import fmt_p
-from fairviz.findings.results import (KIND_TITLES, TASK_KINDS, AttributesSummary, Finding, FindingsAudit, SliceFinding,
-                                      SmallGroup)
+from fairviz.data.tasks import spec_of
+from fairviz.findings.results import (KIND_TITLES, MULTICLASS_KINDS, REGRESSION_KINDS, TASK_KINDS, AttributesSummary,
+                                      Finding, FindingsAudit, SliceFinding, SmallGroup)
 
 _EFFECT_NAMES = {"residual_distance": "F_dist", "ofi": "OFI", "class_ofi": "OFI", "gap_tpr": "GAP",
                  "bias_gap": "gap ÷ reference MAE", "mae_gap": "gap ÷ reference MAE",
@@ -24,7 +25,7 @@ def _evidence(f: Finding) -> Text:
                 ci=ci, p=p, adjusted=adjusted, ng=c.n_group, nr=c.n_reference)
 
 
-def _task_head(c, audit: FindingsAudit, level: str) -> Text:
+def _method_head(c, audit: FindingsAudit, level: str) -> Text:
     """The sentence of a regression or multiclass finding: the target (or class) and the groups by name."""
     target = audit.target or "the target"
     units = f" {audit.units}" if audit.units else ""
@@ -55,8 +56,8 @@ def _task_head(c, audit: FindingsAudit, level: str) -> Text:
 
 def finding_text(f: Finding, audit: FindingsAudit, level: str = "finding") -> Text:
     c, w = f.candidate, audit.words
-    if c.kind in _TASK_KINDS:
-        head = _task_head(c, audit, level)
+    if c.kind in _METHOD_KINDS:
+        head = _method_head(c, audit, level)
     elif c.kind == "fpr":
         head = text("**{g}** {unit} {neg} were {pp} at {gv:.2f} vs {rv:.2f} for **{r}**", level,
                     g=c.group, unit=w.unit, neg=w.label_negative, pp=w.predicted_positive,
@@ -83,7 +84,7 @@ def finding_text(f: Finding, audit: FindingsAudit, level: str = "finding") -> Te
     return join(head, _evidence(f), ".", level=level)
 
 
-_TASK_KINDS = frozenset(TASK_KINDS["regression"] + TASK_KINDS["multiclass"]) - {"residual_distance"}
+_METHOD_KINDS = frozenset(REGRESSION_KINDS + MULTICLASS_KINDS)      # the kinds of a method without a decision at τ
 
 
 def small_group_text(s: SmallGroup, floor: int) -> Text:
@@ -132,7 +133,7 @@ def policy_text(audit: FindingsAudit) -> Text:
     p = audit.params
     kinds = TASK_KINDS[audit.task]
     thresholds = ", ".join(f"{KIND_TITLES[k]} ≥ {v:g}" for k, v in p.materiality if k in kinds)
-    if audit.task != "binary":
+    if not spec_of(audit.task).thresholded:
         return text("A finding is significant after Benjamini–Hochberg over all {n} comparisons (α = {a:g}), material "
                     "({t}) and about groups of at least {floor:,} rows; each group is compared with {r} (the "
                     "reference).", "note", n=sum(f.candidate.p_value is not None for f in audit.findings),
@@ -144,7 +145,7 @@ def policy_text(audit: FindingsAudit) -> Text:
 
 
 def headline_text(audit: FindingsAudit) -> Text:
-    if audit.task != "binary":
+    if not spec_of(audit.task).thresholded:
         if not audit.top:
             return text("No material, significant disparity between groups of {floor:,}+ rows in '{a}'.", "finding",
                         floor=audit.params.min_group_size, a=audit.attribute)
@@ -168,7 +169,7 @@ def attributed_text(f: Finding, audit, level: str = "finding") -> Text:
 
 def across_headline_text(summary: AttributesSummary) -> Text:
     names = ", ".join(summary.attributes)
-    at = f" at τ = {summary.threshold:.2f}" if summary.task == "binary" else ""
+    at = f" at τ = {summary.threshold:.2f}" if spec_of(summary.task).thresholded else ""
     if not summary.top:
         return text("No material, significant disparity between groups of {floor:,}+ rows in any of {k} attribute"
                     "{s} ({names}){at}.", "finding", floor=summary.params.min_group_size, k=len(summary.attributes),
@@ -214,7 +215,7 @@ def slice_finding_text(s: SliceFinding, level: str = "finding") -> Text:
 
 def nothing_found_text(audit: FindingsAudit) -> Text:
     """One attribute's Summary in a line when it has no headline finding (Home's "Other attributes")."""
-    at = f" at τ = {audit.threshold:.2f}" if audit.task == "binary" else ""
+    at = f" at τ = {audit.threshold:.2f}" if spec_of(audit.task).thresholded else ""
     return text("{a}: nothing found (no material, significant disparity between groups of {floor:,}+ rows{at}).",
                 "plain", a=audit.attribute, floor=audit.params.min_group_size, at=at)
 

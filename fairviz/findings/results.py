@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION
+
 # A candidate's kind: which comparison it reads. Materiality thresholds are per kind (same units as the effect).
 BINARY_KINDS = ("fpr", "fnr", "selection_rate", "ofi", "residual_distance", "calibration")
 # Regression effects are in units of the reference group's MAE (a target in dollars or years has no universal
@@ -10,8 +12,8 @@ BINARY_KINDS = ("fpr", "fnr", "selection_rate", "ofi", "residual_distance", "cal
 REGRESSION_KINDS = ("bias_gap", "mae_gap", "prediction_w1")
 MULTICLASS_KINDS = ("class_tpr", "class_ofi", "gap_tpr")
 KINDS = BINARY_KINDS + REGRESSION_KINDS + MULTICLASS_KINDS
-TASK_KINDS = {"binary": BINARY_KINDS, "regression": (*REGRESSION_KINDS, "residual_distance"),
-              "multiclass": MULTICLASS_KINDS}
+TASK_KINDS = {BINARY.name: BINARY_KINDS, REGRESSION.name: (*REGRESSION_KINDS, "residual_distance"),
+              MULTICLASS.name: MULTICLASS_KINDS}
 ALL_GROUPS = "all groups"         # the "group" of a candidate about every group at once (GAP over classes)
 KIND_TITLES = {
     "fpr": "false positive rate gap",
@@ -150,7 +152,7 @@ class FindingsAudit(JudgedFindings):
     small_groups: tuple[SmallGroup, ...] = ()
     notes: tuple[str, ...] = field(default_factory=tuple)
     not_run: tuple[str, ...] = ()             # kinds whose section this audit did not run (the quick audit)
-    task: str = "binary"
+    task: str = BINARY.name
     target: str | None = None                 # the label (target) column, as the sentences name it
     units: str | None = None                  # regression: the target's units
 
@@ -187,7 +189,7 @@ class AttributesSummary(JudgedFindings):
     small_groups: tuple[SmallGroup, ...] = ()
     failed: tuple[tuple[str, str], ...] = ()
     not_run: tuple[str, ...] = ()
-    task: str = "binary"
+    task: str = BINARY.name
     target: str | None = None
     units: str | None = None
     slices: tuple[SliceFinding, ...] = ()

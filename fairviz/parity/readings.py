@@ -9,7 +9,7 @@ from fairviz.core.wording import fmt, fmt_p, significance_words
 from fairviz.parity.di import four_fifths
 from fairviz.parity.ofi import classify, marginal_benefit, ofi_test
 from fairviz.parity.pair_metrics import PAIR_METRICS, metric_label, pairwise
-from fairviz.parity.results import PairReading, ParityParams
+from fairviz.parity.results import PairReading, ParityAudit, ParityParams
 
 # how a pair's reading reads: always the point of the view, a finding (a caveat is a limit on what numbers mean,
 # folded away on the page; a model at fault is what the presenter came to show)
@@ -70,6 +70,13 @@ def read_pair(group_i: str, group_j: str, cm_i: ConfusionCounts, cm_j: Confusion
                        rule, kind, headline, " ".join(parts))
 
 
+def read_audit_pair(audit: ParityAudit, i: str, j: str) -> PairReading:
+    """The reading of the pair (i, j) of an audit, from its matrices (the sentences build on the results, never the
+    other way round)."""
+    return read_pair(i, j, audit.group(i).counts, audit.group(j).counts, audit.params, audit.values(i, j),
+                     audit.reasons(i, j))
+
+
 def _benefit_words(group: str, b: float) -> str:
     if abs(b) < 5e-4:
         return f"{group} get about the benefit their labels warrant (𝓑 = {b:+.3f})"
@@ -94,15 +101,6 @@ def benefit_statement(benefit: str, threshold: float, label: str, positive=1) ->
                     "note", threshold=threshold, label=label, positive=positive)
     return text("Benefit = score ≥ {threshold:.2f}; {label} = {positive} means the person deserved it.", "note",
                 threshold=threshold, label=label, positive=positive)
-
-
-def label_statement(benefit: str, threshold: float, label: str, positive=1) -> Text:
-    """How the Sample-size page's metrics are oriented: on the label, 𝓑 and OFI on the benefit."""
-    positive = 1 if positive is None else positive
-    benefit_words = "score < {threshold:.2f}" if benefit == "negative" else "score ≥ {threshold:.2f}"
-    return text("Every metric is on the label ({label} = {positive} positive, score ≥ {threshold:.2f} predicted "
-                "positive), as on every page; the marginal benefit 𝓑 and OFI are taken on the benefit, "
-                + benefit_words + ".", "note", threshold=threshold, label=label, positive=positive)
 
 
 def metric_about(metric: str, benefit: str = "positive") -> Text:

@@ -79,10 +79,9 @@ class ParityAudit:
     def values(self, i: str, j: str) -> dict:
         return {k: m.value(i, j) for k, m in self.matrices.items()}
 
-    def reading(self, i: str, j: str) -> PairReading:
-        from fairviz.parity.readings import read_pair     # readings build on these results
-        reasons = {k: m.reason(i, j) for k, m in self.matrices.items()}
-        return read_pair(i, j, self.group(i).counts, self.group(j).counts, self.params, self.values(i, j), reasons)
+    def reasons(self, i: str, j: str) -> dict:
+        """Why each metric of the pair is undefined ("" where it is defined)."""
+        return {k: m.reason(i, j) for k, m in self.matrices.items()}
 
     def pairs(self) -> list[tuple[str, str]]:
         """Unordered pairs as (i, j) with i before j in the group order (largest first, or a range's natural order),

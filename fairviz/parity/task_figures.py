@@ -8,8 +8,8 @@ from plotly.subplots import make_subplots
 
 from fairviz.core.markup import plot_text
 from fairviz.core.theme import LEGEND_RIGHT, NEUTRAL, PALETTE, TEMPLATE, group_style, hline
-from fairviz.parity.multiclass import GroupPerformance, MulticlassParity
-from fairviz.parity.regression import QUANTILES, RegressionParity
+from fairviz.parity.one_vs_rest import GroupPerformance, MulticlassParity
+from fairviz.parity.error_parity import QUANTILES, RegressionParity
 
 SEQUENTIAL = [[0.0, "#ffffff"], [1.0, "#0072B2"]]
 MAX_BARS = 30                   # groups drawn in the bar figures (largest first)

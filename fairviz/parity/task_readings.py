@@ -6,8 +6,8 @@ from __future__ import annotations
 from fairviz.core.display import Text, join, text
 from fairviz.core.stats import fewest_permutations, permutations_can_reject
 from fairviz.core.wording import fmt, fmt_p
-from fairviz.parity.multiclass import ClassGroup, MulticlassParity
-from fairviz.parity.regression import HEADLINE_MIN, PAIR_STATS, RegressionPair, RegressionParity
+from fairviz.parity.one_vs_rest import ClassGroup, MulticlassParity
+from fairviz.parity.error_parity import HEADLINE_MIN, PAIR_STATS, RegressionPair, RegressionParity
 
 RATE_WORDS = {"tpr": "true positive rate (rows of the class predicted as it)",
               "fpr": "false positive rate (rows of other classes predicted as it)",

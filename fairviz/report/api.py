@@ -20,7 +20,7 @@ from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
 from fairviz.data.samples import match_sample
 from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scales
 from fairviz.findings import FindingsParams, finding_text
-from fairviz.report.findings import findings_settings
+from fairviz.findings.display import findings_settings
 from fairviz.data.sources import Files, Frame, Query, Table, is_spark_frame, locate, read_only_query, table_name
 from fairviz.data.model import INTERSECTION_SEP
 from fairviz.report.attributes import failed_attributes, findings_params_for, run_attributes

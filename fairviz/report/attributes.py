@@ -24,10 +24,10 @@ from fairviz.data.model import INTERSECTION_SEP
 from fairviz.findings import (AttributesSummary, FindingsParams, SliceFinding, across_headline_text, nothing_found_text,
                               across_policy_text, across_unremarkable_text, attributed_text, failed_attribute_text,
                               slice_finding_text, small_group_text, summarise_attributes, untested_text)
-from fairviz.report.findings import finding_row
+from fairviz.findings.display import finding_row
 from fairviz.report.options import AuditParams
 from fairviz.slices import SliceParams, find_slices, slice_counts
-from fairviz.slices.metrics import DEFAULT_METRIC, check_metric
+from fairviz.slices.metrics import check_metric, default_metric
 from fairviz.slices.readings import CORRECTION_NAMES, metric_title
 
 log = logging.getLogger("fairviz.audit")
@@ -150,7 +150,7 @@ def slice_search(pred: Predictions, depth: int, min_support: float, threshold: f
     """The slice search over the data's group columns (not an intersection: the slices are every intersection), on
     ``metric`` (None: the task's default)."""
     columns = [a for a in pred.attribute_names if INTERSECTION_SEP not in a]
-    metric = metric or DEFAULT_METRIC[pred.task]
+    metric = metric or default_metric(pred.task)
     check_metric(metric, pred.task)
     counts = slice_counts(pred, columns, depth, min_support, threshold)
     return find_slices(counts, SliceParams(metric=metric, alpha=alpha, cps_lambda=cps_lambda))

@@ -2,7 +2,7 @@
 
 Each concept contributes a ``Section`` (run → result object; to_dict → its JSON keys; display → its display list),
 listed in order in ``SECTIONS`` (binary predictions) and by task in ``SECTIONS_BY_TASK`` (regression and multiclass:
-``fairviz.report.tasks``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and
+each concept's ``display``); the JSON's ``task`` says which list ran. The CLI, the page downloads, the HTML report and
 the terminal summary all render the same results, so they never disagree. A section that fails is recorded
 (``errors`` in the JSON, a message in the report) and the others carry on.
 """
@@ -18,10 +18,15 @@ from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
 from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
+from fairviz.calibration import display as calibration
 from fairviz.data.view import View
 from fairviz.compare import CompareParams
-from fairviz.report import calibration, compare, explain, findings as summary_section, parity, residuals, sample_size
-from fairviz.report import tasks
+from fairviz.compare import display as compare
+from fairviz.explain import display as explain
+from fairviz.findings import display as summary_section
+from fairviz.parity import display as parity
+from fairviz.residuals import display as residuals
+from fairviz.sample_size import display as sample_size
 from fairviz.report.html import render_html, task_statement
 from fairviz.report.options import AuditParams, Section
 from fairviz.report.render import to_html, to_terminal
@@ -29,8 +34,8 @@ from fairviz.report.render import to_html, to_terminal
 SECTIONS: list[Section] = [residuals.SECTION, residuals.THRESHOLD_SECTION, calibration.SECTION, parity.SECTION, sample_size.SECTION, explain.SECTION]
 SECTIONS_BY_TASK: dict[str, list[Section]] = {
     "binary": SECTIONS,
-    "regression": [residuals.SECTION, tasks.REGRESSION_PARITY, tasks.REGRESSION_CALIBRATION],
-    "multiclass": [tasks.MULTICLASS_PARITY, tasks.CLASS_MATCH_SECTION, tasks.MULTICLASS_CALIBRATION, tasks.PER_CLASS],
+    "regression": [residuals.SECTION, parity.REGRESSION_PARITY, calibration.REGRESSION_CALIBRATION],
+    "multiclass": [parity.MULTICLASS_PARITY, sample_size.CLASS_MATCH_SECTION, calibration.MULTICLASS_CALIBRATION, calibration.PER_CLASS],
 }
 log = logging.getLogger("fairviz.audit")
 
@@ -122,7 +127,7 @@ class Audit:
         parts += [(f"{name} · not audited", to_html([failed_attribute_text(name, message)]))
                   for name, message in self.failed_attributes.items()]
         if self.slices is not None:
-            from fairviz.report.slices import slices_display
+            from fairviz.slices.display import slices_display
             parts.append(("Slices", to_html(slices_display(self.slices))))
         return render_html(self.data, parts)
 
@@ -277,17 +282,13 @@ def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: l
                            min_group_size=options.findings.min_group_size)
     reference = (data.get("findings") or {}).get("reference") or options.findings.reference
     try:
-        if joint.task == "regression":
-            found = compare.compare_all_regression(joint, data["attribute"], reference, params, options.units)
-        else:
-            found = compare.compare_all(joint, data["attribute"], options.threshold, options.benefit, reference,
-                                        params)
+        found = compare.compare_all(joint, data["attribute"], options.threshold, options.benefit, reference, params,
+                                    options.units)
     except (DataError, ValueError, ArithmeticError, LookupError, TypeError, RuntimeError, MemoryError) as err:
         log.exception("comparison failed")
         errors.append({"section": "comparison", "error": _describe(err)})
         return {}
-    data["comparison"] = {name: compare.regression_to_dict(r) if joint.task == "regression"
-                          else compare.to_dict(r, options.words) for name, r in found.items()}
+    data["comparison"] = {name: compare.to_dict(r, options.words) for name, r in found.items()}
     return found
 
 

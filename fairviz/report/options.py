@@ -24,7 +24,7 @@ class AuditParams:
     cps_lambda: float = 5.0
     findings: FindingsParams = field(default_factory=FindingsParams)   # the Summary's policy (reference group too)
     words: OutcomeWords | None = None    # how label and decision read for people (None: from the mapping)
-    explain: Any = None          # fairviz.report.explain.ExplainAuditParams: adds the explanation-disparity section
+    explain: Any = None          # fairviz.explain.display.ExplainAuditParams: adds the explanation-disparity section
     focus: str | None = None     # the group the readings compare with the reference (the Summary's top finding)
     sections: tuple[str, ...] | None = None   # run only these sections (the Summary's quick audit); None: all
     compare: bool = False        # with several models: compare the first with each other (``comparison`` in the JSON)

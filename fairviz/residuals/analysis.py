@@ -14,6 +14,7 @@ import numpy as np
 from fairviz.core import stats
 from fairviz.core.ece import ece, ece_regime
 from fairviz.data import DataError, Predictions
+from fairviz.data.tasks import spec_of
 from fairviz.residuals import readings
 from fairviz.residuals.concentration import knee_concentration
 from fairviz.residuals.curves import (OUTCOMES, SortedGroup, curve, joint_search, knees_of, pooled_knees,
@@ -33,14 +34,15 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     weighted data nothing is expanded to rows (curves, knees, medians, W1, tests and resamples read the counts), and
     D* per row is built only when asked (``ResidualAudit.in_knee_region``)."""
     report = progress or (lambda *_: None)
-    if pred.task not in ("binary", "regression"):
+    spec = spec_of(pred)
+    if not (spec.numeric_target or spec.thresholded):     # D needs one score per row against a number or a 0/1 label
         raise DataError(readings.MULTICLASS)
-    regression = pred.task == "regression"
+    numeric = spec.numeric_target
     view = pred.groups(attribute)
     d = residuals(pred.score, pred.y)
     # F_pattern divides the median gap by the range D can take: [−1, 1] for a binary task, the data's for a regression
-    span = _span(d) if regression else 2.0
-    unit = pred.mapping.label if regression else None
+    span = _span(d) if numeric else 2.0
+    unit = pred.mapping.label if numeric else None
     names = list(view.names)
     members = [np.flatnonzero(view.codes == g) for g in range(len(names))]
     warnings: list[str] = []
@@ -50,8 +52,8 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     # every group is sorted once; all later statistics read these sorted views
     sorted_groups = sort_groups(pred, d, members)
     # knees searched at the engine's cells above EXACT_ROWS: the residual's own (regression) or the score's (binary)
-    cells = residual_grid(pred, d) if regression else search_cells(pred)
-    searches = joint_search(pred, attribute, names, cells) if regression else None
+    cells = residual_grid(pred, d) if numeric else search_cells(pred)
+    searches = joint_search(pred, attribute, names, cells) if numeric else None
     group_knees = stats.in_parallel(lambda g: knees_of(sorted_groups[g], params.knees, cells,
                                                        None if searches is None else searches[g]),
                                     range(len(names)))
@@ -62,15 +64,15 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
         knees = [k for k in group_knees[g] if k is not None]
         # in residual mode ε is a share of half D's range: as given for a binary task, in the target's units scaled
         # alike for a regression
-        residual_mode = regression and params.region_mode == "residual"
+        residual_mode = numeric and params.region_mode == "residual"
         region = KneeRegions(sg, knees, params.region_eps * span / 2 if residual_mode else params.region_eps,
                              params.region_mode)
         regions.append(region)
         inside = region.counts().sum(1)
         region_rows[sg.entry] = inside
-        summaries.append((_regression_summary if regression else _summary)(name, sg, group_knees[g],
+        summaries.append((_numeric_summary if numeric else _summary)(name, sg, group_knees[g],
                                                                              int(inside.sum())))
-        curves[name] = {o: curve(sg, o, offsets) for o in (("all",) if regression else OUTCOMES)}
+        curves[name] = {o: curve(sg, o, offsets) for o in (("all",) if numeric else OUTCOMES)}
         if sg.n < RELIABLE_N:
             small.append((name, sg.n))
         if not knees:
@@ -85,7 +87,7 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     pair_list = pred.limits.pair_indices(len(names))
     knee_boot, p_values = [None] * compared, {}
     concentrate = partial(knee_concentration, pred.score, pred.y, d, region_rows, params, pred.weight,
-                          ece_key=(pred.fingerprint, "all rows"), binary=not regression)
+                          ece_key=(pred.fingerprint, "all rows"), binary=not numeric)
     if resampler is None:
         concentration = concentrate()
     else:
@@ -106,10 +108,10 @@ def analyse(pred: Predictions, attribute: str | None = None, params: RDFParams =
     report(0.7, "Comparing pairs")
     pairs = stats.in_parallel(
         lambda pair: _pair_metrics(sorted_groups, group_knees, knee_boot, names, *pair, resampler, params, p_values,
-                                   cells, span if regression else None, searches),
+                                   cells, span if numeric else None, searches),
         pair_list, lambda f: report(0.7 + 0.3 * f, "Comparing pairs"))
     if resampler and resampler.note:
-        warnings.append(resampler.note if not regression else
+        warnings.append(resampler.note if not numeric else
                         resampler.note + readings.grid_error(_grid_error(resampler, pairs, pair_list), unit))
     report(1.0, "Done")
     d_star = DStar(sorted_groups, regions, pred.weight, d.size)
@@ -182,7 +184,7 @@ def _pair_metrics(sorted_groups: list[SortedGroup], group_knees, knee_boot, name
     )
 
 
-def _regression_summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary:
+def _numeric_summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary:
     """A regression group: no positives, base rate, outcome split or ECE (NaN, never read); the mean target."""
     nan = float("nan")
     return GroupSummary(name=name, n=sg.n, positives=None, base_rate=nan, mean_score=sg.mean(sg.score),
@@ -194,6 +196,6 @@ def _regression_summary(name, sg: SortedGroup, knees, knee_rows) -> GroupSummary
 def at_threshold(audit: ResidualAudit, pred: Predictions, threshold: float) -> ResidualAudit:
     """The audit with its rates at ``threshold`` attached (each group's confusion counts, [1] Theorem 6.1): what
     the group and pair tables read besides the curves. A regression has no threshold: its audit is returned as is."""
-    if audit.regression:
+    if audit.numeric_target:
         return audit
     return audit.with_rates(threshold_check(pred, audit.attribute, threshold))

@@ -45,7 +45,7 @@ def sorted_residual_plot(audit: ResidualAudit, groups: list[str] | None = None, 
                     name=f"{plot_text(name)}: {knee.side} knee", legendgroup=plot_text(name), showlegend=False,
                     hovertemplate=(f"<b>{plot_text(name)}</b> {knee.side} knee{' (boundary)' if knee.boundary else ''}<br>"
                                    "percentile %{x:.1f}%<br>residual %{y:.3f}<extra></extra>")))
-    if audit.regression:
+    if audit.numeric_target:
         return _regression_layout(fig, audit, shapes, height)
     eces = [f"{plot_text(g.name)} {fmt(g.ece)}" for g in audit.groups if g.name in shown]
     # three groups a line: a longer subtitle would run past the chart's edge in the page's column
@@ -180,7 +180,7 @@ def concentration_figure(audit: ResidualAudit) -> go.Figure:
                      arrayminus=[c.knee_mean - nan_if_none(c.knee_mean_ci.low), c.nonknee_mean - nan_if_none(c.nonknee_mean_ci.low)]),
         text=[f"n = {c.n_knee:,}", f"n = {c.n_nonknee:,}"], textposition="inside",
         hovertemplate="%{x}: mean |D| %{y:.3f}<extra></extra>"))
-    unit = f" ({plot_text(audit.unit)})" if audit.regression else ""
+    unit = f" ({plot_text(audit.unit)})" if audit.numeric_target else ""
     fig.update_layout(template=TEMPLATE, height=380, yaxis_title=f"Mean |residual|{unit}",
                       title=f"Error concentration: ratio {fmt(c.ratio, 2)}×")
     return fig

@@ -94,7 +94,7 @@ def curves_reading(audit, focus: Focus = Focus()) -> Text:
     group, reference = pair
     return join(spread, text(" *{g}* against the reference *{r}*: F_dist = {dist} (area between their curves), "
                              "{words}.", g=group, r=reference,
-                             dist=fmt(record.f_dist) + (f" {audit.unit}" if audit.regression else ""),
+                             dist=fmt(record.f_dist) + (f" {audit.unit}" if audit.numeric_target else ""),
                              words=significance_words(record.p_dist)))
 
 

@@ -16,6 +16,7 @@ import pandas as pd
 
 from fairviz.core import stats
 from fairviz.core.counts import difference
+from fairviz.data.tasks import BINARY, spec_of
 from fairviz.residuals.knees import Knee, KneeParams
 
 if TYPE_CHECKING:
@@ -154,13 +155,15 @@ class ResidualAudit:
     # so the page keeps the audit and attaches the check of the τ in the sidebar
     at_threshold: ThresholdCheckResult | None = field(default=None, compare=False)
     knee_search_cells: int | None = None   # knees searched with residuals at this many score cells (large inputs)
-    task: str = "binary"          # "binary" or "regression" (D = ŷ − y, in the units of ``unit``)
-    unit: str = ""                # regression: the target column's name, the unit D is measured in
-    span: float = 2.0             # the range of D that F_pattern divides by: 2 (binary), max D − min D (regression)
+    task: str = BINARY.name       # the task's name (the JSON's ``task``); its spec says what D is
+    unit: str = ""                # a numeric target: the target column's name, the unit D is measured in
+    span: float = 2.0             # the range of D that F_pattern divides by: 2 (D = p − y), max D − min D (numeric)
 
     @property
-    def regression(self) -> bool:
-        return self.task == "regression"
+    def numeric_target(self) -> bool:
+        """D = ŷ − y in the target's units (no outcome to split by, no threshold), not a probability minus a 0/1
+        label."""
+        return spec_of(self.task).numeric_target
 
     @property
     def _d_star_rows(self) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +201,7 @@ class ResidualAudit:
 
     def group_table(self) -> pd.DataFrame:
         """One row per group: the JSON's ``groups`` records (with ``group`` ahead) and the knees as read."""
-        if self.regression:
+        if self.numeric_target:
             return pd.DataFrame([{
                 "group": g.name, "n": g.n, "mean_target": g.mean_target, "mean_prediction": g.mean_score,
                 "mean_residual": g.mean_residual, "median_residual": g.median_residual, "knee_rows": g.knee_rows,
@@ -219,7 +222,7 @@ class ResidualAudit:
 
     def pair_table(self) -> pd.DataFrame:
         """One row per ordered pair: the JSON's ``pairs`` records, ``pair`` ahead and each interval as a column."""
-        if self.regression:
+        if self.numeric_target:
             return pd.DataFrame([{
                 "pair": f"{p.group_i} vs {p.group_j}", "group_i": p.group_i, "group_j": p.group_j,
                 "f_pattern": p.f_pattern, "f_dist": p.f_dist, "f_h": p.f_h, "f_v": p.f_v,
@@ -251,7 +254,7 @@ class ResidualAudit:
     def decomposition_table(self) -> pd.DataFrame:
         """[1] Theorem A.1 per pair: the gap in mean residual = gap in mean score − gap in base rate (regression:
         gap in mean prediction − gap in mean target)."""
-        if self.regression:
+        if self.numeric_target:
             return pd.DataFrame([{"pair": f"{p.group_i} vs {p.group_j}", **p.mean_decomposition} for p in self.pairs],
                                 columns=["pair", "mean_residual_gap", "mean_prediction_gap", "mean_target_gap",
                                          "f_pattern_mean"])
@@ -273,7 +276,7 @@ class ResidualAudit:
     def concentration_record(self) -> dict:
         """The JSON's ``knee_concentration``."""
         c = self.concentration
-        if self.regression:          # no ECE, so no regime and no verdict of the paper's rule
+        if self.numeric_target:          # no ECE, so no regime and no verdict of the paper's rule
             return {"ratio": c.ratio, "ratio_ci": c.ratio_ci.to_list(), "p_value": c.mann_whitney.p_two_sided,
                     "p_value_greater": c.mann_whitney.p_greater, "verdict": c.verdict,
                     "knee_mean_abs_residual": c.knee_mean, "nonknee_mean_abs_residual": c.nonknee_mean,

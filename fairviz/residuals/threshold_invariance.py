@@ -22,6 +22,7 @@ import numpy as np
 
 from fairviz.core.counts import confusion_by_group, decisions
 from fairviz.data import DataError, Predictions
+from fairviz.data.tasks import spec_of
 from fairviz.residuals.curves import knees_of, pooled_knees, search_cells, sort_groups
 from fairviz.residuals.knees import KneeParams
 from fairviz.residuals.metrics import f_h, f_v, median_parity, residuals, wasserstein_sorted
@@ -94,7 +95,7 @@ def threshold_invariance(pred: Predictions, attribute: str | None = None,
                          audit: ResidualAudit | None = None) -> ThresholdInvarianceResult:
     """CV of every metric over ``thresholds`` for each group pair. With ``audit`` (the Residual page's analysis of
     the same data and attribute) its RDF metrics are reused instead of recomputed."""
-    if not pred.binary:
+    if not spec_of(pred).thresholded:
         raise DataError(f"Threshold invariance needs a binary task; this is a {pred.task}, which has no threshold τ.")
     view = pred.groups(attribute)
     names = list(view.names)

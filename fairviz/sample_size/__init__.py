@@ -3,7 +3,7 @@
 Inside: ``results`` (what the audit holds), ``analysis`` (MATCH and CPS composed once), ``match`` (the MATCH
 test), ``nulls`` (its null distributions), ``cps`` (Cross-Prior Smoothing, expected-error curves),
 ``jaggedness`` (subsample bands), ``holes`` (undefined metrics), ``readings`` (the sentences), ``figures``;
-``multiclass`` (MATCH per class, one vs rest).
+``class_match`` (MATCH per class, one vs rest); ``display`` (JSON and display lists, and the check: ``CHECK``).
 """
 from fairviz.sample_size.analysis import analyse, analyse_match, from_counts, with_cps_lambda
 from fairviz.sample_size.cps import (CURVE_LIMIT, cps, cps_cells, cps_groups, curve_reference, expected_errors,
@@ -13,7 +13,7 @@ from fairviz.sample_size.holes import (cell_value_count, configuration_count, co
                                        undefined_probability)
 from fairviz.sample_size.jaggedness import jaggedness
 from fairviz.sample_size.match import match, match_groups, monte_carlo_draws, null_distribution, reference_counts
-from fairviz.sample_size.multiclass import CLASS_MATCH, ClassMatch, analyse_class_match, match_by_class
+from fairviz.sample_size.class_match import CLASS_MATCH, ClassMatch, analyse_class_match, match_by_class
 from fairviz.sample_size.nulls import (BenefitNull, BinomialNull, EmpiricalNull, JRMNull, Null, binom_cdf, binom_pmf,
                                        binom_sf, peizer_pratt_cdf, plot_data)
 from fairviz.sample_size.readings import verdict

@@ -147,3 +147,12 @@ def error_curves_reading(curves: ErrorCurves, group: str, lam: float, at_size: i
 def no_target(group: str, metric: str) -> Text:
     return text("{label} is undefined for the whole of '{group}', so there is no target to miss.", "finding",
                 label=METRIC_LABELS[metric], group=group)
+
+
+def label_statement(benefit: str, threshold: float, label: str, positive=1) -> Text:
+    """How the Sample-size page's metrics are oriented: on the label, 𝓑 and OFI on the benefit."""
+    positive = 1 if positive is None else positive
+    benefit_words = "score < {threshold:.2f}" if benefit == "negative" else "score ≥ {threshold:.2f}"
+    return text("Every metric is on the label ({label} = {positive} positive, score ≥ {threshold:.2f} predicted "
+                "positive), as on every page; the marginal benefit 𝓑 and OFI are taken on the benefit, "
+                + benefit_words + ".", "note", threshold=threshold, label=label, positive=positive)

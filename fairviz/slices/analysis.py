@@ -23,11 +23,12 @@ from scipy import stats as sps
 from fairviz.core.confusion_metrics import CELL_ORDER, Cells
 from fairviz.core.counts import ConfusionCounts
 from fairviz.data.model import DataError
+from fairviz.data.tasks import spec_of
 from fairviz.sample_size.cps import cps_cells
 from fairviz.sample_size.match import match
-from fairviz.slices.counts import GAPS, SliceCounts, slice_names
-from fairviz.slices.metrics import (ALL_METRICS, REGRESSION_METRICS, SLICE_METRICS, TASK_METRICS,
-                                    check_metric, score)
+from fairviz.slices.counts import SliceCounts, slice_names
+from fairviz.slices.methods import CountMetric, MeanMetric, every_metric, method_of, rate, summed
+from fairviz.slices.metrics import metric_of, score
 
 CORRECTIONS = ("by", "bh")
 TESTS = ("fisher", "match")
@@ -47,8 +48,8 @@ class SliceParams:
     def __post_init__(self):
         if self.test not in TESTS:
             raise DataError(f"Unknown slice test '{self.test}': choose {' or '.join(TESTS)}.")
-        if self.metric not in ALL_METRICS:
-            raise DataError(f"Unknown slice metric '{self.metric}': choose one of {', '.join(ALL_METRICS)}.")
+        if self.metric not in every_metric():
+            raise DataError(f"Unknown slice metric '{self.metric}': choose one of {', '.join(every_metric())}.")
         if self.correction not in CORRECTIONS:
             raise DataError(f"Unknown correction '{self.correction}': choose 'by' or 'bh'.")
         if not 0 < self.alpha < 1:
@@ -106,16 +107,6 @@ def _plain(value):
     return value
 
 
-def rate(numerator, denominator) -> np.ndarray:
-    out = np.full(np.shape(numerator), np.nan)
-    np.divide(numerator, denominator, out=out, where=np.asarray(denominator) > 0)
-    return out
-
-
-def _sum(frame_or_dict, cells) -> np.ndarray:
-    return sum(np.asarray(frame_or_dict[c], float) for c in cells)
-
-
 def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> SliceResult:
     """Every slice's metrics, its difference from the rest with a 95% interval, the test and the correction, ranked:
     significant slices by |difference|, then the other tested slices by p, then those too small to tell.
@@ -125,7 +116,7 @@ def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> Sli
     set of Benjamini–Yekutieli's over that family is self-consistent for the true p-values whatever chose the
     pruned ones (Blanchard and Roquain, 2008), so the false discovery rate stays under α under any dependence; the
     pruning saves work, not multiple-testing burden."""
-    check_metric(params.metric, counts.task)
+    metric = metric_of(counts.task, params.metric)
     t, total = counts.table, counts.total
     out = pd.DataFrame({"slice": slice_names(t, counts.attributes),
                         "depth": t["depth"].to_numpy(int), "n": t["n"].to_numpy(float)})
@@ -133,10 +124,11 @@ def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> Sli
         out[a] = t[a].to_numpy(object)
     n = t["n"].to_numpy(float)
     out["too_small"] = n < counts.min_support
-    if counts.task == "regression":
-        testable, p = _regression_slices(out, t, total, params)
+    method_of(counts.task).describe(out, t)
+    if isinstance(metric, MeanMetric):
+        testable, p = _mean_slices(out, t, total, params, metric)
     else:
-        testable, p = _count_slices(out, t, total, params, counts.task)
+        testable, p = _count_slices(out, t, total, params, metric, counts.task)
     out["score"] = score(t, total, counts.task, params.metric)         # SliceLine's, as the pruned search ranks
     out["p"] = p
     out["p_adjusted"] = np.nan
@@ -148,55 +140,40 @@ def find_slices(counts: SliceCounts, params: SliceParams = SliceParams()) -> Sli
     return SliceResult(params, counts, out, int(testable.sum()), counts.notes)
 
 
-def _count_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: SliceParams, task: str):
-    """A count metric (binary, or multiclass errors): the rates, Agresti–Caffo's interval, Fisher's exact test and
-    the CPS-smoothed estimate (binary). Fills ``out``; returns the testable slices and their p-values."""
-    metrics = TASK_METRICS[task]
-    num_cells, den_cells, _ = metrics[params.metric]
-    n = t["n"].to_numpy(float)
-    if task == "binary":
-        for name, (num, den, _) in SLICE_METRICS.items():
-            out[name] = rate(_sum(t, num), _sum(t, den))
-        out["mean_residual"] = rate(t["label_sum"].to_numpy(float) - t["score_sum"].to_numpy(float), n)
-        # calibration in the large, |mean label − mean score| (a one-bin ECE; the key is kept)
-        out["calibration_gap"] = np.abs(out["mean_residual"])
-        # the expected calibration error over equal-width score bins: Σ_b |Σ_{rows in b} (label − score)| / n
-        out["ece"] = rate(sum(np.abs(t[g].to_numpy(float)) for g in GAPS), n)
-    else:
-        out["error_rate"] = rate(_sum(t, ("errors",)), n)
-        out["mean_confidence"] = rate(t["score_sum"].to_numpy(float), n)
-        out["calibration_gap"] = np.abs(out["mean_confidence"] - rate(t["correct_sum"].to_numpy(float), n))
-    x, m = _sum(t, num_cells), _sum(t, den_cells)
-    x_rest, m_rest = _sum(total, num_cells) - x, _sum(total, den_cells) - m
+def _count_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: SliceParams, metric: CountMetric,
+                  task: str):
+    """A count metric: its rate, Agresti–Caffo's interval, Fisher's exact test (or MATCH on a confusion matrix at
+    τ) and the CPS-smoothed estimate. Fills ``out``; returns the testable slices and their p-values."""
+    num_cells, den_cells = metric.numerator, metric.denominator
+    at_tau = spec_of(task).thresholded           # the confusion cells at τ: MATCH, and CPS on the cells
+    x, m = summed(t, num_cells), summed(t, den_cells)
+    x_rest, m_rest = summed(total, num_cells) - x, summed(total, den_cells) - m
     out["metric"], out["rest"] = rate(x, m), rate(x_rest, m_rest)
     out["difference"] = out["metric"] - out["rest"]
     out["ci_low"], out["ci_high"] = agresti_caffo(x, m, x_rest, m_rest)
     testable = ~out["too_small"].to_numpy() & (m > 0) & (m_rest > 0)
     p = np.full(len(out), np.nan)
     if params.test == "match":
-        if task != "binary":
-            raise DataError("MATCH tests a binary confusion-matrix metric; a multiclass error rate takes Fisher's "
-                            "exact test.")
+        if not at_tau:
+            raise DataError(f"MATCH tests a confusion-matrix metric at τ; the {metric.title} of {task} predictions "
+                            "takes Fisher's exact test.")
         p[testable] = match_against_rest(t[testable], total, params.metric)
     else:
         p[testable] = fisher_two_sided(x[testable], m[testable], x_rest[testable], m_rest[testable])
-    if task == "binary":
+    if at_tau:
         out["cps"] = cps_metric(t, total, num_cells, den_cells, params.cps_lambda)
     else:
         out["cps"] = (x + params.cps_lambda * rate(x_rest, m_rest)) / (m + params.cps_lambda)
     return testable, p
 
 
-def _regression_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: SliceParams):
-    """A mean metric of the residual r = prediction − target (its mean, or the mean of |r|): Welch's t-test of the
-    slice against the rest from the per-slice sums Σv and Σv² (v² = r² for both), the interval of the difference
-    with Welch–Satterthwaite's degrees of freedom, and a CPS-like estimate (λ pseudo-rows at the rest's mean)."""
+def _mean_slices(out: pd.DataFrame, t: pd.DataFrame, total: dict, params: SliceParams, metric: MeanMetric):
+    """A mean metric of a per-row value v (e.g. the residual r = prediction − target, or |r|): Welch's t-test of the
+    slice against the rest from the per-slice sums Σv and Σv², the interval of the difference with
+    Welch–Satterthwaite's degrees of freedom, and a CPS-like estimate (λ pseudo-rows at the rest's mean)."""
     n = t["n"].to_numpy(float)
-    residual, absolute, square = (t[c].to_numpy(float) for c in ("residual_sum", "abs_residual_sum", "residual_sq"))
-    out["mean_residual"], out["mae"], out["rmse"] = rate(residual, n), rate(absolute, n), np.sqrt(rate(square, n))
-    column = REGRESSION_METRICS[params.metric][0]
-    v, q = t[column].to_numpy(float), square
-    n_rest, v_rest, q_rest = total["n"] - n, total[column] - v, total["residual_sq"] - q
+    v, q = t[metric.column].to_numpy(float), t[metric.square].to_numpy(float)
+    n_rest, v_rest, q_rest = total["n"] - n, total[metric.column] - v, total[metric.square] - q
     mean, mean_rest = rate(v, n), rate(v_rest, n_rest)
     var, var_rest = sample_variance(v, q, n), sample_variance(v_rest, q_rest, n_rest)
     out["metric"], out["rest"] = mean, mean_rest

@@ -1,6 +1,7 @@
-"""Every slice's sufficient statistics: confusion counts at τ, the sums of score and label, for every combination
-of up to ``max_depth`` attributes' values. ``slice_counts`` reads a ``Predictions`` (weighted entries or rows);
-``fairviz.slices.sql`` gives the same table from one query on the engine."""
+"""Every slice's sufficient statistics (the task's counts, ``fairviz.slices.methods``: e.g. confusion counts at τ
+and the sums of score and label) for every combination of up to ``max_depth`` attributes' values. ``slice_counts``
+reads a ``Predictions`` (weighted entries or rows); ``fairviz.slices.sql`` gives the same table from one query on the
+engine."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,13 +14,9 @@ import pandas as pd
 
 from fairviz.data.limits import MAX_GROUPS
 from fairviz.data.model import DataError
+from fairviz.data.tasks import BINARY, spec_of
+from fairviz.slices.methods import method_of
 
-COUNTS = ("n", "tp", "fp", "fn", "tn", "score_sum", "label_sum")
-ECE_BINS = 10                   # equal-width score bins of the per-slice expected calibration error
-GAPS = tuple(f"gap{b}" for b in range(ECE_BINS))      # Σ (label − score) over a slice's rows in score bin b
-REGRESSION_COUNTS = ("n", "residual_sum", "residual_sq", "abs_residual_sum")
-MULTICLASS_COUNTS = ("n", "errors", "score_sum", "correct_sum")
-TASK_COUNTS = {"binary": COUNTS + GAPS, "regression": REGRESSION_COUNTS, "multiclass": MULTICLASS_COUNTS}
 MAX_ATTRIBUTES = 50             # more attributes than this are refused: name the ones that matter
 MAX_GROUPING_SETS = 2_500       # attribute combinations one query computes; past it the depth is lowered
 MAX_DEPTH = 3
@@ -45,8 +42,8 @@ class Search:
 @dataclass(frozen=True)
 class SliceCounts:
     """One row per slice: a column per attribute (its value, or None when the attribute does not define the slice),
-    ``depth`` and the counts (``TASK_COUNTS[task]``). Slices of depth ≥ 2 under the support floor are not kept: none
-    of their refinements can reach it. ``total``: the counts of all the data; ``notes``: what the limits left out;
+    ``depth`` and the counts (``method_of(task).counts``). Slices of depth ≥ 2 under the support floor are not kept:
+    none of their refinements can reach it. ``total``: the counts of all the data; ``notes``: what the limits left out;
     ``search``: what the level-wise search computed and pruned."""
 
     attributes: tuple[str, ...]
@@ -56,7 +53,7 @@ class SliceCounts:
     min_support: float
     threshold: float
     notes: tuple[str, ...] = ()
-    task: str = "binary"
+    task: str = BINARY.name
     search: Search = field(default_factory=Search)
 
 
@@ -113,20 +110,20 @@ def check_top_k(top_k) -> int | None:
 def slice_counts(pred, attributes=None, max_depth: int = MAX_DEPTH, min_support: float = 100,
                  threshold: float = 0.5, max_values: int = MAX_GROUPS, *, metric: str | None = None,
                  top_k: int | None = None) -> SliceCounts:
-    """Every slice's counts from a ``Predictions`` (binary: confusion cells at τ; regression: residual sums;
-    multiclass: errors): sums of the entries' weights per cell — the engine's counts over the same rows, to the last
+    """Every slice's counts from a ``Predictions`` (the task's counts: confusion cells at τ, residual sums or
+    errors): sums of the entries' weights per cell — the engine's counts over the same rows, to the last
     row. ``top_k``: the level-wise search that leaves unexpanded every slice whose bound on SliceLine's score of
     ``metric`` cannot beat the current k-th best (``fairviz.slices.metrics``); None: the full lattice."""
-    task = pred.task
+    task, method = pred.task, method_of(pred.task)
     top_k = check_top_k(top_k)
     names, depth, notes = plan(attributes or list(pred.attributes), max_depth, min_support, top_k is not None)
     missing = [a for a in names if a not in pred.attributes]
     if missing:
         raise DataError(f"'{missing[0]}' is not a group attribute of the data ({', '.join(pred.attributes)}).")
     frame = pd.DataFrame({f"a{i}": pred.attributes[a].codes for i, a in enumerate(names)})
-    for column, values in row_counts(pred, threshold).items():
+    for column, values in method.row_counts(pred, threshold).items():
         frame[column] = values
-    counts = list(TASK_COUNTS[task])
+    counts = list(method.counts)
     keys = [f"a{i}" for i in range(len(names))]
     cells = frame.groupby(keys, sort=False, observed=True)[counts].sum().reset_index()
     decode = [np.asarray(pred.attributes[a].names, dtype=object) for a in names]
@@ -148,31 +145,6 @@ def slice_counts(pred, attributes=None, max_depth: int = MAX_DEPTH, min_support:
     table, search, more = lattice_search(level, len(names), depth, min_support, total, task, metric, top_k)
     return cap_values(SliceCounts(names, named(table, names), total, depth, float(min_support), float(threshold),
                                   tuple(notes + more), task, search), max_values)
-
-
-def row_counts(pred, threshold: float) -> dict:
-    """Each entry's contribution to the task's counts (its weight times the row's values)."""
-    weight = np.ones(len(pred.y)) if pred.weight is None else np.asarray(pred.weight, float)
-    score = np.asarray(pred.score, float)
-    if pred.task == "regression":
-        residual = score - np.asarray(pred.y, float)
-        return {"n": weight, "residual_sum": weight * residual, "residual_sq": weight * residual ** 2,
-                "abs_residual_sum": weight * np.abs(residual)}
-    if pred.task == "multiclass":
-        if pred.predicted is None:
-            raise DataError("Multiclass slices need the predicted class (map a predicted-class column or the "
-                            "class probabilities).")
-        correct = (np.asarray(pred.predicted) == np.asarray(pred.y)).astype(float)
-        return {"n": weight, "errors": weight * (1 - correct), "score_sum": weight * np.nan_to_num(score),
-                "correct_sum": weight * correct}
-    y = np.asarray(pred.y, float)
-    d = (score >= threshold).astype(float)
-    out = {"n": weight, "tp": weight * y * d, "fp": weight * (1 - y) * d, "fn": weight * y * (1 - d),
-           "tn": weight * (1 - y) * (1 - d), "score_sum": weight * score, "label_sum": weight * y}
-    score_bin = np.minimum(np.floor(score * ECE_BINS), ECE_BINS - 1)
-    for b, name in enumerate(GAPS):
-        out[name] = np.where(score_bin == b, weight * (y - score), 0.0)
-    return out
 
 
 def named(table: pd.DataFrame, names) -> pd.DataFrame:
@@ -197,7 +169,7 @@ def lattice_search(level, m: int, depth: int, floor: float, total, task: str, me
     if top_k is None:
         table = level(combos(m, depth))
         return table, Search(None, metric, 1, lattice, lattice, len(table), 0), []
-    metric = metric or scores.DEFAULT_METRIC[task]
+    metric = metric or spec_of(task).error_metric
     scores.check_metric(metric, task)
     tables = [level([(i,) for i in range(m)])]
     total = total() if callable(total) else total       # an engine's totals come with its first query

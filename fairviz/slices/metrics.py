@@ -25,35 +25,36 @@ import numpy as np
 import pandas as pd
 
 from fairviz.data.model import DataError
+from fairviz.data.tasks import spec_of
+from fairviz.slices.methods import METHODS, MeanMetric, every_metric, method_of
 
-# binary: metric → (numerator cells, denominator cells, title)
-SLICE_METRICS = {
-    "error_rate": (("fp", "fn"), ("tp", "fp", "fn", "tn"), "error rate"),
-    "fpr": (("fp",), ("fp", "tn"), "false positive rate"),
-    "fnr": (("fn",), ("fn", "tp"), "false negative rate"),
-    "selection_rate": (("tp", "fp"), ("tp", "fp", "fn", "tn"), "selection rate"),
-}
-MULTICLASS_METRICS = {"error_rate": (("errors",), ("n",), "error rate (predicted class ≠ label)")}
-# regression: metric → (the per-row value's sum, title); the value's square sums to residual_sq for both
-REGRESSION_METRICS = {"mean_residual": ("residual_sum", "mean residual (prediction − target)"),
-                      "mae": ("abs_residual_sum", "mean absolute error")}
-TASK_METRICS = {"binary": SLICE_METRICS, "multiclass": MULTICLASS_METRICS, "regression": REGRESSION_METRICS}
-DEFAULT_METRIC = {"binary": "fpr", "multiclass": "error_rate", "regression": "mean_residual"}
 ALPHA = 0.95            # SliceLine's weight of the error term against the size term (the paper's default)
-ALL_METRICS = tuple(dict.fromkeys([*SLICE_METRICS, *MULTICLASS_METRICS, *REGRESSION_METRICS]))
+ALL_METRICS = every_metric()
 
 
-def metric_title(metric: str, task: str = "binary") -> str:
-    table = TASK_METRICS.get(task, SLICE_METRICS)
-    if metric not in table:
-        table = next(t for t in TASK_METRICS.values() if metric in t)
-    return table[metric][-1]
+def default_metric(task) -> str:
+    """The metric a slice search compares when none is asked for: the task's error metric."""
+    return spec_of(task).error_metric
 
 
-def check_metric(metric: str, task: str) -> None:
-    if metric not in TASK_METRICS[task]:
+def metric_title(metric: str, task=None) -> str:
+    """The metric's title in the task's words (None, or a task without it: the first task that has it)."""
+    if task is not None and metric in method_of(task).metrics:
+        return method_of(task).metrics[metric].title
+    return next(m.metrics[metric] for m in METHODS.values() if metric in m.metrics).title
+
+
+def check_metric(metric: str, task) -> None:
+    metrics = method_of(task).metrics
+    if metric not in metrics:
         raise DataError(f"The slice metric '{metric}' does not apply to {task} predictions: choose one of "
-                        f"{', '.join(TASK_METRICS[task])}.")
+                        f"{', '.join(metrics)}.")
+
+
+def metric_of(task, metric: str):
+    """The slice metric ``metric`` of ``task`` (a ``CountMetric`` or a ``MeanMetric``)."""
+    check_metric(metric, task)
+    return method_of(task).metrics[metric]
 
 
 def _col(frame, name) -> np.ndarray:
@@ -66,11 +67,11 @@ def _sum(frame, cells) -> np.ndarray:
 
 def _rows_and_errors(frame, task: str, metric: str) -> tuple[np.ndarray, np.ndarray]:
     """A slice's rows and error sum as the score reads them: the metric's denominator rows and numerator events
-    (count metrics), or the rows and Σ|residual| (regression)."""
-    if task == "regression":
-        return _col(frame, "n"), _col(frame, "abs_residual_sum")
-    num, den, _ = TASK_METRICS[task][metric]
-    return _sum(frame, den), _sum(frame, num)
+    (count metrics), or the rows and the error sum (a mean metric: Σ|residual|)."""
+    m = metric_of(task, metric)
+    if isinstance(m, MeanMetric):
+        return _col(frame, "n"), _col(frame, m.errors)
+    return _sum(frame, m.denominator), _sum(frame, m.numerator)
 
 
 def parts(frame, task: str, metric: str) -> pd.DataFrame:
@@ -107,7 +108,7 @@ def bound(mins: pd.DataFrame, total: dict, task: str, metric: str, floor: float,
         return np.full(len(mins), -np.inf)
     mean_error = all_errors / all_rows
     rows, errors = mins["b_rows"].to_numpy(float), mins["b_errors"].to_numpy(float)
-    if task == "regression":
+    if isinstance(metric_of(task, metric), MeanMetric):
         fewest = np.minimum(rows, floor)            # an error may be any size: the fewest rows a tested slice has
     else:
         errors = np.minimum(errors, rows)           # an error counts 1: no refinement has more errors than rows

@@ -4,6 +4,7 @@ from __future__ import annotations
 from fairviz.core.display import Text, text
 from fairviz.slices import metrics
 from fairviz.slices.analysis import SliceResult
+from fairviz.slices.methods import MeanMetric, method_of
 
 TEST_NAMES = {"fisher": "Fisher's exact test",
               "match": "MATCH (The Art of Fairness, §4.5: the slice's confusion matrix drawn from the rest's cells, "
@@ -12,7 +13,7 @@ CORRECTION_NAMES = {"by": "Benjamini–Yekutieli (false discovery rate under any
                     "bh": "Benjamini–Hochberg (false discovery rate for independent or positively dependent tests)"}
 
 
-def metric_title(metric: str, task: str = "binary") -> str:
+def metric_title(metric: str, task=None) -> str:
     return metrics.metric_title(metric, task)
 
 
@@ -21,13 +22,13 @@ def method_sentence(result: SliceResult) -> Text:
     fields = dict(slices=len(result.table), depth=c.max_depth, attributes=len(c.attributes), tested=result.tested,
                   floor=int(c.min_support), metric=metric_title(p.metric, c.task), tau=c.threshold,
                   correction=CORRECTION_NAMES[p.correction], alpha=p.alpha, lam=p.cps_lambda)
-    if c.task == "regression":
+    if isinstance(metrics.metric_of(c.task, p.metric), MeanMetric):
         return text("{slices:,} slices of up to {depth} of {attributes} attributes; {tested:,} with at least "
                     "{floor:,} rows tested: the {metric} of each slice against the rest of the data, Welch's t-test "
                     "from the slice's and the rest's sums and sums of squares, {correction} at {alpha:g}. Slices "
                     "under the floor show the mean moved towards the rest's by λ = {lam:g} pseudo-rows and read "
                     "\"too small to tell\".", "note", **fields)
-    where = "at τ = {tau:g}, " if c.task == "binary" else "(predicted class ≠ label), "
+    where = method_of(c.task).condition
     test = (TEST_NAMES["match"] if p.test == "match" else TEST_NAMES["fisher"])
     return text("{slices:,} slices of up to {depth} of {attributes} attributes; {tested:,} with at least {floor:,} "
                 "rows tested: the {metric} of each slice against the rest of the data " + where + test + ", "

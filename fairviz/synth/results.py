@@ -1,5 +1,5 @@
 """The result of one Conditional HydraGAN run ([3] §3.5): what the page, the CLI JSON and the terminal summary
-render (``fairviz.synth.readings`` words it, ``fairviz.report.synth`` lays it out)."""
+render (``fairviz.synth.readings`` words it, ``fairviz.synth.display`` lays it out)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from fairviz.calibration.multiclass import (
+from fairviz.calibration.top_label_ece import (
     MulticlassParams,
     analyse_multiclass,
     calibration_chi2,
@@ -296,5 +296,5 @@ def test_a_predicted_class_without_a_confidence_is_one_sentence():
 def test_analyse_multiclass_refuses_a_regression_task():
     class Regression:
         task = "regression"
-    with pytest.raises(DataError, match="needs a multiclass task"):
+    with pytest.raises(DataError, match="needs a label of several classes"):
         analyse_multiclass(Regression(), "g")

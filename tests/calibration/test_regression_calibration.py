@@ -11,7 +11,7 @@ import statsmodels.formula.api as smf
 from scipy import stats as sps
 from statsmodels.stats.anova import anova_lm
 
-from fairviz.calibration.regression import RegressionParams, analyse_regression, regression_calibration
+from fairviz.calibration.mincer_zarnowitz import RegressionParams, analyse_regression, regression_calibration
 from fairviz.data import DataError
 
 NAMES = ["a", "b", "c"]
@@ -244,5 +244,5 @@ def test_bad_quantiles_and_weights_are_refused():
 def test_analyse_regression_refuses_a_binary_task():
     class Binary:
         task = "binary"
-    with pytest.raises(DataError, match="needs a regression task"):
+    with pytest.raises(DataError, match="needs a numeric target; these predictions are binary classification"):
         analyse_regression(Binary(), "g")

@@ -17,7 +17,7 @@ from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_prediction
 from fairviz.data.samples import load_sample, samples
 from fairviz.parity import ParityParams
 from fairviz.parity import analyse as parity_analyse
-from fairviz.report import compare as section
+from fairviz.compare import display as section
 from fairviz.residuals import f_dist
 from fairviz.data.view import View
 

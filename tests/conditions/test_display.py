@@ -12,7 +12,7 @@ from fairviz.conditions.metrics import evaluate
 from fairviz.core.display import Figure, tables, walk
 from fairviz.core.markup import plot_text
 from fairviz.data import ColumnMapping, build_predictions
-from fairviz.report import conditions as report
+from fairviz.conditions import display as report
 from fairviz.report.render import to_html, to_terminal
 
 from tests.conftest import ROOT

@@ -61,7 +61,7 @@ def test_a_stop_before_any_condition_finished_keeps_nothing(data, full):
 
 
 def test_the_partial_note_names_the_count(data, full):
-    from fairviz.report import conditions as report
+    from fairviz.conditions import display as report
     with pytest.raises(Stopped) as stopped:
         simulate.run(data, SETTINGS, progress=StopAt(full.train_cells[2].condition.label))
     head = report.simulation_head(stopped.value.partial)

@@ -66,15 +66,15 @@ def leaves(value, path: str = "") -> dict[str, float]:
 
 
 def regression_results(pred) -> dict:
-    from fairviz.calibration.regression import analyse_regression as calibration
-    from fairviz.parity.regression import RegressionParityParams, analyse_regression as parity
+    from fairviz.calibration.mincer_zarnowitz import analyse_regression as calibration
+    from fairviz.parity.error_parity import RegressionParityParams, analyse_regression as parity
     return {"parity": parity(pred, "group", RegressionParityParams(resamples=30, permutations=30)).to_dict(),
             "calibration": calibration(pred, "group")}
 
 
 def multiclass_results(pred) -> dict:
-    from fairviz.calibration.multiclass import MulticlassParams, analyse_multiclass
-    from fairviz.parity.multiclass import MulticlassParityParams, multiclass_parity
+    from fairviz.calibration.top_label_ece import MulticlassParams, analyse_multiclass
+    from fairviz.parity.one_vs_rest import MulticlassParityParams, multiclass_parity
     view = pred.attributes["group"]
     return {"parity": multiclass_parity(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight,
                                         "group", MulticlassParityParams(resamples=30)).to_dict(),

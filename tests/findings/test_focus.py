@@ -12,10 +12,10 @@ from fairviz.core.focus import Focus
 from fairviz.data.samples import load_sample, samples
 from fairviz.findings import FindingsParams, finding_view, page_metric
 from fairviz.parity import ParityParams, analyse as parity_analyse
-from fairviz.report import calibration as calibration_section
-from fairviz.report import parity as parity_section
+from fairviz.calibration import display as calibration_section
+from fairviz.parity import display as parity_section
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.report.findings import findings_settings
+from fairviz.findings.display import findings_settings
 from fairviz.residuals import RDFParams, analyse as residual_analyse
 from fairviz.residuals.readings import curves_reading
 
@@ -151,7 +151,7 @@ def test_the_quick_audit_runs_match_only_when_a_group_is_under_the_floor(compas)
     import pandas as pd
 
     from fairviz.data import ColumnMapping, build_predictions
-    from fairviz.report.findings import summary_sections
+    from fairviz.findings.display import summary_sections
 
     assert summary_sections(compas, "race") == ("parity", "significance")      # Asian (32), Native American (18)
     assert summary_sections(compas, "sex") == ("parity",)                      # 5,819 and 1,395 rows

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fairviz import forecast as ev
-from fairviz.report import forecast as report
+from fairviz.forecast import display as report
 from tests.conftest import ROOT
 
 SAMPLE = ROOT / "assets" / "forecast" / "lorenz_forecasts.csv"

@@ -7,7 +7,7 @@ import pytest
 from fairviz import forecast as ev
 from fairviz.core.display import Figure, Table, tables, walk
 from fairviz.core.markup import plot_text
-from fairviz.report import forecast as report
+from fairviz.forecast import display as report
 from fairviz.report.render import to_html, to_terminal
 
 from tests.forecast.test_forecast_evaluate import _frame

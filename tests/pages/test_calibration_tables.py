@@ -13,7 +13,7 @@ from fairviz.core.display import tables
 from fairviz.core.serialize import clean
 from fairviz.data.samples import load_sample
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.report.calibration import SECTION
+from fairviz.calibration.display import SECTION
 from fairviz.residuals import RDFParams
 from tests.conftest import ROOT
 from tests.html_tables import html_tables

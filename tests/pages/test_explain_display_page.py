@@ -12,11 +12,11 @@ from fairviz.core.display import tables
 from fairviz.core.markup import md
 from fairviz.explain import METHOD_NAMES, METRICS, compare, load_shipped
 from fairviz.explain import results as xresults
-from fairviz.report.explain import disparity_display
+from fairviz.explain.display import disparity_display
 from fairviz.report.render import to_html
 from tests.conftest import ROOT
 from tests.html_tables import html_tables
-from tests.report.test_explain_display import HOSTILE, _same, hostile_result
+from tests.explain.test_explain_display import HOSTILE, _same, hostile_result
 
 PAGE = "app_pages/explanations.py"
 

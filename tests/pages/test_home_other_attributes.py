@@ -9,7 +9,7 @@ from fairviz.data.samples import load_sample, samples
 from fairviz.findings import FindingsParams, attributed_text
 from fairviz.report.attributes import slice_search, top_slices
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.report.findings import findings_settings
+from fairviz.findings.display import findings_settings
 from tests.conftest import ROOT
 
 

@@ -21,7 +21,8 @@ from fairviz.core.wording import fmt
 from fairviz.data.samples import load_sample, samples
 from fairviz.findings import KIND_TITLES
 from fairviz.parity import metric_label
-from fairviz.report import parity, sample_size
+from fairviz.parity import display as parity
+from fairviz.sample_size import display as sample_size
 from fairviz.report.api import findings_settings
 from fairviz.report.audit import run_audit
 from fairviz.report.options import AuditParams

@@ -12,7 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from fairviz.core.display import Table, tables
 from fairviz.data.samples import load_sample
-from fairviz.report import parity, sample_size
+from fairviz.parity import display as parity
+from fairviz.sample_size import display as sample_size
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
 from fairviz.sample_size import METRIC_LABELS, MatchParams

@@ -15,7 +15,7 @@ from fairviz.data.samples import load_sample
 from fairviz.report.audit import run_audit
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
-from fairviz.report.residuals import SECTION
+from fairviz.residuals.display import SECTION
 from fairviz.residuals import RDFParams
 from tests.conftest import ROOT
 from tests.html_tables import html_tables

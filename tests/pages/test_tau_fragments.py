@@ -10,7 +10,7 @@ from fairviz.core.wording import fmt
 from fairviz.data.samples import load_sample
 from fairviz.parity import ParityParams, analyse
 from fairviz.report.options import AuditParams
-from fairviz.report.sample_size import SECTION as SIGNIFICANCE
+from fairviz.sample_size.display import SECTION as SIGNIFICANCE
 from fairviz.residuals import threshold_check
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab

@@ -317,7 +317,7 @@ def test_pair_table_agrees_with_the_pair_reading():
     assert len(table) == 12 * 11 // 2
     assert [(r["group_i"], r["group_j"]) for r in table] == audit.pairs()
     for record in table:
-        reading = audit.reading(record["group_i"], record["group_j"])
+        reading = P.read_audit_pair(audit, record["group_i"], record["group_j"])
         assert record["parity_reading"] == reading.kind
         assert record["ofi_p_value"] == pytest.approx(reading.test.p_value, rel=1e-9, abs=1e-300)
         assert record["ofi_ci"] == pytest.approx(list(reading.test.ci), abs=1e-9)

@@ -112,7 +112,7 @@ def test_audit_without_text_skips_the_section(tmp_path):
     pd.DataFrame({"y": [0, 1] * 20, "score": np.linspace(0.1, 0.9, 40), "g": ["a", "b"] * 20}).to_csv(path, index=False)
     from fairviz.report.audit import AuditParams, run_audit
     from fairviz.data import load_predictions
-    from fairviz.report.explain import ExplainAuditParams
+    from fairviz.explain.display import ExplainAuditParams
     pred = load_predictions(path)
     audit = run_audit(pred, AuditParams(explain=ExplainAuditParams()))
     assert audit.data["explanations"] == {"skipped": "no text column is mapped, so there is nothing to explain"}

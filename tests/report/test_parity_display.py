@@ -14,7 +14,8 @@ from fairviz.core.display import Figure, Group, tables, walk
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.samples import load_sample
 from fairviz.parity import figures as parity_figures
-from fairviz.report import parity, sample_size
+from fairviz.parity import display as parity
+from fairviz.sample_size import display as sample_size
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html, to_terminal
 from fairviz.sample_size import METRIC_LABELS, with_cps_lambda

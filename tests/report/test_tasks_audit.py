@@ -13,17 +13,19 @@ from sklearn.metrics import roc_auc_score
 
 from fairviz.calibration import analyse_multiclass as calibration_multiclass
 from fairviz.calibration import analyse_regression as calibration_regression
+from fairviz.calibration.display import (multiclass_calibration_params, multiclass_to_dict, regression_calibration_params,
+                                         regression_to_dict)
 from fairviz.core.serialize import clean
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.findings import FindingsParams
 from fairviz.parity import analyse_multiclass, analyse_regression
+from fairviz.parity import display as parity_display
 from fairviz.report import audit as audit_module
-from fairviz.report import tasks
 from fairviz.report.audit import SECTIONS, SECTIONS_BY_TASK, AuditParams, run_audit
-from fairviz.report.calibration_tasks import multiclass_to_dict, regression_to_dict
-from fairviz.report.findings import summary_sections
+from fairviz.findings.display import summary_sections
 from fairviz.residuals import RDFParams
-from fairviz.sample_size.multiclass import analyse_class_match
+from fairviz.sample_size.class_match import CLASS_MATCH, analyse_class_match
+from fairviz.sample_size.display import CLASS_MATCH_METRICS
 
 CLASSES = np.array(["cat", "dog", "bird"])
 OPTIONS = AuditParams(rdf=RDFParams(resamples=100, knee_resamples=0))
@@ -81,10 +83,10 @@ def test_regression_sections_hold_the_concepts_numbers(regression):
     data = audit.data
     assert data["task"] == "regression" and data["units"] == "USD"
     options = replace(OPTIONS, attribute="group", units="USD")
-    direct = analyse_regression(pred, "group", tasks.regression_parity_params(options))
+    direct = analyse_regression(pred, "group", parity_display.regression_parity_params(options))
     _same(data["parity_regression"], clean(direct.to_dict()))
     assert data["parity_regression"]["params"]["units"] == "USD"
-    calibration = calibration_regression(pred, "group", tasks.regression_calibration_params(options))
+    calibration = calibration_regression(pred, "group", regression_calibration_params(options))
     _same(data["calibration_regression"], clean(regression_to_dict(calibration)))
     b = next(g for g in data["parity_regression"]["groups"] if g["group"] == "b")
     rows = regression_frame()
@@ -125,10 +127,10 @@ def test_multiclass_sections_hold_the_concepts_numbers(multiclass):
     assert data["task"] == "multiclass"
     options = replace(OPTIONS, attribute="group")
     _same(data["parity_multiclass"],
-          clean(analyse_multiclass(pred, "group", tasks.multiclass_parity_params(options)).to_dict()))
-    match = analyse_class_match(pred, "group", replace(tasks.CLASS_MATCH, metrics=tasks.CLASS_MATCH_METRICS))
+          clean(analyse_multiclass(pred, "group", parity_display.multiclass_parity_params(options)).to_dict()))
+    match = analyse_class_match(pred, "group", replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS))
     _same(data["class_match"], clean(match.to_dict()))
-    calibration = calibration_multiclass(pred, "group", tasks.multiclass_calibration_params(options))
+    calibration = calibration_multiclass(pred, "group", multiclass_calibration_params(options))
     _same(data["calibration_multiclass"], clean(multiclass_to_dict(calibration)))
     json.dumps(data, allow_nan=False)
     assert "errors" not in data

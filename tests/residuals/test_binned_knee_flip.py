@@ -16,7 +16,7 @@ import pytest
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.engine import Engine
 from fairviz.data.sources import Frame
-from fairviz.report.residuals import rdf_to_dict
+from fairviz.residuals.display import rdf_to_dict
 from fairviz.residuals import RDFParams, analyse, at_threshold
 
 N_PER_GROUP = 1_000_000

@@ -13,7 +13,7 @@ from fairviz.data.samples import load_sample
 from fairviz.report.audit import run_audit
 from fairviz.report.options import AuditParams
 from fairviz.report.render import to_html
-from fairviz.report.residuals import SECTION, THRESHOLD_SECTION
+from fairviz.residuals.display import SECTION, THRESHOLD_SECTION
 from fairviz.residuals import RDFParams, analyse, at_threshold
 from fairviz.residuals import figures as figs
 

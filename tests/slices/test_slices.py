@@ -13,7 +13,8 @@ from fairviz.data.model import ColumnMapping
 from fairviz.data.model import DataError
 from fairviz.data.sources import locate
 from fairviz.slices import SliceParams, find_slices, slice_counts
-from fairviz.slices.analysis import SLICE_METRICS, adjust
+from fairviz.slices.analysis import adjust
+from fairviz.slices.methods import CONFUSION_METRICS
 from fairviz.slices.sql import engine_slice_counts
 from fairviz.cli.main import main
 from tests.slices.data import ATTRIBUTES, frame, predictions
@@ -145,7 +146,7 @@ def test_one_row_fifty_attributes_and_an_id_like_attribute_are_bounded(tmp_path)
         slice_counts(predictions(wide.assign(g50=wide["g0"]), [f"g{i}" for i in range(51)]))
     with pytest.raises(DataError, match="slice metric"):
         SliceParams(metric="auc")
-    assert set(SLICE_METRICS) == {"error_rate", "fpr", "fnr", "selection_rate"}
+    assert set(CONFUSION_METRICS) == {"error_rate", "fpr", "fnr", "selection_rate"}
 
 
 def test_weighted_entries_from_the_engine_reduction_give_the_query_counts(tmp_path):

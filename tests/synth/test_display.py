@@ -8,7 +8,7 @@ pytest.importorskip("torch")
 
 from fairviz.core.display import Figure, tables, walk  # noqa: E402
 from fairviz.core.markup import plot_text  # noqa: E402
-from fairviz.report import synth as report  # noqa: E402
+from fairviz.synth import display as report  # noqa: E402
 from fairviz.report.render import to_html, to_terminal  # noqa: E402
 from fairviz.synth import SynthParams, prepare, run  # noqa: E402
 

@@ -11,7 +11,7 @@ from fairviz.data.engine import Engine, resolve
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.data.validation import build_predictions
 from fairviz.report.audit import AuditParams, run_audit
-from fairviz.report.thresholds import display, thresholds_table
+from fairviz.thresholds.display import display, thresholds_table
 from fairviz.thresholds.decisions import allocate
 from fairviz.thresholds import (adjust, adjusted_model, decision_rows, decisions_frame, explore_model, fit,
                                 ThresholdParams)

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from fairviz.core import stats
 from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.report.options import AuditParams
-from fairviz.report.residuals import display, rdf_to_dict
+from fairviz.residuals.display import display, rdf_to_dict
 from fairviz.residuals import RDFParams, analyse, at_threshold, threshold_invariance
 from fairviz.residuals import figures as figs
 from fairviz.data.view import View
@@ -48,7 +48,7 @@ def _group_residuals(frame: pd.DataFrame, name: str) -> np.ndarray:
 def test_f_dist_is_scipy_wasserstein_and_f_pattern_reads_the_range_of_d(noise):
     frame = _regression(4000, 1, shift=1.5, noise=noise, rounding=0.01 if noise < 1 else None)
     audit = analyse(_predictions(frame), params=QUICK)
-    assert audit.regression and audit.unit == "price" and set(audit.curves["a"]) == {"all"}
+    assert audit.numeric_target and audit.unit == "price" and set(audit.curves["a"]) == {"all"}
     d = {name: _group_residuals(frame, name) for name in ("a", "b")}
     all_d = np.concatenate(list(d.values()))
     for pair in audit.pairs:
@@ -220,7 +220,7 @@ def test_multiclass_predictions_are_read_one_class_at_a_time():
     with pytest.raises(DataError, match="pick a class in the sidebar"):
         analyse(pred, params=QUICK)
     audit = analyse(pred.at(View(class_name="dog")), params=QUICK)          # what the page is handed: a binary view
-    assert not audit.regression and set(audit.curves["a"]) == {"all", "y0", "y1"}
+    assert not audit.numeric_target and set(audit.curves["a"]) == {"all", "y0", "y1"}
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ from fairviz.core import stats
 from fairviz.core.counts import confusion_by_group
 from fairviz.data.model import DataError
 from fairviz.sample_size.match import match_groups
-from fairviz.sample_size.multiclass import match_by_class, one_vs_rest_counts
+from fairviz.sample_size.class_match import match_by_class, one_vs_rest_counts
 from fairviz.sample_size.results import MatchParams
 
 CLASSES = ("x", "y", "z")

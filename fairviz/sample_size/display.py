@@ -1,42 +1,54 @@
-"""The sample-size significance section of the audit: MATCH per group and metric and CPS smoothing — JSON keys and
-the display list that the page, the HTML report and the terminal render. Registered in ``audit.SECTIONS``.
+"""The sample-size check (``CHECK``): MATCH per group and metric with CPS smoothing where a decision at τ exists
+(``SECTION``, "significance"), MATCH per class one vs rest where the task has classes (``CLASS_MATCH_SECTION``,
+"class_match") — their JSON keys and the display lists that the page, the HTML report and the terminal render. The
+audit settings (``options``) are read, never imported.
 
 JSON added to the audit:
 - ``match.<group>.<metric>``: score, cdf, p_value, p_adjusted, undefined_probability, method (and more); every
   metric on the label (``fpr`` is the FPR of every section), ``benefit`` (𝓑) and ``ofi`` on the benefit;
-- ``cps.<group>``: the CPS-smoothed counts on the label (λ = 5 unless set).
+- ``cps.<group>``: the CPS-smoothed counts on the label (λ = 5 unless set);
+- per class: ``class_match.results`` (class, group, metric, score, p_value, p_adjusted, …).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
+from fairviz.core.checks import Check, Section
 from fairviz.core.confusion_metrics import CELL_ORDER, METRICS as CM_METRICS, probabilities
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
-from fairviz.parity.readings import label_statement        # 𝓑 and OFI on the benefit, the rest on the label
-from fairviz.sample_size import (METRIC_LABELS, ErrorCurves, Jaggedness, MatchAudit, NullPlot,
-                                 SignificanceAudit, SignificanceParams, analyse, configuration_count, hole_counts,
-                                 own_value, population_counts, printed_hole_count, undefined_probability)
+from fairviz.data.tasks import BINARY, MULTICLASS
 from fairviz.sample_size import figures as figs
 from fairviz.sample_size import readings
-from fairviz.report.options import AuditParams, Section
+from fairviz.sample_size.analysis import analyse
+from fairviz.sample_size.class_match import (CLASS_MATCH, ClassMatch, analyse_class_match, class_match_figure,
+                                             class_match_sentence)
+from fairviz.sample_size.cps import own_value, population_counts
+from fairviz.sample_size.holes import configuration_count, hole_counts, printed_hole_count, undefined_probability
+from fairviz.sample_size.results import (METRIC_LABELS, ErrorCurves, Jaggedness, MatchAudit, NullPlot,
+                                         SignificanceAudit, SignificanceParams)
 
 CPS_METRICS = ("tpr", "mcc")    # the raw and smoothed metrics the CPS table shows
 MATCH_COLUMNS = {"group": "group", "n": "n", "metric": "metric", "score": "score", "reference_score": "reference",
                  "cdf": "percentile", "p_value": "p", "p_adjusted": "adjusted p",
                  "undefined_probability": "P(undefined)", "method": "method", "note": "note"}
+CLASS_MATCH_METRICS = ("tpr", "fpr", "ppr")     # the one-vs-rest rates parity reads; 16 metrics × C × G cost minutes
+CLASS_MATCH_LABELS = {"class": "class", "group": "group", "metric": "metric", "n": "n", "score": "score",
+                      "reference_score": "reference", "p_value": "p", "p_adjusted": "adj. p", "method": "method"}
 
 
-def params_of(options: AuditParams) -> SignificanceParams:
+def params_of(options) -> SignificanceParams:
     return SignificanceParams(options.threshold, options.benefit, options.match, options.cps_lambda)
 
 
-def significance_run(pred: Predictions, options: AuditParams) -> SignificanceAudit:
+def significance_run(pred: Predictions, options) -> SignificanceAudit:
     return analyse(pred, options.attribute, params_of(options))
 
 
-def significance_to_dict(pred: Predictions, result: SignificanceAudit, options: AuditParams) -> dict:
+def significance_to_dict(pred: Predictions, result: SignificanceAudit, options) -> dict:
     match = {name: {r.metric: r.to_dict() for r in result.match.results if r.group == name}
              for name in result.match.names}
     cps = {row.group: {**row.smoothed.to_dict(), "lambda": result.cps_lambda, "n": row.n} for row in result.cps}
@@ -97,13 +109,13 @@ def figure_key(pred: Predictions, result: SignificanceAudit) -> tuple:
     return ("significance", pred.fingerprint, result.match.attribute, result.match.params, result.cps_lambda)
 
 
-def display(pred: Predictions, result: SignificanceAudit, options: AuditParams) -> list[Item]:
+def display(pred: Predictions, result: SignificanceAudit, options) -> list[Item]:
     """The MATCH map with how many scores it flags and which; the full MATCH table as detail; CPS per group."""
     audit = result.match
     key = figure_key(pred, result)
     flagged = readings.flagged_bullets(audit)
     return [
-        label_statement(options.benefit, options.threshold, pred.mapping.label, pred.mapping.positive_label),
+        readings.label_statement(options.benefit, options.threshold, pred.mapping.label, pred.mapping.positive_label),
         text("MATCH compares each group with same-size groups drawn from {reference}.", "note",
              reference=audit.reference_label),
         Group("Sample-size significance (MATCH)", (
@@ -153,3 +165,37 @@ def curves_display(curves: ErrorCurves, group: str, lam: float) -> list[Item]:
 
 SECTION = Section("significance", significance_run, significance_to_dict, to_html=None,
                   title="Sample-size significance", weighted=True, display=display)
+
+
+# ----------------------------------------------------------------------------------------------- per class
+
+def class_match_run(pred: Predictions, options) -> ClassMatch:
+    """MATCH per class against the population (``fairviz.sample_size.class_match`` says why not the complement), with
+    the audit's seed, draws and α."""
+    params = replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS, seed=options.match.seed, draws=options.match.draws,
+                     alpha=options.findings.alpha)
+    return analyse_class_match(pred, options.attribute, params)
+
+
+def class_match_display(match: ClassMatch, key: tuple | None = None) -> list[Item]:
+    """MATCH per class: its sentence, the figure of its first one-vs-rest rate and the whole table."""
+    metric = "tpr" if "tpr" in match.params.metrics else match.params.metrics[0]
+    rows = match.to_dict()["results"]
+    formats = {"class": "text", "group": "text", "metric": "text", "n": "int", "score": "num",
+               "reference_score": "num", "p_value": "p", "p_adjusted": "p", "method": "text"}
+    return [class_match_sentence(match),
+            Figure(lambda: class_match_figure(match, metric), None if key is None else (*key, "class_match", metric)),
+            Table(pd.DataFrame(rows, columns=list(CLASS_MATCH_LABELS)), "class_match", formats, CLASS_MATCH_LABELS,
+                  caption=text("{note}", "note", note="Adjusted p: Benjamini–Hochberg over every class × group × "
+                                                      "metric of the table."))]
+
+
+def _class_match_section_display(pred: Predictions, result: ClassMatch, options) -> list[Item]:
+    return class_match_display(result, ("class_match", pred.fingerprint, result.attribute, result.params))
+
+
+CLASS_MATCH_SECTION = Section(
+    "class_match", class_match_run, lambda pred, result, options: {"class_match": result.to_dict()},
+    title="MATCH per class", weighted=True, display=_class_match_section_display)
+
+CHECK = Check("sample_size", {BINARY.name: SECTION, MULTICLASS.name: CLASS_MATCH_SECTION})

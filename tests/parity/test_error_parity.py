@@ -8,7 +8,7 @@ from sklearn.metrics import mean_absolute_error, mean_squared_error, roc_auc_sco
 from fairviz.conditions.distributions import proxy_bins
 from fairviz.conditions.metrics import confusion, gap_of
 from fairviz.data.model import DataError
-from fairviz.parity.regression import (RegressionParityParams, prediction_distance, regression_parity)
+from fairviz.parity.error_parity import (RegressionParityParams, prediction_distance, regression_parity)
 from fairviz.parity.task_stats import (class_tensor, proxy_classes, proxy_edges, rms_gap, row_quantiles,
                                        shared_support)
 
@@ -253,7 +253,7 @@ def test_analyse_regression_refuses_binary_predictions():
     from fairviz.parity import analyse_regression
     frame = pd.DataFrame({"y": [0, 1] * 50, "p": np.linspace(0.01, 0.99, 100), "g": ["a", "b"] * 50})
     pred = build_predictions(frame, ColumnMapping("y", "p", ("g",)))
-    with pytest.raises(DataError, match="needs regression predictions; these are binary"):
+    with pytest.raises(DataError, match="need a numeric target; these are binary classification predictions"):
         analyse_regression(pred, "g", FAST)
 
 

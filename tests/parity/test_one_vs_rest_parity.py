@@ -8,8 +8,8 @@ from fairviz.conditions.metrics import confusion, gap_of
 from fairviz.core.counts import confusion_by_group
 from fairviz.data.model import DataError
 from fairviz.parity.di import di
-from fairviz.parity.multiclass import (MulticlassParityParams, accuracy_and_macro_f1, multiclass_parity,
-                                       one_vs_rest)
+from fairviz.parity.one_vs_rest import (MulticlassParityParams, accuracy_and_macro_f1, multiclass_parity,
+                                        one_vs_rest)
 from fairviz.parity.ofi import ofi, ofi_test
 
 CLASSES = ("x", "y", "z", "w")
@@ -182,5 +182,5 @@ def test_analyse_multiclass_refuses_regression_predictions():
     frame = pd.DataFrame({"t": rng.normal(size=200), "p": rng.normal(size=200), "g": ["a", "b"] * 100})
     pred = build_predictions(frame, ColumnMapping("t", "p", ("g",), task="regression"))
     for analyse in (analyse_multiclass, analyse_class_match):
-        with pytest.raises(DataError, match="multiclass predictions; these are regression"):
+        with pytest.raises(DataError, match="predictions of several classes; these are regression predictions"):
             analyse(pred, "g")

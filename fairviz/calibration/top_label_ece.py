@@ -26,11 +26,12 @@ from scipy import stats as sps
 
 from fairviz.calibration.reliability import binomial_interval, reliability_table
 from fairviz.calibration.results import CI_METHODS, STRATEGIES, Progress, ReliabilityTable
-from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes, json_attr as _attr
-from fairviz.calibration.task_inputs import json_scalar as _scalar
+from fairviz.calibration.entries import entry_weights, finite_values, group_codes, json_attr as _attr
+from fairviz.calibration.entries import json_scalar as _scalar
 from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
 from fairviz.data import DataError, NotApplicable
+from fairviz.data.tasks import spec_of
 from fairviz.data.task_validation import SUM_TOLERANCE          # the data model's: rows further from 1 are noted, read as given
 
 OVERALL = "overall"
@@ -217,11 +218,11 @@ def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes,
 def analyse_multiclass(pred, attribute: str | None = None,
                        params: MulticlassParams = MulticlassParams(), reference: str | None = None,
                        progress: Progress | None = None) -> MulticlassCalibration:
-    """``multiclass_calibration`` of a multiclass ``Predictions``: ``pred.class_scores`` when mapped, else
+    """``multiclass_calibration`` of ``Predictions`` over several classes: ``pred.class_scores`` when mapped, else
     ``pred.predicted`` with ``pred.score`` as its confidence."""
-    task = getattr(pred, "task", "binary")
-    if task != "multiclass":
-        raise DataError(f"Multiclass calibration needs a multiclass task; these predictions are {task}.")
+    spec = spec_of(pred)
+    if not spec.per_class:
+        raise DataError(f"Top-label calibration needs a label of several classes; these predictions are {spec.title}.")
     view = pred.groups(attribute)
     scores = getattr(pred, "class_scores", None)
     return multiclass_calibration(pred.y, scores, pred.classes, view.codes, view.names, pred.weight, params,

@@ -1,7 +1,11 @@
 """The comparison of models as one display list (the page's Compare tab, the HTML report right after the Summary, the
 terminal) and as ``comparison.<a>_vs_<b>`` in the JSON. ``topic`` picks what a page shows of it: 'calibration'
 (ECE, log-loss, Brier, AUROC and the overlaid reliability diagrams), 'residuals' (F_dist and the overlaid sorted
-residuals), 'parity' (OFI, DI, the FPR gap and the rates at τ); None: everything."""
+residuals), 'parity' (OFI, DI, the FPR gap and the rates at τ); None: everything.
+
+The method follows the task's spec: scores of a label are compared metric by metric (``ModelComparison``), a numeric
+target's models by their paired errors (``ErrorComparison``, the same display whatever the topic); ``compare_all``,
+``to_dict``, ``display`` and ``report_display`` take either."""
 from __future__ import annotations
 
 from dataclasses import asdict, is_dataclass
@@ -10,9 +14,10 @@ import pandas as pd
 
 from fairviz.compare import (DIFFERENCE_TITLES, TOPIC_COLUMNS, TOPIC_METRICS, CompareParams, ModelComparison,
                              compare_models, figures, readings)
-from fairviz.compare.regression import RegressionComparison, compare_regression
+from fairviz.compare.paired_errors import ErrorComparison, compare_errors
 from fairviz.core.display import Figure, Group, Item, Table, heading, text
 from fairviz.data import Predictions
+from fairviz.data.tasks import spec_of
 
 TOPICS = ("calibration", "residuals", "parity")
 HEADLINE_LABELS = {"model": "Model", "group": "Group", "n": "Rows", "ece": "ECE", "auroc": "AUROC",
@@ -32,30 +37,32 @@ def words_of(words) -> dict:
 
 
 def compare_all(pred: Predictions, attribute: str, threshold: float, benefit: str, reference: str | None,
-                params: CompareParams) -> dict[str, ModelComparison]:
-    """The first model against each other model."""
+                params: CompareParams, units: str | None = None) -> dict[str, ModelComparison | ErrorComparison]:
+    """The first model against each other model: a numeric target's by their paired errors (in ``units``), else at
+    ``threshold`` and ``benefit``."""
     joint = pred.joint()
     first, *others = joint.model_names
+    if spec_of(joint).numeric_target:
+        return {f"{first}_vs_{other}": compare_errors(joint, attribute, reference, first, other, params, units)
+                for other in others}
     return {f"{first}_vs_{other}": compare_models(joint, attribute, threshold, benefit, reference, first, other,
                                                   params) for other in others}
 
 
-def compare_all_regression(pred: Predictions, attribute: str, reference: str | None, params: CompareParams,
-                           units: str | None = None) -> dict:
-    """The first regression model against each other model."""
-    joint = pred.joint()
-    first, *others = joint.model_names
-    return {f"{first}_vs_{other}": compare_regression(joint, attribute, reference, first, other, params, units)
-            for other in others}
-
-
-def to_dict(result: ModelComparison, words=None) -> dict:
+def to_dict(result: ModelComparison | ErrorComparison, words=None) -> dict:
+    """``comparison.<a>_vs_<b>`` in the JSON, its readings included."""
+    if isinstance(result, ErrorComparison):
+        return result.to_dict([t.plain() for t in readings.error_readings(result)])
     return result.to_dict([t.plain() for t in readings.readings(result, words_of(words))])
 
 
-def display(result: ModelComparison, topic: str | None = None, words=None, titled: bool = True) -> list[Item]:
+def display(result: ModelComparison | ErrorComparison, topic: str | None = None, words=None,
+            titled: bool = True) -> list[Item]:
     """The comparison's display list: the readings, the headline table, the paired differences and the overlaid
-    figures, each limited to ``topic`` when given; ``titled``: opened by a heading naming the two models."""
+    figures, each limited to ``topic`` when given; ``titled``: opened by a heading naming the two models. Paired
+    errors show everything whatever the topic."""
+    if isinstance(result, ErrorComparison):
+        return errors_display(result, titled)
     if topic is not None and topic not in TOPICS:
         raise ValueError(f"unknown topic {topic!r}: use one of {', '.join(TOPICS)}")
     items: list[Item] = [heading("**{b}** against **{a}**", b=result.model_b, a=result.model_a)] if titled else []
@@ -105,28 +112,22 @@ def difference_table(result: ModelComparison, topic: str | None) -> Table:
 
 def report_display(comparisons: dict, words=None) -> list[Item]:
     """What the HTML report and the terminal show right after the Summary: each comparison whole."""
-    return [Group(f"{r.model_b} against {r.model_a}",
-                  tuple(regression_display(r, titled=False) if isinstance(r, RegressionComparison)
-                        else display(r, None, words, titled=False)), key=name)
+    return [Group(f"{r.model_b} against {r.model_a}", tuple(display(r, None, words, titled=False)), key=name)
             for name, r in comparisons.items()]
 
 
-REGRESSION_LABELS = {"model": "Model", "group": "Group", "n": "Rows", "mae": "MAE", "bias": "Bias (ŷ − y)",
+ERROR_LABELS = {"model": "Model", "group": "Group", "n": "Rows", "mae": "MAE", "bias": "Bias (ŷ − y)",
                      "mse": "MSE", "rmse": "RMSE"}
 
 
-def regression_to_dict(result) -> dict:
-    return result.to_dict([t.plain() for t in readings.regression_readings(result)])
-
-
-def regression_display(result, titled: bool = True) -> list[Item]:
-    """A regression comparison (``fairviz.compare.regression``): readings, errors per model and group, the paired
-    differences and the MAE difference per group."""
+def errors_display(result: ErrorComparison, titled: bool = True) -> list[Item]:
+    """A comparison of paired errors (``fairviz.compare.paired_errors``): readings, errors per model and group, the
+    paired differences and the MAE difference per group."""
     items: list[Item] = [heading("**{b}** against **{a}**", b=result.model_b, a=result.model_a)] if titled else []
-    items += [readings.REGRESSION_INTRO, *readings.regression_readings(result)]
-    columns = list(REGRESSION_LABELS)
+    items += [readings.ERRORS_INTRO, *readings.error_readings(result)]
+    columns = list(ERROR_LABELS)
     formats = {c: "num" for c in columns} | {"model": "text", "group": "text", "n": "int"}
-    items.append(Table(result.table[columns].reset_index(drop=True), "compare_regression", formats, REGRESSION_LABELS,
+    items.append(Table(result.table[columns].reset_index(drop=True), "compare_regression", formats, ERROR_LABELS,
                        title=text("Errors per model and group"),
                        caption=text("Bias > 0: the model over-predicts on average; MAE, MSE and RMSE in the target's "
                                     "units{units}.", units=f" ({result.units})" if result.units else "")))
@@ -142,6 +143,6 @@ def regression_display(result, titled: bool = True) -> list[Item]:
                                     "much the second model changes it. Benjamini–Hochberg over all {tests} "
                                     "differences.", reference=result.reference, tests=len(result.differences))))
     key = (result.model_a, result.model_b, result.attribute, result.reference, result.fingerprint)
-    items.append(Figure(lambda: figures.regression_forest(result), ("compare.regression", *key)))
+    items.append(Figure(lambda: figures.error_forest(result), ("compare.regression", *key)))
     items += [text("{note}", "note", note=note) for note in result.notes]
     return items

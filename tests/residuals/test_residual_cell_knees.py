@@ -17,7 +17,7 @@ from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.engine import Engine, reduce_path
 from fairviz.data.reduction import EXACT_ROWS
 from fairviz.data.task_reduction import REGRESSION_CELLS, residual_cell_sql
-from fairviz.report.residuals import rdf_to_dict
+from fairviz.residuals.display import rdf_to_dict
 from fairviz.residuals import RDFParams, analyse
 from fairviz.residuals.curves import ResidualGrid
 from fairviz.data.view import View

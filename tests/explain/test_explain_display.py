@@ -11,7 +11,7 @@ from fairviz.core.display import Bullets, Figure, Text, tables, walk
 from fairviz.core.wording import fmt_p
 from fairviz.explain import METHOD_NAMES, METRICS, ExplainResult, compare, disparity_json, load_shipped, model_warnings
 from fairviz.explain import readings
-from fairviz.report.explain import disparity_display, disparity_table
+from fairviz.explain.display import disparity_display, disparity_table
 from fairviz.report.render import to_html, to_terminal
 from tests.html_tables import html_tables
 

@@ -1,13 +1,16 @@
 """The Summary: the audit's top findings first — on Home, atop the HTML report, first in the terminal, and as
-``findings`` in the JSON. Rows and sentences come from one ``FindingsAudit``."""
+``findings`` in the JSON. Rows and sentences come from one ``FindingsAudit``; which sections its quick audit runs
+(``summary_sections``)."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from fairviz.core.display import Bullets, Group, Item
 from fairviz.data import DataError, Sample
-from fairviz.findings import (TASK_KINDS, FindingsAudit, FindingsParams, OutcomeWords, finding_text, headline_text, policy_text,
-                              small_group_text, unremarkable_text, untested_text)
+from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION, spec_of
+from fairviz.findings.readings import (finding_text, headline_text, policy_text, small_group_text, unremarkable_text,
+                                      untested_text)
+from fairviz.findings.results import TASK_KINDS, FindingsAudit, FindingsParams, OutcomeWords
 
 
 def findings_settings(sample: Sample | None, attribute: str, base: FindingsParams = FindingsParams()
@@ -22,8 +25,10 @@ def findings_settings(sample: Sample | None, attribute: str, base: FindingsParam
 
 
 QUICK_SECTIONS = ("parity", "significance")
-# regression and multiclass: the parity section holds every candidate; MATCH per class judges the small groups
-TASK_QUICK_SECTIONS = {"regression": ("parity_regression",), "multiclass": ("parity_multiclass", "class_match")}
+# by task: a numeric target's or the classes' parity section holds every candidate; MATCH per class judges the small
+# groups
+TASK_QUICK_SECTIONS = {BINARY.name: QUICK_SECTIONS, REGRESSION.name: ("parity_regression",),
+                       MULTICLASS.name: ("parity_multiclass", "class_match")}
 
 
 def summary_sections(pred, attribute: str, params: FindingsParams = FindingsParams()) -> tuple[str, ...]:
@@ -31,7 +36,7 @@ def summary_sections(pred, attribute: str, params: FindingsParams = FindingsPara
     it can rank without resampling, and significance only when a group is under the size floor (MATCH's verdict is
     all the Summary reads of it: 0.15 s at 1M rows). F_dist and the ECE gap are tested by resampling, which the
     quick audit skips, so their sections do not run and the Summary names them "not tested here"."""
-    quick = TASK_QUICK_SECTIONS.get(getattr(pred, "task", "binary"), QUICK_SECTIONS)
+    quick = TASK_QUICK_SECTIONS.get(getattr(pred, "task", BINARY.name), QUICK_SECTIONS)
     try:
         sizes = pred.groups(attribute).sizes
     except DataError:
@@ -42,7 +47,7 @@ def summary_sections(pred, attribute: str, params: FindingsParams = FindingsPara
 def finding_row(f, audit, sentence: str | None = None) -> dict:
     """One finding as JSON (its sentence: ``finding_text``'s unless given)."""
     c = f.candidate
-    extra = {} if audit.task == "binary" else {"class": c.class_name, "scale": c.scale}
+    extra = {} if spec_of(audit.task).thresholded else {"class": c.class_name, "scale": c.scale}
     return {"kind": c.kind, "attribute": c.attribute, "group": c.group, "reference": c.reference,
             "effect": c.effect, "ci": list(c.ci) if c.ci else None, "p_value": c.p_value,
             "p_adjusted": f.p_adjusted, "n_group": c.n_group, "n_reference": c.n_reference,

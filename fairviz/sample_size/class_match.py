@@ -24,6 +24,7 @@ from fairviz.core.markup import plot_text
 from fairviz.core.theme import TEMPLATE
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.data.model import DataError
+from fairviz.data.tasks import spec_of
 from fairviz.sample_size.match import match_groups
 from fairviz.sample_size.results import MatchAudit, MatchParams, MatchResult
 
@@ -108,10 +109,10 @@ def _finite(x) -> float | None:
 
 
 def analyse_class_match(pred, attribute: str, params: MatchParams = CLASS_MATCH) -> ClassMatch:
-    """MATCH per class of a Predictions object (``task == "multiclass"``)."""
-    task = getattr(pred, "task", "binary")
-    if task != "multiclass":
-        raise DataError(f"MATCH per class needs multiclass predictions; these are {task}.")
+    """MATCH per class of a Predictions object whose task has classes."""
+    spec = spec_of(pred)
+    if not spec.per_class:
+        raise DataError(f"MATCH per class needs predictions of several classes; these are {spec.title} predictions.")
     view = pred.groups(attribute)
     return match_by_class(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight, attribute,
                           params)

@@ -1,4 +1,5 @@
-"""Group parity of a regression model: do the groups get equally good, and equally distributed, predictions?
+"""Group parity of a numeric prediction (a regression model): do the groups get equally good, and equally
+distributed, predictions?
 
 - **Error parity**: bias mean(ŷ − y), MAE and RMSE per group with bootstrap CIs; gaps (g − reference) and ratios
   (g / reference) against a reference group (the largest by default) and between every other pair;
@@ -24,6 +25,7 @@ import numpy as np
 from fairviz.core import stats
 from fairviz.core.stats import Interval
 from fairviz.data.model import DataError
+from fairviz.data.tasks import REGRESSION, spec_of
 from fairviz.parity.task_stats import (class_tensor, entry_weights, proxy_classes, proxy_edges, rms_gap,
                                        row_quantiles, shared_support, split_among_groups, two_sided_p)
 
@@ -169,7 +171,7 @@ class RegressionParity:
         return out
 
     def to_dict(self) -> dict:
-        return {"task": "regression", "attribute": self.attribute, "reference": self.reference,
+        return {"task": REGRESSION.name, "attribute": self.attribute, "reference": self.reference,
                 "params": asdict(self.params), "groups": [g.to_dict() for g in self.groups],
                 "pairs": [p.to_dict() for p in self.pairs], "bounded_loss": [b.to_dict() for b in self.bounded],
                 "proxy_gap": self.proxy.to_dict(), "snapped": self.snapped, "warnings": list(self.warnings)}
@@ -377,9 +379,10 @@ def _finite(x):
 
 def analyse_regression(pred, attribute: str, params: RegressionParityParams = RegressionParityParams()
                        ) -> RegressionParity:
-    """Regression parity of a Predictions object (``task == "regression"``: ``y`` the target, ``score`` ŷ)."""
-    task = getattr(pred, "task", "binary")
-    if task != "regression":
-        raise DataError(f"Regression parity needs regression predictions; these are {task}.")
+    """Error and prediction parity of a Predictions object whose task has a numeric target (``y`` the target,
+    ``score`` ŷ)."""
+    spec = spec_of(pred)
+    if not spec.numeric_target:
+        raise DataError(f"Error and prediction parity need a numeric target; these are {spec.title} predictions.")
     view = pred.groups(attribute)
     return regression_parity(pred.y, pred.score, view.codes, view.names, pred.weight, attribute, params)

@@ -1,14 +1,17 @@
-"""Calibration in the mean of a regression, by group: is E[y | ŷ] = ŷ?
+"""Calibration in the mean of a numeric prediction, by group: is E[y | ŷ] = ŷ?
 
 Three views, all on entries with integer weights (an entry of weight w counts exactly as w identical rows):
 
-* binned means: bins of ŷ shared by every group (equal-count: the all-rows quantiles of ŷ, or equal-width over
-  ŷ's range), the mean of y in each with a t interval;
-* the Mincer–Zarnowitz regression y = a + b·ŷ + e per group (Mincer & Zarnowitz 1969): calibrated in the mean means
-  a = 0 and b = 1, tested jointly by a Wald F test; and nested-model F tests of whether the groups share one
-  intercept and slope (y ~ ŷ against y ~ group·ŷ) or one slope (y ~ group + ŷ against y ~ group·ŷ);
-* coverage of central prediction intervals per group when quantile predictions are given, with exact binomial
-  intervals and tests, and a χ² test of equal coverage across groups.
+* binned means (``binned_means``): bins of ŷ shared by every group (equal-count: the all-rows quantiles of ŷ, or
+  equal-width over ŷ's range), the mean of y in each with a t interval;
+* the Mincer–Zarnowitz regression y = a + b·ŷ + e per group (Mincer & Zarnowitz 1969; here): calibrated in the
+  mean means a = 0 and b = 1, tested jointly by a Wald F test; and nested-model F tests of whether the groups share
+  one intercept and slope (y ~ ŷ against y ~ group·ŷ) or one slope (y ~ group + ŷ against y ~ group·ŷ);
+* coverage of central prediction intervals per group (``interval_coverage``) when quantile predictions are given,
+  with exact binomial intervals and tests, and a χ² test of equal coverage across groups.
+
+``regression_calibration`` runs all three on arrays; ``analyse_regression`` on ``Predictions`` whose task has a
+numeric target (``TaskSpec.numeric_target``).
 
 The covariance of the coefficients is the classical OLS one (constant error variance) or White's HC1; the group
 comparison assumes a common error variance, as the F test of nested OLS models does."""
@@ -20,14 +23,16 @@ from typing import Sequence
 import numpy as np
 from scipy import stats as sps
 
-from fairviz.calibration.reliability import binomial_interval, weighted_quantile
-from fairviz.calibration.task_inputs import entry_weights, finite_values, group_codes, json_attr as _attr
-from fairviz.calibration.task_inputs import json_scalar as _scalar
+from fairviz.calibration.binned_means import STRATEGIES, MeanTable, bin_edges, bins_note, mean_table
+from fairviz.calibration.entries import entry_weights, finite_values, group_codes, json_attr as _attr
+from fairviz.calibration.entries import json_scalar as _scalar
+from fairviz.calibration.entries import weighted_mean as _mean
+from fairviz.calibration.interval_coverage import Coverage, central_bands, coverage, equal_coverage_p
 from fairviz.core.stats import benjamini_hochberg
 from fairviz.data import DataError
+from fairviz.data.tasks import spec_of
 
 OVERALL = "overall"
-STRATEGIES = ("quantile", "uniform")
 COVARIANCES = ("classical", "HC1")
 
 
@@ -49,23 +54,6 @@ class RegressionParams:
             raise ValueError(f"n_bins must be between 2 and 100, got {self.n_bins}")
         if self.min_rows < 3:
             raise ValueError("min_rows must be at least 3 (two coefficients and a residual variance)")
-
-
-@dataclass(frozen=True)
-class MeanTable:
-    """E[y | ŷ in bin] for one set of rows: bins [lower, upper), the last closed; empty bins have n = 0 and NaNs."""
-    lower: np.ndarray
-    upper: np.ndarray
-    n: np.ndarray
-    mean_pred: np.ndarray
-    mean_y: np.ndarray
-    sd_y: np.ndarray
-    ci_low: np.ndarray            # t interval of the mean of y (NaN under two rows)
-    ci_high: np.ndarray
-
-    def rows(self) -> list[dict]:
-        keys = ("lower", "upper", "n", "mean_pred", "mean_y", "sd_y", "ci_low", "ci_high")
-        return [{k: _scalar(getattr(self, k)[i]) for k in keys} for i in range(self.n.size)]
 
 
 @dataclass(frozen=True)
@@ -100,20 +88,6 @@ class MincerZarnowitz:
     @property
     def ok(self) -> bool:
         return not self.status
-
-
-@dataclass(frozen=True)
-class Coverage:
-    """How often y falls in the central interval between the quantile predictions at ``levels``."""
-    nominal: float
-    levels: tuple[float, float]
-    n: int
-    inside: int
-    rate: float
-    ci_low: float                 # Clopper–Pearson
-    ci_high: float
-    p: float                      # exact binomial test of rate = nominal
-    mean_width: float
 
 
 @dataclass(frozen=True)
@@ -187,9 +161,9 @@ def regression_calibration(y, y_hat, codes, names, weight=None, params: Regressi
     used = w > 0
     if np.unique(y_hat[used]).size < 2:
         raise DataError("The predictions take a single value, so E[y | prediction] cannot be compared with them.")
-    bands = _bands(quantiles, quantile_levels, size)
-    edges = _edges(y_hat[used], w[used], params)
-    notes = [_bins_note(params, edges)]
+    bands = central_bands(quantiles, quantile_levels, size)
+    edges = bin_edges(y_hat[used], w[used], params.n_bins, params.strategy)
+    notes = [bins_note(params.strategy, edges, params.level)]
 
     def analyse_rows(name: str, mask: np.ndarray) -> RegressionGroup:
         yy, xx, ww = y[mask], y_hat[mask], w[mask]
@@ -217,7 +191,7 @@ def regression_calibration(y, y_hat, codes, names, weight=None, params: Regressi
         same_line, same_slope = group_f_tests(y[mask], y_hat[mask], codes[mask], w[mask])
     else:
         notes.append("The groups cannot be compared: fewer than two groups can be tested.")
-    differs = tuple((nominal, _equal_coverage_p([g.coverage[i] for g in groups]))
+    differs = tuple((nominal, equal_coverage_p([g.coverage[i] for g in groups]))
                     for i, (nominal, *_) in enumerate(bands))
     return RegressionCalibration(attribute, params, overall, tuple(groups), same_line, same_slope, tested_names,
                                  differs, tuple(notes))
@@ -225,46 +199,14 @@ def regression_calibration(y, y_hat, codes, names, weight=None, params: Regressi
 
 def analyse_regression(pred, attribute: str | None = None, params: RegressionParams = RegressionParams(),
                        quantiles=None, quantile_levels: Sequence[float] = ()) -> RegressionCalibration:
-    """``regression_calibration`` of a regression ``Predictions`` (``pred.y`` the target, ``pred.score`` ŷ)."""
-    task = getattr(pred, "task", "binary")
-    if task != "regression":
-        raise DataError(f"Calibration in the mean needs a regression task; these predictions are {task}.")
+    """``regression_calibration`` of ``Predictions`` with a numeric target (``pred.y`` the target, ``pred.score``
+    ŷ)."""
+    spec = spec_of(pred)
+    if not spec.numeric_target:
+        raise DataError(f"Calibration in the mean needs a numeric target; these predictions are {spec.title}.")
     view = pred.groups(attribute)
     return regression_calibration(pred.y, pred.score, view.codes, view.names, pred.weight, params, view.attribute,
                                   quantiles, quantile_levels)
-
-
-# ------------------------------------------------------------------------------------------------ binned means
-
-def _edges(x: np.ndarray, w: np.ndarray, params: RegressionParams) -> np.ndarray:
-    if params.strategy == "uniform":
-        return np.linspace(x.min(), x.max(), params.n_bins + 1)
-    return np.unique(weighted_quantile(x, w, np.linspace(0.0, 1.0, params.n_bins + 1)))
-
-
-def _bins_note(params: RegressionParams, edges: np.ndarray) -> str:
-    kind = ("equal-count (the quantiles of the prediction over all rows)" if params.strategy == "quantile"
-            else "equal-width over the prediction's range")
-    return (f"Bins of the prediction: {edges.size - 1} {kind}, shared by every group; each bin's mean target has a "
-            f"{100 * params.level:g}% t interval.")
-
-
-def mean_table(y: np.ndarray, y_hat: np.ndarray, w: np.ndarray, edges: np.ndarray, level: float) -> MeanTable:
-    """Binned means of y against binned means of ŷ (weighted: w rows per entry)."""
-    k = edges.size - 1
-    idx = np.clip(np.searchsorted(edges, y_hat, side="right") - 1, 0, k - 1)
-    n = np.bincount(idx, weights=w, minlength=k)
-    safe = np.where(n > 0, n, 1)
-    mean_pred = np.bincount(idx, weights=w * y_hat, minlength=k) / safe
-    mean_y = np.bincount(idx, weights=w * y, minlength=k) / safe
-    ss = np.bincount(idx, weights=w * (y - mean_y[idx]) ** 2, minlength=k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sd = np.where(n > 1, np.sqrt(ss / np.where(n > 1, n - 1, 1)), np.nan)
-        half = sps.t.ppf(0.5 + level / 2, np.where(n > 1, n - 1, 1)) * sd / np.sqrt(safe)
-    empty = n == 0
-    return MeanTable(edges[:-1].copy(), edges[1:].copy(), n.round().astype(np.int64),
-                     np.where(empty, np.nan, mean_pred), np.where(empty, np.nan, mean_y), sd,
-                     mean_y - half, mean_y + half)
 
 
 # ------------------------------------------------------------------------------------------------ Mincer–Zarnowitz
@@ -335,63 +277,7 @@ def _nested(rss_small: float, df_small: float, rss_full: float, df_full: float) 
     return FTest(float(f), df_num, float(df_full), float(sps.f.sf(f, df_num, df_full)))
 
 
-# ------------------------------------------------------------------------------------------------ interval coverage
-
-def _bands(quantiles, levels: Sequence[float], size: int) -> list[tuple[float, tuple[float, float], np.ndarray,
-                                                                        np.ndarray]]:
-    """(nominal, (τ, 1 − τ), lower, upper) for each symmetric pair of quantile levels, widest first."""
-    if quantiles is None:
-        return []
-    q = np.asarray(quantiles, dtype=float)
-    levels = np.asarray(levels, dtype=float)
-    if q.ndim != 2 or q.shape != (size, levels.size):
-        raise DataError(f"The quantile predictions need one column per level ({levels.size}) and one row per entry.")
-    if np.any(~np.isfinite(levels)) or np.any((levels <= 0) | (levels >= 1)):
-        raise DataError("Quantile levels must lie strictly between 0 and 1.")
-    finite_values(q, "quantile predictions")
-    out = []
-    for i in np.argsort(levels):
-        tau = levels[i]
-        partner = np.flatnonzero(np.isclose(levels, 1 - tau, rtol=0, atol=1e-9))
-        if tau < 0.5 - 1e-9 and partner.size:
-            lo, hi = q[:, i], q[:, partner[0]]
-            if np.any(lo > hi):
-                raise DataError(f"The {tau:g} quantile lies above the {1 - tau:g} quantile in "
-                                f"{int(np.count_nonzero(lo > hi)):,} rows.")
-            out.append((round(1 - 2 * tau, 10), (float(tau), float(1 - tau)), lo, hi))
-    if not out:
-        raise DataError("The quantile levels hold no pair τ and 1 − τ, so no central interval can be formed.")
-    return out
-
-
-def coverage(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, w: np.ndarray, nominal: float,
-             levels: tuple[float, float], level: float = 0.95) -> Coverage:
-    """Share of rows with lower ≤ y ≤ upper (ends included), its Clopper–Pearson interval and the exact binomial test
-    against the nominal coverage."""
-    n = int(round(w.sum()))
-    inside = int(round(w[(y >= lower) & (y <= upper)].sum()))
-    if n == 0:
-        return Coverage(nominal, levels, 0, 0, np.nan, np.nan, np.nan, np.nan, np.nan)
-    low, high = binomial_interval(inside, n, level, "clopper_pearson")
-    p = sps.binomtest(inside, n, nominal).pvalue
-    return Coverage(nominal, levels, n, inside, inside / n, float(low), float(high), float(p),
-                    _mean(upper - lower, w))
-
-
-def _equal_coverage_p(cover: list[Coverage]) -> float:
-    """χ² test that every group covers at the same rate (G × 2 table of inside and outside)."""
-    table = np.array([[c.inside, c.n - c.inside] for c in cover if c.n > 0], dtype=float)
-    if table.shape[0] < 2 or np.any(table.sum(0) == 0):
-        return float("nan")
-    return float(sps.chi2_contingency(table, correction=False).pvalue)
-
-
 # ------------------------------------------------------------------------------------------------ small helpers
-
-def _mean(values: np.ndarray, w: np.ndarray) -> float:
-    total = w.sum()
-    return float(w @ values / total) if total > 0 else float("nan")
-
 
 def _with_bh(g: RegressionGroup, p: float) -> RegressionGroup:
     return RegressionGroup(g.name, g.n, g.mean_y, g.mean_pred, g.bins, g.mz, g.coverage, float(p))

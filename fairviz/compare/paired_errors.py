@@ -1,5 +1,5 @@
-"""Two regression models on the same rows: per group, does the second model err less (MAE, MSE) or less one-sidedly
-(bias, mean ŷ − y), and does it narrow the gap between a group and the reference group?
+"""Two models of a numeric target on the same rows, by paired errors: per group, does the second model err less (MAE,
+MSE) or less one-sidedly (bias, mean ŷ − y), and does it narrow the gap between a group and the reference group?
 
 Each difference is a mean of per-row paired differences, so its test is the paired t-test on those rows: for a
 group's MAE, d = |ŷ_b − y| − |ŷ_a − y| and MAE_b − MAE_a = mean(d); for bias d = ŷ_b − ŷ_a; for MSE the squared
@@ -21,8 +21,9 @@ from fairviz.compare.results import CompareParams, Difference, two_models
 from fairviz.core import stats
 from fairviz.core.serialize import clean
 from fairviz.data.model import DataError, Predictions
+from fairviz.data.tasks import spec_of
 
-REGRESSION_METRICS = ("mae", "bias", "mse")
+ERROR_METRICS = ("mae", "bias", "mse")
 GAP_METRICS = {"mae": "mae_gap", "bias": "bias_gap"}
 LOWER_IS_BETTER = {"mae": True, "mse": True}          # bias and the gaps: closer to 0 is better
 SMALL = 30                      # below this many rows a t-interval leans on normality more than on the data
@@ -31,7 +32,7 @@ PAIRED_T, WELCH_T = "paired t-test on the rows", "Welch's t-test on the rows' pa
 
 
 @dataclass(frozen=True)
-class RegressionComparison:
+class ErrorComparison:
     attribute: str
     reference: str
     model_a: str
@@ -43,6 +44,7 @@ class RegressionComparison:
     units: str | None = None
     notes: tuple[str, ...] = ()
     fingerprint: str = ""
+    task: str = ""                        # the compared data's task (the JSON says which)
 
     @property
     def name(self) -> str:
@@ -56,7 +58,7 @@ class RegressionComparison:
 
     def to_dict(self, readings: list[str] = ()) -> dict:
         return clean({
-            "task": "regression", "model_a": self.model_a, "model_b": self.model_b,
+            "task": self.task, "model_a": self.model_a, "model_b": self.model_b,
             "direction": "model_b minus model_a", "attribute": self.attribute, "reference": self.reference,
             "alpha": self.params.alpha, "tests": len(self.differences), "units": self.units,
             "multiple_testing": "Benjamini–Hochberg over every difference below",
@@ -64,11 +66,11 @@ class RegressionComparison:
             "table": self.table.to_dict(orient="records"), "readings": list(readings), "notes": list(self.notes)})
 
 
-def compare_regression(joint: Predictions, attribute: str, reference: str | None = None, model_a: str | None = None,
-                       model_b: str | None = None, params: CompareParams = CompareParams(),
-                       units: str | None = None) -> RegressionComparison:
-    """Model b against model a on ``joint``'s entries (``Predictions.joint()``) of a regression."""
-    if joint.task != "regression":
+def compare_errors(joint: Predictions, attribute: str, reference: str | None = None, model_a: str | None = None,
+                   model_b: str | None = None, params: CompareParams = CompareParams(),
+                   units: str | None = None) -> ErrorComparison:
+    """Model b against model a on ``joint``'s entries (``Predictions.joint()``) of a numeric target."""
+    if not spec_of(joint).numeric_target:
         raise DataError("This comparison reads regression predictions (a numeric target and predictions).")
     joint = joint.joint()
     model_a, model_b = two_models(joint.model_names, model_a, model_b)
@@ -102,8 +104,8 @@ def compare_regression(joint: Predictions, attribute: str, reference: str | None
     small = [g for g, n in group_sizes.items() if n < SMALL]
     notes = (f"Under {SMALL} rows ({', '.join(small)}) a t-interval rests on the errors being near normal more than "
              "on the data.",) if small else ()
-    return RegressionComparison(view.attribute, reference, model_a, model_b, params, group_sizes, table,
-                                differences, units, notes, joint.fingerprint)
+    return ErrorComparison(view.attribute, reference, model_a, model_b, params, group_sizes, table, differences,
+                           units, notes, joint.fingerprint, joint.task)
 
 
 def weighted_mean_var(values: np.ndarray, weight: np.ndarray) -> tuple[float, float, float]:

@@ -13,11 +13,16 @@ from fairviz.calibration import (
     multiclass_calibration,
     regression_calibration,
 )
+from fairviz.calibration.display import CHECK
 from fairviz.data import ColumnMapping, DataError, build_predictions
-from fairviz.report.calibration_tasks import display
 from fairviz.report.render import to_terminal
 
 CLASSES = np.array(["cat", "dog", "bird"])
+
+
+def display(pred, result):
+    """The display list of the calibration check's method for the task of ``pred``."""
+    return CHECK.section(pred.task).display(pred, result, None)
 
 
 @pytest.fixture(scope="module")
@@ -112,8 +117,8 @@ def test_multiclass_from_a_predicted_class_and_its_confidence():
 
 def test_each_analysis_refuses_the_other_tasks(regression_frame, multiclass_frame):
     regression = build_predictions(regression_frame, ColumnMapping("target", "y_pred", ("group",), task="regression"))
-    with pytest.raises(DataError, match="needs a multiclass task; these predictions are regression"):
+    with pytest.raises(DataError, match="needs a label of several classes; these predictions are regression"):
         analyse_multiclass(regression, "group")
     mapping = ColumnMapping("label", "", ("group",), task="multiclass", class_scores=("p_cat", "p_dog", "p_bird"))
-    with pytest.raises(DataError, match="needs a regression task; these predictions are multiclass"):
+    with pytest.raises(DataError, match="needs a numeric target; these predictions are multiclass classification"):
         analyse_regression(build_predictions(multiclass_frame, mapping), "group")

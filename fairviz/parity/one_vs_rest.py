@@ -21,6 +21,7 @@ from scipy import stats as sps
 from fairviz.core import stats
 from fairviz.core.counts import ConfusionCounts
 from fairviz.data.model import DataError
+from fairviz.data.tasks import MULTICLASS, spec_of
 from fairviz.parity.di import di, four_fifths
 from fairviz.parity.ofi import classify, ofi, ofi_test
 from fairviz.parity.task_stats import class_tensor, entry_weights, rate_cells, rms_gap, split_among_groups
@@ -122,7 +123,7 @@ class MulticlassParity:
         return out
 
     def to_dict(self) -> dict:
-        return {"task": "multiclass", "attribute": self.attribute, "reference": self.reference,
+        return {"task": MULTICLASS.name, "attribute": self.attribute, "reference": self.reference,
                 "classes": list(self.classes), "params": asdict(self.params),
                 "groups": [g.to_dict() for g in self.groups], "per_class": [c.to_dict() for c in self.per_class],
                 "gaps": {k: v.to_dict(self.classes) for k, v in self.gaps.items()}, "warnings": list(self.warnings)}
@@ -304,11 +305,12 @@ def _finite(x):
 
 def analyse_multiclass(pred, attribute: str, params: MulticlassParityParams = MulticlassParityParams()
                        ) -> MulticlassParity:
-    """Multiclass parity of a Predictions object (``task == "multiclass"``: ``y`` and ``predicted`` class codes,
-    ``classes`` their names)."""
-    task = getattr(pred, "task", "binary")
-    if task != "multiclass":
-        raise DataError(f"Multiclass parity needs multiclass predictions; these are {task}.")
+    """One-vs-rest parity per class of a Predictions object whose task has classes (``y`` and ``predicted`` class
+    codes, ``classes`` their names)."""
+    spec = spec_of(pred)
+    if not spec.per_class:
+        raise DataError(f"Parity per class needs predictions of several classes; these are {spec.title} "
+                        "predictions.")
     view = pred.groups(attribute)
     return multiclass_parity(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight, attribute,
                              params)

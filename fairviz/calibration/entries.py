@@ -1,5 +1,6 @@
-"""Checks shared by the regression and multiclass calibration: arrays of entries, integer weights (an entry of weight
-w stands for w identical rows) and group codes. Each problem becomes a ``DataError`` with one plain sentence."""
+"""Checks shared by calibration in the mean and top-label calibration: arrays of entries, integer weights (an entry
+of weight w stands for w identical rows) and group codes. Each problem becomes a ``DataError`` with one plain
+sentence. Also the weighted mean and the JSON scalars both results write."""
 from __future__ import annotations
 
 import numpy as np
@@ -47,6 +48,12 @@ def group_codes(codes, names, size: int, w: np.ndarray) -> tuple[np.ndarray, tup
         raise DataError("Calibration by group needs at least two groups with rows; the data have "
                         f"{int(np.count_nonzero(sizes > 0))}.")
     return codes, names
+
+
+def weighted_mean(values: np.ndarray, w: np.ndarray) -> float:
+    """The mean of ``values`` with ``w`` rows per entry (NaN without rows)."""
+    total = w.sum()
+    return float(w @ values / total) if total > 0 else float("nan")
 
 
 def json_attr(obj, name: str):

@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairviz.calibration.multiclass import MulticlassParams, multiclass_calibration
-from fairviz.calibration.regression import regression_calibration
+from fairviz.calibration.display import multiclass_display, multiclass_to_dict, regression_display, regression_to_dict
+from fairviz.calibration.mincer_zarnowitz import regression_calibration
+from fairviz.calibration.top_label_ece import MulticlassParams, multiclass_calibration
 from fairviz.core.display import Figure, Metrics, Text, group, tables, walk
-from fairviz.report.calibration_tasks import (
-    multiclass_display,
-    multiclass_to_dict,
-    regression_display,
-    regression_to_dict,
-)
 from fairviz.report.render import to_html, to_terminal
 
 ODD = "<b>**odd**</b>"

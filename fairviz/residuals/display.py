@@ -2,7 +2,9 @@
 threshold invariance) and their display lists, which the page, the HTML report and the terminal render.
 
 The JSON rows and the displayed tables are read from the same tables of the result (``ResidualAudit.group_table``,
-``pair_table``, …); the sentences come from ``fairviz.residuals.readings``.
+``pair_table``, …); the sentences come from ``fairviz.residuals.readings``. The sections read the audit's settings
+as ``options`` (duck-typed: ``attribute``, ``threshold``, ``rdf``, ``progress``, ``focus_of()``; the report's
+``AuditParams``), so that this concept stays below the report.
 """
 from __future__ import annotations
 
@@ -10,10 +12,11 @@ import weakref
 
 import numpy as np
 
+from fairviz.core.checks import Check, Section
 from fairviz.core.display import Figure, Group, Item, Metric, Metrics, Table, Text, join, text
-from fairviz.data import Predictions
-from fairviz.report.options import AuditParams, Section
 from fairviz.core.focus import Focus
+from fairviz.data import Predictions
+from fairviz.data.tasks import BINARY, REGRESSION
 from fairviz.residuals import (
     GAP_METRICS,
     METRIC_NAMES,
@@ -38,13 +41,13 @@ from fairviz.residuals.results import (
 
 def rdf_to_dict(rdf: ResidualAudit) -> dict:
     """The residual section's JSON, from the audit's tables (its rates at the audit's τ attached)."""
-    group_columns, pair_columns = ((REGRESSION_GROUP_COLUMNS, REGRESSION_PAIR_COLUMNS) if rdf.regression else
+    group_columns, pair_columns = ((REGRESSION_GROUP_COLUMNS, REGRESSION_PAIR_COLUMNS) if rdf.numeric_target else
                                    (GROUP_COLUMNS, PAIR_COLUMNS))
     groups = {row["group"]: {k: row[k] for k in group_columns} for row in rdf.group_table().to_dict("records")}
     pairs = [{k: row[k] for k in pair_columns} for row in rdf.pair_table().to_dict("records")]
     # a regression's residuals are in the target's units: the JSON says which (a binary one's keys stay as they were)
     task = {"task": rdf.task, "residual": "D = prediction - target", "unit": rdf.unit,
-            "f_pattern_span": rdf.span} if rdf.regression else {}
+            "f_pattern_span": rdf.span} if rdf.numeric_target else {}
     return {**task,
         "groups": groups,
         "pairs": pairs,
@@ -108,18 +111,18 @@ def figure_key(pred: Predictions, rdf: ResidualAudit, *what) -> tuple:
     return ("rdf", pred.fingerprint, rdf.attribute, rdf.params, *what)
 
 
-def display(pred: Predictions, rdf: ResidualAudit, params: AuditParams) -> list[Item]:
+def display(pred: Predictions, rdf: ResidualAudit, options) -> list[Item]:
     """The residual section in reading order: warnings, the curves and their reading, then one group per tab of
     the page (pair metrics, groups, Theorem 6.1, knee error concentration). A regression's has no Theorem 6.1 group
     (no threshold) and says so once."""
-    if rdf.regression:
+    if rdf.numeric_target:
         return [*[readings.warning(w) for w in rdf.warnings], readings.REGRESSION_NOTE,
-                curves_group(pred, rdf, params.focus_of()), pairs_group(rdf), pairs_detail_group(rdf),
+                curves_group(pred, rdf, options.focus_of()), pairs_group(rdf), pairs_detail_group(rdf),
                 groups_group(rdf), concentration_group(pred, rdf)]
-    if rdf.at_threshold is None or rdf.at_threshold.threshold != params.threshold:
+    if rdf.at_threshold is None or rdf.at_threshold.threshold != options.threshold:
         raise ValueError("display reads the rates at the audit's threshold: attach them with at_threshold")
     return [*[readings.warning(w) for w in rdf.warnings],
-            curves_group(pred, rdf, params.focus_of()), pairs_group(rdf), pairs_detail_group(rdf), groups_group(rdf),
+            curves_group(pred, rdf, options.focus_of()), pairs_group(rdf), pairs_detail_group(rdf), groups_group(rdf),
             threshold_group(pred, rdf),
             concentration_group(pred, rdf)]
 
@@ -130,7 +133,7 @@ def curves_group(pred: Predictions, rdf: ResidualAudit, focus: Focus = Focus()) 
     def hover():                    # a label per row costs ~0.5 s a million rows: only when a figure is drawn
         return pred.row_labels() if pred.weight is None else _ExpandedRowLabels()
 
-    if rdf.regression:            # one curve per group: no outcome panels
+    if rdf.numeric_target:            # one curve per group: no outcome panels
         return Group("Sorted residuals", (
             Figure(lambda: figs.sorted_residual_plot(rdf, hover_labels=hover()), figure_key(pred, rdf, "sorted")),
             readings.curves_reading(rdf, focus)), key="curves")
@@ -142,7 +145,7 @@ def curves_group(pred: Predictions, rdf: ResidualAudit, focus: Focus = Focus()) 
 
 def pairs_group(rdf: ResidualAudit) -> Group:
     items: list[Item]
-    if rdf.regression:
+    if rdf.numeric_target:
         items = [_table(rdf.pair_table(), REGRESSION_PAIR_TABLE, "pairs"),
                  readings.regression_pairs_note(rdf.params, rdf.unit, rdf.span)]
     else:
@@ -154,7 +157,7 @@ def pairs_group(rdf: ResidualAudit) -> Group:
 def pairs_detail_group(rdf: ResidualAudit) -> Group:
     """Detail (the page's pair tab, the report's closed block; not the terminal): the metrics by outcome and the
     knee gaps unnormalised."""
-    if rdf.regression:
+    if rdf.numeric_target:
         return Group("Knee gaps unnormalised, and the mean parity",
                      (_table(rdf.pair_table(), REGRESSION_PAIR_DETAIL_TABLE, "pairs_detail"),),
                      key="pairs_detail", collapsed=True)
@@ -163,7 +166,7 @@ def pairs_detail_group(rdf: ResidualAudit) -> Group:
 
 
 def groups_group(rdf: ResidualAudit) -> Group:
-    if rdf.regression:
+    if rdf.numeric_target:
         return Group("Groups", (
             _table(rdf.group_table(), REGRESSION_GROUP_TABLE, "groups"),
             readings.regression_decomposition(rdf.unit),
@@ -190,7 +193,7 @@ def threshold_group(pred: Predictions, rdf: ResidualAudit) -> Group:
 def concentration_group(pred: Predictions, rdf: ResidualAudit) -> Group:
     """[1] §8.2: the knee/non-knee error ratio, its test and the verdict for the calibration regime."""
     c = rdf.concentration
-    if rdf.regression:
+    if rdf.numeric_target:
         metrics = Metrics(tuple(Metric(text(label), value, help)
                                 for label, value, help in readings.regression_concentration_metrics(c)))
         return Group("Knee error concentration", (
@@ -221,11 +224,11 @@ class _ExpandedRowLabels:
 _AUDITS: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
 
 
-def _audit_key(pred: Predictions, options: AuditParams):
+def _audit_key(pred: Predictions, options):
     return (pred.fingerprint, options.attribute, options.rdf.knees) if pred.fingerprint else None
 
 
-def _run(pred: Predictions, options: AuditParams) -> ResidualAudit:
+def _run(pred: Predictions, options) -> ResidualAudit:
     audit = at_threshold(analyse(pred, options.attribute, options.rdf, progress=options.progress), pred,
                          options.threshold)
     if (key := _audit_key(pred, options)) is not None:
@@ -233,7 +236,7 @@ def _run(pred: Predictions, options: AuditParams) -> ResidualAudit:
     return audit
 
 
-def _run_invariance(pred: Predictions, options: AuditParams) -> ThresholdInvarianceResult:
+def _run_invariance(pred: Predictions, options) -> ThresholdInvarianceResult:
     key = _audit_key(pred, options)
     audit = _AUDITS.get(key) if key is not None else None
     return threshold_invariance(pred, options.attribute, knees=options.rdf.knees, audit=audit)
@@ -252,7 +255,7 @@ def invariance_to_dict(result: ThresholdInvarianceResult) -> dict:
     return {"threshold_invariance": result.to_dict()}
 
 
-def invariance_display(pred: Predictions, result: ThresholdInvarianceResult, params: AuditParams) -> list[Item]:
+def invariance_display(pred: Predictions, result: ThresholdInvarianceResult, options) -> list[Item]:
     """[1] App. D.1, Table 5: the metrics across τ for the first pair (the page picks the pair), the CV of every
     metric per pair, and what they show."""
     return [Group("Metrics across thresholds", (Figure(lambda: figs.invariance_figure(result)),), key="invariance_figure"),
@@ -273,3 +276,11 @@ def _cv_cells(frame):
 THRESHOLD_SECTION = Section("threshold_invariance", _run_invariance,
                             lambda pred, result, options: invariance_to_dict(result),
                             title="Threshold invariance (τ = 0.1…0.9)", weighted=True, display=invariance_display)
+
+
+# ----------------------------------------------------------------------------------------------- the checks
+
+# one method serves both tasks: the audit branches once on the spec's ``numeric_target`` (D in the target's units)
+CHECK = Check("residuals", {BINARY.name: SECTION, REGRESSION.name: SECTION})
+# only a task with a decision at τ has a threshold to vary
+THRESHOLD_CHECK = Check("threshold_invariance", {BINARY.name: THRESHOLD_SECTION})

@@ -1,9 +1,11 @@
 """The explanation-disparity section ([4]): its display list, drawn by the page, the HTML report and the terminal,
 and its JSON (``fairviz audit --explain``, ``fairviz explain``, the page's download).
 
-In the audit it runs only when asked (``AuditParams.explain``) and only on predictions with a text column: the
-model under audit is not available to fairviz, so a tiny BERT is trained on the texts and labels and its
-explanations are compared between the groups of the audited attribute (the two largest groups).
+In the audit it runs only when asked (the audit settings' ``explain``, an ``ExplainAuditParams``) and only on
+predictions with a text column: the model under audit is not available to fairviz, so a tiny BERT is trained on the
+texts and labels and its explanations are compared between the groups of the audited attribute (the two largest
+groups). The section reads the audit's settings as ``options`` (duck-typed: ``attribute``, ``explain``,
+``progress``), so that this concept stays below the report.
 """
 from __future__ import annotations
 
@@ -12,15 +14,16 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from fairviz.core.checks import Check, Section
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, Text, text
 from fairviz.core.wording import fmt, fmt_interval
 from fairviz.data import Predictions
+from fairviz.data.tasks import BINARY
 from fairviz.explain import (METHOD_NAMES, METRICS, DisparityAudit, ExplainParams, ExplainResult, ModelParams,
                              compare, disparity_json, model_readings, model_warnings, run)
 from fairviz.explain import data as xdata
 from fairviz.explain import figures as figs
 from fairviz.explain import readings
-from fairviz.report.options import AuditParams, Section
 
 TITLE = "Explanation disparity"
 
@@ -61,7 +64,7 @@ def section_dict(found: ExplainSection) -> dict:
 
 # ----------------------------------------------------------------------------------------------- display
 
-def display(pred: Predictions, found: ExplainSection | None, params: AuditParams) -> list[Item]:
+def display(pred: Predictions, found: ExplainSection | None, options) -> list[Item]:
     """The audit's section: the whole analysis, or why it was skipped."""
     if found is None:
         return []
@@ -231,10 +234,13 @@ def twin_pair_display(result: ExplainResult, run: int, method: str, first: pd.Se
     return items
 
 
-def _run(pred: Predictions, options: AuditParams) -> ExplainSection | None:
+def _run(pred: Predictions, options) -> ExplainSection | None:
     return None if options.explain is None else run_section(pred, options.attribute, options.explain, options.progress)
 
 
 SECTION = Section("explanations", _run,
                   lambda pred, found, options: {} if found is None else section_dict(found),
                   None, title=TITLE, display=display)
+
+
+CHECK = Check("explain", {BINARY.name: SECTION})

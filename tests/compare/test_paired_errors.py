@@ -11,12 +11,12 @@ from scipy import stats as sps
 from streamlit.testing.v1 import AppTest
 
 from fairviz.compare import CompareParams
-from fairviz.compare.regression import compare_regression
+from fairviz.compare import compare_errors
 from fairviz.core.wording import fmt_p
 from fairviz.data import ColumnMapping, DataError, build_predictions
 from fairviz.data.model import ScoreColumn
 from fairviz.data.samples import load_sample
-from fairviz.report.compare import regression_display, regression_to_dict
+from fairviz.compare.display import errors_display, to_dict
 from fairviz.report.render import to_terminal
 from tests.conftest import ROOT
 
@@ -33,7 +33,7 @@ def _data(n=3000, seed=0, shift=4.0):
 
 def test_each_groups_difference_is_scipys_paired_t_test():
     frame, pred = _data()
-    result = compare_regression(pred, "g")
+    result = compare_errors(pred, "g")
     assert result.reference == "a"                                 # the largest group
     for group in ("a", "b", "c"):
         rows = frame[frame["g"] == group]
@@ -49,7 +49,7 @@ def test_each_groups_difference_is_scipys_paired_t_test():
 
 def test_a_gaps_change_is_welchs_test_on_the_paired_differences():
     frame, pred = _data()
-    result = compare_regression(pred, "g")
+    result = compare_errors(pred, "g")
     d_rows = (frame["pb"] - frame["y"]).abs() - (frame["pa"] - frame["y"]).abs()
     welch = sps.ttest_ind(d_rows[frame["g"] == "b"], d_rows[frame["g"] == "a"], equal_var=False)
     gap = result.difference("mae_gap", "b")
@@ -65,20 +65,20 @@ def test_a_gaps_change_is_welchs_test_on_the_paired_differences():
     bias_gap = result.difference("bias_gap", "b")
     assert bias_gap.value_a == pytest.approx(4.0, abs=0.6) and abs(bias_gap.value_b) < 0.6
     assert bias_gap.p_adjusted < 1e-6
-    sentences = to_terminal(regression_display(result))
+    sentences = to_terminal(errors_display(result))
     assert "pb closes the bias gap of b against a" in sentences
 
 
 def test_bh_adjusts_the_whole_family_and_null_models_rarely_differ():
     from statsmodels.stats.multitest import multipletests
     _, pred = _data(shift=0.0, seed=3)
-    result = compare_regression(pred, "g")
+    result = compare_errors(pred, "g")
     p = [d.p_value for d in result.differences]
     assert [d.p_adjusted for d in result.differences] == pytest.approx(list(multipletests(p, method="fdr_bh")[1]))
     flagged = 0
     for seed in range(20):
         _, null = _data(shift=0.0, seed=100 + seed)
-        flagged += any(d.p_adjusted < 0.05 for d in compare_regression(null, "g").differences)
+        flagged += any(d.p_adjusted < 0.05 for d in compare_errors(null, "g").differences)
     assert flagged <= 3                 # two exchangeable models: at most a few of 20 runs flag anything
 
 
@@ -88,7 +88,7 @@ def test_engine_counts_weigh_as_the_rows_they_stand_for():
     weighted = build_predictions(frame.assign(w=2), pred.mapping)
     from dataclasses import replace
     weighted = replace(weighted, weight=np.full(len(frame), 2, np.int64))
-    by_rows, by_weight = compare_regression(doubled, "g"), compare_regression(weighted, "g")
+    by_rows, by_weight = compare_errors(doubled, "g"), compare_errors(weighted, "g")
     for d_rows, d_weight in zip(by_rows.differences, by_weight.differences):
         assert d_weight.difference == pytest.approx(d_rows.difference, rel=1e-10)
         assert d_weight.p_value == pytest.approx(d_rows.p_value, rel=1e-9)
@@ -99,9 +99,9 @@ def test_one_model_or_a_binary_task_is_refused_plainly():
     frame, pred = _data()
     one = build_predictions(frame, ColumnMapping("y", "pa", ("g",), task="regression"))
     with pytest.raises(DataError, match="two different models"):
-        compare_regression(one, "g")
+        compare_errors(one, "g")
     with pytest.raises(DataError, match="regression"):
-        compare_regression(load_sample("compas"), "race")
+        compare_errors(load_sample("compas"), "race")
 
 
 def test_the_regression_samples_parity_page_compares_its_two_models():
@@ -113,14 +113,14 @@ def test_the_regression_samples_parity_page_compares_its_two_models():
     assert at.selectbox(key="compare_a").value == "gradient boosting"
     assert at.selectbox(key="compare_b").value == "linear regression"
     differences = next(df.value for df in at.dataframe if "Δ (second − first)" in df.value.columns)
-    expected = compare_regression(load_sample("adult_hours"), "sex", None, "gradient boosting", "linear regression",
+    expected = compare_errors(load_sample("adult_hours"), "sex", None, "gradient boosting", "linear regression",
                                   CompareParams())
     row = differences[(differences["Metric"] == "MAE") & (differences["Group"] == "Female")].iloc[0]
     want = expected.difference("mae", "Female")
     assert row["Δ (second − first)"] == pytest.approx(want.difference)
     assert row["p (BH)"] == fmt_p(want.p_adjusted)
     assert any("linear regression" in i.value for i in at.info)          # the readings
-    data = regression_to_dict(expected)
+    data = to_dict(expected)
     assert data["differences"]["mae|Female"]["difference"] == pytest.approx(want.difference)
 
 

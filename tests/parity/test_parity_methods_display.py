@@ -4,11 +4,12 @@ them."""
 import numpy as np
 
 from fairviz.core.display import Figure, Group, Text, tables, walk
-from fairviz.parity.multiclass import MulticlassParityParams, multiclass_parity
-from fairviz.parity.regression import RegressionParityParams, regression_parity
-from fairviz.report.parity_tasks import multiclass_display, regression_display
+from fairviz.parity.one_vs_rest import MulticlassParityParams, multiclass_parity
+from fairviz.parity.error_parity import RegressionParityParams, regression_parity
+from fairviz.parity.display import multiclass_display, regression_display
 from fairviz.report.render import to_html, to_terminal
-from fairviz.sample_size.multiclass import match_by_class
+from fairviz.sample_size.class_match import match_by_class
+from fairviz.sample_size.display import class_match_display
 from fairviz.sample_size.results import MatchParams
 
 NAMES = ("women", "men", "**other**")
@@ -74,7 +75,7 @@ def multiclass(harm=0.3, seed=0):
 
 def test_multiclass_display_reads_gap_the_worst_cell_and_match():
     result, match = multiclass()
-    items = multiclass_display(result, match, key=("test",))
+    items = multiclass_display(result, class_match_display(match, ("test",)), key=("test",))
     assert items[0].level == "finding" and "beyond sampling noise" in items[0].plain()
     assert "high" in items[0].plain()                                      # the class that contributes most
     texts = _texts(items)

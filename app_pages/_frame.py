@@ -19,6 +19,7 @@ from fairviz.core.markup import md
 from fairviz.data import DataError, Predictions
 from fairviz.data.samples import DEFAULT_SAMPLE, load_sample, negative_benefit_samples, samples
 from fairviz.data.tasks import spec_of
+from fairviz.data.view import View
 from app_pages._cache import CACHE_TTL
 
 PRED = "predictions"          # session-state keys
@@ -38,36 +39,6 @@ DEFAULT_THRESHOLD = 0.5
 BENEFIT_LABELS = {"positive": "Positive prediction (score ≥ τ)", "negative": "Negative prediction (score < τ)"}
 NEGATIVE_BY_DEFAULT = negative_benefit_samples()   # samples whose positive prediction is a harm (assets/samples.json)
 log = logging.getLogger("fairviz.app")
-
-
-# ------------------------------------------------------------------ the View (until fairviz.data.view lands)
-
-@dataclass(frozen=True)
-class View:
-    """A local stand-in for ``fairviz.data.view.View``, written in parallel by the view helper (same fields; replace
-    this class by that import, and ``at`` by ``Predictions.at``, when it is merged): which model, group attribute,
-    class (one vs rest), τ, beneficial outcome and reference group a page looks at. ``model``: None when the data
-    hold one model; ``class_name``: None unless the task has classes."""
-    model: str | None = None
-    attribute: str | None = None
-    class_name: str | None = None
-    threshold: float = 0.5
-    benefit: str = "positive"
-    reference: str | None = None
-
-    def to_params(self) -> dict[str, str]:
-        """The view as address parameters (what a link and a refresh carry), in a fixed order."""
-        params = {"attribute": self.attribute, "tau": f"{self.threshold:.2f}", "benefit": self.benefit,
-                  "reference": self.reference, "model": self.model, "class": self.class_name}
-        return {name: str(value) for name, value in params.items() if value is not None}
-
-
-def at(pred: Predictions, view: View) -> Predictions:
-    """The derived table a page reads for ``view`` (stand-in for ``Predictions.at``): the class one vs rest, or the
-    model's own predictions."""
-    if view.class_name is not None:
-        return pred.one_vs_rest(view.class_name)
-    return pred.with_model(view.model or pred.model_names[0])
 
 
 @dataclass(frozen=True)
@@ -121,7 +92,7 @@ class Context:
         taken again only when the model or the class changes."""
         view = replace(self.view, **changes)
         same_table = (view.model, view.class_name) == (self.view.model, self.view.class_name)
-        return Context(view, self.pred if same_table else at(self.data, view), self.data)
+        return Context(view, self.pred if same_table else self.data.at(view), self.data)
 
 
 def context() -> Context:
@@ -133,7 +104,7 @@ def context() -> Context:
     view = View(model=state[MODEL] if pred.several_models else None, attribute=state[ATTRIBUTE],
                 class_name=state[CLASS] if spec_of(pred).per_class else None, threshold=float(state[THRESHOLD]),
                 benefit=state[BENEFIT], reference=state.get(REFERENCE))
-    return Context(view, at(pred, view), pred)
+    return Context(view, pred.at(view), pred)
 
 
 @st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=CACHE_TTL)

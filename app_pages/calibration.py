@@ -36,6 +36,7 @@ from fairviz.core.focus import Focus
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
 from fairviz.calibration import display as section
+from fairviz.data.view import View
 from fairviz.report.options import AuditParams
 from app_pages import _render, _ui, _upload
 from app_pages._compare import compare_view
@@ -275,7 +276,7 @@ def _add_model(model: str, method: str, attribute: str, params: RecalParams) -> 
     """The button's callback: it runs before the page's next run, so the new model is picked before the sidebar's
     Model picker is drawn."""
     try:
-        scores, title, note = recalibrated_model(_ui.current().with_model(model), method, attribute, params)
+        scores, title, note = recalibrated_model(_ui.current().at(View(model=model)), method, attribute, params)
         _ui.add_model(title, scores, note)
     except DataError as err:
         st.session_state[ADDED] = ("error", "The model was not added: " + " ".join(md(p) for p in err.problems))

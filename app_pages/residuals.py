@@ -14,6 +14,7 @@ from fairviz.core.display import Figure, Group, Text, group
 from fairviz.core.markup import csv_bytes
 from fairviz.data import DataError
 from fairviz.data.tasks import spec_of
+from fairviz.data.view import View
 from fairviz.report.options import AuditParams
 from fairviz.residuals.display import SECTION as RESIDUALS
 from fairviz.residuals.display import THRESHOLD_SECTION
@@ -199,10 +200,10 @@ def _calibration_shape(ctx: _ui.Context, params: RDFParams, audited) -> Calibrat
     before, after = recalibration_pair(ctx.pred.active_model, ctx.pred.model_names)
     added = after is not None
     if not added:
-        scores, after, note = recalibrated_model(joint.with_model(before), "temperature", ctx.attribute)
+        scores, after, note = recalibrated_model(joint.at(View(model=before)), "temperature", ctx.attribute)
         joint = joint.with_added_model(after, scores, note)
     how = recalibration_note(after, joint.notes) or "added on the Calibration page."
-    before_view, after_view = (RESIDUALS.given(joint.with_model(m)) for m in (before, after))
+    before_view, after_view = (RESIDUALS.given(joint.at(View(model=m))) for m in (before, after))
     return calibration_shape(before_view, after_view, ctx.attribute, params, how, added,
                              known={ctx.pred.active_model: audited})
 

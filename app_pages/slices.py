@@ -16,7 +16,8 @@ from fairviz.slices.display import MAX_ROWS, slices_display
 from fairviz.data.tasks import spec_of
 from fairviz.slices import SliceParams, SliceResult, find_slices, slice_counts
 from fairviz.slices.methods import method_of
-from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, SLICE_PREFIX, default_top_k, slice_attribute
+from fairviz.data.model import SLICE_PREFIX, slice_attribute
+from fairviz.slices.counts import FULL_LATTICE, MAX_DEPTH, default_top_k
 from fairviz.slices.readings import metric_title
 from app_pages import _ui
 from app_pages._render import render
@@ -74,7 +75,7 @@ def audit_slice(values: dict) -> None:
     pred = _ui.current()
     name, view = slice_attribute(pred, values)
     st.session_state[_ui.PRED] = dataclasses.replace(pred, attributes={**pred.attributes, name: view},
-                                                     _intersections={})
+                                                     _derived={})
     st.session_state[_ui.ATTRIBUTE] = name
 
 

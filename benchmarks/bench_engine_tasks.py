@@ -115,13 +115,14 @@ def multiclass_results(pred, resamples: int) -> dict:
     from fairviz.calibration.top_label_ece import analyse_multiclass
     from fairviz.core.ece import ece
     from fairviz.parity.one_vs_rest import MulticlassParityParams, multiclass_parity
+    from fairviz.data.view import View
     view = pred.attributes["group"]
     parity = multiclass_parity(pred.y, pred.predicted, view.codes, view.names, pred.classes, pred.weight, "group",
                                MulticlassParityParams(resamples=resamples))
     w = np.ones(pred.y.size) if pred.weight is None else pred.weight
     rest = {}
     for name in pred.classes:                       # each class one vs rest, as the binary pages read it
-        binary = pred.one_vs_rest(name)
+        binary = pred.at(View(class_name=name))
         for g, group in enumerate(view.names):
             mask = view.codes == g
             rest[f"{name}/{group}"] = {

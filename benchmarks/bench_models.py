@@ -55,9 +55,10 @@ def two_models(path, mapping, timings: dict):
     from fairviz.compare import compare_models
     from fairviz.data.engine import reduce_path
     from fairviz.report.plan import AuditParams, audit as run_audit
+    from fairviz.data.view import View
     wall, cpu, joint = timed(lambda: reduce_path(path, mapping).predictions())
     timings["reduction"] = (wall, cpu)
-    wall, cpu, audits = timed(lambda: [run_audit(joint.with_model(m), AuditParams()) for m in joint.model_names])
+    wall, cpu, audits = timed(lambda: [run_audit(joint.at(View(model=m)), AuditParams()) for m in joint.model_names])
     timings["two audits"] = (wall, cpu)
     wall, cpu, comparison = timed(lambda: compare_models(joint, "group", 0.5))
     timings["comparison"] = (wall, cpu)
@@ -69,7 +70,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    from fairviz.data import ColumnMapping, ScoreColumn
+    from fairviz.data import ColumnMapping, ScoreColumn, View
 
     single = ColumnMapping("label", "score", ("group",))
     double = ColumnMapping("label", "score", ("group",), more_scores=(ScoreColumn("score_v2"),))
@@ -98,7 +99,7 @@ def main() -> None:
         print("  two models' parts, fastest: " + ", ".join(f"{k} {w:.2f} s wall / {c:.2f} s CPU"
                                                           for k, (w, c) in parts.items()))
         print(f"joint cells: {joint.y.size:,}; per model: "
-              + ", ".join(f"{m} {joint.with_model(m).y.size:,}" for m in joint.model_names))
+              + ", ".join(f"{m} {joint.at(View(model=m)).y.size:,}" for m in joint.model_names))
         print(f"two models / one model: {best['two models'][0] / best['one model'][0]:.2f}× wall, "
               f"{best['two models'][1] / best['one model'][1]:.2f}× CPU (target ≤ 2.2×)")
 

@@ -23,6 +23,7 @@ from fairviz.compare import compare_errors  # noqa: E402
 from fairviz.data import ColumnMapping, build_predictions  # noqa: E402
 from fairviz.data.model import ScoreColumn  # noqa: E402
 from fairviz.parity.error_parity import RegressionParityParams, analyse_regression  # noqa: E402
+from fairviz.data.view import View  # noqa: E402
 
 
 def data(rows: int, seed: int = 0):
@@ -50,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
     pred = data(args.rows)
     compare = fastest(lambda: compare_errors(pred, "group"))
-    parity = fastest(lambda: analyse_regression(pred.with_model("a"), "group", RegressionParityParams()))
+    parity = fastest(lambda: analyse_regression(pred.at(View(model="a")), "group", RegressionParityParams()))
     print(f"{args.rows:,} rows × 5 groups, two models")
     print(f"compare_errors (paired t-tests):           {compare[0]:6.2f} s wall / {compare[1]:6.2f} s CPU")
     print(f"one model's Group parity (the reference):  {parity[0]:6.2f} s wall / {parity[1]:6.2f} s CPU")

@@ -1,9 +1,9 @@
 """fairviz: pure computation and figure building for visual fairness exploration (no Streamlit inside)."""
+from fairviz.version import __version__
 from fairviz.data import ColumnMapping, DataError, Predictions, build_predictions, guess_mapping, load_predictions, read_table
 
 __all__ = ["ColumnMapping", "DataError", "Predictions", "build_predictions", "guess_mapping", "load_predictions",
            "read_table"]
-__version__ = "0.1.0"            # the one place the version is written (pyproject.toml reads it)
 
 
 def __getattr__(name):

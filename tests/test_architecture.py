@@ -62,3 +62,49 @@ def test_no_import_circle_inside_the_data_package():
         for imported in graph.find_modules_directly_imported_by(module) & modules:
             assert not graph.chain_exists(imported, module), \
                 f"{module} → {imported} → … → {module}: {graph.find_shortest_chain(imported, module)}"
+
+
+def test_no_module_of_fairviz_imports_itself_back():
+    """No import circle anywhere in fairviz, lazy (function-level) imports included: a circle is a seam where two
+    modules each need the other's internals. Imports under ``if TYPE_CHECKING`` are annotations, not dependencies."""
+    import grimp
+    graph = grimp.build_graph("fairviz", include_external_packages=False, exclude_type_checking_imports=True)
+    circles = [sorted(c) for c in _strongly_connected(graph) if len(c) > 1]
+    assert not circles, circles
+
+
+def _strongly_connected(graph) -> list[list[str]]:
+    """Tarjan's strongly connected components of the import graph (iterative: the graph is deep)."""
+    index, low, on_stack, stack, found, counter = {}, {}, set(), [], [], 0
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = counter = counter + 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter = counter + 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                found.append(component)
+    return found

@@ -27,6 +27,7 @@ from fairviz.calibration.reliability import logit, reliability_table, weighted_q
 from fairviz.calibration.results import EPS, OVERALL
 from fairviz.calibration.smooth_ece import smooth_ece
 from fairviz.data import DataError, Predictions
+from fairviz.data.view import View
 from fairviz.core.ece import ece
 
 METHODS = {"platt": "Platt (logistic)", "temperature": "Temperature", "isotonic": "Isotonic",
@@ -329,10 +330,10 @@ def recalibrated_model(joint: Predictions, method: str, attribute: str | None = 
     recalibrates (the active model's view, weighted data expanded to rows, so the same seeded split), and each entry
     takes the recalibrated score of its rows. Auditing the new model on the evaluation rows therefore gives the
     standalone's evaluation numbers. ``joint`` may be the joint predictions (its first model is recalibrated) or a
-    ``with_model`` view (that model is)."""
+    model's table (``at``: that model is)."""
     base = joint.joint()
     model = joint.active_model
-    view = base.with_model(model)
+    view = base.at(View(model=model))
     rows = view.rows()
     result = recalibrate(rows, attribute, replace(params, methods=(method,)))
     fitted = result.method(method)

@@ -35,6 +35,7 @@ from fairviz.core.counts import ConfusionCounts, decisions
 from fairviz.data import Predictions
 from fairviz.data.model import merged_cells, model_entry_index
 from fairviz.data.groups import group_counts
+from fairviz.data.view import View
 from fairviz.residuals.knees import curve_size, percentiles, quantiles_from_counts
 from fairviz.residuals.analysis import analyse as residual_analyse
 from fairviz.residuals.metrics import residuals
@@ -279,10 +280,10 @@ class ResidualDistances:
 def knee_shares(joint: Predictions, attribute: str, title: str, weight: np.ndarray) -> np.ndarray:
     """The share of each of ``joint``'s entries in its group's knee regions under model ``title``: the residual
     page's own knees and regions (``fairviz.residuals.analyse``, the paper's settings), found on the model's own
-    entries (``with_model``: what the residual page audits) and handed to the joint entries merged into them. A
+    entries (``at``: what the residual page audits) and handed to the joint entries merged into them. A
     joint entry's rows are those of its model entry with the same label and (a part of) the same score cell, so the
     ratio read on the joint entries is the page's."""
-    view = joint.with_model(title)
+    view = joint.at(View(model=title))
     audit = residual_analyse(view, attribute, RDFParams(resamples=0, knee_resamples=0))
     own = np.ones(view.y.size) if view.weight is None else view.weight
     return (audit.region_rows / np.maximum(own, 1))[model_entry_index(joint, title)]
@@ -324,7 +325,7 @@ def _table(joint: Predictions, view, attribute: str, threshold: float, benefit: 
     f_dist = {d.group: d for d in differences if d.metric == "f_dist"}
     rows = []
     for side, title in enumerate(models):
-        one = joint.with_model(title)
+        one = joint.at(View(model=title))
         counts = group_counts(one, one.groups(attribute), threshold)
         total = ConfusionCounts(*(sum(getattr(c, f) for c in counts) for f in ("tp", "fn", "fp", "tn")))
         for group, c in [(None, total), *zip(view.names, counts)]:

@@ -1,8 +1,9 @@
 """Ingest: the data model, reading, role guessing and validation — the public face of ``fairviz.data``.
 
 Callers import from here. Inside: ``model`` (``Predictions``, ``ColumnMapping``, ``GroupView``, ``Sample``,
-``DataError``), ``reading`` (CSV and Parquet within documented limits), ``roles`` (which column plays which role, for
-every form that maps columns), ``validation`` (a frame under a mapping → ``Predictions``); and, imported by module,
+``DataError``), ``view`` (``View``: model × attribute × class × τ × benefit × reference, ``Predictions.at`` its
+table), ``reading`` (CSV and Parquet within documented limits), ``roles`` (which column plays which role, for every
+form that maps columns), ``validation`` (a frame under a mapping → ``Predictions``); and, imported by module,
 ``engine`` (the reduction to counts on DuckDB or Spark), ``samples``, ``limits`` and ``groups``.
 """
 from fairviz.data.model import (
@@ -14,6 +15,7 @@ from fairviz.data.model import (
     GroupView,
     Predictions,
     Sample,
+    UnknownName,
     intersection_view,
 )
 from fairviz.data.reading import (
@@ -36,6 +38,7 @@ from fairviz.data.roles import (
 )
 from fairviz.data.tasks import guess_mapping
 from fairviz.data.validation import MIN_GROUP_SIZE, build_predictions, load_predictions
+from fairviz.data.view import View
 
 __all__ = [
     # the data model
@@ -46,6 +49,8 @@ __all__ = [
     "GroupView",
     "Predictions",
     "Sample",
+    "UnknownName",
+    "View",
     "INTERSECTION_SEP",
     "intersection_view",
     # reading

@@ -16,7 +16,7 @@ the data lives, the few dialect differences kept in ``fairviz.data.dialects``; t
 
 Only the table travels back, bounded whatever the input size (binary: at most groups × 2 labels ×
 ``DEFAULT_CELLS`` + 1 rows). Several models are reduced in the same scan, grouped by every model's cell; each
-model's audit merges the table to its own cells (``Predictions.with_model``) and the paired comparisons read the
+model's audit merges the table to its own cells (``Predictions.at``) and the paired comparisons read the
 joint cells. When every cell of the table holds a single distinct value (COMPAS's 10 deciles, any few-valued score),
 the table *is* the exact count per distinct value and ``resolution`` is 0: the audits then equal the row-level ones
 (inputs of at most ``EXACT_ROWS`` rows are always reduced exactly). Otherwise each cell carries the mean of its

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field, replace
 
-from fairviz import __version__
+from fairviz.version import __version__
 from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
@@ -19,6 +19,7 @@ from fairviz.data import DataError, NotApplicable, Predictions
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
 from fairviz.data.scales import score_statement
 from fairviz.calibration import display as calibration
+from fairviz.data.view import View
 from fairviz.compare import CompareParams
 from fairviz.compare import display as compare
 from fairviz.data.tasks import spec_of
@@ -192,7 +193,7 @@ def run_sections(pred: Predictions, options: AuditParams, sections: list[Section
     in its order; ``options.sections`` keeps only those it names), the Summary and, with several models and
     ``options.compare``, their comparison. ``closed_form``: the Summary's tests that need no resamples, in words."""
     joint = pred.joint()
-    pred = pred.with_model(pred.active_model)     # several models: the sections audit one, as a one-model audit
+    pred = pred.at(View(model=pred.active_model))     # several models: the sections audit one, as a one-model audit
     attribute = options.attribute or pred.attribute_names[0]
     options = replace(options, attribute=attribute)
     data = {

@@ -132,7 +132,7 @@ def cell_residuals(sg: SortedGroup, cells: int | ResidualGrid | None) -> np.ndar
 
 def joint_search(pred: Predictions, attribute: str | None, names, grid: ResidualGrid | None) -> list | None:
     """Per group (in the order of ``names``): the search values and rows of the joint table's entries, for one
-    model's view of a binned table of several models (``Predictions.with_model``), else None. The view merges
+    model's view of a binned table of several models (``Predictions.at``), else None. The view merges
     entries that share groups, target and this model's prediction, which can pool rows of two residual cells; the
     joint entries each hold one cell of every model's residual, so the search reads the rows' cells from them."""
     joint = pred.joint()

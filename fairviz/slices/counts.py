@@ -284,25 +284,3 @@ def slice_names(table: pd.DataFrame, attributes) -> list[str]:
     columns = [table[a].to_numpy(object) for a in attributes]
     return [" ∧ ".join(f"{a}={v}" for a, v in zip(attributes, values) if isinstance(v, str))
             for values in zip(*columns)]
-
-
-SLICE_PREFIX = "slice: "
-IN_SLICE, REST = "in the slice", "the rest"
-
-
-def slice_attribute(pred, values: dict) -> tuple[str, object]:
-    """The attribute "this slice vs the rest" over ``pred``'s entries: ``slice: sex=F ∧ age=18-25`` with two groups
-    (the larger first, as every attribute orders its groups). ``values``: attribute → value."""
-    from fairviz.data.model import GroupView
-
-    inside = np.ones(len(pred.y), bool)
-    for attribute, value in values.items():
-        view = pred.attributes[attribute]
-        if value not in view.names:
-            raise DataError(f"'{value}' is not a group of '{attribute}'.")
-        inside &= view.mask(value)
-    name = SLICE_PREFIX + " ∧ ".join(f"{a}={v}" for a, v in values.items())
-    weight = np.ones(len(inside)) if pred.weight is None else np.asarray(pred.weight, float)
-    names = (IN_SLICE, REST) if weight[inside].sum() >= weight[~inside].sum() else (REST, IN_SLICE)
-    codes = np.where(inside, names.index(IN_SLICE), names.index(REST)).astype(np.int32)
-    return name, GroupView(name, codes, names, pred.weight)

@@ -14,6 +14,7 @@ from fairviz.data import DataError
 from fairviz.data import engine as engine_module
 from fairviz.data.engine import reduce_path
 from fairviz.data.samples import load_sample, sample_path, samples
+from fairviz.data.view import View
 
 ATTRIBUTE = "sex"
 
@@ -47,12 +48,12 @@ def adult():
 @pytest.mark.parametrize("per_group", [False, True])
 def test_added_model_reproduces_the_standalone_recalibration_on_rows(adult, model, per_group):
     params = RecalParams(per_group=per_group)
-    view = adult.with_model(model)
+    view = adult.at(View(model=model))
     result = recalibrate(view.rows(), ATTRIBUTE, params)          # the Calibration page's call, every method at once
     evaluation = ~result.calibration_rows
     for method in params.methods:
         scores, title, note = recalibrated_model(view, method, ATTRIBUTE, params)
-        added = adult.with_added_model(title, scores, note).with_model(title)
+        added = adult.with_added_model(title, scores, note).at(View(model=title))
         assert added.active_model == title and title in added.model_names
         groups = added.groups(ATTRIBUTE)
         assert_same(judged(added.score, added.y, groups.codes, groups.names, evaluation), standalone(result, method))
@@ -61,7 +62,7 @@ def test_added_model_reproduces_the_standalone_recalibration_on_rows(adult, mode
 
 
 def test_per_group_recalibration_applies_each_groups_own_map(adult):
-    view = adult.with_model("gradient boosting")
+    view = adult.at(View(model="gradient boosting"))
     scores, _, _ = recalibrated_model(view, "platt", ATTRIBUTE, RecalParams(per_group=True))
     groups = view.groups(ATTRIBUTE)
     result = recalibrate(view, ATTRIBUTE, RecalParams(methods=("platt",), per_group=True))
@@ -82,7 +83,7 @@ def test_title_and_note_say_what_was_fitted_where(adult):
     assert title == "gradient boosting · isotonic"              # the joint predictions: the first model
     assert "a random 50% of rows (seed 0) calibrate" in note and "8,141 evaluation rows" in note
     assert "ECE 0.012 →" in note
-    _, title, note = recalibrated_model(adult.with_model("logistic regression"), "temperature", ATTRIBUTE,
+    _, title, note = recalibrated_model(adult.at(View(model="logistic regression")), "temperature", ATTRIBUTE,
                                         RecalParams(per_group=True, fraction=0.3, seed=4))
     assert title == "logistic regression · temperature per sex"
     assert "one map per sex group" in note and "a random 30% of rows (seed 4)" in note
@@ -113,7 +114,7 @@ def test_added_model_reproduces_the_standalone_recalibration_on_weighted_data(mo
     assert joint.weighted and joint.several_models and bool(joint.resolution) == binned
     params = RecalParams(per_group=per_group)
     for model in joint.model_names:
-        view = joint.with_model(model)
+        view = joint.at(View(model=model))
         rows = view.rows()                          # what the Calibration page recalibrates on weighted data
         result = recalibrate(rows, ATTRIBUTE, params)
         evaluation = ~result.calibration_rows

@@ -19,6 +19,7 @@ from fairviz.parity import ParityParams
 from fairviz.parity import analyse as parity_analyse
 from fairviz.compare import display as section
 from fairviz.residuals import f_dist
+from fairviz.data.view import View
 
 FAST = CompareParams(resamples=150, permutations=150, seed=3)
 
@@ -82,7 +83,7 @@ def test_a_family_member_on_a_subset_reads_the_subsets_own_counts():
 def test_pair_metrics_are_the_parity_and_residual_pages_numbers(adult, adult_sex):
     assert adult_sex.reference == "Male"                                  # the largest group by default
     for side, model in ((0, "gradient boosting"), (1, "logistic regression")):
-        one = adult.with_model(model)
+        one = adult.at(View(model=model))
         parity = parity_analyse(one, "sex", ParityParams(threshold=0.5, benefit="positive"))
         expected = {"ofi": parity.matrices["ofi"].value("Female", "Male"),
                     "di": parity.matrices["di"].value("Female", "Male"),
@@ -199,7 +200,7 @@ def test_knee_concentration_is_the_residual_pages_ratio_for_each_model(adult, ad
     from fairviz.residuals import RDFParams
     from fairviz.residuals import analyse as residual_analyse
     for side, model in ((0, "gradient boosting"), (1, "logistic regression")):
-        own = residual_analyse(adult.with_model(model), "sex", RDFParams(resamples=0, knee_resamples=0))
+        own = residual_analyse(adult.at(View(model=model)), "sex", RDFParams(resamples=0, knee_resamples=0))
         got = adult_sex.difference("knee_ratio")
         assert (got.value_a, got.value_b)[side] == pytest.approx(own.concentration.ratio, rel=1e-12), model
     d = adult_sex.difference("knee_ratio")

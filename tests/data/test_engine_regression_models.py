@@ -20,6 +20,7 @@ from fairviz.data import ColumnMapping, ScoreColumn, build_predictions
 from fairviz.data.engine import Engine
 from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
+from fairviz.data.view import View
 from tests.data.compare import shared
 from tests.data.servers import load_frame, postgres_bin, postgres_server
 
@@ -106,20 +107,20 @@ def test_an_uploads_reduction_audits_each_of_two_regression_models_as_the_rows(k
     assert stats.exact and len(stats.table) == ROWS
     joint, joint_rows = stats.predictions(), build_predictions(frame, MAPPING, source="upload.csv")
     for model in ("model_a", "model_b"):
-        reduced = run_audit(joint.with_model(model), params).data
-        rows = run_audit(joint_rows.with_model(model), params).data
+        reduced = run_audit(joint.at(View(model=model)), params).data
+        rows = run_audit(joint_rows.at(View(model=model)), params).data
         assert "comparison" in rows and "parity_regression" in rows and "calibration_regression" in rows
         assert numbers_differ(shared(rows, ()), shared(reduced, ()), 1e-9) == []
 
 
 def test_a_models_view_keeps_the_target_and_merges_equal_entries():
-    """The cause: ``with_model`` on weighted regression data. Whole-number targets and predictions repeat, so the
+    """The cause: ``at(View(model))`` on weighted regression data. Whole-number targets and predictions repeat, so the
     first model's view merges the joint entries that share (group, y, ŷ) and must keep y as it is."""
     rng = np.random.default_rng(5)
     frame = pd.DataFrame({"grp": rng.choice(["a", "b"], 3_000), "price": rng.integers(-300, 300, 3_000) * 1.0,
                           "model_a": rng.integers(-20, 20, 3_000) * 1.0, "model_b": rng.normal(0, 200, 3_000)})
     joint = Engine().reduce(frame.to_csv(index=False).encode(), MAPPING, "upload.csv").predictions()
-    view, rows = joint.with_model("model_a"), build_predictions(frame, MAPPING).with_model("model_a")
+    view, rows = joint.at(View(model="model_a")), build_predictions(frame, MAPPING).at(View(model="model_a"))
     assert view.y.dtype == np.float64 and view.y.size < joint.y.size
     entries = pd.DataFrame({"g": view.attributes["grp"].codes, "y": view.y, "s": view.score, "w": view.weight})
     expected = pd.DataFrame({"g": rows.attributes["grp"].codes, "y": rows.y, "s": rows.score, "w": 1})
@@ -202,9 +203,9 @@ def test_a_binned_rates_models_move_by_less_than_the_note_says(tmp_path, monkeyp
     sd = float(frame["price"].std())
     scales = {"y": sd, "yy": sd ** 2, "1": 1.0}
     for model in ("model_a", "model_b"):
-        assert pred.with_model(model).y.size == pred.y.size            # no two entries share (group, y, ŷ)
-        reduced = point_estimates(run_audit(pred.with_model(model), params).data)
-        rows = point_estimates(run_audit(build_predictions(frame, MAPPING).with_model(model), params).data)
+        assert pred.at(View(model=model)).y.size == pred.y.size            # no two entries share (group, y, ŷ)
+        reduced = point_estimates(run_audit(pred.at(View(model=model)), params).data)
+        rows = point_estimates(run_audit(build_predictions(frame, MAPPING).at(View(model=model)), params).data)
         assert reduced.keys() == rows.keys() and len(rows) > 50
         moved = {k: abs(reduced[k][0] - v) / scales[scale] for k, (v, scale) in rows.items()}
         assert max(moved.values()) < 1e-4, (model, max(moved.items(), key=lambda kv: kv[1]))

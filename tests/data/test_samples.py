@@ -11,6 +11,7 @@ import pytest
 
 from fairviz.data import ColumnMapping, ScoreColumn, load_predictions
 from fairviz.data.samples import load_sample, samples
+from fairviz.data.view import View
 
 ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
@@ -231,7 +232,7 @@ def test_adult_sample_loads_with_two_named_models(frames, catalogue):
     assert np.array_equal(pred.score, frame["score"].to_numpy())        # the first model is the active one
     assert np.array_equal(pred.scores["gradient boosting"], frame["score"].to_numpy())
     assert np.array_equal(pred.scores["logistic regression"], frame["score_lr"].to_numpy())
-    lr = pred.with_model("logistic regression")
+    lr = pred.at(View(model="logistic regression"))
     assert lr.model == "logistic regression" and np.array_equal(lr.score, frame["score_lr"].to_numpy())
     # the other samples keep one model, named by its column
     assert load_sample("compas").model_names == ["score"]

@@ -11,6 +11,7 @@ from fairviz.data import ColumnMapping, DataError, ScoreColumn
 from fairviz.data.engine import Engine, reduce_path
 from fairviz.data.tasks.binary import JOINT_CELLS
 from fairviz.data.validation import build_predictions
+from fairviz.data.view import View
 
 
 def _two_models(n: int, seed: int = 0, decimals: int | None = None) -> pd.DataFrame:
@@ -32,16 +33,16 @@ def test_every_model_is_validated_on_the_same_rows_and_viewed_alone():
     pred = build_predictions(frame, MAPPING)
     assert pred.model_names == ["first", "second"] and pred.n == 2999
     assert any("of any model" in note for note in pred.notes)
-    second = pred.with_model("second")
+    second = pred.at(View(model="second"))
     expected = frame.drop(index=5)["v2"].to_numpy() / 100
     np.testing.assert_array_equal(second.score, expected)
     assert second.active_model == "second" and second.model_names == ["first", "second"]
-    assert second.fingerprint != pred.with_model("first").fingerprint
-    assert second.joint() is pred and pred.with_model("second") is second          # built once
+    assert second.fingerprint != pred.at(View(model="first")).fingerprint
+    assert second.joint() is pred and pred.at(View(model="second")) is second          # built once
     assert pred.mapping.to_dict()["models"][1] == {"column": "v2", "name": "second", "score_scale": "percent",
                                                    "score_direction": "as-is", "direction_confirmed": False}
-    with pytest.raises(KeyError, match="unknown model"):
-        pred.with_model("third")
+    with pytest.raises(DataError, match="no model named .third."):
+        pred.at(View(model="third"))
 
 
 @pytest.mark.parametrize("column, words", [
@@ -73,7 +74,7 @@ def test_two_names_for_one_model_and_a_label_mapped_as_a_model():
 
 def test_an_added_model_is_checked_and_joins_the_joint_predictions():
     pred = build_predictions(_two_models(800), MAPPING)
-    view = pred.with_model("second")
+    view = pred.at(View(model="second"))
     added = view.with_added_model("third", 1 - pred.scores["first"] * 0 - 0.5, "a constant half")
     assert added.model_names == ["first", "second", "third"] and added.notes[-1] == "a constant half"
     assert added.fingerprint != pred.fingerprint
@@ -91,7 +92,7 @@ def test_exact_engine_reduction_of_two_models_equals_the_row_path(tmp_path):
     assert stats.exact and stats.rows == 20_000
     engine, rows = stats.predictions(), build_predictions(frame, MAPPING)
     for model in ("first", "second"):
-        e, r = engine.with_model(model), rows.with_model(model)
+        e, r = engine.at(View(model=model)), rows.at(View(model=model))
         assert e.n == r.n and e.y.size < r.y.size                      # merged per (group, label, score)
         assert roc_auc_score(e.y, e.score, sample_weight=e.weight) == pytest.approx(roc_auc_score(r.y, r.score),
                                                                                      abs=1e-12)
@@ -114,12 +115,12 @@ def test_binned_reduction_of_two_models_is_each_models_own_reduction_at_the_join
     pred, rows = stats.predictions(), build_predictions(frame, MAPPING)
     assert "less than 1e-4" in pred.notes[-1]
     one = reduce_path(path, MAPPING.for_model(MAPPING.models()[1]), engine=Engine(cells=JOINT_CELLS)).predictions()
-    second = pred.with_model("second")
+    second = pred.at(View(model="second"))
     assert second.y.size == one.y.size
     np.testing.assert_allclose(np.sort(second.score), np.sort(one.score), rtol=0, atol=1e-12)
     np.testing.assert_array_equal(np.sort(second.weight), np.sort(one.weight))
     for model in ("first", "second"):
-        e, r = pred.with_model(model), rows.with_model(model)
+        e, r = pred.at(View(model=model)), rows.at(View(model=model))
         assert abs(roc_auc_score(e.y, e.score, sample_weight=e.weight) - roc_auc_score(r.y, r.score)) < 1e-4
         assert abs(log_loss(e.y, e.score, sample_weight=e.weight) - log_loss(r.y, r.score)) < 1e-4
         assert np.average(e.score, weights=e.weight) == pytest.approx(r.score.mean(), abs=1e-12)

@@ -12,7 +12,7 @@ from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapp
 from fairviz.data.engine import Engine
 from fairviz.data.tasks import (BINARY, MULTICLASS, REGRESSION, TaskSpec, guess_task, register, spec_of, task_names,
                                 unregister)
-from fairviz.data.tasks.spec import NO, STRONG
+from fairviz.data.task_spec import NO, STRONG
 
 RANKS = pd.DataFrame({"rank": np.tile(np.arange(1.5, 61.5), 2), "estimate": np.tile(np.arange(60.0), 2) + 2.0,
                       "group": ["a", "b"] * 60})

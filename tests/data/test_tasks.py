@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping
+from fairviz.data.view import View
 
 CLASSES = np.array(["cat", "dog", "bird"])
 
@@ -53,7 +54,7 @@ def test_regression_models_share_the_rows(regression_frame):
     pred = build_predictions(frame, mapping)
     assert pred.model_names == ["y_pred", "v2"] and pred.y.size == len(frame) - 1
     assert "1 of 600 rows dropped" in pred.notes[0]
-    np.testing.assert_array_equal(pred.with_model("v2").score, frame["pred_v2"].dropna().to_numpy())
+    np.testing.assert_array_equal(pred.at(View(model="v2")).score, frame["pred_v2"].dropna().to_numpy())
 
 
 def test_a_two_valued_target_is_a_binary_task_not_a_regression(regression_frame):
@@ -144,16 +145,16 @@ def test_an_unknown_task_is_one_sentence(regression_frame):
 def test_one_vs_rest_reads_a_class_as_a_binary_audit(multiclass_frame):
     mapping = ColumnMapping("label", "", ("group",), task="multiclass", class_scores=("p_cat", "p_dog", "p_bird"))
     pred = build_predictions(multiclass_frame, mapping)
-    dog = pred.one_vs_rest("dog")
+    dog = pred.at(View(class_name="dog"))
     assert dog.binary and dog.mapping.positive_label == "dog" and dog.mapping.score == "p_dog"
     np.testing.assert_array_equal(dog.y, (multiclass_frame.label == "dog").to_numpy().astype(np.int8))
     np.testing.assert_array_equal(dog.score, multiclass_frame.p_dog.to_numpy())
-    assert dog.fingerprint != pred.fingerprint and dog is pred.one_vs_rest("dog")
+    assert dog.fingerprint != pred.fingerprint and dog is pred.at(View(class_name="dog"))
     with pytest.raises(DataError, match="There is no class 'fish'"):
-        pred.one_vs_rest("fish")
+        pred.at(View(class_name="fish"))
     hard = build_predictions(multiclass_frame.assign(pred=multiclass_frame.label.shift(1).fillna("cat")),
                              ColumnMapping("label", "", ("group",), task="multiclass", predicted="pred"))
-    np.testing.assert_array_equal(hard.one_vs_rest("cat").score,
+    np.testing.assert_array_equal(hard.at(View(class_name="cat")).score,
                                   (hard.predicted == hard.classes.index("cat")).astype(float))
 
 

@@ -10,6 +10,7 @@ from sklearn.metrics import roc_auc_score
 from streamlit.testing.v1 import AppTest
 
 from fairviz.data import DataError, read_preview
+from fairviz.data.view import View
 from tests.data.meaning_files import write
 
 ENV = "FAIRVIZ_TEST_UPLOAD"
@@ -168,7 +169,8 @@ def test_a_second_model_column_is_offered_as_a_model_not_a_feature_and_both_are_
     _submit(at)
     pred = at.session_state["predictions"]
     assert pred.weighted and pred.model_names == ["p_default", "p_default_v2"]
-    np.testing.assert_allclose(np.sort(pred.with_model("p_default_v2").rows().score), np.sort(frame["p_default_v2"]))
+    np.testing.assert_allclose(np.sort(pred.at(View(model="p_default_v2")).rows().score),
+                               np.sort(frame["p_default_v2"]))
     flash = at.session_state["flash"]
     assert "2 models: p_default, p_default_v2" in flash
     assert "Model 'score_flat' left out: The score column 'score_flat' is constant" in flash

@@ -15,6 +15,7 @@ from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.engine import Engine, resolve
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.residuals import RDFParams, calibration_shape
+from fairviz.data.view import View
 
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
@@ -108,7 +109,7 @@ def test_knee_tab_says_calibrate_first_and_shows_the_recalibrated_shape_on_a_mis
     # no recalibration in the session: temperature scaling (Table 7's method) is fitted for the view, not added
     scores, title, note = recalibrated_model(pred, "temperature", "group")
     joint = pred.with_added_model(title, scores, note)
-    expected = calibration_shape(joint.with_model("score"), joint.with_model(title), "group",
+    expected = calibration_shape(joint.at(View(model="score")), joint.at(View(model=title)), "group",
                                  RDFParams(resamples=0), note, False)
     shape = shape_table(at)
     assert list(shape["model"]) == ["score", "score · temperature"]

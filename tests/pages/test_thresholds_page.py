@@ -15,6 +15,7 @@ from fairviz.data.engine import Engine, resolve
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.data.validation import build_predictions
 from fairviz.thresholds import adjusted_model, explore_model
+from fairviz.data.view import View
 from tests.conftest import ROOT
 
 PAGE = str(ROOT / "app_pages" / "thresholds.py")
@@ -90,7 +91,7 @@ def test_adding_the_decisions_makes_them_the_audited_model():
     pred = at.session_state["predictions"]
     assert pred.model_names == ["score", title] and at.session_state["model"] == title
     scores, _, note = adjusted_model(load_sample("compas"), "race", "equal_tpr")
-    np.testing.assert_array_equal(pred.with_model(title).score, scores)
+    np.testing.assert_array_equal(pred.at(View(model=title)).score, scores)
     assert note in pred.notes
     assert f"Added **{title}** as a model" in _text(at).replace("\\", "")
     assert not at.button and not at.metric                      # no thresholds fitted on the decisions themselves

@@ -13,6 +13,7 @@ from fairviz.data import ColumnMapping, build_predictions
 from fairviz.data.engine import reduce_path
 from fairviz.data.samples import load_sample, sample_path, samples
 from fairviz.residuals import RDFParams, analyse, calibration_shape, concentration_of, needs_calibration, readings
+from fairviz.data.view import View
 
 PARAMS = RDFParams(resamples=200, knee_resamples=0, seed=3)
 
@@ -36,14 +37,14 @@ def test_overconfident_scores_say_calibrate_first_and_temperature_scaling_makes_
     pred = build_predictions(overconfident(), ColumnMapping("y", "score", ("group",)))
     scores, title, note = recalibrated_model(pred, "temperature", "group")
     joint = pred.with_added_model(title, scores, note)
-    shape = calibration_shape(joint.with_model("score"), joint.with_model(title), "group", PARAMS, note, False)
+    shape = calibration_shape(joint.at(View(model="score")), joint.at(View(model=title)), "group", PARAMS, note, False)
     assert shape.before.ece == pytest.approx(ece(pred.score, pred.y), abs=1e-15) and shape.before.ece >= 0.15
     assert shape.after.ece == pytest.approx(ece(scores, pred.y), abs=1e-15) and shape.after.ece < 0.05
     assert needs_calibration(shape.before) and not needs_calibration(shape.after)
     assert (shape.before.regime, shape.before.verdict) == ("poor", "not supported")
     assert (shape.after.regime, shape.after.verdict) == ("good", "supported")
     # the knees were found again on the recalibrated scores: the after line is that model's own audit
-    assert shape.after == concentration_of(joint.with_model(title), "group", PARAMS)
+    assert shape.after == concentration_of(joint.at(View(model=title)), "group", PARAMS)
     words = readings.calibrate_first(shape.before).plain()
     assert words.startswith("Calibrate first.") and "diagnostic only for calibrated models" in words
     assert f"ECE {shape.before.ece:.3f}" in words

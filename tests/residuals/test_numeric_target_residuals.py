@@ -16,6 +16,7 @@ from fairviz.report.options import AuditParams
 from fairviz.residuals.display import display, rdf_to_dict
 from fairviz.residuals import RDFParams, analyse, at_threshold, threshold_invariance
 from fairviz.residuals import figures as figs
+from fairviz.data.view import View
 from tests.conftest import ROOT
 from tests.pages.tabs import open_tab
 
@@ -218,7 +219,7 @@ def test_multiclass_predictions_are_read_one_class_at_a_time():
     pred = _multiclass()
     with pytest.raises(DataError, match="pick a class in the sidebar"):
         analyse(pred, params=QUICK)
-    audit = analyse(pred.one_vs_rest("dog"), params=QUICK)          # what the page is handed: a binary view
+    audit = analyse(pred.at(View(class_name="dog")), params=QUICK)          # what the page is handed: a binary view
     assert not audit.numeric_target and set(audit.curves["a"]) == {"all", "y0", "y1"}
 
 

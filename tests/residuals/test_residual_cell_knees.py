@@ -20,6 +20,7 @@ from fairviz.data.tasks.regression import REGRESSION_CELLS, residual_cell_sql
 from fairviz.residuals.display import rdf_to_dict
 from fairviz.residuals import RDFParams, analyse
 from fairviz.residuals.curves import ResidualGrid
+from fairviz.data.view import View
 
 ROWS = 240_000                  # above EXACT_ROWS: the engine's table is binned
 PARAMS = RDFParams(resamples=0, knee_resamples=0)
@@ -95,7 +96,7 @@ def test_several_models_on_coarse_cells(tmp_path, monkeypatch):
     for title in ("m1", "m2"):
         d = frame[title].to_numpy() - y
         cell = (d.max() - d.min()) / cells
-        exact, reduced = (analyse(p.with_model(title), "grp", PARAMS) for p in (rows, binned))
+        exact, reduced = (analyse(p.at(View(model=title)), "grp", PARAMS) for p in (rows, binned))
         for g_exact, g_binned in zip(exact.groups, reduced.groups):
             for k_exact, k_binned in zip(g_exact.knees, g_binned.knees):
                 assert k_exact.percentile == k_binned.percentile

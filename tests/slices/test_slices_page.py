@@ -41,7 +41,7 @@ def test_slices_page_ranks_the_planted_slice_and_audits_it_on_every_page():
 
 
 def test_a_slice_attribute_holds_the_slice_rows_and_the_rest():
-    from fairviz.slices.counts import slice_attribute
+    from fairviz.data.model import slice_attribute
     data = frame(3_000, seed=11)
     pred = predictions(data)
     _, view = slice_attribute(pred, {"sex": "F", "region": "N"})

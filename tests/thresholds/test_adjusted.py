@@ -15,6 +15,7 @@ from fairviz.thresholds.display import display, thresholds_table
 from fairviz.thresholds.decisions import allocate
 from fairviz.thresholds import (adjust, adjusted_model, decision_rows, decisions_frame, explore_model, fit,
                                 ThresholdParams)
+from fairviz.data.view import View
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +99,7 @@ def test_the_added_model_is_what_every_audit_reads(compas):
     scores, title, note = adjusted_model(compas, "race", "equal_tpr")
     joint = compas.with_added_model(title, scores, note)
     assert joint.model_names == ["score", title] and note in joint.notes
-    audit = run_audit(joint.with_model(title), AuditParams(attribute="race", threshold=0.5, sections=("parity",)))
+    audit = run_audit(joint.at(View(model=title)), AuditParams(attribute="race", threshold=0.5, sections=("parity",)))
     view, y = compas.groups("race"), compas.y.astype(bool)
     for g, name in enumerate(view.names):
         m = view.codes == g
@@ -112,7 +113,7 @@ def test_the_added_model_is_what_every_audit_reads(compas):
 
 def test_the_active_model_of_several_is_adjusted():
     adult = load_sample("adult")
-    lr = adult.with_model("logistic regression")
+    lr = adult.at(View(model="logistic regression"))
     scores, title, _ = adjusted_model(lr, "sex", "equal_tpr")
     assert title == "logistic regression · equal TPR by sex" and scores.shape == adult.joint().y.shape
     assert adjusted_model(adult, "sex", "equal_tpr")[1] == "gradient boosting · equal TPR by sex"
@@ -135,7 +136,7 @@ def test_weighted_data_whose_decisions_split_an_entry_needs_its_rows(weighted, c
     scores, title, note = adjusted_model(rows, "race", "equal_tpr")
     # the same yeses per group as on the file's rows (which rows of a (group, score) cell get them is the seed's)
     assert _selected(scores, rows, "race") == _selected(adjusted_model(compas, "race", "equal_tpr")[0], compas, "race")
-    assert rows.with_added_model(title, scores, note).with_model(title).n == 7214
+    assert rows.with_added_model(title, scores, note).at(View(model=title)).n == 7214
 
 
 def test_weighted_data_whose_rule_needs_no_coin_keeps_its_entries(weighted):
@@ -143,7 +144,7 @@ def test_weighted_data_whose_rule_needs_no_coin_keeps_its_entries(weighted):
     scores, _, _ = adjusted_model(weighted, "race", "equal_tpr", params=ThresholdParams(slack=1.0))
     assert scores.shape == weighted.y.shape and set(np.unique(scores)) <= {0.0, 1.0}
     joint = weighted.with_added_model("decided", scores, "note")
-    assert joint.with_model("decided").n == 7214
+    assert joint.at(View(model="decided")).n == 7214
 
 
 def _pred(frame):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from fairviz.data.tasks.registry import (guess_mapping, guess_task, register, spec_of, task_names,
                                          unregister)
-from fairviz.data.tasks.spec import MetricSpec, Reduced, Reduction, TaskSpec
+from fairviz.data.task_spec import MetricSpec, Reduced, Reduction, TaskSpec
 from fairviz.data.tasks.binary import BINARY  # (each module registers its spec, binary first)
 from fairviz.data.tasks.regression import REGRESSION
 from fairviz.data.tasks.multiclass import MULTICLASS

@@ -31,7 +31,7 @@ from fairviz.data.roles import TRUE_WORDS, distinct_count, guess_positive_label,
 from fairviz.data.scales import SCALE_TITLES, guess_scale, oriented, probability_sql, to_probability
 from fairviz.data.tasks.common import RESAMPLED, suffix
 from fairviz.data.tasks.registry import register
-from fairviz.data.tasks.spec import FALLBACK, SURE, MetricSpec, Reduced, Reduction, TaskSpec
+from fairviz.data.task_spec import DEFAULT_TASK, FALLBACK, SURE, MetricSpec, Reduced, Reduction, TaskSpec
 
 DEFAULT_CELLS = 300_000         # score cells on [0, 1]: width 3.3e-6 (multiples of 1/10, 1/15, 1/30 are cell edges)
 # Several models: cells per model in the joint GROUP BY (width 3.3e-4; multiples of 1/10, 1/15, 1/30 stay cell
@@ -387,7 +387,7 @@ def binned_note(mapping: ColumnMapping, resolution: float, entries: int, rows: i
 
 
 BINARY = register(TaskSpec(
-    name="binary", title="binary classification",
+    name=DEFAULT_TASK, title="binary classification",
     roles=("label", "score", "groups", "positive_label", "score_scale", "score_direction", "more_scores"),
     thresholded=True, probability_scores=True,
     metrics=(MetricSpec("fpr", "false-positive rate"), MetricSpec("fnr", "false-negative rate"),

@@ -29,7 +29,7 @@ from fairviz.data.roles import (MAX_GUESSED_CLASSES, class_columns, class_of_col
                                 numeric_columns, predicted_column, range_order)
 from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, shown, validated_rows
 from fairviz.data.tasks.registry import register
-from fairviz.data.tasks.spec import LIKELY, NO, MetricSpec, Reduced, Reduction, TaskSpec
+from fairviz.data.task_spec import LIKELY, NO, MetricSpec, Reduced, Reduction, TaskSpec
 
 MAX_CLASSES = 100                 # more label values than this are not classes (a regression target, or ids)
 SUM_TOLERANCE = 0.01              # class probabilities of a row may miss 1 by this much (rounding in the file)

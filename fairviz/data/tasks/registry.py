@@ -1,40 +1,11 @@
-"""The registry of tasks: ``register(spec)``, ``spec_of(task)``, ``task_names()``, and recognition — the registry
+"""Recognition over the registry of tasks (``fairviz.data.task_spec``): the registry
 asks every spec how strongly a file says its task (``guess_task``) and lets the chosen one read its columns
 (``guess_mapping``)."""
 from __future__ import annotations
 
 from fairviz.data.model import ColumnMapping
 from fairviz.data.roles import guess_columns
-from fairviz.data.tasks.spec import NO, TaskSpec
-
-_REGISTRY: dict[str, TaskSpec] = {}
-
-
-def register(spec: TaskSpec) -> TaskSpec:
-    """Add ``spec`` to the registry (a spec registered again under its name replaces the earlier one)."""
-    _REGISTRY[spec.name] = spec
-    return spec
-
-
-def unregister(name: str) -> None:
-    """Take a task out of the registry (a test's own task, once the test is done)."""
-    _REGISTRY.pop(name, None)
-
-
-def spec_of(task) -> TaskSpec:
-    """The spec of ``task``: a name, a spec, or anything with a ``task`` name (``Predictions``, ``ColumnMapping``)."""
-    if isinstance(task, TaskSpec):
-        return task
-    name = task if isinstance(task, str) else getattr(task, "task")
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown task {name!r} (tasks: {', '.join(_REGISTRY)})") from None
-
-
-def task_names() -> tuple[str, ...]:
-    """Every registered task's name, in the order registered (binary first)."""
-    return tuple(_REGISTRY)
+from fairviz.data.task_spec import NO, _REGISTRY, register, spec_of, task_names, unregister  # noqa: F401
 
 
 def guess_task(frame, label) -> str:

@@ -29,7 +29,7 @@ from fairviz.data.roles import (MAX_GUESSED_CLASSES, FEW_CLASSES, PREDICTION_NAM
                                 quantile_level)
 from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, shown, suffix, validated_rows
 from fairviz.data.tasks.registry import register
-from fairviz.data.tasks.spec import NO, STRONG, WEAK, MetricSpec, Reduced, Reduction, TaskSpec
+from fairviz.data.task_spec import NO, STRONG, WEAK, MetricSpec, Reduced, Reduction, TaskSpec
 
 REGRESSION_CELLS = 100_000   # cells of each column's [min, max]: measured in docs/engines.md
 MOMENTS = ("sum_y", "sum_yy")                                   # per entry, once

@@ -1,4 +1,8 @@
-"""What a task is (``TaskSpec``): the one place that knows how binary, regression and multiclass predictions differ.
+"""What a task is (``TaskSpec``) and the registry of tasks (``register``, ``spec_of``, ``task_names``); the tasks
+themselves are the modules of ``fairviz.data.tasks`` (binary, regression, multiclass), each registering its spec.
+
+This module imports nothing from ``fairviz.data``, so the data model can ask a spec (``spec_of``) without a circle
+(the task modules build ``Predictions``, so they sit above the model).
 
 A concept never compares task names: it asks the spec (``spec_of(pred.task)``) what the task has (a decision at τ,
 classes, a numeric target, its metrics and words), and a check serves a task by registering a method for it
@@ -95,3 +99,36 @@ class TaskSpec:
     def word(self, key: str, default: str = "") -> str:
         """One of the task's words (``words``), ``default`` when it has none."""
         return self.words.get(key, default)
+
+
+# the task of a mapping that names none (a two-valued label and a score)
+DEFAULT_TASK = "binary"
+
+_REGISTRY: dict[str, TaskSpec] = {}
+
+
+def register(spec: TaskSpec) -> TaskSpec:
+    """Add ``spec`` to the registry (a spec registered again under its name replaces the earlier one)."""
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Take a task out of the registry (a test's own task, once the test is done)."""
+    _REGISTRY.pop(name, None)
+
+
+def spec_of(task) -> TaskSpec:
+    """The spec of ``task``: a name, a spec, or anything with a ``task`` name (``Predictions``, ``ColumnMapping``)."""
+    if isinstance(task, TaskSpec):
+        return task
+    name = task if isinstance(task, str) else getattr(task, "task")
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown task {name!r} (tasks: {', '.join(_REGISTRY)})") from None
+
+
+def task_names() -> tuple[str, ...]:
+    """Every registered task's name, in the order registered (binary first)."""
+    return tuple(_REGISTRY)

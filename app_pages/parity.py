@@ -191,16 +191,30 @@ def _scenario_tab() -> None:
 # ------------------------------------------------------------------------------- a numeric target, per class
 
 def _task_method_page(ctx: _ui.Context, spec) -> None:
-    """What group parity means for a task without a decision at τ, as its spec says."""
+    """What group parity means for a task without a decision at τ: the method the parity check serves it with."""
     st.title("Group parity")
-    if spec.numeric_target:
-        _ui.task_line(ctx)
+    method = section.CHECK.section(spec)
+    if method is None:
+        st.info(f"No group parity method serves {spec.title} yet.")
+        return
+    _ui.task_line(ctx)
+    if method is section.REGRESSION_PARITY:
         _numeric_parity(ctx)
-    elif spec.per_class:
-        _ui.task_line(ctx)
+    elif method is section.MULTICLASS_PARITY:
         _per_class_parity(ctx)
     else:
-        st.info(f"No group parity method serves {spec.title} yet.")
+        _own_method(ctx, method)
+
+
+def _own_method(ctx: _ui.Context, method) -> None:
+    """A task's own parity method (registered with the check): its result, cached, and its display list, as the
+    audit report shows it."""
+    data = ctx.data
+    options = AuditParams(attribute=ctx.attribute, findings=FindingsParams(reference=ctx.reference))
+    result = _run(method.name, ctx.attribute, (ctx.reference,), method.title or method.name,
+                  lambda progress: method.run(method.given(data), options), data)
+    if result is not None:
+        _render.render(method.display(method.given(data), result, options))
 
 
 def _numeric_parity(ctx: _ui.Context) -> None:

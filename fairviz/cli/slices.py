@@ -9,6 +9,7 @@ from fairviz.cli.outputs import check_input, check_outputs, write_atomically
 from fairviz.core.serialize import clean
 from fairviz.data import DataError
 from fairviz.data.engine import Engine
+from fairviz.data.task_spec import DEFAULT_TASK
 from fairviz.data.tasks import task_names
 from fairviz.data.sources import locate
 from fairviz.data.tasks import spec_of
@@ -29,7 +30,7 @@ def add_parser(commands) -> None:
     p.add_argument("--score", help="the score column, probability of 1 in [0, 1] (regression: the prediction; "
                                    "multiclass, optional: the predicted class's confidence)")
     p.add_argument("--predicted", metavar="COL", help="multiclass: the predicted-class column")
-    p.add_argument("--task", choices=task_names(), default="binary",
+    p.add_argument("--task", choices=task_names(), default=DEFAULT_TASK,
                    help="binary (default), regression (metrics: mean_residual = prediction − target, mae) or "
                         "multiclass (error_rate: predicted class ≠ label, Fisher's test)")
     p.add_argument("--group", action="append", required=True, help="a group attribute (repeat for each)")

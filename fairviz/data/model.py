@@ -189,10 +189,6 @@ class Predictions:
     class_outputs: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
-    def binary(self) -> bool:
-        return self.task == DEFAULT_TASK
-
-    @property
     def n(self) -> int:
         """Rows represented (the sum of the weights for weighted data)."""
         return int(self.y.size) if self.weight is None else int(self.weight.sum())

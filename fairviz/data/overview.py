@@ -13,6 +13,7 @@ import pandas as pd
 
 from fairviz.core.display import Item, Metric, Metrics, Table, heading, text
 from fairviz.data.model import Predictions
+from fairviz.data.task_spec import DEFAULT_TASK
 from fairviz.data.tasks import spec_of
 
 # the two numbers the overview gives per group are the task's (``TaskSpec.overview``, ``overview_labels``): what
@@ -32,7 +33,7 @@ class GroupSummary:
 class AttributeSummary:
     attribute: str
     groups: tuple[GroupSummary, ...]
-    task: str = "binary"
+    task: str = DEFAULT_TASK
 
     def frame(self) -> pd.DataFrame:
         rate, score = spec_of(self.task).overview
@@ -48,7 +49,7 @@ class DataOverview:
     positive_rate: float
     mean_score: float
     attributes: tuple[AttributeSummary, ...]
-    task: str = "binary"
+    task: str = DEFAULT_TASK
 
 
 def overview(pred: Predictions) -> DataOverview:

@@ -5,8 +5,8 @@ Inside: ``results`` (what an audit holds), ``analysis`` (counts → audit), ``pa
 group matrices), ``ofi`` (OFI, its noise test and the reading grid), ``di`` (DI and the four-fifths rule),
 ``scenarios`` (Tables 3.1 and 3.3), ``readings`` (the sentences), ``figures`` (heatmaps and benefit bars).
 A numeric target: ``error_parity`` (error and prediction parity, bounded group loss, proxy-class GAP); classes:
-``one_vs_rest`` (one-vs-rest parity per class, GAP, per-group confusion); ``task_stats`` (their shared counts and
-permutations), ``task_readings`` and ``task_figures``. ``display`` turns every result into JSON and a display list
+``one_vs_rest`` (one-vs-rest parity per class, GAP, per-group confusion); ``entry_stats`` (their shared counts and
+permutations), ``method_readings`` and ``method_figures``. ``display`` turns every result into JSON and a display list
 and holds the check (``CHECK``: one method per task).
 """
 from fairviz.parity.analysis import SMALL_GROUP, analyse, from_counts

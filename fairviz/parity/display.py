@@ -35,8 +35,8 @@ from fairviz.data import Predictions
 from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION
 from fairviz.parity import figures as figs
 from fairviz.parity import readings
-from fairviz.parity import task_figures
-from fairviz.parity import task_readings
+from fairviz.parity import method_figures
+from fairviz.parity import method_readings
 from fairviz.parity.analysis import analyse
 from fairviz.parity.di import FOUR_FIFTHS
 from fairviz.parity.error_parity import PAIR_STATS, RegressionParity, RegressionParityParams, analyse_regression
@@ -271,28 +271,28 @@ def regression_display(result: RegressionParity, key: tuple | None = None) -> li
     units = result.params.units
     against = result.against_reference()
     lead = max(against, key=lambda p: abs(p.values["mae_gap"]), default=None)
-    items: list[Item] = [task_readings.regression_headline(result), task_readings.regression_about(units),
+    items: list[Item] = [method_readings.regression_headline(result), method_readings.regression_about(units),
                          *(text("{warning}", "caveat", warning=w) for w in result.warnings)]
     if result.snapped:
         items.append(text("Many distinct errors or predictions: the intervals resample them on a 2,048-point grid "
                           "and the p-values on a 512-point grid (the estimates themselves are exact).", "caveat"))
-    error_items: list[Item] = [Figure(lambda: task_figures.error_figure(result), _key(key, "errors"))]
+    error_items: list[Item] = [Figure(lambda: method_figures.error_figure(result), _key(key, "errors"))]
     if lead is not None:
-        error_items += [task_readings.pair_sentence(lead, "bias_gap", units),
-                        task_readings.pair_sentence(lead, "mae_gap", units)]
-    error_items += [task_readings.bounded_sentence(b, units) for b in result.bounded]
-    prediction_items: list[Item] = [Figure(lambda: task_figures.prediction_figure(result), _key(key, "predictions"))]
+        error_items += [method_readings.pair_sentence(lead, "bias_gap", units),
+                        method_readings.pair_sentence(lead, "mae_gap", units)]
+    error_items += [method_readings.bounded_sentence(b, units) for b in result.bounded]
+    prediction_items: list[Item] = [Figure(lambda: method_figures.prediction_figure(result), _key(key, "predictions"))]
     if against:
         far = max(against, key=lambda p: p.values["w1"])
-        prediction_items += [task_readings.pair_sentence(far, "w1", units),
-                             task_readings.pair_sentence(far, "auc", units)]
+        prediction_items += [method_readings.pair_sentence(far, "w1", units),
+                             method_readings.pair_sentence(far, "auc", units)]
     return items + [
         Group("Error parity: bias, MAE and RMSE per group", tuple(error_items), key="errors"),
         Group("Prediction parity: how far apart the groups' predictions are", tuple(prediction_items),
               key="predictions"),
         Group("Proxy classes (Systematic Evaluation of Predictive Fairness)",
-              (task_readings.proxy_sentence(result),
-               Figure(lambda: task_figures.proxy_figure(result), _key(key, "proxy"))),
+              (method_readings.proxy_sentence(result),
+               Figure(lambda: method_figures.proxy_figure(result), _key(key, "proxy"))),
               key="proxy"),
         Group("Groups", (_table([g.to_dict() for g in result.groups], REGRESSION_GROUP_LABELS, "regression_groups"),),
               key="regression_groups", collapsed=True),
@@ -310,13 +310,13 @@ def multiclass_display(result: MulticlassParity, match: Sequence[Item] | None = 
                        key: tuple | None = None) -> list[Item]:
     """GAP and the most disparate class × group read; per-class rates, confusion matrices, performance and, when
     given, ``match`` (MATCH per class's display list, which the page shows here) as detail."""
-    items: list[Item] = [task_readings.multiclass_headline(result),
+    items: list[Item] = [method_readings.multiclass_headline(result),
                          *(text("{warning}", "caveat", warning=w) for w in result.warnings)]
-    cell = task_readings.most_disparate_cell(result)
-    per_class: list[Item] = [Figure(lambda: task_figures.class_rate_figure(result, "tpr"),
+    cell = method_readings.most_disparate_cell(result)
+    per_class: list[Item] = [Figure(lambda: method_figures.class_rate_figure(result, "tpr"),
                                     _key(key, "rates", "tpr"))]
     if cell is not None:
-        per_class.append(task_readings.cell_sentence(cell, result.reference))
+        per_class.append(method_readings.cell_sentence(cell, result.reference))
     per_class.append(text("One vs rest: for class c, the class's rows are the positives and being predicted c is "
                           "the outcome; OFI and DI read it as the binary audit does (OFI > 0: the group is predicted c "
                           "more than its labels warrant, relative to {ref}).", "note", ref=result.reference))
@@ -324,13 +324,13 @@ def multiclass_display(result: MulticlassParity, match: Sequence[Item] | None = 
                             "Gaps are group − reference (Wald 95% CIs); adjusted p: Benjamini–Hochberg over "
                             "classes × groups."))
     shown = sorted(result.groups, key=lambda g: -g.n)[:MAX_CONFUSION_FIGURES]
-    confusion: list[Item] = [task_readings.performance_sentence(result),
+    confusion: list[Item] = [method_readings.performance_sentence(result),
                              _table([g.to_dict() for g in result.groups], PERFORMANCE_LABELS, "class_performance")]
-    confusion += [Figure(lambda g=g: task_figures.confusion_figure(g, result.classes),
+    confusion += [Figure(lambda g=g: method_figures.confusion_figure(g, result.classes),
                          _key(key, "confusion", g.name)) for g in shown]
     groups: list[Item] = [
         Group("Per class, one vs rest: TPR, FPR, selection, OFI and DI", tuple(per_class), key="class_parity"),
-        Group("Other rates' GAP", tuple(Figure(lambda rate=rate: task_figures.class_rate_figure(result, rate),
+        Group("Other rates' GAP", tuple(Figure(lambda rate=rate: method_figures.class_rate_figure(result, rate),
                                                _key(key, "rates", rate)) for rate in ("fpr", "ppr")),
               key="class_gaps", collapsed=True),
         Group("Confusion matrices, accuracy and macro-F1 per group", tuple(confusion), key="class_confusion",

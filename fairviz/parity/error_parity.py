@@ -26,7 +26,7 @@ from fairviz.core import stats
 from fairviz.core.stats import Interval
 from fairviz.data.model import DataError
 from fairviz.data.tasks import REGRESSION, spec_of
-from fairviz.parity.task_stats import (class_tensor, entry_weights, proxy_classes, proxy_edges, rms_gap,
+from fairviz.parity.entry_stats import (class_tensor, entry_weights, proxy_classes, proxy_edges, rms_gap,
                                        row_quantiles, shared_support, split_among_groups, two_sided_p)
 
 ERROR_STATS = ("bias", "mae", "rmse")

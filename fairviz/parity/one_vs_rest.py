@@ -24,7 +24,7 @@ from fairviz.data.model import DataError
 from fairviz.data.tasks import MULTICLASS, spec_of
 from fairviz.parity.di import di, four_fifths
 from fairviz.parity.ofi import classify, ofi, ofi_test
-from fairviz.parity.task_stats import class_tensor, entry_weights, rate_cells, rms_gap, split_among_groups
+from fairviz.parity.entry_stats import class_tensor, entry_weights, rate_cells, rms_gap, split_among_groups
 
 RATES = ("tpr", "fpr", "ppr")
 MAX_CLASSES = 200               # one-vs-rest tables of more classes than this are not readable

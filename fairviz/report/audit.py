@@ -254,8 +254,8 @@ def resampling_notes(options: AuditParams, closed_form: str, knees: bool = True)
     if rdf.resamples < need:
         notes.append(f"{rdf.resamples} resamples (--resamples): bootstrap intervals are not computed below "
                      f"{MIN_INTERVAL_RESAMPLES} resamples (null in the JSON, '—' in the report), and a permutation "
-                     f"test of fewer than {need} cannot reach α = {alpha:g}, so it counts as not tested. The "
-                     f"Summary's closed-form tests ({closed_form}) need no resamples.")
+                     f"test of fewer than {need} cannot reach α = {alpha:g}, so it counts as not tested."
+                     + (f" The Summary's closed-form tests ({closed_form}) need no resamples." if closed_form else ""))
     knee_draws = min(rdf.knee_resamples, rdf.resamples)
     if knees and 0 < knee_draws < MIN_INTERVAL_RESAMPLES:
         notes.append(f"{knee_draws} knee resamples (--knee-resamples): the F_h/F_v intervals need at least "

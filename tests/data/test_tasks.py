@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fairviz.data.tasks import spec_of
 from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping
 from fairviz.data.view import View
 
@@ -40,7 +41,7 @@ def test_a_regression_is_guessed_and_keeps_its_numbers(regression_frame):
     assert (mapping.task, mapping.label, mapping.score) == ("regression", "target", "y_pred")
     assert "pred_v2" in mapping.candidate_scores and "age" in mapping.features
     pred = build_predictions(regression_frame, mapping)
-    assert pred.task == "regression" and not pred.binary
+    assert pred.task == "regression" and not spec_of(pred).thresholded
     np.testing.assert_array_equal(pred.y, regression_frame["target"].to_numpy())
     np.testing.assert_array_equal(pred.score, regression_frame["y_pred"].to_numpy())
     assert pred.mapping.to_dict()["task"] == "regression"
@@ -146,7 +147,7 @@ def test_one_vs_rest_reads_a_class_as_a_binary_audit(multiclass_frame):
     mapping = ColumnMapping("label", "", ("group",), task="multiclass", class_scores=("p_cat", "p_dog", "p_bird"))
     pred = build_predictions(multiclass_frame, mapping)
     dog = pred.at(View(class_name="dog"))
-    assert dog.binary and dog.mapping.positive_label == "dog" and dog.mapping.score == "p_dog"
+    assert spec_of(dog).thresholded and dog.mapping.positive_label == "dog" and dog.mapping.score == "p_dog"
     np.testing.assert_array_equal(dog.y, (multiclass_frame.label == "dog").to_numpy().astype(np.int8))
     np.testing.assert_array_equal(dog.score, multiclass_frame.p_dog.to_numpy())
     assert dog.fingerprint != pred.fingerprint and dog is pred.at(View(class_name="dog"))

@@ -15,7 +15,7 @@ from fairviz.data.engine import Engine
 from fairviz.data.groups import group_counts
 from fairviz.data.model import IN_SLICE, REST, merged_cells
 from fairviz.data.view import View
-from fairviz.report.audit import AuditParams, run_audit
+from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
 from tests.data.compare import shared
 from tests.core.test_engine import numbers_differ

@@ -9,7 +9,7 @@ from fairviz.conditions.distributions import proxy_bins
 from fairviz.conditions.metrics import confusion, gap_of
 from fairviz.data.model import DataError
 from fairviz.parity.error_parity import (RegressionParityParams, prediction_distance, regression_parity)
-from fairviz.parity.task_stats import (class_tensor, proxy_classes, proxy_edges, rms_gap, row_quantiles,
+from fairviz.parity.entry_stats import (class_tensor, proxy_classes, proxy_edges, rms_gap, row_quantiles,
                                        shared_support)
 
 NAMES = ("a", "b", "c")
@@ -258,7 +258,7 @@ def test_analyse_regression_refuses_binary_predictions():
 
 
 def test_split_among_groups_is_a_permutation_of_group_labels():
-    from fairviz.parity.task_stats import split_among_groups
+    from fairviz.parity.entry_stats import split_among_groups
     cells = np.array([[3, 0, 5, 2], [1, 4, 0, 1], [2, 2, 2, 2]])
     out = split_among_groups(cells, 20000, np.random.default_rng(0))
     assert (out.sum(2) == cells.sum(1)).all() and (out.sum(1) == cells.sum(0)).all()

@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sps
 
 from fairviz.cli.main import main
-from fairviz.parity.task_stats import split_among_groups
+from fairviz.parity.entry_stats import split_among_groups
 from fairviz.report import plan
 
 CLASSES = np.array(["cat", "dog", "bird"])

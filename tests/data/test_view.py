@@ -18,7 +18,7 @@ from fairviz.data.view import View
 from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
 from tests.data.compare import shared
-from tests.core.test_engine import numbers_differ
+from tests.data.test_engine import numbers_differ
 
 CLASSES = ("cat", "dog", "bird")
 A_COLUMNS, B_COLUMNS = ("a_cat", "a_dog", "a_bird"), ("b_cat", "b_dog", "b_bird")

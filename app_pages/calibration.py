@@ -1,6 +1,6 @@
 """Calibration and predictive bias ([2]): do the scores mean the same thing for every group?
 
-Controls → one cached analysis → the section's display list (``fairviz.calibration.display``), drawn part by part
+Controls → one cached analysis → the section's display list (``fairviz.calibration.reliability_display``), drawn part by part
 in lazy tabs, plus what only a page has: the pickers of the diagrams, the bins download, recalibration and residuals
 over features (run on request, with their own cached calls)."""
 from __future__ import annotations
@@ -35,14 +35,14 @@ from fairviz.core.display import Figure, Group, Item, Table, group, text
 from fairviz.core.focus import Focus
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
-from fairviz.calibration import display as section
+from fairviz.calibration import mincer_zarnowitz_display, recalibration_display, reliability_display, top_label_display
 from fairviz.data.view import View
 from fairviz.report.options import AuditParams
 from app_pages import _render, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
-CALIBRATION = section.SECTION
+CALIBRATION = reliability_display.SECTION
 
 
 def cached_analysis(pred, attribute: str, params: CalibrationParams) -> CalibrationAudit:
@@ -136,7 +136,7 @@ def _analysis(ctx: _ui.Context, pred, params: CalibrationParams) -> str | None:
     # rows of the table's expansion, costs nothing until it is looked at
     several = ctx.pred.several_models          # several models: the Compare view of calibration, as a last tab
     tabs = _ui.lazy_tabs(TABS + ([COMPARE_TAB] if several else []), key="cal_tab", keep=TAB_WIDGETS)
-    ident = section.figure_ident(pred, audit)
+    ident = reliability_display.figure_ident(pred, audit)
     bodies = (lambda: _reliability_tab(audit, ident, items), lambda: draw(list(group(items, "tests").items)),
               lambda: draw(list(group(items, "errors").items)),
               lambda: _recalibration_tab(ctx.pred.rows(), ctx),    # a random split of rows: the table expanded
@@ -164,11 +164,11 @@ def _reliability_tab(audit: CalibrationAudit, ident: tuple, items: list[Item]) -
         zoom = st.checkbox("Fit the axes to the scores", value=figures.low_scores(audit), key="cal_zoom")
     key = "uniform" if strategy == "equal width" else "quantile"
     mode = "facet" if layout == "side by side" else "overlay"
-    draw([section.reliability_figure(audit, ident, shown, key, mode, curve, zoom)], c1)
-    draw(section.reliability_reading(audit, shown), c2)
+    draw([reliability_display.reliability_figure(audit, ident, shown, key, mode, curve, zoom)], c1)
+    draw(reliability_display.reliability_reading(audit, shown), c2)
     bins = group(items, "bins")
     note = [i for i in bins.items if not isinstance(i, Table)]
-    table = section.bins_table(audit, key)                  # the picked strategy (the section's is the JSON's)
+    table = reliability_display.bins_table(audit, key)                  # the picked strategy (the section's is the JSON's)
     names = [audit.key(g) for g in audit.all_groups]
     chosen = st.selectbox("Table for", names, index=len(names) - 1, key="cal_table_group")
     draw([*note, replace(table, frame=table.frame[table.frame["group"] == chosen].reset_index(drop=True))])
@@ -181,7 +181,7 @@ def _performance_tab(audit: CalibrationAudit, ident: tuple, items: list[Item]) -
     metric = st.radio("Metric", ["auroc", "log_loss", "brier"], horizontal=True, key="cal_perf_metric",
                       format_func={"auroc": "AUROC", "log_loss": "log-loss", "brier": "Brier"}.get)
     rest = [i for i in group(items, "performance").items if not isinstance(i, Figure)]
-    draw([section.performance_figure(audit, ident, metric), *rest])
+    draw([reliability_display.performance_figure(audit, ident, metric), *rest])
 
 
 def _recalibration_tab(pred, ctx) -> None:
@@ -234,11 +234,11 @@ def _recalibration_tab(pred, ctx) -> None:
     method = d2.selectbox("Show after", [m.method for m in result.methods], format_func=lambda m: result.method(m).label,
                           key="cal_recal_show")
     shown = d2.multiselect("Groups", [*names, OVERALL], default=names[:4], key="cal_recal_groups") or names[:4]
-    metric = d2.radio("Metric", list(section.RECALIBRATION_METRICS), key="cal_recal_metric",
-                      format_func=section.RECALIBRATION_METRICS.get)
+    metric = d2.radio("Metric", list(recalibration_display.RECALIBRATION_METRICS), key="cal_recal_metric",
+                      format_func=recalibration_display.RECALIBRATION_METRICS.get)
     draw([Figure(lambda: figures.recalibration_figure(result, method, shown)),
           Figure(lambda: figures.recalibration_metric_figure(result, metric))], d1)
-    draw(section.recalibration_items(result, method))
+    draw(recalibration_display.recalibration_items(result, method))
     # built on click, not on every rerun of the page: it holds every row
     st.download_button("Download recalibrated predictions (CSV)",
                        lambda: csv_bytes(recalibrated_frame(pred, result)),
@@ -316,7 +316,7 @@ def _residuals_tab(pred, ctx) -> None:
     names = [n for n in result.groups if n != OVERALL]
     shown = c2.multiselect("Groups", [*names, OVERALL], default=names[:4], key="cal_feature_groups") or names[:4]
     draw([Figure(lambda: figures.feature_residual_figure(result, shown))], c1)
-    draw(section.feature_items(result, shown), c2)
+    draw(recalibration_display.feature_items(result, shown), c2)
 
     st.markdown("**Model-based test** (§3.3): fit the residuals on features; significant terms or a cross-validated "
                 "gain over predicting the mean residual are evidence of structure the model missed.")
@@ -332,7 +332,7 @@ def _residuals_tab(pred, ctx) -> None:
     except DataError as err:
         _ui.show_data_error(err, "The residual model cannot be fitted")
         return
-    draw(section.residual_model_items(model))
+    draw(recalibration_display.residual_model_items(model))
 
 
 # ------------------------------------------------------------------------------- a numeric target, per class
@@ -361,7 +361,7 @@ def _numeric_page(ctx: _ui.Context) -> None:
                   lambda progress: regression_calibration(data, ctx.attribute, params, data.quantiles,
                                                           data.quantile_levels), data)
     if result is not None:
-        _render.render(section.regression_display(result, data.mapping.label,
+        _render.render(mincer_zarnowitz_display.regression_display(result, data.mapping.label,
                                                  Focus(reference=ctx.reference), (data.fingerprint,)))
 
 
@@ -377,7 +377,7 @@ def _per_class_page(ctx: _ui.Context) -> None:
                   "Resampling each group's reliability",
                   lambda progress: multiclass_calibration(data, ctx.attribute, params, ctx.reference, progress), data)
     if result is not None:
-        _render.render(section.multiclass_display(result, Focus(reference=ctx.reference),
+        _render.render(top_label_display.multiclass_display(result, Focus(reference=ctx.reference),
                                                  (data.fingerprint,)))
 
 

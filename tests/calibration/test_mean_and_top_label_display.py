@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairviz.calibration.display import multiclass_display, multiclass_to_dict, regression_display, regression_to_dict
+from fairviz.calibration.mincer_zarnowitz_display import regression_display, regression_to_dict
+from fairviz.calibration.top_label_display import multiclass_display, multiclass_to_dict
 from fairviz.calibration.mincer_zarnowitz import regression_calibration
 from fairviz.calibration.top_label_ece import MulticlassParams, multiclass_calibration
 from fairviz.core.display import Figure, Metrics, Text, group, tables, walk

@@ -13,7 +13,7 @@ from fairviz.core.display import tables
 from fairviz.core.serialize import clean
 from fairviz.data.samples import load_sample
 from fairviz.report.plan import AuditParams, audit as run_audit
-from fairviz.calibration.display import SECTION
+from fairviz.calibration.reliability_display import SECTION
 from fairviz.residuals import RDFParams
 from tests.conftest import ROOT
 from tests.html_tables import html_tables

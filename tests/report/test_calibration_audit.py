@@ -8,7 +8,7 @@ import pytest
 from fairviz.core.serialize import clean
 from fairviz.report import plan
 from fairviz.report.audit import AuditParams
-from fairviz.calibration.display import calibration_to_dict
+from fairviz.calibration.reliability_display import calibration_to_dict
 from fairviz.calibration import CalibrationParams, analyse
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.cli.main import main

@@ -13,8 +13,8 @@ from sklearn.metrics import roc_auc_score
 
 from fairviz.calibration import analyse_multiclass as calibration_multiclass
 from fairviz.calibration import analyse_regression as calibration_regression
-from fairviz.calibration.display import (multiclass_calibration_params, multiclass_to_dict, regression_calibration_params,
-                                         regression_to_dict)
+from fairviz.calibration.mincer_zarnowitz_display import params_of as regression_calibration_params, regression_to_dict
+from fairviz.calibration.top_label_display import multiclass_to_dict, params_of as multiclass_calibration_params
 from fairviz.core.serialize import clean
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.findings import FindingsParams

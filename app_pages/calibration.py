@@ -27,16 +27,13 @@ from fairviz.calibration import (
     residual_model,
     residuals_by_feature,
 )
-from fairviz.calibration.top_label_ece import MulticlassParams
-from fairviz.calibration.top_label_ece import analyse_multiclass as multiclass_calibration
-from fairviz.calibration.mincer_zarnowitz import RegressionParams
-from fairviz.calibration.mincer_zarnowitz import analyse_regression as regression_calibration
 from fairviz.core.display import Figure, Group, Item, Table, group, text
-from fairviz.core.focus import Focus
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
+from fairviz.calibration import display as checks
 from fairviz.calibration import mincer_zarnowitz_display, recalibration_display, reliability_display, top_label_display
 from fairviz.data.view import View
+from fairviz.findings import FindingsParams
 from fairviz.report.options import AuditParams
 from app_pages import _render, _ui, _upload
 from app_pages._compare import compare_view
@@ -97,9 +94,9 @@ def settings() -> CalibrationParams:
 
 def page() -> None:
     ctx = _ui.context()
-    spec = ctx.spec
-    if not spec.thresholded:                # the scores are not one probability read at τ: the task's own method
-        _task_method_page(ctx, spec)
+    method = checks.CHECK.section(ctx.spec)       # the check's method for this task
+    if method is not CALIBRATION:                 # not the reliability of one probability read at τ
+        _method_page(ctx, method)
         return
     params = settings()
     pred = CALIBRATION.given(ctx.pred)      # the engine's table as is where the section reads counts, else rows
@@ -335,50 +332,43 @@ def _residuals_tab(pred, ctx) -> None:
     draw(recalibration_display.residual_model_items(model))
 
 
-# ------------------------------------------------------------------------------- a numeric target, per class
+# ------------------------------------------------------------------------------- every other method
 
-def _task_method_page(ctx: _ui.Context, spec) -> None:
-    """What calibration means for a task without a decision at τ, as its spec says."""
-    if spec.numeric_target:
-        _numeric_page(ctx)
-    elif spec.per_class:
-        _per_class_page(ctx)
-    else:
+# the words a method's page opens with: its title, what it asks, and what its cached run says while it runs
+INTROS = {
+    mincer_zarnowitz_display.SECTION.name: (
+        "Calibration in the mean",
+        "A prediction is calibrated in the mean when, among rows predicted ŷ, the target averages ŷ: the binned means "
+        "E[y | ŷ] per group, and the Mincer–Zarnowitz regression of y on ŷ per group (intercept 0 and slope 1 when "
+        "calibrated) with a test of whether the groups share one line.",
+        "Fitting each group's calibration line"),
+    top_label_display.SECTION.name: (
+        "Calibration by group",
+        "Top-label calibration: among rows whose most probable class has confidence p, a share p is right. "
+        "Class-wise: each class's probability read one vs rest. Per group, with bootstrap intervals.",
+        "Resampling each group's reliability"),
+}
+
+
+def _method_page(ctx: _ui.Context, method) -> None:
+    """A calibration method without pickers of its own (calibration in the mean, top-label and class-wise, a
+    registered task's): its section's result, cached, and its display list, as the audit report shows it."""
+    if method is None:
         st.title("Calibration")
-        st.info(f"No calibration method serves {spec.title} yet.")
-
-
-def _numeric_page(ctx: _ui.Context) -> None:
-    """Calibration in the mean: the binned means E[y | ŷ] and the Mincer–Zarnowitz line per group."""
-    data = ctx.data
-    st.title("Calibration in the mean")
+        st.info(f"No calibration method serves {ctx.spec.title} yet.")
+        return
+    title, caption, label = INTROS.get(method.name, (method.title or method.name, None, method.title or method.name))
+    st.title(title)
     _ui.task_line(ctx)
-    st.caption("A prediction is calibrated in the mean when, among rows predicted ŷ, the target averages ŷ: "
-               "the binned means E[y | ŷ] per group, and the Mincer–Zarnowitz regression of y on ŷ per group "
-               "(intercept 0 and slope 1 when calibrated) with a test of whether the groups share one line.")
-    params = RegressionParams()
-    result = _run("calibration_regression", ctx.attribute, params, "Fitting each group's calibration line",
-                  lambda progress: regression_calibration(data, ctx.attribute, params, data.quantiles,
-                                                          data.quantile_levels), data)
+    if caption:
+        st.caption(caption)
+    data = method.given(ctx.data)
+    # the Summary's reference and size floor; the settings are the audit's defaults
+    options = AuditParams(attribute=ctx.attribute, findings=FindingsParams(reference=ctx.reference))
+    result = _run(method.name, ctx.attribute, options, label,
+                  lambda progress: method.run(data, replace(options, progress=progress)), data)
     if result is not None:
-        _render.render(mincer_zarnowitz_display.regression_display(result, data.mapping.label,
-                                                 Focus(reference=ctx.reference), (data.fingerprint,)))
-
-
-def _per_class_page(ctx: _ui.Context) -> None:
-    """Top-label and class-wise calibration per group, with bootstrap intervals."""
-    data = ctx.data
-    st.title("Calibration by group")
-    _ui.task_line(ctx)
-    st.caption("Top-label calibration: among rows whose most probable class has confidence p, a share p is right. "
-               "Class-wise: each class's probability read one vs rest. Per group, with bootstrap intervals.")
-    params = MulticlassParams()
-    result = _run("calibration_multiclass", (ctx.attribute, ctx.reference), params,
-                  "Resampling each group's reliability",
-                  lambda progress: multiclass_calibration(data, ctx.attribute, params, ctx.reference, progress), data)
-    if result is not None:
-        _render.render(top_label_display.multiclass_display(result, Focus(reference=ctx.reference),
-                                                 (data.fingerprint,)))
+        _render.render(method.display(data, result, options))
 
 
 def _run(check: str, view, params, label: str, compute, data):

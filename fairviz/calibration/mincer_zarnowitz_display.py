@@ -6,6 +6,7 @@ from __future__ import annotations
 from fairviz.calibration import figures, readings
 from fairviz.calibration.mincer_zarnowitz import RegressionCalibration, RegressionParams, analyse_regression
 from fairviz.calibration.record_table import record_table as _table
+from fairviz.calibration.section_json import by_group, envelope
 from fairviz.core.checks import Section
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.focus import Focus
@@ -14,18 +15,20 @@ from fairviz.data import Predictions
 
 
 def regression_to_dict(result: RegressionCalibration) -> dict:
-    """``calibration_regression``: per-group fits, binned means, coverage and the group comparison."""
+    """The ``calibration`` record of calibration in the mean: per-group fits (all rows under ``overall``), binned
+    means, coverage and the group comparison (``section_json.envelope``)."""
     def test(t):
         return None if t is None else {"f": t.statistic, "df_num": t.df_num, "df_den": t.df_den, "p": t.p}
-    return {"groups": result.group_rows(), "bins": result.bin_rows(), "coverage": result.coverage_rows(),
-            "same_line": test(result.same_line), "same_slope": test(result.same_slope),
-            "groups_compared": list(result.tested),
-            "coverage_differs": [{"nominal": nominal, "p": p} for nominal, p in result.coverage_differs],
-            "settings": {"n_bins": result.params.n_bins, "strategy": result.params.strategy,
-                         "level": result.params.level, "covariance": result.params.covariance,
-                         "min_rows": result.params.min_rows},
-            "notes": list(result.notes)}
-
+    overall, *groups = result.group_rows()
+    p = result.params
+    return envelope(
+        "mincer_zarnowitz", result.attribute, by_group(groups),
+        settings={"n_bins": p.n_bins, "strategy": p.strategy, "level": p.level, "covariance": p.covariance,
+                  "min_rows": p.min_rows},
+        notes=result.notes, overall=by_group([overall])[overall["group"]], bins=result.bin_rows(),
+        coverage=result.coverage_rows(), same_line=test(result.same_line), same_slope=test(result.same_slope),
+        groups_compared=list(result.tested),
+        coverage_differs=[{"nominal": nominal, "p": p} for nominal, p in result.coverage_differs])
 
 
 def regression_display(result: RegressionCalibration, target: str = "target", focus: Focus = Focus(),
@@ -124,5 +127,5 @@ def _display(pred: Predictions, result: RegressionCalibration, options=None) -> 
 
 SECTION = Section(
     "calibration_regression", _run,
-    lambda pred, result, options: {"calibration_regression": regression_to_dict(result)},
+    lambda pred, result, options: {"calibration": regression_to_dict(result)},
     title="Calibration in the mean", weighted=True, display=_display)

@@ -12,6 +12,7 @@ from fairviz.core.checks import Section
 from fairviz.core.display import Item, Table, text
 from fairviz.data import Predictions
 
+NO_SCORES = "No class probabilities were mapped, so no AUROC: a predicted class ranks nothing."
 MAX_AUROC_COLUMNS = 12          # per-group AUROC columns in the per-class table (the JSON keeps every group)
 
 
@@ -73,14 +74,20 @@ def per_class_display(pred: Predictions, result: list[ClassSummary], options) ->
     formats = {k: "num" for k in labels} | {"class": "text", "n_true": "int", "n_predicted": "int"}
     items: list[Item] = [Table(pd.DataFrame(rows, columns=list(labels)), "per_class", formats, labels)]
     if pred.class_scores is None:
-        items.append(text("No class probabilities were mapped, so no AUROC: a predicted class ranks nothing.", "note"))
+        items.append(text(NO_SCORES, "note"))
     else:
         items.append(text("AUROC: how well a class's probability ranks that class's rows above the others' (one vs "
                           "rest; ½: no better than chance), over all rows and within each group.", "note"))
     return items
 
 
+def per_class_to_dict(pred: Predictions, result: list[ClassSummary], options) -> dict:
+    """``per_class`` in the sections' one shape: the method, the attribute of the per-group AUROCs, each class's
+    record under ``classes``, settings (none) and notes."""
+    return {"per_class": {"method": "one_vs_rest", "attribute": pred.groups(options.attribute).attribute,
+                          "classes": {c.name: c.to_dict() for c in result}, "settings": {},
+                          "notes": [NO_SCORES] if pred.class_scores is None else []}}
 
-SECTION = Section("per_class", per_class_run,
-                  lambda pred, result, options: {"per_class": {c.name: c.to_dict() for c in result}},
+
+SECTION = Section("per_class", per_class_run, per_class_to_dict,
                   title="Each class, one vs rest", weighted=True, display=per_class_display)

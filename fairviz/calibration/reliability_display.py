@@ -1,6 +1,6 @@
 """Reliability of one positive-class probability ([2]): the calibration check's method for probabilities of one
-positive outcome. Its JSON (``calibration`` and ``calibration_details``: reliability, logistic calibration tests,
-ECE and smooth ECE, subgroup performance) and its display list, which the page, the HTML report and the terminal all
+positive outcome. Its JSON (``calibration``, method ``reliability``: reliability, logistic calibration tests, ECE
+and smooth ECE, subgroup performance) and its display list, which the page, the HTML report and the terminal all
 render.
 
 Every table here is the result's records (``CalibrationAudit.group_rows`` and friends) with column formats and
@@ -14,13 +14,14 @@ from fairviz.calibration import figures, readings
 from fairviz.calibration.analysis import analyse
 from fairviz.calibration.record_table import record_table as _table
 from fairviz.calibration.results import CalibrationAudit
+from fairviz.calibration.section_json import envelope
 from fairviz.core.checks import Section
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
 from fairviz.core.focus import Focus
 from fairviz.core.wording import fmt, fmt_interval, fmt_p
 from fairviz.data import Predictions
 
-# the keys of ``calibration.<group>`` (the issue's list) and of ``calibration_details.groups.<group>``, in order
+# a group's record: the issue's keys first, then every other number, then its reliability bins
 SUMMARY_KEYS = ("ece", "smooth_ece", "intercept", "intercept_p", "slope", "slope_p", "lr_p_value")
 DETAIL_KEYS = ("n", "n_pos", "mean_score", "observed_rate", "n_clipped", "status", "ece_ci", "ece_regime",
                "smooth_ece_ci", "smooth_ece_bandwidth", "intercept_se", "slope_se", "calibration_slope", "lr_statistic",
@@ -31,39 +32,32 @@ BIN_KEYS = ("lower", "upper", "n", "n_pos", "mean_pred", "observed", "ci_low", "
 
 
 def calibration_to_dict(cal: CalibrationAudit) -> dict:
-    """``calibration.<group>`` and ``calibration.overall`` with exactly the keys the issue names; everything else
-    (intervals, n, tests not in that list, group comparison, settings) under ``calibration_details``."""
+    """``calibration``: each group's record under ``groups`` and all rows' under ``overall``, the pairs' gaps, the
+    test of whether calibration differs by group, settings and notes (``section_json.envelope``)."""
     bins: dict[str, list] = {}
     for row in cal.bin_rows():
         bins.setdefault(row["group"], []).append({k: row[k] for k in BIN_KEYS})
-    calibration, details = {}, {}
-    for row in cal.group_rows():
-        calibration[row["group"]] = {**{k: row[k] for k in SUMMARY_KEYS}, "bins": bins[row["group"]]}
-        details[row["group"]] = {k: row[k] for k in DETAIL_KEYS}
+    groups = {row["group"]: {**{k: row[k] for k in SUMMARY_KEYS + DETAIL_KEYS}, "bins": bins[row["group"]]}
+              for row in cal.group_rows()}
+    overall = groups.pop(cal.key(cal.overall))
     diff = cal.difference
-    return {
-        "calibration": calibration,
-        "calibration_details": {
-            "groups": details,
-            "group_difference": {
-                "groups_tested": list(diff.groups), "excluded": list(diff.excluded), "reference": diff.reference,
-                "lr_statistic": diff.linear.statistic if diff.linear else None,
-                "df": diff.linear.df if diff.linear else None,
-                "p_value": diff.linear.p if diff.linear else None,
-                "in_the_large_lr_statistic": diff.in_the_large.statistic if diff.in_the_large else None,
-                "in_the_large_p_value": diff.in_the_large.p if diff.in_the_large else None,
-                "p_value_bonferroni": diff.p_value,
-                "status": diff.status or None,
-            },
-            "pairs": cal.pair_rows(),
-            "settings": {"n_bins": cal.params.n_bins, "strategy": cal.params.strategy, "ci_method": cal.params.ci_method,
-                         "level": cal.params.level, "spline_knots": cal.params.spline_knots,
-                         "resamples": cal.params.resamples, "seed": cal.params.seed,
-                         "min_events": cal.params.min_events},
-            "notes": list(cal.notes),
-        },
-    }
-
+    p = cal.params
+    return {"calibration": envelope(
+        "reliability", cal.attribute, groups,
+        settings={"n_bins": p.n_bins, "strategy": p.strategy, "ci_method": p.ci_method, "level": p.level,
+                  "spline_knots": p.spline_knots, "resamples": p.resamples, "seed": p.seed,
+                  "min_events": p.min_events},
+        notes=cal.notes, pairs=cal.pair_rows(), overall=overall,
+        group_difference={
+            "groups_tested": list(diff.groups), "excluded": list(diff.excluded), "reference": diff.reference,
+            "lr_statistic": diff.linear.statistic if diff.linear else None,
+            "df": diff.linear.df if diff.linear else None,
+            "p_value": diff.linear.p if diff.linear else None,
+            "in_the_large_lr_statistic": diff.in_the_large.statistic if diff.in_the_large else None,
+            "in_the_large_p_value": diff.in_the_large.p if diff.in_the_large else None,
+            "p_value_bonferroni": diff.p_value,
+            "status": diff.status or None,
+        })}
 
 
 # ------------------------------------------------------------------------------------------------ tables

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from fairviz.calibration import figures, readings
 from fairviz.calibration.record_table import record_table as _table
+from fairviz.calibration.section_json import by_group, envelope
 from fairviz.calibration.top_label_ece import MulticlassCalibration, MulticlassParams, analyse_multiclass
 from fairviz.core.checks import Section
 from fairviz.core.display import Bullets, Figure, Group, Item, Metric, Metrics, Table, text
@@ -14,15 +15,18 @@ from fairviz.data import Predictions
 
 
 def multiclass_to_dict(result: MulticlassCalibration) -> dict:
-    """``calibration_multiclass``: per-group top-label and class-wise calibration, reliability bins and gaps."""
+    """The ``calibration`` record of top-label and class-wise calibration: per-group records (all rows under
+    ``overall``), each group's ECE gaps against the reference as ``pairs``, each class per group, the reliability
+    bins (``section_json.envelope``)."""
     p = result.params
-    return {"classes": list(result.classes), "groups": result.group_rows(), "classes_by_group": result.class_rows(),
-            "bins": result.bin_rows(), "gaps": result.gap_rows(), "reference": result.reference,
-            "classwise_available": result.classwise,
-            "settings": {"n_bins": p.n_bins, "strategy": p.strategy, "ece_bins": p.ece_bins, "level": p.level,
-                         "ci_method": p.ci_method, "resamples": p.resamples, "seed": p.seed, "min_rows": p.min_rows},
-            "notes": list(result.notes)}
-
+    overall, *groups = result.group_rows()
+    return envelope(
+        "top_label_ece", result.attribute, by_group(groups),
+        settings={"n_bins": p.n_bins, "strategy": p.strategy, "ece_bins": p.ece_bins, "level": p.level,
+                  "ci_method": p.ci_method, "resamples": p.resamples, "seed": p.seed, "min_rows": p.min_rows},
+        notes=result.notes, pairs=result.gap_rows(), reference=result.reference, classes=list(result.classes),
+        classwise_available=result.classwise, overall=by_group([overall])[overall["group"]],
+        classes_by_group=result.class_rows(), bins=result.bin_rows())
 
 
 def multiclass_display(result: MulticlassCalibration, focus: Focus = Focus(), ident: tuple = ()) -> list[Item]:
@@ -129,5 +133,5 @@ def _display(pred: Predictions, result: MulticlassCalibration, options=None) -> 
 
 SECTION = Section(
     "calibration_multiclass", _run,
-    lambda pred, result, options: {"calibration_multiclass": multiclass_to_dict(result)},
+    lambda pred, result, options: {"calibration": multiclass_to_dict(result)},
     title="Calibration: top-label and class-wise", weighted=True, display=_display)

@@ -86,7 +86,7 @@ def test_regression_sections_hold_the_concepts_numbers(regression):
     _same(data["parity_regression"], clean(direct.to_dict()))
     assert data["parity_regression"]["params"]["units"] == "USD"
     calibration = calibration_regression(pred, "group", regression_calibration_params(options))
-    _same(data["calibration_regression"], clean(regression_to_dict(calibration)))
+    _same(data["calibration"], clean(regression_to_dict(calibration)))
     b = next(g for g in data["parity_regression"]["groups"] if g["group"] == "b")
     rows = regression_frame()
     rows = rows[rows.group == "b"]
@@ -130,7 +130,7 @@ def test_multiclass_sections_hold_the_concepts_numbers(multiclass):
     match = analyse_class_match(pred, "group", replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS))
     _same(data["class_match"], clean(match.to_dict()))
     calibration = calibration_multiclass(pred, "group", multiclass_calibration_params(options))
-    _same(data["calibration_multiclass"], clean(multiclass_to_dict(calibration)))
+    _same(data["calibration"], clean(multiclass_to_dict(calibration)))
     json.dumps(data, allow_nan=False)
     assert "errors" not in data
 
@@ -138,7 +138,8 @@ def test_multiclass_sections_hold_the_concepts_numbers(multiclass):
 def test_per_class_record_is_each_class_one_vs_rest(multiclass):
     pred, audit = multiclass
     frame = multiclass_frame()
-    per_class = audit.data["per_class"]
+    assert audit.data["per_class"]["method"] == "one_vs_rest" and audit.data["per_class"]["attribute"] == "group"
+    per_class = audit.data["per_class"]["classes"]
     assert list(per_class) == ["cat", "dog", "bird"]
     for name in CLASSES:
         record, truth = per_class[name], (frame.label == name)
@@ -240,7 +241,7 @@ def test_binary_json_only_gains_the_task(two_group_frame):
     assert [k for k in data if k != "task"] == [          # main's keys before the task, in order
         "fairviz_version", "source", "n_rows", "threshold", "attribute", "mapping", "notes", "groups", "pairs",
         "knees", "pooled_knees", "knee_concentration", "rdf_settings", "warnings", "threshold_invariance",
-        "calibration", "calibration_details", "parity_warnings", "parity_settings", "match", "cps", "findings"]
+        "calibration", "parity_warnings", "parity_settings", "match", "cps", "findings"]
     findings = data["findings"]
     assert set(findings["policy"]["materiality"]) == {"fpr", "fnr", "selection_rate", "ofi", "residual_distance",
                                                       "calibration"}

@@ -14,6 +14,7 @@ from fairviz.calibration import mincer_zarnowitz_display, per_class_display, rel
 from fairviz.core.checks import Check
 from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION
 
-CHECK = Check("calibration", {BINARY.name: reliability_display.SECTION, REGRESSION.name: mincer_zarnowitz_display.SECTION,
+CHECK = Check("calibration", {BINARY.name: reliability_display.SECTION,
+                              REGRESSION.name: mincer_zarnowitz_display.SECTION,
                               MULTICLASS.name: top_label_display.SECTION})
 PER_CLASS_CHECK = Check("per_class", {MULTICLASS.name: per_class_display.SECTION})

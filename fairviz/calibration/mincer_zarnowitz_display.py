@@ -14,7 +14,7 @@ from fairviz.core.wording import fmt, fmt_p
 from fairviz.data import Predictions
 
 
-def regression_to_dict(result: RegressionCalibration) -> dict:
+def mean_calibration_to_dict(result: RegressionCalibration) -> dict:
     """The ``calibration`` record of calibration in the mean: per-group fits (all rows under ``overall``), binned
     means, coverage and the group comparison (``section_json.envelope``)."""
     def test(t):
@@ -31,7 +31,7 @@ def regression_to_dict(result: RegressionCalibration) -> dict:
         coverage_differs=[{"nominal": nominal, "p": p} for nominal, p in result.coverage_differs])
 
 
-def regression_display(result: RegressionCalibration, target: str = "target", focus: Focus = Focus(),
+def mean_calibration_display(result: RegressionCalibration, target: str = "target", focus: Focus = Focus(),
                        ident: tuple = ()) -> list[Item]:
     """Notes, headline numbers, the group comparison, then binned means, Mincer–Zarnowitz and coverage groups."""
     ident = ("cal.regression", *ident, result.attribute, result.params)
@@ -122,10 +122,10 @@ def _run(pred: Predictions, options) -> RegressionCalibration:
 def _display(pred: Predictions, result: RegressionCalibration, options=None) -> list[Item]:
     """The target's name reads in the sentences; the data's fingerprint keys the figures."""
     focus = options.focus_of() if options is not None else Focus()
-    return regression_display(result, pred.mapping.label, focus, (getattr(pred, "fingerprint", None),))
+    return mean_calibration_display(result, pred.mapping.label, focus, (getattr(pred, "fingerprint", None),))
 
 
 SECTION = Section(
     "calibration_regression", _run,
-    lambda pred, result, options: {"calibration": regression_to_dict(result)},
+    lambda pred, result, options: {"calibration": mean_calibration_to_dict(result)},
     title="Calibration in the mean", weighted=True, display=_display)

@@ -14,7 +14,7 @@ from fairviz.core.wording import fmt, fmt_interval
 from fairviz.data import Predictions
 
 
-def multiclass_to_dict(result: MulticlassCalibration) -> dict:
+def top_label_calibration_to_dict(result: MulticlassCalibration) -> dict:
     """The ``calibration`` record of top-label and class-wise calibration: per-group records (all rows under
     ``overall``), each group's ECE gaps against the reference as ``pairs``, each class per group, the reliability
     bins (``section_json.envelope``)."""
@@ -29,7 +29,8 @@ def multiclass_to_dict(result: MulticlassCalibration) -> dict:
         classes_by_group=result.class_rows(), bins=result.bin_rows())
 
 
-def multiclass_display(result: MulticlassCalibration, focus: Focus = Focus(), ident: tuple = ()) -> list[Item]:
+def top_label_calibration_display(result: MulticlassCalibration, focus: Focus = Focus(),
+                                  ident: tuple = ()) -> list[Item]:
     """Notes, headline numbers, which groups are miscalibrated, then top-label reliability, class-wise reliability,
     calibration errors with gaps, and the reliability tables (collapsed)."""
     ident = ("cal.multiclass", *ident, result.attribute, result.params)
@@ -128,10 +129,10 @@ def _run(pred: Predictions, options) -> MulticlassCalibration:
 
 def _display(pred: Predictions, result: MulticlassCalibration, options=None) -> list[Item]:
     focus = options.focus_of() if options is not None else Focus()
-    return multiclass_display(result, focus, (getattr(pred, "fingerprint", None),))
+    return top_label_calibration_display(result, focus, (getattr(pred, "fingerprint", None),))
 
 
 SECTION = Section(
     "calibration_multiclass", _run,
-    lambda pred, result, options: {"calibration": multiclass_to_dict(result)},
+    lambda pred, result, options: {"calibration": top_label_calibration_to_dict(result)},
     title="Calibration: top-label and class-wise", weighted=True, display=_display)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from fairviz.calibration import CalibrationParams, analyse
-from fairviz.calibration.mincer_zarnowitz_display import regression_to_dict
+from fairviz.calibration.mincer_zarnowitz_display import mean_calibration_to_dict
 from fairviz.calibration.reliability_display import calibration_to_dict
-from fairviz.calibration.top_label_display import multiclass_to_dict
+from fairviz.calibration.top_label_display import top_label_calibration_to_dict
 from fairviz.core.serialize import clean
 from fairviz.data.samples import load_sample
 from tests.calibration.test_mean_and_top_label_display import multiclass_result, regression_result
@@ -21,8 +21,8 @@ CLOSING = ["settings", "notes"]
 def _records():
     cal = analyse(load_sample("compas"), "race", CalibrationParams(resamples=0))
     return {"reliability": (cal, calibration_to_dict(cal)["calibration"]),
-            "mincer_zarnowitz": (regression_result(), regression_to_dict(regression_result())),
-            "top_label_ece": (multiclass_result(), multiclass_to_dict(multiclass_result()))}
+            "mincer_zarnowitz": (regression_result(), mean_calibration_to_dict(regression_result())),
+            "top_label_ece": (multiclass_result(), top_label_calibration_to_dict(multiclass_result()))}
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,10 @@ from sklearn.metrics import roc_auc_score
 
 from fairviz.calibration import analyse_multiclass as calibration_multiclass
 from fairviz.calibration import analyse_regression as calibration_regression
-from fairviz.calibration.mincer_zarnowitz_display import params_of as regression_calibration_params, regression_to_dict
-from fairviz.calibration.top_label_display import multiclass_to_dict, params_of as multiclass_calibration_params
+from fairviz.calibration.mincer_zarnowitz_display import mean_calibration_to_dict
+from fairviz.calibration.mincer_zarnowitz_display import params_of as mean_calibration_params
+from fairviz.calibration.top_label_display import params_of as top_label_calibration_params
+from fairviz.calibration.top_label_display import top_label_calibration_to_dict
 from fairviz.core.serialize import clean
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.findings import FindingsParams
@@ -85,8 +87,8 @@ def test_regression_sections_hold_the_concepts_numbers(regression):
     direct = analyse_regression(pred, "group", parity_display.regression_parity_params(options))
     _same(data["parity_regression"], clean(direct.to_dict()))
     assert data["parity_regression"]["params"]["units"] == "USD"
-    calibration = calibration_regression(pred, "group", regression_calibration_params(options))
-    _same(data["calibration"], clean(regression_to_dict(calibration)))
+    calibration = calibration_regression(pred, "group", mean_calibration_params(options))
+    _same(data["calibration"], clean(mean_calibration_to_dict(calibration)))
     b = next(g for g in data["parity_regression"]["groups"] if g["group"] == "b")
     rows = regression_frame()
     rows = rows[rows.group == "b"]
@@ -129,8 +131,8 @@ def test_multiclass_sections_hold_the_concepts_numbers(multiclass):
           clean(analyse_multiclass(pred, "group", parity_display.multiclass_parity_params(options)).to_dict()))
     match = analyse_class_match(pred, "group", replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS))
     _same(data["class_match"], clean(match.to_dict()))
-    calibration = calibration_multiclass(pred, "group", multiclass_calibration_params(options))
-    _same(data["calibration"], clean(multiclass_to_dict(calibration)))
+    calibration = calibration_multiclass(pred, "group", top_label_calibration_params(options))
+    _same(data["calibration"], clean(top_label_calibration_to_dict(calibration)))
     json.dumps(data, allow_nan=False)
     assert "errors" not in data
 

@@ -1,6 +1,6 @@
 """Calibration and predictive bias ([2]): do the scores mean the same thing for every group?
 
-Controls → one cached analysis → the section's display list (``fairviz.calibration.display``), drawn part by part
+Controls → one cached analysis → the section's display list (``fairviz.calibration.reliability_display``), drawn part by part
 in lazy tabs, plus what only a page has: the pickers of the diagrams, the bins download, recalibration and residuals
 over features (run on request, with their own cached calls)."""
 from __future__ import annotations
@@ -27,22 +27,19 @@ from fairviz.calibration import (
     residual_model,
     residuals_by_feature,
 )
-from fairviz.calibration.top_label_ece import MulticlassParams
-from fairviz.calibration.top_label_ece import analyse_multiclass as multiclass_calibration
-from fairviz.calibration.mincer_zarnowitz import RegressionParams
-from fairviz.calibration.mincer_zarnowitz import analyse_regression as regression_calibration
 from fairviz.core.display import Figure, Group, Item, Table, group, text
-from fairviz.core.focus import Focus
 from fairviz.core.markup import csv_bytes, md
 from fairviz.data import DataError
-from fairviz.calibration import display as section
+from fairviz.calibration import display as checks
+from fairviz.calibration import mincer_zarnowitz_display, recalibration_display, reliability_display, top_label_display
 from fairviz.data.view import View
+from fairviz.findings import FindingsParams
 from fairviz.report.options import AuditParams
 from app_pages import _render, _ui, _upload
 from app_pages._compare import compare_view
 from app_pages._ui import CACHE_TTL
 
-CALIBRATION = section.SECTION
+CALIBRATION = reliability_display.SECTION
 
 
 def cached_analysis(pred, attribute: str, params: CalibrationParams) -> CalibrationAudit:
@@ -97,9 +94,9 @@ def settings() -> CalibrationParams:
 
 def page() -> None:
     ctx = _ui.context()
-    spec = ctx.spec
-    if not spec.thresholded:                # the scores are not one probability read at τ: the task's own method
-        _task_method_page(ctx, spec)
+    method = checks.CHECK.section(ctx.spec)       # the check's method for this task
+    if method is not CALIBRATION:                 # not the reliability of one probability read at τ
+        _method_page(ctx, method)
         return
     params = settings()
     pred = CALIBRATION.given(ctx.pred)      # the engine's table as is where the section reads counts, else rows
@@ -136,7 +133,7 @@ def _analysis(ctx: _ui.Context, pred, params: CalibrationParams) -> str | None:
     # rows of the table's expansion, costs nothing until it is looked at
     several = ctx.pred.several_models          # several models: the Compare view of calibration, as a last tab
     tabs = _ui.lazy_tabs(TABS + ([COMPARE_TAB] if several else []), key="cal_tab", keep=TAB_WIDGETS)
-    ident = section.figure_ident(pred, audit)
+    ident = reliability_display.figure_ident(pred, audit)
     bodies = (lambda: _reliability_tab(audit, ident, items), lambda: draw(list(group(items, "tests").items)),
               lambda: draw(list(group(items, "errors").items)),
               lambda: _recalibration_tab(ctx.pred.rows(), ctx),    # a random split of rows: the table expanded
@@ -164,11 +161,11 @@ def _reliability_tab(audit: CalibrationAudit, ident: tuple, items: list[Item]) -
         zoom = st.checkbox("Fit the axes to the scores", value=figures.low_scores(audit), key="cal_zoom")
     key = "uniform" if strategy == "equal width" else "quantile"
     mode = "facet" if layout == "side by side" else "overlay"
-    draw([section.reliability_figure(audit, ident, shown, key, mode, curve, zoom)], c1)
-    draw(section.reliability_reading(audit, shown), c2)
+    draw([reliability_display.reliability_figure(audit, ident, shown, key, mode, curve, zoom)], c1)
+    draw(reliability_display.reliability_reading(audit, shown), c2)
     bins = group(items, "bins")
     note = [i for i in bins.items if not isinstance(i, Table)]
-    table = section.bins_table(audit, key)                  # the picked strategy (the section's is the JSON's)
+    table = reliability_display.bins_table(audit, key)                  # the picked strategy (the section's is the JSON's)
     names = [audit.key(g) for g in audit.all_groups]
     chosen = st.selectbox("Table for", names, index=len(names) - 1, key="cal_table_group")
     draw([*note, replace(table, frame=table.frame[table.frame["group"] == chosen].reset_index(drop=True))])
@@ -181,7 +178,7 @@ def _performance_tab(audit: CalibrationAudit, ident: tuple, items: list[Item]) -
     metric = st.radio("Metric", ["auroc", "log_loss", "brier"], horizontal=True, key="cal_perf_metric",
                       format_func={"auroc": "AUROC", "log_loss": "log-loss", "brier": "Brier"}.get)
     rest = [i for i in group(items, "performance").items if not isinstance(i, Figure)]
-    draw([section.performance_figure(audit, ident, metric), *rest])
+    draw([reliability_display.performance_figure(audit, ident, metric), *rest])
 
 
 def _recalibration_tab(pred, ctx) -> None:
@@ -234,11 +231,11 @@ def _recalibration_tab(pred, ctx) -> None:
     method = d2.selectbox("Show after", [m.method for m in result.methods], format_func=lambda m: result.method(m).label,
                           key="cal_recal_show")
     shown = d2.multiselect("Groups", [*names, OVERALL], default=names[:4], key="cal_recal_groups") or names[:4]
-    metric = d2.radio("Metric", list(section.RECALIBRATION_METRICS), key="cal_recal_metric",
-                      format_func=section.RECALIBRATION_METRICS.get)
+    metric = d2.radio("Metric", list(recalibration_display.RECALIBRATION_METRICS), key="cal_recal_metric",
+                      format_func=recalibration_display.RECALIBRATION_METRICS.get)
     draw([Figure(lambda: figures.recalibration_figure(result, method, shown)),
           Figure(lambda: figures.recalibration_metric_figure(result, metric))], d1)
-    draw(section.recalibration_items(result, method))
+    draw(recalibration_display.recalibration_items(result, method))
     # built on click, not on every rerun of the page: it holds every row
     st.download_button("Download recalibrated predictions (CSV)",
                        lambda: csv_bytes(recalibrated_frame(pred, result)),
@@ -316,7 +313,7 @@ def _residuals_tab(pred, ctx) -> None:
     names = [n for n in result.groups if n != OVERALL]
     shown = c2.multiselect("Groups", [*names, OVERALL], default=names[:4], key="cal_feature_groups") or names[:4]
     draw([Figure(lambda: figures.feature_residual_figure(result, shown))], c1)
-    draw(section.feature_items(result, shown), c2)
+    draw(recalibration_display.feature_items(result, shown), c2)
 
     st.markdown("**Model-based test** (§3.3): fit the residuals on features; significant terms or a cross-validated "
                 "gain over predicting the mean residual are evidence of structure the model missed.")
@@ -332,53 +329,46 @@ def _residuals_tab(pred, ctx) -> None:
     except DataError as err:
         _ui.show_data_error(err, "The residual model cannot be fitted")
         return
-    draw(section.residual_model_items(model))
+    draw(recalibration_display.residual_model_items(model))
 
 
-# ------------------------------------------------------------------------------- a numeric target, per class
+# ------------------------------------------------------------------------------- every other method
 
-def _task_method_page(ctx: _ui.Context, spec) -> None:
-    """What calibration means for a task without a decision at τ, as its spec says."""
-    if spec.numeric_target:
-        _numeric_page(ctx)
-    elif spec.per_class:
-        _per_class_page(ctx)
-    else:
+# the words a method's page opens with: its title, what it asks, and what its cached run says while it runs
+INTROS = {
+    mincer_zarnowitz_display.SECTION.name: (
+        "Calibration in the mean",
+        "A prediction is calibrated in the mean when, among rows predicted ŷ, the target averages ŷ: the binned means "
+        "E[y | ŷ] per group, and the Mincer–Zarnowitz regression of y on ŷ per group (intercept 0 and slope 1 when "
+        "calibrated) with a test of whether the groups share one line.",
+        "Fitting each group's calibration line"),
+    top_label_display.SECTION.name: (
+        "Calibration by group",
+        "Top-label calibration: among rows whose most probable class has confidence p, a share p is right. "
+        "Class-wise: each class's probability read one vs rest. Per group, with bootstrap intervals.",
+        "Resampling each group's reliability"),
+}
+
+
+def _method_page(ctx: _ui.Context, method) -> None:
+    """A calibration method without pickers of its own (calibration in the mean, top-label and class-wise, a
+    registered task's): its section's result, cached, and its display list, as the audit report shows it."""
+    if method is None:
         st.title("Calibration")
-        st.info(f"No calibration method serves {spec.title} yet.")
-
-
-def _numeric_page(ctx: _ui.Context) -> None:
-    """Calibration in the mean: the binned means E[y | ŷ] and the Mincer–Zarnowitz line per group."""
-    data = ctx.data
-    st.title("Calibration in the mean")
+        st.info(f"No calibration method serves {ctx.spec.title} yet.")
+        return
+    title, caption, label = INTROS.get(method.name, (method.title or method.name, None, method.title or method.name))
+    st.title(title)
     _ui.task_line(ctx)
-    st.caption("A prediction is calibrated in the mean when, among rows predicted ŷ, the target averages ŷ: "
-               "the binned means E[y | ŷ] per group, and the Mincer–Zarnowitz regression of y on ŷ per group "
-               "(intercept 0 and slope 1 when calibrated) with a test of whether the groups share one line.")
-    params = RegressionParams()
-    result = _run("calibration_regression", ctx.attribute, params, "Fitting each group's calibration line",
-                  lambda progress: regression_calibration(data, ctx.attribute, params, data.quantiles,
-                                                          data.quantile_levels), data)
+    if caption:
+        st.caption(caption)
+    data = method.given(ctx.data)
+    # the Summary's reference and size floor; the settings are the audit's defaults
+    options = AuditParams(attribute=ctx.attribute, findings=FindingsParams(reference=ctx.reference))
+    result = _run(method.name, ctx.attribute, options, label,
+                  lambda progress: method.run(data, replace(options, progress=progress)), data)
     if result is not None:
-        _render.render(section.regression_display(result, data.mapping.label,
-                                                 Focus(reference=ctx.reference), (data.fingerprint,)))
-
-
-def _per_class_page(ctx: _ui.Context) -> None:
-    """Top-label and class-wise calibration per group, with bootstrap intervals."""
-    data = ctx.data
-    st.title("Calibration by group")
-    _ui.task_line(ctx)
-    st.caption("Top-label calibration: among rows whose most probable class has confidence p, a share p is right. "
-               "Class-wise: each class's probability read one vs rest. Per group, with bootstrap intervals.")
-    params = MulticlassParams()
-    result = _run("calibration_multiclass", (ctx.attribute, ctx.reference), params,
-                  "Resampling each group's reliability",
-                  lambda progress: multiclass_calibration(data, ctx.attribute, params, ctx.reference, progress), data)
-    if result is not None:
-        _render.render(section.multiclass_display(result, Focus(reference=ctx.reference),
-                                                 (data.fingerprint,)))
+        _render.render(method.display(data, result, options))
 
 
 def _run(check: str, view, params, label: str, compute, data):

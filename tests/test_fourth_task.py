@@ -110,3 +110,27 @@ def test_the_fourth_task_opens_on_the_parity_page(toy_task, tmp_path):
     shown = next(d.value for d in at.dataframe if "mean displacement" in d.value.columns)
     expected = {g: float(np.abs(estimate - rank)[group == g].mean()) for g in ("a", "b")}
     assert dict(zip(shown["group"], shown["mean displacement"])) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.app
+def test_the_fourth_task_opens_on_the_calibration_page_with_its_own_method(toy_task, tmp_path):
+    """The calibration page asks the check for the toy's method: its own rank bias per group, not calibration in the
+    mean, which a numeric target would otherwise suggest."""
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from fairviz.data import ColumnMapping, build_predictions
+    rank, estimate, group = _ranks(tmp_path / "ranks.csv")
+    frame = pd.read_csv(tmp_path / "ranks.csv")
+    pred = build_predictions(frame, ColumnMapping("rank", "estimate", ("group",), task=TOY), source="ranks.csv")
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=240)
+    at.session_state["predictions"] = pred
+    at.session_state["sample_key"] = None
+    at.run()
+    at.switch_page("app_pages/calibration.py").run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Rank bias by group"
+    shown = next(d.value for d in at.dataframe if "mean bias" in d.value.columns)
+    expected = {g: float((estimate - rank)[group == g].mean()) for g in ("a", "b")}
+    assert dict(zip(shown["group"], shown["mean bias"])) == pytest.approx(expected, rel=1e-12)

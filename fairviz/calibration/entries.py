@@ -1,11 +1,17 @@
-"""Checks shared by calibration in the mean and top-label calibration: arrays of entries, integer weights (an entry
-of weight w stands for w identical rows) and group codes. Each problem becomes a ``DataError`` with one plain
-sentence. Also the weighted mean and the JSON scalars both results write."""
+"""What calibration in the mean and top-label calibration share: checks of arrays of entries, integer weights (an
+entry of weight w stands for w identical rows) and group codes, each problem a ``DataError`` with one plain sentence;
+the per-group run (all rows, then each group with rows) and its result's group lookup; the weighted mean and the JSON
+scalars both results write."""
 from __future__ import annotations
+
+from typing import Callable, TypeVar
 
 import numpy as np
 
 from fairviz.data import DataError
+
+OVERALL = "overall"
+G = TypeVar("G")
 
 
 def entry_weights(weight, size: int) -> np.ndarray:
@@ -48,6 +54,31 @@ def group_codes(codes, names, size: int, w: np.ndarray) -> tuple[np.ndarray, tup
         raise DataError("Calibration by group needs at least two groups with rows; the data have "
                         f"{int(np.count_nonzero(sizes > 0))}.")
     return codes, names
+
+
+def per_group(analyse: Callable[[str, np.ndarray], G], codes: np.ndarray, names: tuple[str, ...],
+              w: np.ndarray) -> tuple[G, list[G]]:
+    """``analyse(name, mask)`` of every row with weight (``OVERALL``), then of each group that has rows, in order."""
+    used = w > 0
+    overall = analyse(OVERALL, used)
+    return overall, [analyse(name, used & (codes == k)) for k, name in present_groups(codes, names, w)]
+
+
+def present_groups(codes: np.ndarray, names: tuple[str, ...], w: np.ndarray) -> list[tuple[int, str]]:
+    """(code, name) of each group with rows, in the names' order."""
+    return [(k, name) for k, name in enumerate(names) if w[codes == k].sum() > 0]
+
+
+class ByGroup:
+    """A per-group result (fields ``overall`` and ``groups``, each row with a ``name``): its rows, overall first, and
+    one by name."""
+
+    @property
+    def all_groups(self) -> tuple:
+        return (self.overall, *self.groups)
+
+    def group(self, name: str):
+        return next(g for g in self.all_groups if g.name == name)
 
 
 def weighted_mean(values: np.ndarray, w: np.ndarray) -> float:

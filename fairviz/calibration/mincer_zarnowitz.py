@@ -24,7 +24,8 @@ import numpy as np
 from scipy import stats as sps
 
 from fairviz.calibration.binned_means import STRATEGIES, MeanTable, bin_edges, bins_note, mean_table
-from fairviz.calibration.entries import entry_weights, finite_values, group_codes, json_attr as _attr
+from fairviz.calibration.entries import OVERALL, ByGroup, entry_weights, finite_values, group_codes, per_group
+from fairviz.calibration.entries import json_attr as _attr
 from fairviz.calibration.entries import json_scalar as _scalar
 from fairviz.calibration.entries import weighted_mean as _mean
 from fairviz.calibration.interval_coverage import Coverage, central_bands, coverage, equal_coverage_p
@@ -32,7 +33,6 @@ from fairviz.core.stats import benjamini_hochberg
 from fairviz.data import DataError
 from fairviz.data.tasks import spec_of
 
-OVERALL = "overall"
 COVARIANCES = ("classical", "HC1")
 
 
@@ -103,7 +103,7 @@ class RegressionGroup:
 
 
 @dataclass(frozen=True)
-class RegressionCalibration:
+class RegressionCalibration(ByGroup):
     attribute: str
     params: RegressionParams
     overall: RegressionGroup
@@ -113,13 +113,6 @@ class RegressionCalibration:
     tested: tuple[str, ...]           # the groups in the comparison
     coverage_differs: tuple[tuple[float, float], ...] = ()   # (nominal, p of the χ² test of equal coverage)
     notes: tuple[str, ...] = field(default=())
-
-    @property
-    def all_groups(self) -> tuple[RegressionGroup, ...]:
-        return (self.overall, *self.groups)
-
-    def group(self, name: str) -> RegressionGroup:
-        return next(g for g in self.all_groups if g.name == name)
 
     def group_rows(self) -> list[dict]:
         """One record per group (overall first): sizes, means and the Mincer–Zarnowitz fit."""
@@ -173,9 +166,7 @@ def regression_calibration(y, y_hat, codes, names, weight=None, params: Regressi
                                tuple(coverage(yy, lo[mask], hi[mask], ww, nominal, levels, params.level)
                                      for nominal, levels, lo, hi in bands))
 
-    overall = analyse_rows(OVERALL, used)
-    groups = [analyse_rows(name, used & (codes == k)) for k, name in enumerate(names)
-              if w[codes == k].sum() > 0]
+    overall, groups = per_group(analyse_rows, codes, names, w)
     tested = [g for g in groups if g.mz.ok and g.n >= params.min_rows]
     adjusted = benjamini_hochberg([g.mz.joint.p for g in tested]) if tested else []
     p_bh = {g.name: float(p) for g, p in zip(tested, adjusted)}

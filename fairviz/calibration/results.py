@@ -1,7 +1,7 @@
 """The calibration concept's settings and result types: small frozen dataclasses, no figures, no computation.
 
 ``CalibrationAudit`` offers its tables once (``group_rows``, ``bin_rows``, ``pair_rows``, ``difference_rows``): the
-JSON (``fairviz.calibration.display.calibration_to_dict``) and every displayed table (page, HTML report, terminal)
+JSON (``fairviz.calibration.reliability_display.calibration_to_dict``) and every displayed table (page, HTML report, terminal)
 are built from these records, so they cannot disagree."""
 from __future__ import annotations
 

@@ -26,7 +26,9 @@ from scipy import stats as sps
 
 from fairviz.calibration.reliability import binomial_interval, reliability_table
 from fairviz.calibration.results import CI_METHODS, STRATEGIES, Progress, ReliabilityTable
-from fairviz.calibration.entries import entry_weights, finite_values, group_codes, json_attr as _attr
+from fairviz.calibration.entries import OVERALL, ByGroup, entry_weights, finite_values, group_codes, per_group
+from fairviz.calibration.entries import present_groups
+from fairviz.calibration.entries import json_attr as _attr
 from fairviz.calibration.entries import json_scalar as _scalar
 from fairviz.core import stats
 from fairviz.core.ece import ECE_BINS, ece, ece_bin_index, ece_from_sums, group_seed
@@ -34,7 +36,6 @@ from fairviz.data import DataError, NotApplicable
 from fairviz.data.tasks import spec_of
 from fairviz.data.tasks.multiclass import SUM_TOLERANCE         # the data model's: rows further from 1 are noted, read as given
 
-OVERALL = "overall"
 MIN_EXPECTED = 5            # a bin enters the χ² test on its own with this many expected rows of each outcome
 BLOCK = 100                 # resamples drawn at a time (bounded memory on many cells)
 
@@ -112,7 +113,7 @@ class EceGap:
 
 
 @dataclass(frozen=True)
-class MulticlassCalibration:
+class MulticlassCalibration(ByGroup):
     attribute: str
     params: MulticlassParams
     classes: tuple[str, ...]
@@ -122,13 +123,6 @@ class MulticlassCalibration:
     gaps: tuple[EceGap, ...]
     classwise: bool              # every class's probability was given
     notes: tuple[str, ...] = ()
-
-    @property
-    def all_groups(self) -> tuple[MulticlassGroup, ...]:
-        return (self.overall, *self.groups)
-
-    def group(self, name: str) -> MulticlassGroup:
-        return next(g for g in self.all_groups if g.name == name)
 
     def group_rows(self) -> list[dict]:
         return [{"group": g.name, "n": g.n, "accuracy": _scalar(g.accuracy), "accuracy_ci": _pair(g.accuracy_ci),
@@ -187,20 +181,20 @@ def multiclass_calibration(y_codes, class_scores, classes: Sequence[str], codes,
             notes.append(f"In {int(w[off].sum()):,} rows the class probabilities do not sum to 1 (tolerance "
                          f"{SUM_TOLERANCE:g}); they are read as given.")
     correct = (pred_class == y).astype(np.int64)
-    used = w > 0
-
-    present = [(k, name) for k, name in enumerate(names) if w[codes == k].sum() > 0]
+    present = len(present_groups(codes, names, w))
     report = progress or (lambda *_: None)
+    steps = iter(range(present + 1))           # all rows first, then each group
 
-    def analyse_rows(step: int, name: str, mask: np.ndarray) -> MulticlassGroup:
+    def analyse_rows(name: str, mask: np.ndarray) -> MulticlassGroup:
+        step = next(steps)
+
         def done(fraction: float) -> None:
-            report((step + fraction) / (len(present) + 1), "Resampling all rows" if name == OVERALL
-                   else f"Resampling group {step} of {len(present)}")
+            report((step + fraction) / (present + 1), "Resampling all rows" if name == OVERALL
+                   else f"Resampling group {step} of {present}")
         return _group(name, y[mask], correct[mask], conf[mask], None if probs is None else probs[mask], w[mask],
                       classes, params, done)
 
-    overall = analyse_rows(0, OVERALL, used)
-    groups = [analyse_rows(i + 1, name, used & (codes == k)) for i, (k, name) in enumerate(present)]
+    overall, groups = per_group(analyse_rows, codes, names, w)
     groups = _adjust(groups)
     sizes = {g.name: g.n for g in groups}
     reference = reference if reference in sizes else max(sizes, key=lambda n: (sizes[n], -list(sizes).index(n)))

@@ -154,8 +154,8 @@ def _pair_candidates(data: dict, group: str, reference: str, alpha: float) -> li
 def _calibration_gap(data: dict, group: str, reference: str) -> list[Candidate]:
     """ECE gap with its bootstrap interval; its p-value is the normal approximation to that interval (the bootstrap
     gives no test of its own), named so in ``test``."""
-    calibration = data.get("calibration", {})
-    pairs = data.get("calibration_details", {}).get("pairs", [])
+    calibration = data.get("calibration", {}).get("groups", {})
+    pairs = data.get("calibration", {}).get("pairs", [])
     record = next((p for p in pairs if {p["group_i"], p["group_j"]} == {group, reference}), None)
     if record is None or record.get("ece_diff") is None or group not in calibration or reference not in calibration:
         return []

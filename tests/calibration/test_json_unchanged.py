@@ -6,7 +6,9 @@ intervals and gaps on groups with at most 2,048 distinct scores (masses at the s
 (issue 34) the smooth ECE and its gaps above 2,048 distinct scores (masses at the scores: Adult, default, synthetic;
 their intervals moved by 1e-11, the resamples' bandwidth search starting from the new σ*); then the smooth ECE's values again when its search
 returned the end of its bracket nearest the root (issue 34: they moved by at most 2.2e-7 on equal cells, 2.5e-13 at
-the distinct scores).
+the distinct scores); then (issue 35) reshaped, not recomputed, into the section's one JSON shape: ``calibration`` and
+``calibration_details`` folded into ``calibration`` (``groups``, ``overall``, ``pairs``, ``group_difference``,
+``settings``, ``notes``), every value moved as it was.
 
 The comparison is one no machine's floating point can break: 1e-9 relative with a floor of 1e-12 for values near 0
 (the project's rule for goldens), and for the smooth ECE, whose bandwidth σ* is found by a search, its stated

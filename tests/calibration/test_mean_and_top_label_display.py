@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairviz.calibration.display import multiclass_display, multiclass_to_dict, regression_display, regression_to_dict
+from fairviz.calibration.mincer_zarnowitz_display import mean_calibration_display, mean_calibration_to_dict
+from fairviz.calibration.top_label_display import top_label_calibration_display, top_label_calibration_to_dict
 from fairviz.calibration.mincer_zarnowitz import regression_calibration
 from fairviz.calibration.top_label_ece import MulticlassParams, multiclass_calibration
 from fairviz.core.display import Figure, Metrics, Text, group, tables, walk
@@ -54,7 +55,7 @@ def multiclass_result(small_worst: bool = False):
 
 def test_regression_display_tables_are_the_records_and_everything_renders():
     result = regression_result()
-    items = regression_display(result, target="income")
+    items = mean_calibration_display(result, target="income")
     drawn = tables(items)
     assert same(drawn["regression_calibration"], result.group_rows())
     assert same(drawn["regression_bins"], result.bin_rows())
@@ -69,14 +70,14 @@ def test_regression_display_tables_are_the_records_and_everything_renders():
     assert "Does calibration in the mean differ by group?" in terminal
     words = " ".join(i.plain() for i in walk(items) if isinstance(i, Text))
     assert "under-predicts income by" in words            # the planted +4 of the second group, in the target's units
-    json = regression_to_dict(result)
+    json = mean_calibration_to_dict(result)
     assert json["same_line"]["p"] == result.same_line.p and json["settings"]["strategy"] == "quantile"
 
 
 def test_a_small_group_never_headlines_in_regression():
     result = regression_result(small_worst=True)
     assert result.group("tiny").mz.joint.statistic > result.group(ODD).mz.joint.statistic
-    items = regression_display(result)
+    items = mean_calibration_display(result)
     headline = next(i for i in items if isinstance(i, Metrics))
     assert "tiny" not in " ".join(m.label.plain() for m in headline.items)
     verdicts = [i.plain() for i in walk(items) if isinstance(i, Text) and i.plain().startswith("tiny")]
@@ -85,7 +86,7 @@ def test_a_small_group_never_headlines_in_regression():
 
 def test_multiclass_display_tables_are_the_records_and_everything_renders():
     result = multiclass_result()
-    items = multiclass_display(result)
+    items = top_label_calibration_display(result)
     drawn = tables(items)
     assert same(drawn["multiclass_calibration"], result.group_rows())
     assert same(drawn["multiclass_classes"], result.class_rows())
@@ -98,14 +99,14 @@ def test_multiclass_display_tables_are_the_records_and_everything_renders():
     assert ODD not in html
     finding = next(i for i in items if isinstance(i, Text) and i.level == "finding")
     assert ODD in finding.plain()                         # the sharpened group is flagged
-    json = multiclass_to_dict(result)
+    json = top_label_calibration_to_dict(result)
     assert json["classes"] == ["x", ODD, "z"] and json["classwise_available"]
 
 
 def test_a_small_group_never_headlines_in_multiclass():
     result = multiclass_result(small_worst=True)
     assert result.group("tiny").top_ece == max(g.top_ece for g in result.groups)
-    items = multiclass_display(result)
+    items = top_label_calibration_display(result)
     headline = next(i for i in items if isinstance(i, Metrics))
     labels = " ".join(m.label.plain() for m in headline.items)
     assert "Worst group" in labels and "tiny" not in labels

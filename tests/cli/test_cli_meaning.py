@@ -46,7 +46,8 @@ def test_score_direction_reversed_gives_the_right_auroc_and_ofi_sign(files, tmp_
     terminal = capsys.readouterr().out
     assert code == 0
     _, right = _audit(files["prob"], "--score", "score", folder=tmp_path)
-    aurocs = {g: v["auroc"] for g, v in flipped["calibration_details"]["groups"].items()}
+    record = flipped["calibration"]
+    aurocs = {g: v["auroc"] for g, v in {**record["groups"], "overall": record["overall"]}.items()}
     favoured, ofi = _ofi(flipped)
     assert (favoured, ofi) == (_ofi(right)[0], pytest.approx(_ofi(right)[1], abs=1e-12))
     assert favoured == "male" and ofi > 0                # the data's own bias: women are approved less
@@ -54,7 +55,7 @@ def test_score_direction_reversed_gives_the_right_auroc_and_ofi_sign(files, tmp_
     assert "score 'p_default' read as a probability, reversed (1 − p)" in terminal.splitlines()[0]
     assert "reversed (1 − p)" in (tmp_path / "r.html").read_text()
     assert set(aurocs) == {"male", "female", "overall"} and all(v > 0.5 for v in aurocs.values())
-    assert aurocs["overall"] == pytest.approx(right["calibration_details"]["groups"]["overall"]["auroc"], abs=1e-12)
+    assert aurocs["overall"] == pytest.approx(right["calibration"]["overall"]["auroc"], abs=1e-12)
 
 
 def test_score_direction_as_is_audits_the_reversed_score_and_says_so(files, tmp_path):

@@ -63,7 +63,7 @@ def test_regression_file(files, tmp_path, capsys):
     b = next(g for g in data["parity_regression"]["groups"] if g["group"] == "b")
     rows = frame[frame.group == "b"]
     assert b["bias"] == pytest.approx((rows.y_pred - rows.price).mean(), rel=1e-9)
-    assert "calibration_regression" in data
+    assert data["calibration"]["method"] == "mincer_zarnowitz"
     assert "Task: regression — target 'price', prediction 'y_pred' (units: USD)" in terminal
     assert data["findings"]["top"][0]["group"] == "b"
 
@@ -84,7 +84,8 @@ def test_multiclass_with_class_probabilities(files, tmp_path, capsys, given):
     data = json.loads(out.read_text())
     assert data["task"] == "multiclass" and data["mapping"]["class_scores"] == ["p_cat", "p_dog", "p_bird"]
     assert data["mapping"]["classes"] == ["cat", "dog", "bird"]
-    assert {"parity_multiclass", "class_match", "calibration_multiclass", "per_class"} <= set(data)
+    assert {"parity_multiclass", "class_match", "calibration", "per_class"} <= set(data)
+    assert data["calibration"]["method"] == "top_label_ece"
     assert "class probabilities 'p_cat', 'p_dog', 'p_bird'" in terminal
 
 
@@ -138,7 +139,7 @@ def test_a_predicted_class_without_confidence_skips_top_label_calibration_plainl
     assert "errors" not in data             # not mapped is not a failure: the gate must not fail on it
     assert [s["section"] for s in data["not_applicable"]] == ["calibration_multiclass"]
     assert "No confidence is mapped" in data["not_applicable"][0]["reason"] and "Traceback" not in err
-    assert data["per_class"]["cat"]["auroc"] is None and "parity_multiclass" in data
+    assert data["per_class"]["classes"]["cat"]["auroc"] is None and "parity_multiclass" in data
     gated, _, _ = _audit(capsys, path, "--predicted", "predicted", "--fail-on", "material",
                          "--json", tmp_path / "gated.json")
     gate = json.loads((tmp_path / "gated.json").read_text())["gate"]
@@ -168,7 +169,7 @@ def test_regression_quantile_columns_give_coverage(tmp_path):
     code = main(["audit", str(path), "--task", "regression", "--label", "price", "--score", "y_pred",
                  "--group", "group", "--quantiles", "q0.*", "--json", str(out)])
     assert code == 0
-    coverage = json.loads(out.read_text())["calibration_regression"]["coverage"]
+    coverage = json.loads(out.read_text())["calibration"]["coverage"]
     overall = next(r for r in coverage if r["group"] == "overall")
     inside = ((frame.price >= frame["q0.1"]) & (frame.price <= frame["q0.9"])).mean()
     assert overall["nominal"] == pytest.approx(0.8) and overall["coverage"] == pytest.approx(inside, abs=1e-12)

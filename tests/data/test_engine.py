@@ -208,7 +208,7 @@ def test_calibration_reads_the_weighted_table_with_the_row_level_numbers():
     weighted entry — a Monte Carlo-sized difference, which is why exact mode gives this section rows."""
     from fairviz.calibration import CalibrationParams, analyse
     from fairviz.core.serialize import clean
-    from fairviz.calibration.display import calibration_to_dict
+    from fairviz.calibration.reliability_display import calibration_to_dict
     frame = _synthetic(3000, 1, distinct=40)
     table = frame.groupby(["y", "score", "group", "sex"], as_index=False).size()
     weighted = build_predictions(table, MAPPING, weights=table["size"].to_numpy())

@@ -109,7 +109,7 @@ def test_an_uploads_reduction_audits_each_of_two_regression_models_as_the_rows(k
     for model in ("model_a", "model_b"):
         reduced = run_audit(joint.at(View(model=model)), params).data
         rows = run_audit(joint_rows.at(View(model=model)), params).data
-        assert "comparison" in rows and "parity_regression" in rows and "calibration_regression" in rows
+        assert "comparison" in rows and "parity_regression" in rows and "calibration" in rows
         assert numbers_differ(shared(rows, ()), shared(reduced, ()), 1e-9) == []
 
 
@@ -171,9 +171,10 @@ def point_estimates(data: dict) -> dict[str, tuple[float, str]]:
     for g in data["parity_regression"]["groups"]:
         for key, scale in (("bias", "y"), ("mae", "y"), ("rmse", "y"), ("mse", "yy"), ("pearson", "1")):
             out[f"parity.{g['group']}.{key}"] = (g[key], scale)
-    for g in data["calibration_regression"]["groups"]:
+    calibration = data["calibration"]
+    for name, g in {"overall": calibration["overall"], **calibration["groups"]}.items():
         for key, scale in (("mean_y", "y"), ("mean_pred", "y"), ("intercept", "y"), ("slope", "1")):
-            out[f"calibration.{g['group']}.{key}"] = (g[key], scale)
+            out[f"calibration.{name}.{key}"] = (g[key], scale)
     for name, d in data["comparison"]["model_a_vs_model_b"]["differences"].items():
         for key in ("value_a", "value_b", "difference"):
             out[f"comparison.{name}.{key}"] = (d[key], "yy" if d["metric"] == "mse" else "y")

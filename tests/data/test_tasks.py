@@ -209,7 +209,7 @@ def test_prediction_interval_columns_give_each_groups_coverage(regression_frame)
     """Quantile columns named by level (q0.05, q0.95) reach calibration in the mean: each group's coverage of the
     central 90% interval is the share of its rows inside it."""
     from fairviz.report.options import AuditParams
-    from fairviz.calibration.display import REGRESSION_CALIBRATION
+    from fairviz.calibration.mincer_zarnowitz_display import SECTION as REGRESSION_CALIBRATION
     frame = regression_frame.assign(q0_05=regression_frame.y_pred - 8, q0_95=regression_frame.y_pred + 8)
     frame = frame.rename(columns={"q0_05": "q0.05", "q0_95": "q0.95"})
     mapping = ColumnMapping("target", "y_pred", ("group",), task="regression", quantiles=("q0.05", "q0.95"))

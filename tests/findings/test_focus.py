@@ -12,7 +12,7 @@ from fairviz.core.focus import Focus
 from fairviz.data.samples import load_sample, samples
 from fairviz.findings import FindingsParams, finding_view, page_metric
 from fairviz.parity import ParityParams, analyse as parity_analyse
-from fairviz.calibration import display as calibration_section
+from fairviz.calibration import reliability_display as calibration_section
 from fairviz.parity import display as parity_section
 from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.findings.display import findings_settings

@@ -13,7 +13,7 @@ from fairviz.core.display import tables
 from fairviz.core.serialize import clean
 from fairviz.data.samples import load_sample
 from fairviz.report.plan import AuditParams, audit as run_audit
-from fairviz.calibration.display import SECTION
+from fairviz.calibration.reliability_display import SECTION
 from fairviz.residuals import RDFParams
 from tests.conftest import ROOT
 from tests.html_tables import html_tables
@@ -87,13 +87,13 @@ def test_page_tables_equal_the_html_tables(audit, shown, page_frames, key):
 
 
 def _json_rows(key: str, data: dict) -> list[dict]:
+    record = data["calibration"]
+    rows = {**record["groups"], "overall": record["overall"]}        # the tables' order: all rows last
     if key in ("tests", "errors", "performance"):
-        details = data["calibration_details"]["groups"]
-        return [{"group": g, **{k: v for k, v in row.items() if k != "bins"}, **details[g]}
-                for g, row in data["calibration"].items()]
+        return [{"group": g, **{k: v for k, v in row.items() if k != "bins"}} for g, row in rows.items()]
     if key == "pairs":
-        return data["calibration_details"]["pairs"]
-    return [{"group": g, **b} for g, row in data["calibration"].items() for b in row["bins"]]
+        return record["pairs"]
+    return [{"group": g, **b} for g, row in rows.items() for b in row["bins"]]
 
 
 @pytest.mark.parametrize("key", ["tests", "errors", "pairs", "performance", "bins"])

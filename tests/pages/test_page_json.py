@@ -71,6 +71,6 @@ def test_intersections_reach_every_audit_page(section):
     assert not at.exception
     assert not any("Something went wrong" in e.value for e in at.error)
     page = at.session_state["page_json"][section]
-    groups = page["groups"] if section == "residuals" else page["calibration_details"]["groups"]
+    groups = page["groups"] if section == "residuals" else page["calibration"]["groups"]
     assert "African-American × Male" in groups
     assert len([g for g in groups if "×" in g]) == 12

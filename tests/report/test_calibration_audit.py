@@ -1,4 +1,5 @@
-"""The calibration section of the headless audit: JSON keys as the issue names them, the CLI and the HTML report."""
+"""The calibration section of the headless audit: its one JSON shape (method, attribute, groups, pairs, settings,
+notes) with the keys the issue names in every group's record, the CLI and the HTML report."""
 from __future__ import annotations
 
 import json
@@ -8,28 +9,33 @@ import pytest
 from fairviz.core.serialize import clean
 from fairviz.report import plan
 from fairviz.report.audit import AuditParams
-from fairviz.calibration.display import calibration_to_dict
+from fairviz.calibration.reliability_display import calibration_to_dict
 from fairviz.calibration import CalibrationParams, analyse
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.cli.main import main
 from fairviz.residuals import RDFParams
 from fairviz.data.samples import load_sample, sample_path
 
-GROUP_KEYS = {"ece", "smooth_ece", "intercept", "intercept_p", "slope", "slope_p", "lr_p_value", "bins"}
+SUMMARY_KEYS = ("ece", "smooth_ece", "intercept", "intercept_p", "slope", "slope_p", "lr_p_value")    # the issue's, first
 BIN_KEYS = {"lower", "upper", "n", "n_pos", "mean_pred", "observed", "ci_low", "ci_high"}
 
 
-def test_calibration_json_has_exactly_the_issue_keys():
+def test_calibration_json_is_the_one_section_shape_with_the_issue_keys():
     pred = load_sample("compas")
     cal = analyse(pred, "race", CalibrationParams(resamples=50))
     data = clean(calibration_to_dict(cal))
-    section = data["calibration"]
-    assert set(section) == {*pred.groups("race").names, "overall"}
+    assert list(data) == ["calibration"]
+    record = data["calibration"]
+    assert list(record) == ["method", "attribute", "groups", "pairs", "overall", "group_difference", "settings", "notes"]
+    assert record["method"] == "reliability" and record["attribute"] == "race"
+    assert list(record["groups"]) == list(pred.groups("race").names)
+    section = {**record["groups"], "overall": record["overall"]}
     for name, values in section.items():
-        assert set(values) == GROUP_KEYS, name
+        assert tuple(values)[:len(SUMMARY_KEYS)] == SUMMARY_KEYS and list(values)[-1] == "bins", name
         assert len(values["bins"]) == 10 and all(set(b) == BIN_KEYS for b in values["bins"])
     assert section["Native American"]["slope"] is None                  # not enough data: null, never 0
-    assert data["calibration_details"]["groups"]["Native American"]["status"].startswith("not enough data (n = 18")
+    assert section["Native American"]["status"].startswith("not enough data (n = 18")
+    assert record["overall"]["n"] == pred.n and record["overall"]["ece"] == pytest.approx(cal.overall.ece, abs=1e-15)
     aa = section["African-American"]
     assert aa["slope"] == pytest.approx(cal.group("African-American").linear.slope.estimate)
     assert sum(b["n"] for b in section["overall"]["bins"]) == pred.n
@@ -46,10 +52,11 @@ def test_cli_writes_calibration_json_and_html(tmp_path, capsys):
                  "--bins", "8", "--bin-strategy", "quantile"])
     assert code == 0
     data = json.loads(out.read_text())
-    assert set(data["calibration"]) == {"A", "B", "C", "overall"}
-    assert len(data["calibration"]["A"]["bins"]) == 8
-    assert data["calibration_details"]["settings"]["strategy"] == "quantile"
-    assert data["calibration"]["B"]["intercept"] < 0 and data["calibration"]["C"]["slope"] > 0
+    groups = data["calibration"]["groups"]
+    assert set(groups) == {"A", "B", "C"} and "overall" in data["calibration"]
+    assert len(groups["A"]["bins"]) == 8
+    assert data["calibration"]["settings"]["strategy"] == "quantile"
+    assert groups["B"]["intercept"] < 0 and groups["C"]["slope"] > 0
     text = capsys.readouterr().out
     # the terminal summary (report/summary.py) gives way to Audit.to_terminal() when issue 21 is merged: either
     # prints group C's calibration and the group-difference headline
@@ -69,7 +76,7 @@ def test_the_audit_keeps_the_calibration_options():
     audit = plan.audit(pred, AuditParams(rdf=RDFParams(resamples=50, knee_resamples=0),
                                          calibration=CalibrationParams(n_bins=5, resamples=0)))
     assert len(audit.data["calibration"]["overall"]["bins"]) == 5
-    assert audit.data["calibration_details"]["groups"]["overall"]["smooth_ece_ci"] == [None, None]
+    assert audit.data["calibration"]["overall"]["smooth_ece_ci"] == [None, None]
 
 
 def test_group_difference_headline_is_in_every_renderer(capsys):
@@ -80,7 +87,7 @@ def test_group_difference_headline_is_in_every_renderer(capsys):
                                          calibration=CalibrationParams(resamples=0)))
     diff = audit.results["calibration"].difference
     expected = min(1.0, 2 * min(diff.linear.p, diff.in_the_large.p))
-    group = audit.data["calibration_details"]["group_difference"]
+    group = audit.data["calibration"]["group_difference"]
     assert group["p_value_bonferroni"] == pytest.approx(expected)
     assert expected < 0.001                                              # COMPAS: calibration differs by race
     assert "(the smaller of two likelihood-ratio tests, Bonferroni-corrected)" in audit.to_html()
@@ -103,18 +110,18 @@ def test_terminal_carries_every_group_and_the_group_difference():
                                          calibration=CalibrationParams(resamples=0)))
     terminal = audit.to_terminal()
     lines = terminal.splitlines()
-    details = audit.data["calibration_details"]
-    for name, g in audit.data["calibration"].items():
+    record = audit.data["calibration"]
+    for name, g in {**record["groups"], "overall": record["overall"]}.items():
         rows = [line for line in lines if line.split()[:len(name.split())] == name.split()]
         assert any(fmt(g["ece"], 4) in line and fmt(g["smooth_ece"], 4) in line for line in rows), name
-        status = details["groups"][name]["status"]
+        status = g["status"]
         if status is None:
             wanted = [fmt(g["intercept"]), fmt_p(g["intercept_p"]), fmt(g["slope"]), fmt_p(g["slope_p"]),
                       fmt_p(g["lr_p_value"])]
             assert any(all(w in line for w in wanted) for line in rows), name
         else:
             assert any(status in line for line in rows), name
-    diff = details["group_difference"]
+    diff = record["group_difference"]
     finding = " ".join(terminal.split())                     # the terminal wraps the paragraph
     assert (f"p {fmt_p(diff['p_value_bonferroni'])} (the smaller of two likelihood-ratio tests, Bonferroni-corrected)"
             in finding)

@@ -26,7 +26,7 @@ def audit_json(tmp_path_factory) -> dict:
 
 def test_overall_ece_has_one_interval_in_the_audit_json(audit_json):
     knee = audit_json["knee_concentration"]
-    overall = audit_json["calibration_details"]["groups"]["overall"]
+    overall = audit_json["calibration"]["overall"]
     assert knee["ece"] == pytest.approx(audit_json["calibration"]["overall"]["ece"], abs=1e-15)
     assert knee["ece_ci"] == overall["ece_ci"]
     assert knee["ece_ci"][0] < knee["ece_ci"][1]

@@ -13,8 +13,10 @@ from sklearn.metrics import roc_auc_score
 
 from fairviz.calibration import analyse_multiclass as calibration_multiclass
 from fairviz.calibration import analyse_regression as calibration_regression
-from fairviz.calibration.display import (multiclass_calibration_params, multiclass_to_dict, regression_calibration_params,
-                                         regression_to_dict)
+from fairviz.calibration.mincer_zarnowitz_display import mean_calibration_to_dict
+from fairviz.calibration.mincer_zarnowitz_display import params_of as mean_calibration_params
+from fairviz.calibration.top_label_display import params_of as top_label_calibration_params
+from fairviz.calibration.top_label_display import top_label_calibration_to_dict
 from fairviz.core.serialize import clean
 from fairviz.data import ColumnMapping, build_predictions
 from fairviz.findings import FindingsParams
@@ -85,8 +87,8 @@ def test_regression_sections_hold_the_concepts_numbers(regression):
     direct = analyse_regression(pred, "group", parity_display.regression_parity_params(options))
     _same(data["parity_regression"], clean(direct.to_dict()))
     assert data["parity_regression"]["params"]["units"] == "USD"
-    calibration = calibration_regression(pred, "group", regression_calibration_params(options))
-    _same(data["calibration_regression"], clean(regression_to_dict(calibration)))
+    calibration = calibration_regression(pred, "group", mean_calibration_params(options))
+    _same(data["calibration"], clean(mean_calibration_to_dict(calibration)))
     b = next(g for g in data["parity_regression"]["groups"] if g["group"] == "b")
     rows = regression_frame()
     rows = rows[rows.group == "b"]
@@ -129,8 +131,8 @@ def test_multiclass_sections_hold_the_concepts_numbers(multiclass):
           clean(analyse_multiclass(pred, "group", parity_display.multiclass_parity_params(options)).to_dict()))
     match = analyse_class_match(pred, "group", replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS))
     _same(data["class_match"], clean(match.to_dict()))
-    calibration = calibration_multiclass(pred, "group", multiclass_calibration_params(options))
-    _same(data["calibration_multiclass"], clean(multiclass_to_dict(calibration)))
+    calibration = calibration_multiclass(pred, "group", top_label_calibration_params(options))
+    _same(data["calibration"], clean(top_label_calibration_to_dict(calibration)))
     json.dumps(data, allow_nan=False)
     assert "errors" not in data
 
@@ -138,7 +140,8 @@ def test_multiclass_sections_hold_the_concepts_numbers(multiclass):
 def test_per_class_record_is_each_class_one_vs_rest(multiclass):
     pred, audit = multiclass
     frame = multiclass_frame()
-    per_class = audit.data["per_class"]
+    assert audit.data["per_class"]["method"] == "one_vs_rest" and audit.data["per_class"]["attribute"] == "group"
+    per_class = audit.data["per_class"]["classes"]
     assert list(per_class) == ["cat", "dog", "bird"]
     for name in CLASSES:
         record, truth = per_class[name], (frame.label == name)
@@ -240,7 +243,7 @@ def test_binary_json_only_gains_the_task(two_group_frame):
     assert [k for k in data if k != "task"] == [          # main's keys before the task, in order
         "fairviz_version", "source", "n_rows", "threshold", "attribute", "mapping", "notes", "groups", "pairs",
         "knees", "pooled_knees", "knee_concentration", "rdf_settings", "warnings", "threshold_invariance",
-        "calibration", "calibration_details", "parity_warnings", "parity_settings", "match", "cps", "findings"]
+        "calibration", "parity_warnings", "parity_settings", "match", "cps", "findings"]
     findings = data["findings"]
     assert set(findings["policy"]["materiality"]) == {"fpr", "fnr", "selection_rate", "ofi", "residual_distance",
                                                       "calibration"}

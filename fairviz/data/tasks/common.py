@@ -14,7 +14,7 @@ import pandas as pd
 
 from fairviz.data.cleaning import count_rows, drop_small_groups, factorize_groups, group_attributes, without_na_texts
 from fairviz.data.limits import GroupLimits
-from fairviz.data.model import ColumnMapping, DataError, Predictions, plain_value
+from fairviz.data.model import ColumnMapping, DataError, Predictions, ScoreColumn, plain_value
 
 # What binning does to resampled numbers (a cell's rows are drawn together)
 RESAMPLED = ("bootstrap intervals and permutation p-values resample the table's entries, so their random draws are "
@@ -69,9 +69,34 @@ def validated_rows(frame: pd.DataFrame, mapping: ColumnMapping, source: str, fil
                        **found)
 
 
+def other_models(mapping: ColumnMapping, read: Callable, notes: list[str]) -> tuple[tuple[ScoreColumn, ...], dict]:
+    """The other models (``mapping.more_scores``) each read by ``read(model, problems)`` → its columns. A model whose
+    name or a column of which another model has, or that ``read`` finds a problem in, is left out with a note
+    naming why: the first model's audit goes on. Returns (the models kept, title → what ``read`` gave)."""
+    first = mapping.models()[0]
+    titles, taken = {first.title}, set(first.columns())
+    kept, found = [], {}
+    for model in mapping.more_scores:
+        own: list[str] = []
+        if model.title in titles or taken & set(model.columns()):
+            own.append("another model has that name or column.")
+        else:
+            values = read(model, own)
+        if own:
+            notes.append(f"Model '{model.title}' left out: {own[0]}")
+            continue
+        kept.append(model)
+        found[model.title] = values
+        titles.add(model.title)
+        taken |= set(model.columns())
+    return tuple(kept), found
+
+
 def _rows(value, keep: np.ndarray):
     if isinstance(value, dict):
-        return {k: v[keep] for k, v in value.items()}
+        return {k: _rows(v, keep) for k, v in value.items()}
+    if isinstance(value, tuple):                  # a model's class outputs: (predicted codes, probabilities)
+        return tuple(_rows(v, keep) for v in value)
     return value[keep] if isinstance(value, np.ndarray) else value
 
 

@@ -27,7 +27,7 @@ from fairviz.data.model import ColumnMapping
 from fairviz.data.roles import (MAX_GUESSED_CLASSES, FEW_CLASSES, PREDICTION_NAMES, ROLE_NAMES, distinct_count,
                                 is_numeric, looks_like_model_name, most_correlated, named, numeric_columns,
                                 quantile_level)
-from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, shown, suffix, validated_rows
+from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, other_models, shown, suffix, validated_rows
 from fairviz.data.tasks.registry import register
 from fairviz.data.task_spec import NO, STRONG, WEAK, MetricSpec, Reduced, Reduction, TaskSpec
 
@@ -82,25 +82,16 @@ def _regression_columns(frame, mapping: ColumnMapping, label: pd.Series, problem
                first.title: numeric_values(without_na_texts(frame[first.column]), first.column, problems, w,
                                            role="prediction", wanted="predictions must be numbers",
                                            true_false="a regression's prediction must be numbers")}
-    kept = []
-    for model in mapping.more_scores:
-        own: list[str] = []
-        if model.title in columns or model.column in (first.column, *(m.column for m in kept)):
-            own.append("another model has that name or column.")
-        else:
-            values = numeric_values(without_na_texts(frame[model.column]), model.column, own, w, role="prediction",
-                                    wanted="predictions must be numbers")
-        if own:
-            notes.append(f"Model '{model.title}' left out: {own[0]}")
-            continue
-        columns[model.title] = values
-        kept.append(model)
+    kept, predictions = other_models(mapping, lambda model, own: numeric_values(
+        without_na_texts(frame[model.column]), model.column, own, w, role="prediction",
+        wanted="predictions must be numbers"), notes)
+    columns.update(predictions)
     for column in mapping.quantiles:              # prediction-interval bounds: numbers, their level in the name
         if quantile_level(column) is None:
             problems.append(f"The quantile column '{column}' does not name its level (q0.05, p95, quantile_0.9).")
         columns[f"q:{column}"] = numeric_values(without_na_texts(frame[column]), column, problems, w,
                                                 role="quantile", wanted="quantiles must be numbers")
-    return replace(mapping, more_scores=tuple(kept)), columns
+    return replace(mapping, more_scores=kept), columns
 
 
 def _regression_fields(label, columns: dict[str, pd.Series], mapping: ColumnMapping, problems, notes, w):

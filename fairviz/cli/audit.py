@@ -72,27 +72,32 @@ def add_parser(commands) -> None:
                                        "from the names when omitted")
     audit.add_argument("--score", action="append",
                        help="score column: predicted probability of the positive class, in [0, 1] (binary); the "
-                            "prediction (regression); the predicted class's confidence (multiclass with --predicted). "
-                            "Repeat it to compare models on the same rows (binary, regression): the first is audited as with one, "
-                            "each other one is compared with it (paired differences, 'comparison' in the JSON, right "
-                            "after the Summary in the report)")
-    audit.add_argument("--class-scores", metavar="GLOB|COLS",
+                            "prediction (regression); the predicted class's confidence (multiclass, the --predicted "
+                            "in the same position). Repeat it to compare models on the same rows: the first is "
+                            "audited as with one, each other one is compared with it (paired differences, "
+                            "'comparison' in the JSON, right after the Summary in the report)")
+    audit.add_argument("--class-scores", metavar="GLOB|COLS", action="append",
                        help="multiclass: the class probability columns, a glob over the column names ('p_*') or a "
-                            "comma list; each column's class is its name without the prefix or suffix (p_cat → cat)")
+                            "comma list; each column's class is its name without the prefix or suffix (p_cat → cat). "
+                            "Repeat it for another model on the same rows ('a_*' then 'b_*': each model named by its "
+                            "pattern unless --model-name names it; another model's columns are matched to the "
+                            "classes by name)")
     audit.add_argument("--quantiles", metavar="GLOB|COLS",
                        help="regression: prediction-interval columns named by their level (q0.05, q0.95), a glob or a "
                             "comma list; calibration then gives each group's coverage of the central intervals")
     audit.add_argument("--normalise", action="store_true",
                        help="multiclass: divide each row's class probabilities by their sum (rows that miss 1 by "
                             "more than 0.01 are otherwise read as given, with a note)")
-    audit.add_argument("--predicted", metavar="COL",
+    audit.add_argument("--predicted", metavar="COL", action="append",
                        help="multiclass: the predicted-class column (when there are no class probabilities); "
-                            "--score names its confidence")
+                            "--score names its confidence. Repeat it for another model, each with the --score in "
+                            "the same position (or none at all): --predicted a --score conf_a --predicted b "
+                            "--score conf_b")
     audit.add_argument("--units", help="regression: the target's units (e.g. 'USD'), stated in the sentences and "
                                        "the JSON")
     audit.add_argument("--model-name", action="append", default=[],
-                       help="a name for the model of the --score in the same position (repeatable; default: the "
-                            "column's name)")
+                       help="a name for the model of the --score (multiclass: --class-scores or --predicted) in the "
+                            "same position (repeatable; default: the column's name)")
     audit.add_argument("--group", action="append",
                        help="group column; repeat for more attributes: every one is audited (the first one's keys "
                             "at the JSON's top level as before, each one's under 'attributes'), and the Summary "
@@ -269,8 +274,9 @@ def mapped_rows(source: Files, mapping: ColumnMapping, limits: GroupLimits):
     """The predictions from one file's mapped columns, row by row (exact); (them, None: no engine table, the
     attributes that failed)."""
     columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
-                                         *mapping.class_scores, *mapping.quantiles, mapping.predicted, *mapping.groups,
-                                         mapping.row_id))
+                                         *mapping.class_scores, *mapping.quantiles, mapping.predicted,
+                                         *(c for m in mapping.more_scores for c in (*m.class_scores, m.predicted)),
+                                         *mapping.groups, mapping.row_id))
                if c]
     rows, digest = read_table(source.files[0], columns=columns)
     pred, failed = failed_attributes(lambda groups, intersect: build_predictions(

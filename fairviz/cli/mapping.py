@@ -4,6 +4,7 @@ model's columns: ``--score``, ``--class-scores``, ``--predicted``, named by ``--
 from __future__ import annotations
 
 import fnmatch
+from dataclasses import replace
 
 import pandas as pd
 
@@ -67,9 +68,10 @@ def check_task_options(args, spec: TaskSpec) -> None:
                         f"{spec.name}.")
     if spec.per_class and args.class_scores and args.predicted:
         raise DataError("Give --class-scores or --predicted, not both: the predicted class is the most probable one.")
-    if spec.per_class and args.score and len(args.score) > 1:
-        # validation reads one model of classes (several would need a set of class columns each)
-        raise DataError(f"A {spec.name} audit reads one model: give --score once (the predicted class's confidence).")
+    if spec.per_class and args.score and len(args.score) > max(len(args.predicted or ()), 1):
+        raise DataError(f"{len(args.score)} --score for {len(args.predicted or ())} --predicted: in a {spec.name} "
+                        "audit --score names the confidence of the --predicted in the same position; give one "
+                        "--predicted per model.")
 
 
 def class_score_columns(pattern: str, columns, option: str = "--class-scores") -> tuple[str, ...]:
@@ -111,21 +113,41 @@ def mapping_of(args, spec: TaskSpec, frame: pd.DataFrame, guess: ColumnMapping) 
                              more_scores=more_scores, model_name=first_name, task=spec.name, quantiles=quantiles)
     if not spec.per_class:
         return probability_mapping(args, frame, guess)
+    return class_mapping(args, spec, frame, ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id,
+                                                          intersect=args.intersect, task=spec.name,
+                                                          normalise=args.normalise), guess if same else None)
+
+
+def class_mapping(args, spec: TaskSpec, frame: pd.DataFrame, base: ColumnMapping,
+                  guess: ColumnMapping | None) -> ColumnMapping:
+    """A model of classes per --class-scores (its probability columns) or per --predicted (its predicted-class
+    column, with the --score in the same position as its confidence), named by --model-name in order; with neither,
+    the columns named after the label's classes, else a predicted-class column, as guessed (``guess``: of this task
+    and label, else None)."""
     if args.class_scores:
-        return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task=spec.name, class_scores=class_score_columns(args.class_scores, frame.columns),
-                             normalise=args.normalise)
-    found, predicted = class_columns_of(frame, label) if label in frame.columns else ((), None)
-    if found and not args.predicted:
-        return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task=spec.name, class_scores=found, normalise=args.normalise)
-    predicted = args.predicted or predicted
-    if not predicted:
-        raise DataError("Name the class probability columns with --class-scores 'p_*' or the predicted-class column "
-                        "with --predicted (neither could be guessed).")
-    confidence = args.score[0] if args.score else (guess.score if same and guess.predicted == predicted else "")
-    return ColumnMapping(label=label, score=confidence or "", groups=groups, row_id=guess.row_id,
-                         intersect=args.intersect, task=spec.name, predicted=predicted)
+        models = [ScoreColumn("", class_scores=class_score_columns(p, frame.columns)) for p in args.class_scores]
+        defaults = list(args.class_scores)                 # several models: each named by what named its columns
+    else:
+        found, predicted = class_columns_of(frame, base.label) if base.label in frame.columns else ((), None)
+        if found and not args.predicted:
+            return replace(base, class_scores=found)
+        predicted = args.predicted or ([predicted] if predicted else [])
+        if not predicted:
+            raise DataError("Name the class probability columns with --class-scores 'p_*' or the predicted-class "
+                            "column with --predicted (neither could be guessed).")
+        confidences = list(args.score or []) or \
+            [guess.score if guess is not None and guess.predicted == predicted[0] else ""]
+        if len(predicted) > 1 and len(confidences) != len(predicted):
+            raise DataError(f"{len(confidences)} --score for {len(predicted)} --predicted: give each predicted-class "
+                            "column its confidence with a --score in the same position, or give no --score.")
+        models = [ScoreColumn(c or "", predicted=p) for p, c in zip(predicted, confidences + [""] * len(predicted))]
+        defaults = [None] * len(models)
+    names = model_names(args, len(models), "--class-scores" if args.class_scores else "--predicted")
+    if len(models) > 1:
+        names = [name or default for name, default in zip(names, defaults)]
+    first, *more = [replace(m, name=name) for m, name in zip(models, names)]
+    return replace(base, score=first.column, class_scores=first.class_scores, predicted=first.predicted,
+                   model_name=first.name, more_scores=tuple(more))
 
 
 def probability_mapping(args, frame: pd.DataFrame, guess: ColumnMapping) -> ColumnMapping:
@@ -142,11 +164,16 @@ def probability_mapping(args, frame: pd.DataFrame, guess: ColumnMapping) -> Colu
 def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None]:
     """The first --score, the others as more models, and the first model's name (from --model-name, in order)."""
     scores = args.score or []
-    names = list(args.model_name)
-    if len(names) > max(len(scores), 1):
-        raise DataError(f"{len(names)} --model-name for {len(scores)} --score: give at most one name per score.")
-    names += [None] * (len(scores) - len(names))
+    names = model_names(args, len(scores), "--score")
     if not scores:
-        return None, (), names[0] if names else None
+        return None, (), names[0]
     more = tuple(ScoreColumn(column, name=name) for column, name in zip(scores[1:], names[1:]))
     return scores[0], more, names[0]
+
+
+def model_names(args, models: int, option: str) -> list[str | None]:
+    """Each model's --model-name, in order (None where none is given): at most one per model."""
+    names = list(args.model_name)
+    if len(names) > max(models, 1):
+        raise DataError(f"{len(names)} --model-name for {models} {option}: give at most one name per model.")
+    return names + [None] * (max(models, 1) - len(names))

@@ -211,8 +211,8 @@ def run(args) -> int:
                        options_of=options_of(pred, options, policy, sample))
     say_models_left_out(mapping, pred)
     if stats is not None:
-        add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale,
-                                         more_scores=pred.mapping.more_scores), note)
+        add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale,   # as validated
+                                         more_scores=pred.mapping.more_scores, classes=pred.mapping.classes), note)
     elif note:
         audit.data["notes"].append(note)
     if scale_note:

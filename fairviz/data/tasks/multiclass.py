@@ -119,7 +119,7 @@ def _multiclass_fields(label: pd.Series, columns: dict[str, pd.Series], mapping:
     label_values = list(dict.fromkeys(str(plain_value(v)).strip() for v in label.unique()))
     if mapping.class_scores:
         classes = tuple(str(c) for c in mapping.classes) if mapping.classes else \
-            tuple(class_of_column(c) for c in mapping.class_scores)
+            _classes_named(mapping.class_scores, label_values)
     else:
         predicted_values = [str(plain_value(v)).strip() for name, values in columns.items()
                             if name[1:] == ("predicted",) for v in values.unique()]
@@ -207,6 +207,16 @@ def _class_order(model: ScoreColumn, first: bool, classes, index, problems) -> l
     problems.append(f"its class probability columns ({shown(model.class_scores)}) do not name the classes "
                     f"{shown(classes)} one each.")
     return []
+
+
+def _classes_named(columns, label_values) -> tuple[str, ...]:
+    """The classes a model's probability columns stand for: each column's (p_cat → cat), or, when those miss a label
+    value that the columns' names without their shared prefix and suffix hold (a_cat, a_dog … → cat, dog …), those."""
+    named_classes = tuple(class_of_column(c) for c in columns)
+    stripped = tuple(_without_shared_affixes(columns))
+    keys = lambda names: {_class_key(n) for n in names}          # noqa: E731
+    wanted = keys(label_values)
+    return stripped if not wanted <= keys(named_classes) and wanted <= keys(stripped) else named_classes
 
 
 def _without_shared_affixes(columns) -> list[str]:

@@ -28,7 +28,8 @@ from fairviz.data.dialects import DUCKDB, Dialect
 from fairviz.data.model import ColumnMapping, DataError, ScoreColumn, plain_value
 from fairviz.data.roles import (MAX_GUESSED_CLASSES, class_columns, class_of_column, distinct_count, named,
                                 numeric_columns, predicted_column, range_order)
-from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, other_models, shown, suffix, validated_rows
+from fairviz.data.tasks.common import (RESAMPLED, binned_table, cell_means, finite, other_models, shown, suffix,
+                                       validator)
 from fairviz.data.tasks.registry import register
 from fairviz.data.task_spec import LIKELY, NO, MetricSpec, Reduced, Reduction, TaskSpec
 
@@ -69,12 +70,6 @@ def guess_roles(frame: pd.DataFrame, guess) -> ColumnMapping:
 
 
 # ----------------------------------------------------------------------------------------------- validation
-
-def validate(frame, mapping: ColumnMapping, source: str, file_fingerprint: str, weights, limits, converted=False):
-    """``frame`` under a multiclass ``mapping`` → ``Predictions`` (y the class codes, score the confidence)."""
-    return validated_rows(frame, mapping, source, file_fingerprint, weights, limits, _multiclass_columns,
-                          _multiclass_fields)
-
 
 def _multiclass_columns(frame, mapping: ColumnMapping, label, problems, notes, w):
     """Every model's class probabilities (or predicted class and its confidence), keyed (model title, role …);
@@ -377,8 +372,7 @@ def reduce(runner, at: ColumnMapping, mapping: ColumnMapping) -> Reduced:
         cells = runner.sql(multiclass_sql(runner.relation, at, numeric, 0, runner.dialect))   # small: exact
     cells = cells.reset_index(drop=True)
     table, exact = multiclass_table(cells, mapping)
-    return Reduced(table, cells["n"].to_numpy(dtype=np.int64), 0.0 if exact or not resolution else resolution,
-                   f"{mapping.task}|{resolution}")
+    return binned_table(table, cells, exact, resolution, mapping)
 
 
 def reduced_columns(mapping: ColumnMapping) -> list:
@@ -407,6 +401,6 @@ MULTICLASS = register(TaskSpec(
            "guessed": "a few categories (or class probability columns p_<class>) → multiclass",
            "pages": "Calibration and Group parity show every class; the other pages read one class against the rest "
                     "(the sidebar's class)."},
-    recognise=recognise, guess_roles=guess_roles, validate=validate,
+    recognise=recognise, guess_roles=guess_roles, validate=validator(_multiclass_columns, _multiclass_fields),
     reduction=Reduction(cells=CLASS_CELLS, reduce=reduce, columns=reduced_columns, note=binned_note),
 ))

@@ -27,7 +27,8 @@ from fairviz.data.model import ColumnMapping
 from fairviz.data.roles import (MAX_GUESSED_CLASSES, FEW_CLASSES, PREDICTION_NAMES, ROLE_NAMES, distinct_count,
                                 is_numeric, looks_like_model_name, most_correlated, named, numeric_columns,
                                 quantile_level)
-from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, other_models, shown, suffix, validated_rows
+from fairviz.data.tasks.common import (RESAMPLED, binned_table, cell_means, finite, other_models, shown, suffix,
+                                       validator)
 from fairviz.data.tasks.registry import register
 from fairviz.data.task_spec import NO, STRONG, WEAK, MetricSpec, Reduced, Reduction, TaskSpec
 
@@ -65,12 +66,6 @@ def guess_roles(frame: pd.DataFrame, guess) -> ColumnMapping:
 
 
 # ----------------------------------------------------------------------------------------------- validation
-
-def validate(frame, mapping: ColumnMapping, source: str, file_fingerprint: str, weights, limits, converted=False):
-    """``frame`` under a regression ``mapping`` → ``Predictions`` (y the target, score the first model's ŷ)."""
-    return validated_rows(frame, mapping, source, file_fingerprint, weights, limits, _regression_columns,
-                          _regression_fields)
-
 
 def _regression_columns(frame, mapping: ColumnMapping, label: pd.Series, problems, notes, w):
     """The target and every model's prediction as numbers; a bad other model is left out with a note."""
@@ -238,8 +233,7 @@ def reduce(runner, at: ColumnMapping, mapping: ColumnMapping) -> Reduced:
     grids = None
     if residual_bounds:      # the knee search's residual grid of each model (fairviz.residuals.curves)
         grids = {m.title: (*b, cells_per_column) for m, b in zip(mapping.models(), residual_bounds)}
-    return Reduced(table, cells["n"].to_numpy(dtype=np.int64), 0.0 if exact or not resolution else resolution,
-                   f"{mapping.task}|{resolution}", moments=moments, residual_grids=grids)
+    return binned_table(table, cells, exact, resolution, mapping, moments=moments, residual_grids=grids)
 
 
 def reduced_columns(mapping: ColumnMapping) -> list:
@@ -271,6 +265,6 @@ REGRESSION = register(TaskSpec(
            "guessed": "numbers with many values → regression",
            "pages": "Residuals, Calibration (in the mean) and Group parity (errors and predictions) audit regression; "
                     "the other pages read a two-valued label."},
-    recognise=recognise, guess_roles=guess_roles, validate=validate,
+    recognise=recognise, guess_roles=guess_roles, validate=validator(_regression_columns, _regression_fields),
     reduction=Reduction(cells=REGRESSION_CELLS, reduce=reduce, columns=reduced_columns, note=binned_note),
 ))

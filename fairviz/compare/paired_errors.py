@@ -23,7 +23,7 @@ from fairviz.compare.results import CompareParams, Difference, two_models
 from fairviz.core import stats
 from fairviz.core.serialize import clean
 from fairviz.data.model import DataError, Predictions
-from fairviz.data.tasks import spec_of
+from fairviz.data.tasks import spec_of, task_names
 
 ERROR_METRICS = ("mae", "bias", "mse")
 GAP_METRICS = {"mae": "mae_gap", "bias": "bias_gap", "error_rate": "error_rate_gap"}
@@ -73,7 +73,8 @@ def compare_errors(joint: Predictions, attribute: str, reference: str | None = N
                    units: str | None = None) -> ErrorComparison:
     """Model b against model a on ``joint``'s entries (``Predictions.joint()``) of a numeric target or of classes."""
     if not by_errors(joint):
-        raise DataError("This comparison reads a numeric target's predictions or predicted classes.")
+        served = " or ".join(spec_of(name).title for name in task_names() if by_errors(name))
+        raise DataError(f"This comparison reads the errors of {served} predictions.")
     joint = joint.joint()
     model_a, model_b = two_models(joint.model_names, model_a, model_b)
     view = joint.groups(attribute)

@@ -243,11 +243,25 @@ def reduced_columns(mapping: ColumnMapping) -> list:
 
 def binned_note(mapping: ColumnMapping, resolution: float, entries: int, rows: int) -> str:
     """What the cells do to the reported numbers (measured: benchmarks/bench_engine_tasks.py, docs/engines.md)."""
-    return (f"The target and predictions were reduced to cells of 1/{round(1 / resolution):,} of each column's "
+    cells = round(1 / resolution)
+    return (f"The target and predictions were reduced to cells of 1/{cells:,} of each column's "
             f"range ({entries:,} entries for {rows:,} rows), each at the mean of its rows; every point "
-            f"estimate moves by less than 1e-4 of its scale; {RESAMPLED} Knees: the table is also cut at 1/"
-            f"{round(1 / resolution):,} of each model's residual range and the knee search reads those cells, "
-            "as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows', knee "
+            f"estimate moves by less than 1e-4 of its scale; {RESAMPLED} " + knee_note(cells))
+
+
+def knee_note(cells: int) -> str:
+    """What the residual cells do to the knees. The row path searches at 1/``REGRESSION_CELLS`` of the residual
+    range above 200,000 rows; a table cut at other cells (``Engine(task_cells=…)``) is searched at its own, so its
+    knees are those of another curve: a coarser one moves them by a few of its cells, not one
+    (tests/data/test_engine_regression_models.py measures it)."""
+    shared = (f"Knees: the table is also cut at 1/{cells:,} of each model's residual range and the knee search "
+              "reads those cells")
+    if cells != REGRESSION_CELLS:
+        return (shared + f", where the row path reads 1/{REGRESSION_CELLS:,} above 200,000 rows: the knees are "
+                "searched on a coarser curve, so knee percentiles, F_h and F_v may differ from the rows' (measured at "
+                "1/2,000 on 20,000 rows: knee percentiles by up to 0.01, knee residuals by up to 8 such cells); the "
+                f"default 1/{REGRESSION_CELLS:,} keeps them equal.")
+    return (shared + ", as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows', knee "
             "residuals move by less than one such cell w, and F_v by at most (2 + F_v)·w / (|r| − w), r the "
             "smaller pooled knee residual (measured on 1M rows: equal).")
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
@@ -23,6 +21,7 @@ from fairviz.report.plan import AuditParams, audit as run_audit
 from fairviz.residuals import RDFParams
 from tests.data.compare import shared
 from tests.data.test_engine import numbers_differ
+from tests.data.test_engine_regression_models import written
 
 ROWS = 600
 CLASSES = np.array(["cat", "dog", "bird"])
@@ -67,20 +66,6 @@ def audit(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def written(tmp_path: Path, frame: pd.DataFrame) -> dict[str, Path]:
-    """The rows as one CSV file (the row path), a folder of two Parquet files and a DuckDB database's table."""
-    folder = tmp_path / "parts"
-    folder.mkdir(parents=True)
-    half = len(frame) // 2
-    frame.iloc[:half].to_parquet(folder / "p0.parquet")
-    frame.iloc[half:].to_parquet(folder / "p1.parquet")
-    frame.to_csv(tmp_path / "one.csv", index=False)
-    with duckdb.connect(str(tmp_path / "db.duckdb")) as con:
-        con.register("frame", frame)
-        con.execute("CREATE TABLE classes AS SELECT * FROM frame")
-    return {"csv": tmp_path / "one.csv", "folder": folder, "database": tmp_path / "db.duckdb"}
-
-
 def assert_as_rows(rows: dict, reduced: dict, engine: str) -> None:
     assert reduced["engine"]["engine"] == engine and reduced["engine"]["mode"] == "exact"
     assert reduced["engine"]["rows"] == ROWS
@@ -98,7 +83,7 @@ def error_rates(result: dict) -> dict[str, tuple[float, float]]:
 def test_duckdb_paths_audit_two_multiclass_models_as_the_rows(way, tmp_path, capsys):
     frame = two_models()
     options, _ = WAYS[way]
-    paths = written(tmp_path, frame)
+    paths = written(tmp_path, frame, "classes")
     rows = audit(capsys, paths["csv"], *options)
     assert "engine" not in rows and "errors" not in rows                     # one file: the row path
     rates = error_rates(rows)                                                # A errs on b's cats; B is noisier
@@ -182,7 +167,7 @@ def test_a_binned_table_keeps_each_models_confusion_counts(tmp_path, monkeypatch
                                                           "openjdk-17-jre-headless when run as root)")
 def test_spark_local_audits_two_multiclass_models_as_the_rows(tmp_path, capsys):
     pytest.importorskip("pyspark")
-    paths = written(tmp_path, two_models())
+    paths = written(tmp_path, two_models(), "classes")
     options, _ = BY_PROBABILITIES
     rows = audit(capsys, paths["csv"], *options)
     spark = audit(capsys, paths["folder"], *options, "--engine", "spark", "--spark-master", "local[2]")

@@ -53,8 +53,8 @@ def audit(capsys, *args) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def written(tmp_path: Path, frame: pd.DataFrame) -> dict[str, Path]:
-    """The rows as one CSV file (the row path), a folder of two Parquet files and a DuckDB database's table."""
+def written(tmp_path: Path, frame: pd.DataFrame, table: str = "prices") -> dict[str, Path]:
+    """The rows as one CSV file (the row path), a folder of two Parquet files and a DuckDB database's ``table``."""
     folder = tmp_path / "parts"
     folder.mkdir(parents=True)
     half = len(frame) // 2
@@ -63,7 +63,7 @@ def written(tmp_path: Path, frame: pd.DataFrame) -> dict[str, Path]:
     frame.to_csv(tmp_path / "one.csv", index=False)
     with duckdb.connect(str(tmp_path / "db.duckdb")) as con:
         con.register("frame", frame)
-        con.execute("CREATE TABLE prices AS SELECT * FROM frame")
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM frame")
     return {"csv": tmp_path / "one.csv", "folder": folder, "database": tmp_path / "db.duckdb"}
 
 

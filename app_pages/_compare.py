@@ -9,7 +9,6 @@ import streamlit as st
 from app_pages import _render, _ui
 from fairviz.compare import CompareParams, ErrorComparison, ModelComparison, compare_errors, compare_models
 from fairviz.compare import display as section
-from fairviz.data.tasks import spec_of
 
 RESAMPLES = (200, 500, 1000, 2000)
 
@@ -32,7 +31,7 @@ def compare_view(ctx: _ui.Context, topic: str | None) -> ModelComparison | Error
         st.session_state["compare_b"] = others[0]
     model_b = c2.selectbox("Second model (B)", others, key="compare_b",
                            help="Every difference is B minus A, on the same rows.")
-    if spec_of(joint).numeric_target:       # errors in the target's units: paired t-tests, no resampling
+    if section.by_errors(joint):       # errors (a target's, or classes right or wrong): paired t-tests, no resampling
         return _numeric(ctx, joint, model_a, model_b)
     resamples = c3.select_slider("Resamples", RESAMPLES, value=500, key="compare_resamples",
                                  help="Paired bootstrap resamples and paired permutations (scores swapped within "

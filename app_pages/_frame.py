@@ -43,8 +43,9 @@ log = logging.getLogger("fairviz.app")
 
 @dataclass(frozen=True)
 class Context:
-    """What a framed page reads: the frame's ``view``, the loaded ``data`` (of any task) and ``pred``, the table the
-    view selects from it (the chosen model, or the chosen class one vs rest)."""
+    """What a framed page reads: the frame's ``view``, ``data``, the chosen model's predictions as loaded (of any
+    task: every class of a model of classes), and ``pred``, the table the view selects (that model, or the chosen
+    class one vs rest)."""
     view: View
     pred: Predictions
     data: Predictions
@@ -92,7 +93,8 @@ class Context:
         taken again only when the model or the class changes."""
         view = replace(self.view, **changes)
         same_table = (view.model, view.class_name) == (self.view.model, self.view.class_name)
-        return Context(view, self.pred if same_table else self.data.at(view), self.data)
+        data = self.data if view.model == self.view.model else self.data.at(replace(view, class_name=None))
+        return Context(view, self.pred if same_table else data.at(view), data)
 
 
 def context() -> Context:
@@ -104,7 +106,7 @@ def context() -> Context:
     view = View(model=state[MODEL] if pred.several_models else None, attribute=state[ATTRIBUTE],
                 class_name=state[CLASS] if spec_of(pred).per_class else None, threshold=float(state[THRESHOLD]),
                 benefit=state[BENEFIT], reference=state.get(REFERENCE))
-    return Context(view, pred.at(view), pred)
+    return Context(view, pred.at(view), pred.at(replace(view, class_name=None)))   # the picked model, every class
 
 
 @st.cache_resource(show_spinner="Loading the sample…", max_entries=8, ttl=CACHE_TTL)

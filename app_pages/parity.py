@@ -248,6 +248,9 @@ def _per_class_parity(ctx: _ui.Context) -> None:
         parity, match = result
         view = (data.fingerprint, ctx.attribute)
         _render.render(section.multiclass_display(parity, class_match_display(match, view), view))
+    if ctx.joint.several_models:                   # every class at once: the models' error rates, paired
+        st.subheader("Compare models")
+        compare_view(ctx.with_view(class_name=None), "parity")
 
 
 def _run(check: str, view, params, label: str, compute, data):

@@ -3,7 +3,6 @@ summary, the rows reduced where they live (DuckDB, Spark, Spark Connect, Postgre
 columns when omitted) chooses the task (``fairviz.data.tasks``); the plan (``fairviz.report.plan``) chooses what runs."""
 from __future__ import annotations
 
-import fnmatch
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -12,13 +11,12 @@ import pandas as pd
 
 from fairviz.calibration import CalibrationParams
 from fairviz.cli.common import emit
+from fairviz.cli.mapping import check_task_options, mapping_of, task_of
 from fairviz.cli.outputs import OutputError, check_input, check_outputs, write_atomically
 from fairviz.findings import KINDS, FindingsParams
 from fairviz.data.limits import MAX_GROUPS, MAX_PAIR_GROUPS, GroupLimits
-from fairviz.data import ColumnMapping, DataError, ScoreColumn, build_predictions, guess_mapping, read_table
-from fairviz.data.model import INTERSECTION_SEP, plain_value
-from fairviz.data.roles import class_columns, predicted_column
-from fairviz.data.tasks import guess_task, task_names
+from fairviz.data import ColumnMapping, DataError, build_predictions, guess_mapping, read_table
+from fairviz.data.model import INTERSECTION_SEP
 from fairviz.data.engine import DEFAULT_SPARK_MASTER, ENGINES, Engine
 from fairviz.data.sources import Files, Query, Table, dsn_has_password, locate, read_only_query, table_name
 from fairviz.core.markup import csv_bytes
@@ -26,7 +24,7 @@ from fairviz.data.samples import match_sample
 from fairviz.explain import ExplainParams
 from fairviz.data.checks import ScoreDirectionError
 from fairviz.data.scales import DIRECTIONS, SCALES, with_guessed_scale
-from fairviz.data.tasks import BINARY, TaskSpec, spec_of, task_names
+from fairviz.data.tasks import TaskSpec, spec_of, task_names
 from fairviz.report.api import add_engine, reduce_scaled, sample_settings, summary_params
 from fairviz.report.attributes import SLICE_DEPTH, SliceOptions, failed_attributes, findings_params_for, \
     match_reference_for
@@ -74,27 +72,32 @@ def add_parser(commands) -> None:
                                        "from the names when omitted")
     audit.add_argument("--score", action="append",
                        help="score column: predicted probability of the positive class, in [0, 1] (binary); the "
-                            "prediction (regression); the predicted class's confidence (multiclass with --predicted). "
-                            "Repeat it to compare models on the same rows (binary, regression): the first is audited as with one, "
-                            "each other one is compared with it (paired differences, 'comparison' in the JSON, right "
-                            "after the Summary in the report)")
-    audit.add_argument("--class-scores", metavar="GLOB|COLS",
+                            "prediction (regression); the predicted class's confidence (multiclass, the --predicted "
+                            "in the same position). Repeat it to compare models on the same rows: the first is "
+                            "audited as with one, each other one is compared with it (paired differences, "
+                            "'comparison' in the JSON, right after the Summary in the report)")
+    audit.add_argument("--class-scores", metavar="GLOB|COLS", action="append",
                        help="multiclass: the class probability columns, a glob over the column names ('p_*') or a "
-                            "comma list; each column's class is its name without the prefix or suffix (p_cat → cat)")
+                            "comma list; each column's class is its name without the prefix or suffix (p_cat → cat). "
+                            "Repeat it for another model on the same rows ('a_*' then 'b_*': each model named by its "
+                            "pattern unless --model-name names it; another model's columns are matched to the "
+                            "classes by name)")
     audit.add_argument("--quantiles", metavar="GLOB|COLS",
                        help="regression: prediction-interval columns named by their level (q0.05, q0.95), a glob or a "
                             "comma list; calibration then gives each group's coverage of the central intervals")
     audit.add_argument("--normalise", action="store_true",
                        help="multiclass: divide each row's class probabilities by their sum (rows that miss 1 by "
                             "more than 0.01 are otherwise read as given, with a note)")
-    audit.add_argument("--predicted", metavar="COL",
+    audit.add_argument("--predicted", metavar="COL", action="append",
                        help="multiclass: the predicted-class column (when there are no class probabilities); "
-                            "--score names its confidence")
+                            "--score names its confidence. Repeat it for another model, each with the --score in "
+                            "the same position (or none at all): --predicted a --score conf_a --predicted b "
+                            "--score conf_b")
     audit.add_argument("--units", help="regression: the target's units (e.g. 'USD'), stated in the sentences and "
                                        "the JSON")
     audit.add_argument("--model-name", action="append", default=[],
-                       help="a name for the model of the --score in the same position (repeatable; default: the "
-                            "column's name)")
+                       help="a name for the model of the --score (multiclass: --class-scores or --predicted) in the "
+                            "same position (repeatable; default: the column's name)")
     audit.add_argument("--group", action="append",
                        help="group column; repeat for more attributes: every one is audited (the first one's keys "
                             "at the JSON's top level as before, each one's under 'attributes'), and the Summary "
@@ -208,8 +211,8 @@ def run(args) -> int:
                        options_of=options_of(pred, options, policy, sample))
     say_models_left_out(mapping, pred)
     if stats is not None:
-        add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale,
-                                         more_scores=pred.mapping.more_scores), note)
+        add_engine(audit, stats, replace(stats.mapping, score_scale=pred.mapping.score_scale,   # as validated
+                                         more_scores=pred.mapping.more_scores, classes=pred.mapping.classes), note)
     elif note:
         audit.data["notes"].append(note)
     if scale_note:
@@ -267,157 +270,19 @@ def audit_options(args, pred, attribute: str, policy: FindingsParams, sample) ->
                        **summary_params(sample, attribute, policy))
 
 
-def task_of(args, frame: pd.DataFrame, guess: ColumnMapping) -> str:
-    """--task; else the task with classes when class columns are named; else the task the label column suggests,
-    taken only when the columns that task needs are found (a 3-valued label beside one probability column stays
-    binary, and validation says why it cannot be)."""
-    if args.task is not None:
-        return args.task
-    if args.class_scores or args.predicted:
-        return task_with("per_class")
-    label = args.label or guess.label
-    if label not in frame.columns:
-        return BINARY.name                    # validation names the missing column
-    task = guess_task(frame, label)
-    if spec_of(task).per_class and not any(class_columns_of(frame, label)):
-        return BINARY.name
-    return task
-
-
-def task_with(flag: str) -> str:
-    """The first registered task whose spec has ``flag`` (what a task-specific option belongs to)."""
-    return next(name for name in task_names() if getattr(spec_of(name), flag))
-
-
-def class_columns_of(frame: pd.DataFrame, label) -> tuple[tuple, object]:
-    """The class probability columns named after the label's classes (empty unless every class has one) and a
-    predicted-class column (None when none is found)."""
-    classes = {str(plain_value(v)) for v in frame[label].dropna().unique()}
-    return tuple(class_columns(frame, classes)), predicted_column(frame, label, classes)
-
-
-# options that mean something only with a decision at τ (a thresholded task): refused for any other
-THRESHOLD_ONLY = {"--thresholds": "thresholds", "--recalibrate": "recalibrate", "--dstar": "dstar",
-                  "--explain": "explain", "--score-scale": "score_scale", "--score-direction": "score_direction",
-                  "--positive-label": "positive_label"}
-
-
-def check_task_options(args, spec: TaskSpec) -> None:
-    """Options that mean nothing for the task are refused, in one sentence, rather than silently ignored."""
-    if not spec.thresholded:
-        given = [flag for flag, name in THRESHOLD_ONLY.items() if getattr(args, name) not in (None, False)]
-        if given:
-            raise DataError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to "
-                            f"{task_with('thresholded')} predictions; drop {'it' if len(given) == 1 else 'them'} "
-                            f"for a {spec.name} audit.")
-    if not spec.per_class and (args.class_scores or args.predicted):
-        raise DataError(f"--class-scores and --predicted name {task_with('per_class')} columns; this audit's task "
-                        f"is {spec.name}.")
-    if not spec.numeric_target and args.quantiles:
-        raise DataError(f"--quantiles names a {task_with('numeric_target')}'s prediction-interval columns; this "
-                        f"audit's task is {spec.name}.")
-    if not spec.numeric_target and args.units:
-        raise DataError(f"--units states a {task_with('numeric_target')} target's units; this audit's task is "
-                        f"{spec.name}.")
-    if spec.per_class and args.class_scores and args.predicted:
-        raise DataError("Give --class-scores or --predicted, not both: the predicted class is the most probable one.")
-    if spec.per_class and args.score and len(args.score) > 1:
-        # validation reads one model of classes (several would need a set of class columns each)
-        raise DataError(f"A {spec.name} audit reads one model: give --score once (the predicted class's confidence).")
-
-
-def class_score_columns(pattern: str, columns, option: str = "--class-scores") -> tuple[str, ...]:
-    """The columns a --class-scores (or ``option``) value names: a comma list (each must exist), or a glob over
-    the names."""
-    names = [str(c) for c in columns]
-    if "," in pattern or not any(ch in pattern for ch in "*?["):
-        wanted = [p.strip() for p in pattern.split(",") if p.strip()]
-        missing = [c for c in wanted if c not in names]
-        if missing:
-            raise DataError(f"{option} names column{'s' if len(missing) > 1 else ''} "
-                            f"{', '.join(repr(c) for c in missing)} that the file does not have (columns: "
-                            f"{', '.join(names[:12])}{', …' if len(names) > 12 else ''}).")
-        return tuple(wanted)
-    found = tuple(c for c in names if fnmatch.fnmatchcase(c, pattern))
-    if not found:
-        raise DataError(f"{option} '{pattern}' matches no column (columns: {', '.join(names[:12])}"
-                        f"{', …' if len(names) > 12 else ''}).")
-    if option == "--class-scores" and len(found) < 3:
-        raise DataError(f"--class-scores '{pattern}' matches {len(found)} column{'s' if len(found) > 1 else ''} "
-                        f"({', '.join(found)}): a multiclass audit needs one probability column per class, 3 or "
-                        "more.")
-    return found
-
-
-def mapping_of(args, spec: TaskSpec, frame: pd.DataFrame, guess: ColumnMapping) -> ColumnMapping:
-    """The mapping from the options, the guess filling what they leave out (a numeric target's or classes' roles
-    only when the guess is of the same task: a binary guess's probability column is no regression's prediction)."""
-    label = args.label or guess.label
-    same = spec_of(guess.task) == spec and guess.label == label
-    groups = tuple(args.group) if args.group else guess.groups
-    if spec.numeric_target:
-        first_score, more_scores, first_name = model_columns(args)
-        score = first_score or (guess.score if same else None)
-        if not score:
-            raise DataError("Name the regression's prediction column with --score (it could not be guessed).")
-        quantiles = class_score_columns(args.quantiles, frame.columns, "--quantiles") if args.quantiles else ()
-        return ColumnMapping(label=label, score=score, groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             more_scores=more_scores, model_name=first_name, task=spec.name, quantiles=quantiles)
-    if not spec.per_class:
-        return probability_mapping(args, frame, guess)
-    if args.class_scores:
-        return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task=spec.name, class_scores=class_score_columns(args.class_scores, frame.columns),
-                             normalise=args.normalise)
-    found, predicted = class_columns_of(frame, label) if label in frame.columns else ((), None)
-    if found and not args.predicted:
-        return ColumnMapping(label=label, score="", groups=groups, row_id=guess.row_id, intersect=args.intersect,
-                             task=spec.name, class_scores=found, normalise=args.normalise)
-    predicted = args.predicted or predicted
-    if not predicted:
-        raise DataError("Name the class probability columns with --class-scores 'p_*' or the predicted-class column "
-                        "with --predicted (neither could be guessed).")
-    confidence = args.score[0] if args.score else (guess.score if same and guess.predicted == predicted else "")
-    return ColumnMapping(label=label, score=confidence or "", groups=groups, row_id=guess.row_id,
-                         intersect=args.intersect, task=spec.name, predicted=predicted)
-
-
-def probability_mapping(args, frame: pd.DataFrame, guess: ColumnMapping) -> ColumnMapping:
-    """A score read as the probability of the positive label: each --score a model, its scale and direction."""
-    first_score, more_scores, first_name = model_columns(args)
-    return ColumnMapping(label=args.label or guess.label, score=first_score or guess.score,
-                         groups=tuple(args.group) if args.group else guess.groups,
-                         positive_label=args.positive_label if args.positive_label is not None else guess.positive_label,
-                         text=args.text or (guess.text if guess.text in frame else None),
-                         row_id=guess.row_id, intersect=args.intersect, score_scale=args.score_scale,
-                         score_direction=args.score_direction, more_scores=more_scores, model_name=first_name)
-
-
 def mapped_rows(source: Files, mapping: ColumnMapping, limits: GroupLimits):
     """The predictions from one file's mapped columns, row by row (exact); (them, None: no engine table, the
     attributes that failed)."""
     columns = [c for c in dict.fromkeys((mapping.label, mapping.score, *(m.column for m in mapping.more_scores),
-                                         *mapping.class_scores, *mapping.quantiles, mapping.predicted, *mapping.groups,
-                                         mapping.row_id))
+                                         *mapping.class_scores, *mapping.quantiles, mapping.predicted,
+                                         *(c for m in mapping.more_scores for c in (*m.class_scores, m.predicted)),
+                                         *mapping.groups, mapping.row_id))
                if c]
     rows, digest = read_table(source.files[0], columns=columns)
     pred, failed = failed_attributes(lambda groups, intersect: build_predictions(
         rows, replace(mapping, groups=groups, intersect=intersect), source=source.name, file_fingerprint=digest,
         limits=limits), mapping.groups, mapping.intersect)
     return pred, None, failed
-
-
-def model_columns(args) -> tuple[str | None, tuple[ScoreColumn, ...], str | None]:
-    """The first --score, the others as more models, and the first model's name (from --model-name, in order)."""
-    scores = args.score or []
-    names = list(args.model_name)
-    if len(names) > max(len(scores), 1):
-        raise DataError(f"{len(names)} --model-name for {len(scores)} --score: give at most one name per score.")
-    names += [None] * (len(scores) - len(names))
-    if not scores:
-        return None, (), names[0] if names else None
-    more = tuple(ScoreColumn(column, name=name) for column, name in zip(scores[1:], names[1:]))
-    return scores[0], more, names[0]
 
 
 def with_thresholds(pred, attribute: str, choice: str, seed: int):

@@ -14,7 +14,7 @@ import pandas as pd
 
 from fairviz.compare import (DIFFERENCE_TITLES, TOPIC_COLUMNS, TOPIC_METRICS, CompareParams, ModelComparison,
                              compare_models, figures, readings)
-from fairviz.compare.paired_errors import ErrorComparison, compare_errors
+from fairviz.compare.paired_errors import ErrorComparison, by_errors, compare_errors
 from fairviz.core.display import Figure, Group, Item, Table, heading, text
 from fairviz.data import Predictions
 from fairviz.data.tasks import spec_of
@@ -38,11 +38,11 @@ def words_of(words) -> dict:
 
 def compare_all(pred: Predictions, attribute: str, threshold: float, benefit: str, reference: str | None,
                 params: CompareParams, units: str | None = None) -> dict[str, ModelComparison | ErrorComparison]:
-    """The first model against each other model: a numeric target's by their paired errors (in ``units``), else at
-    ``threshold`` and ``benefit``."""
+    """The first model against each other model: a numeric target's or classes' by their paired errors (in
+    ``units``), else at ``threshold`` and ``benefit``."""
     joint = pred.joint()
     first, *others = joint.model_names
-    if spec_of(joint).numeric_target:
+    if by_errors(joint):
         return {f"{first}_vs_{other}": compare_errors(joint, attribute, reference, first, other, params, units)
                 for other in others}
     return {f"{first}_vs_{other}": compare_models(joint, attribute, threshold, benefit, reference, first, other,
@@ -117,20 +117,22 @@ def report_display(comparisons: dict, words=None) -> list[Item]:
 
 
 ERROR_LABELS = {"model": "Model", "group": "Group", "n": "Rows", "mae": "MAE", "bias": "Bias (ŷ − y)",
-                     "mse": "MSE", "rmse": "RMSE"}
+                     "mse": "MSE", "rmse": "RMSE", "error_rate": "Error rate"}
 
 
 def errors_display(result: ErrorComparison, titled: bool = True) -> list[Item]:
     """A comparison of paired errors (``fairviz.compare.paired_errors``): readings, errors per model and group, the
     paired differences and the MAE difference per group."""
     items: list[Item] = [heading("**{b}** against **{a}**", b=result.model_b, a=result.model_a)] if titled else []
-    items += [readings.ERRORS_INTRO, *readings.error_readings(result)]
-    columns = list(ERROR_LABELS)
+    numeric = spec_of(result.task).numeric_target
+    items += [readings.ERRORS_INTRO if numeric else readings.CLASS_ERRORS_INTRO, *readings.error_readings(result)]
+    columns = [c for c in ERROR_LABELS if c in result.table.columns]
     formats = {c: "num" for c in columns} | {"model": "text", "group": "text", "n": "int"}
+    caption = text("Bias > 0: the model over-predicts on average; MAE, MSE and RMSE in the target's units{units}.",
+                   units=f" ({result.units})" if result.units else "") if numeric else \
+        text("The error rate: the share of rows whose predicted class is not the label.")
     items.append(Table(result.table[columns].reset_index(drop=True), "compare_regression", formats, ERROR_LABELS,
-                       title=text("Errors per model and group"),
-                       caption=text("Bias > 0: the model over-predicts on average; MAE, MSE and RMSE in the target's "
-                                    "units{units}.", units=f" ({result.units})" if result.units else "")))
+                       title=text("Errors per model and group"), caption=caption))
     rows = [{"metric": d.title, "group": d.group or "every row", "reference": d.reference or "",
              "value_a": d.value_a, "value_b": d.value_b, "difference": d.difference, "ci": d.ci.to_list(),
              "p_value": d.p_value, "p_adjusted": d.p_adjusted, "test": d.test, "n": d.n} for d in result.differences]
@@ -143,6 +145,7 @@ def errors_display(result: ErrorComparison, titled: bool = True) -> list[Item]:
                                     "much the second model changes it. Benjamini–Hochberg over all {tests} "
                                     "differences.", reference=result.reference, tests=len(result.differences))))
     key = (result.model_a, result.model_b, result.attribute, result.reference, result.fingerprint)
-    items.append(Figure(lambda: figures.error_forest(result), ("compare.regression", *key)))
+    metric = "mae" if numeric else "error_rate"
+    items.append(Figure(lambda: figures.error_forest(result, metric), ("compare.regression", *key)))
     items += [text("{note}", "note", note=note) for note in result.notes]
     return items

@@ -1,9 +1,11 @@
-"""Two models of a numeric target on the same rows, by paired errors: per group, does the second model err less (MAE,
-MSE) or less one-sidedly (bias, mean ŷ − y), and does it narrow the gap between a group and the reference group?
+"""Two models on the same rows, by paired errors: per group, does the second model err less (a numeric target's MAE
+and MSE; a model of classes' error rate, the share of rows whose predicted class is not the label) or less
+one-sidedly (bias, mean ŷ − y), and does it narrow the gap between a group and the reference group?
 
 Each difference is a mean of per-row paired differences, so its test is the paired t-test on those rows: for a
 group's MAE, d = |ŷ_b − y| − |ŷ_a − y| and MAE_b − MAE_a = mean(d); for bias d = ŷ_b − ŷ_a; for MSE the squared
-errors'. A gap's change, (metric_g − metric_ref)_b − (metric_g − metric_ref)_a = mean_g(d) − mean_ref(d), compares
+errors'; for the error rate d = [pred_b ≠ y] − [pred_a ≠ y] (its paired t-test is McNemar's test on the rows where
+the two models disagree, in its normal form). A gap's change, (metric_g − metric_ref)_b − (metric_g − metric_ref)_a = mean_g(d) − mean_ref(d), compares
 two independent groups' d: Welch's t-test. Both are exact in a single pass over the rows (no resampling, so 1M rows
 cost milliseconds) and rest on the normal approximation of a mean; a group under ``SMALL`` rows says so. Entries may
 stand for several identical rows (the engine's counts): the sums are weighted by them. Benjamini–Hochberg adjusts
@@ -21,11 +23,11 @@ from fairviz.compare.results import CompareParams, Difference, two_models
 from fairviz.core import stats
 from fairviz.core.serialize import clean
 from fairviz.data.model import DataError, Predictions
-from fairviz.data.tasks import spec_of
+from fairviz.data.tasks import spec_of, task_names
 
 ERROR_METRICS = ("mae", "bias", "mse")
-GAP_METRICS = {"mae": "mae_gap", "bias": "bias_gap"}
-LOWER_IS_BETTER = {"mae": True, "mse": True}          # bias and the gaps: closer to 0 is better
+GAP_METRICS = {"mae": "mae_gap", "bias": "bias_gap", "error_rate": "error_rate_gap"}
+LOWER_IS_BETTER = {"mae": True, "mse": True, "error_rate": True}   # bias and the gaps: closer to 0 is better
 SMALL = 30                      # below this many rows a t-interval leans on normality more than on the data
 ALL = "All rows"
 PAIRED_T, WELCH_T = "paired t-test on the rows", "Welch's t-test on the rows' paired differences"
@@ -69,19 +71,19 @@ class ErrorComparison:
 def compare_errors(joint: Predictions, attribute: str, reference: str | None = None, model_a: str | None = None,
                    model_b: str | None = None, params: CompareParams = CompareParams(),
                    units: str | None = None) -> ErrorComparison:
-    """Model b against model a on ``joint``'s entries (``Predictions.joint()``) of a numeric target."""
-    if not spec_of(joint).numeric_target:
-        raise DataError("This comparison reads regression predictions (a numeric target and predictions).")
+    """Model b against model a on ``joint``'s entries (``Predictions.joint()``) of a numeric target or of classes."""
+    if not by_errors(joint):
+        served = " or ".join(spec_of(name).title for name in task_names() if by_errors(name))
+        raise DataError(f"This comparison reads the errors of {served} predictions.")
     joint = joint.joint()
     model_a, model_b = two_models(joint.model_names, model_a, model_b)
     view = joint.groups(attribute)
     weight = np.ones(joint.y.size) if joint.weight is None else np.asarray(joint.weight, float)
-    y = np.asarray(joint.y, float)
-    a, b = (np.asarray(joint.scores[m], float) for m in (model_a, model_b))
     sizes = np.bincount(view.codes, weights=weight, minlength=len(view.names))
     if reference is None or reference not in view.names:
         reference = view.names[int(np.argmax(sizes))]
-    per_row = {"mae": (np.abs(a - y), np.abs(b - y)), "bias": (a - y, b - y), "mse": ((a - y) ** 2, (b - y) ** 2)}
+    per_row = row_errors(joint, model_a, model_b)
+    y = np.asarray(joint.y, float)
     members = [(ALL, np.ones(y.size, bool))] + [(g, view.codes == k) for k, g in enumerate(view.names)]
     differences = []
     for metric, (loss_a, loss_b) in per_row.items():
@@ -89,7 +91,7 @@ def compare_errors(joint: Predictions, attribute: str, reference: str | None = N
             differences.append(_paired(metric, None if group == ALL else group, loss_a[mask], loss_b[mask],
                                        weight[mask], params.level))
     ref_mask = view.codes == view.names.index(reference)
-    for metric, gap in GAP_METRICS.items():
+    for metric, gap in ((m, g) for m, g in GAP_METRICS.items() if m in per_row):
         loss_a, loss_b = per_row[metric]
         d = loss_b - loss_a
         for k, group in enumerate(view.names):
@@ -106,6 +108,24 @@ def compare_errors(joint: Predictions, attribute: str, reference: str | None = N
              "on the data.",) if small else ()
     return ErrorComparison(view.attribute, reference, model_a, model_b, params, group_sizes, table, differences,
                            units, notes, joint.fingerprint, joint.task)
+
+
+def by_errors(task) -> bool:
+    """Whether two models of ``task`` (a name, a spec or predictions) are compared by their paired errors: a numeric
+    target's, or a model of classes' (its predicted class right or wrong); else metric by metric."""
+    spec = spec_of(task)
+    return spec.numeric_target or spec.per_class
+
+
+def row_errors(joint: Predictions, model_a: str, model_b: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each error metric's per-row values of the two models: a numeric target's absolute, signed and squared errors,
+    or 1 where a model's predicted class is not the label."""
+    y = np.asarray(joint.y, float)
+    if spec_of(joint).per_class:
+        wrong = [(joint.class_outputs[m][0] != joint.y).astype(float) for m in (model_a, model_b)]
+        return {"error_rate": tuple(wrong)}
+    a, b = (np.asarray(joint.scores[m], float) for m in (model_a, model_b))
+    return {"mae": (np.abs(a - y), np.abs(b - y)), "bias": (a - y, b - y), "mse": ((a - y) ** 2, (b - y) ** 2)}
 
 
 def weighted_mean_var(values: np.ndarray, weight: np.ndarray) -> tuple[float, float, float]:
@@ -161,6 +181,7 @@ def _table(per_row: dict, members, weight, models: tuple[str, str]) -> pd.DataFr
             row = {"model": model, "group": group, "n": int(round(weight[mask].sum()))}
             for metric, losses in per_row.items():
                 row[metric] = weighted_mean_var(losses[side][mask], weight[mask])[0]
-            row["rmse"] = float(np.sqrt(row["mse"]))
+            if "mse" in row:
+                row["rmse"] = float(np.sqrt(row["mse"]))
             rows.append(row)
     return pd.DataFrame(rows)

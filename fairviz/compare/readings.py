@@ -140,6 +140,13 @@ ERRORS_INTRO = text("Two regression models on the same rows: every difference be
                     "Benjamini–Hochberg over the whole family.", "plain")
 
 
+CLASS_ERRORS_INTRO = text("Two models of classes on the same rows: every difference below is **the second model minus "
+                          "the first**, a mean of per-row paired differences of errors (1 where the predicted class "
+                          "is not the label) with its t interval (the paired t-test; a gap's change compares two "
+                          "groups' paired differences by Welch's t-test), adjusted by Benjamini–Hochberg over the "
+                          "whole family.", "plain")
+
+
 def number(value: float) -> str:
     """Three decimals for values up to 1, two (with thousands separators) for a target's values of any size."""
     if not math.isfinite(value):

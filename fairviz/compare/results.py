@@ -20,7 +20,7 @@ DIFFERENCE_TITLES = {"ece": "ECE", "log_loss": "log-loss", "brier": "Brier score
 # a comparison of errors of a numeric target (``fairviz.compare.paired_errors``): per group and their gaps to the
 # reference
 ERROR_TITLES = {"mae": "MAE", "bias": "bias (ŷ − y)", "mse": "MSE", "mae_gap": "MAE gap",
-                     "bias_gap": "bias gap"}
+                     "bias_gap": "bias gap", "error_rate": "error rate", "error_rate_gap": "error-rate gap"}
 PAIR_METRICS = ("ofi", "di", "fpr_gap", "f_dist")
 # the pair metrics' value of "no disparity": a gap closes towards it
 PARITY_VALUE = {"ofi": 0.0, "di": 1.0, "fpr_gap": 0.0, "f_dist": 0.0}

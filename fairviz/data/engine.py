@@ -42,7 +42,7 @@ from fairviz.data.preview import (PREVIEW_CELLS, PREVIEW_CHARS, PREVIEW_MIN_CHAR
                                   parquet_preview, preview_chars)
 from fairviz.data.spark_session import (SPARK_SQL_CONF, check_master, check_reachable,  # noqa: F401
                                         connect_client_missing, quiet_pyspark_loggers)  # (re-exported)
-from fairviz.data.model import ColumnMapping, DataError
+from fairviz.data.model import ColumnMapping, DataError, ScoreColumn
 from fairviz.data.reading import decode_table, inspect_table, is_parquet, read_table
 from fairviz.data.scales import probability_sql
 from fairviz.data.reduction import (CELL_KEY, COUNT, EXACT_ROWS, SufficientStats,  # noqa: F401
@@ -162,8 +162,13 @@ class Engine(DuckDBRunner, SparkRunner, PostgresRunner):
                                    groups=tuple(self._at(g) for g in mapping.groups),
                                    class_scores=tuple(self._at(c) for c in mapping.class_scores),
                                    predicted=self._at(mapping.predicted) if mapping.predicted else None,
-                                   more_scores=tuple(dataclasses.replace(m, column=self._at(m.column))
-                                                     for m in mapping.more_scores))
+                                   more_scores=tuple(self._model_positions(m) for m in mapping.more_scores))
+
+    def _model_positions(self, model: ScoreColumn) -> ScoreColumn:
+        """Another model's columns in positional names."""
+        return dataclasses.replace(model, column=self._at(model.column) if model.column else model.column,
+                                   class_scores=tuple(self._at(c) for c in model.class_scores),
+                                   predicted=self._at(model.predicted) if model.predicted else None)
 
 
     def _columns(self) -> dict[str, str]:

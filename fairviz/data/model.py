@@ -49,20 +49,31 @@ class NotApplicable(DataError):
 
 @dataclass(frozen=True)
 class ScoreColumn:
-    """One model's score column and what its numbers mean (as ``ColumnMapping.score_scale`` / ``score_direction``)."""
+    """One model's score column and what its numbers mean (as ``ColumnMapping.score_scale`` / ``score_direction``).
+    A model of classes (a ``per_class`` task) has, as ``ColumnMapping`` has, either ``class_scores`` (one probability
+    column per class) or ``predicted`` (a predicted-class column, ``column`` its confidence, "" when it has none)."""
 
     column: str
     scale: str | None = None
     direction: str | None = None
     name: str | None = None          # the model's name on screen (None: the column's)
+    class_scores: tuple[str, ...] = ()
+    predicted: str | None = None
 
     @property
     def title(self) -> str:
-        return self.name or self.column
+        return self.name or self.column or self.predicted or "-".join(self.class_scores)
+
+    def columns(self) -> tuple[str, ...]:
+        """Every column the model reads: its class probabilities, or its predicted class and its confidence."""
+        return tuple(c for c in (*self.class_scores, self.predicted, self.column) if c)
 
     def to_dict(self) -> dict:
-        return {"column": self.column, "name": self.title, "score_scale": self.scale,
-                "score_direction": self.direction or "as-is", "direction_confirmed": self.direction is not None}
+        out = {"column": self.column, "name": self.title, "score_scale": self.scale,
+               "score_direction": self.direction or "as-is", "direction_confirmed": self.direction is not None}
+        if self.class_scores or self.predicted:          # a model of classes: its own columns
+            out.update(class_scores=list(self.class_scores), predicted=self.predicted)
+        return out
 
 
 @dataclass(frozen=True)
@@ -105,12 +116,14 @@ class ColumnMapping:
 
     def models(self) -> tuple[ScoreColumn, ...]:
         """Every model, the first mapped first."""
-        return (ScoreColumn(self.score, self.score_scale, self.score_direction, self.model_name), *self.more_scores)
+        return (ScoreColumn(self.score, self.score_scale, self.score_direction, self.model_name, self.class_scores,
+                            self.predicted), *self.more_scores)
 
     def for_model(self, model: ScoreColumn) -> "ColumnMapping":
         """This mapping with ``model`` as its only score (what a one-model audit of it reads)."""
         return replace(self, score=model.column, score_scale=model.scale, score_direction=model.direction,
-                       model_name=model.name, more_scores=())
+                       model_name=model.name, more_scores=(), class_scores=model.class_scores,
+                       predicted=model.predicted)
 
     def to_dict(self) -> dict:
         out = {"label": self.label, "score": self.score, "groups": list(self.groups),

@@ -58,8 +58,9 @@ def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
     words = spec_of(mapping).words
     needed = {words.get("label", "label"): [mapping.label],
               words.get("score", "score"): [c for c in (mapping.score, *(m.column for m in mapping.more_scores)) if c],
-              "class probability": list(mapping.class_scores), "quantile": list(mapping.quantiles),
-              "predicted class": [mapping.predicted] if mapping.predicted else [],
+              "class probability": [c for m in mapping.models() for c in m.class_scores],
+              "quantile": list(mapping.quantiles),
+              "predicted class": [m.predicted for m in mapping.models() if m.predicted],
               "group": list(mapping.groups)}
     if mapping.text:
         needed["text"] = [mapping.text]
@@ -74,7 +75,7 @@ def check_columns(frame: pd.DataFrame, mapping: ColumnMapping) -> None:
         problems.append(f"The label and the score are the same column ('{mapping.label}'); choose two columns.")
     if mapping.label in (m.column for m in mapping.more_scores):
         problems.append(f"The label column '{mapping.label}' is also mapped as a model's score; choose two columns.")
-    if mapping.label in (*mapping.class_scores, mapping.predicted):
+    if mapping.label in (c for m in mapping.models() for c in (*m.class_scores, m.predicted)):
         problems.append(f"The label column '{mapping.label}' is also mapped as a class's probability or the predicted "
                         "class; choose different columns.")
     if mapping.label in mapping.groups or (mapping.score and mapping.score in mapping.groups):

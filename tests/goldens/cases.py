@@ -86,9 +86,10 @@ CASES = (
     Case("multiclass_one_model", "multiclass.csv", (*MULTICLASS, "--class-scores", "p_*", "--group", "a")),
     Case("multiclass_predicted", "multiclass.csv", (*MULTICLASS, "--predicted", "predicted", "--score",
                                                     "confidence", "--group", "a")),
-    # refused today (issue 35: several models on multiclass are refused); the golden holds the refusal
+    # issue 35: several models on multiclass (once refused): each --predicted with the --score in its position
     Case("multiclass_two_models", "multiclass.csv", (*MULTICLASS, "--predicted", "predicted", "--score",
-                                                     "confidence", "--score", "confidence2", "--group", "a")),
+                                                     "confidence", "--predicted", "predicted2", "--score",
+                                                     "confidence2", "--group", "a")),
     Case("multiclass_every_attribute", "multiclass.csv", (*MULTICLASS, "--class-scores", "p_*", "--group", "a",
                                                           "--group", "b")),
     Case("multiclass_slices", "multiclass.csv", (*MULTICLASS, "--class-scores", "p_*", "--group", "a", "--group",

@@ -1,5 +1,6 @@
 """What the task modules share: the validation steps of a task whose columns are read as numbers or classes
-(``validated_rows``), and the small pieces of the reduction SQL and its notes.
+(``validated_rows``, a spec's ``validate`` from its two steps by ``validator``, and ``other_models``: each other
+model read or left out with a note), and the small pieces of the reduction SQL, its table and its notes.
 
 Rows with a missing value in a mapped column are dropped and counted; groups are cleaned as for binary data
 (``fairviz.data.cleaning``); groups too small to compare are dropped and named; too many groups are refused.
@@ -14,11 +15,20 @@ import pandas as pd
 
 from fairviz.data.cleaning import count_rows, drop_small_groups, factorize_groups, group_attributes, without_na_texts
 from fairviz.data.limits import GroupLimits
-from fairviz.data.model import ColumnMapping, DataError, Predictions, plain_value
+from fairviz.data.model import ColumnMapping, DataError, Predictions, ScoreColumn, plain_value
+from fairviz.data.task_spec import Reduced
 
 # What binning does to resampled numbers (a cell's rows are drawn together)
 RESAMPLED = ("bootstrap intervals and permutation p-values resample the table's entries, so their random draws are "
              "not the rows' (they differ as two seeds do).")
+
+
+def validator(columns: Callable, fields: Callable) -> Callable:
+    """A task's ``TaskSpec.validate``: ``validated_rows`` with the task's two steps, ``columns`` and ``fields``."""
+    def validate(frame, mapping: ColumnMapping, source: str, file_fingerprint: str, weights, limits,
+                 converted: bool = False) -> Predictions:
+        return validated_rows(frame, mapping, source, file_fingerprint, weights, limits, columns, fields)
+    return validate
 
 
 def validated_rows(frame: pd.DataFrame, mapping: ColumnMapping, source: str, file_fingerprint: str,
@@ -69,9 +79,34 @@ def validated_rows(frame: pd.DataFrame, mapping: ColumnMapping, source: str, fil
                        **found)
 
 
+def other_models(mapping: ColumnMapping, read: Callable, notes: list[str]) -> tuple[tuple[ScoreColumn, ...], dict]:
+    """The other models (``mapping.more_scores``) each read by ``read(model, problems)`` → its columns. A model whose
+    name or a column of which another model has, or that ``read`` finds a problem in, is left out with a note
+    naming why: the first model's audit goes on. Returns (the models kept, title → what ``read`` gave)."""
+    first = mapping.models()[0]
+    titles, taken = {first.title}, set(first.columns())
+    kept, found = [], {}
+    for model in mapping.more_scores:
+        own: list[str] = []
+        if model.title in titles or taken & set(model.columns()):
+            own.append("another model has that name or column.")
+        else:
+            values = read(model, own)
+        if own:
+            notes.append(f"Model '{model.title}' left out: {own[0]}")
+            continue
+        kept.append(model)
+        found[model.title] = values
+        titles.add(model.title)
+        taken |= set(model.columns())
+    return tuple(kept), found
+
+
 def _rows(value, keep: np.ndarray):
     if isinstance(value, dict):
-        return {k: v[keep] for k, v in value.items()}
+        return {k: _rows(v, keep) for k, v in value.items()}
+    if isinstance(value, tuple):                  # a model's class outputs: (predicted codes, probabilities)
+        return tuple(_rows(v, keep) for v in value)
     return value[keep] if isinstance(value, np.ndarray) else value
 
 
@@ -91,6 +126,14 @@ def suffix(model: int) -> str:
 def finite(x: str) -> str:
     """True for a finite number (NULL, NaN and ±inf fail: x − x is NaN or NULL for them on every engine)."""
     return f"({x} - {x} = 0)"
+
+
+def binned_table(table: pd.DataFrame, cells: pd.DataFrame, exact: bool, resolution: float, mapping: ColumnMapping,
+                 **extra) -> Reduced:
+    """A reduction read back: the table, each entry's rows (``cells["n"]``), the cells' width (0 when the query was
+    exact or every cell held a single value) and what makes the table's fingerprint differ (the task, the width)."""
+    return Reduced(table, cells["n"].to_numpy(dtype=np.int64), 0.0 if exact or not resolution else resolution,
+                   f"{mapping.task}|{resolution}", **extra)
 
 
 def cell_means(cells: pd.DataFrame, raw: str, lo: str, hi: str, total: str,

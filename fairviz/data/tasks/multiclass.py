@@ -17,6 +17,7 @@ tables whose every cell holds one distinct value, are exact.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import numpy as np
@@ -24,10 +25,11 @@ import pandas as pd
 
 from fairviz.data.cleaning import count_rows, numeric_values, without_na_texts
 from fairviz.data.dialects import DUCKDB, Dialect
-from fairviz.data.model import ColumnMapping, DataError, plain_value
+from fairviz.data.model import ColumnMapping, DataError, ScoreColumn, plain_value
 from fairviz.data.roles import (MAX_GUESSED_CLASSES, class_columns, class_of_column, distinct_count, named,
                                 numeric_columns, predicted_column, range_order)
-from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, shown, validated_rows
+from fairviz.data.tasks.common import (RESAMPLED, binned_table, cell_means, finite, other_models, shown, suffix,
+                                       validator)
 from fairviz.data.tasks.registry import register
 from fairviz.data.task_spec import LIKELY, NO, MetricSpec, Reduced, Reduction, TaskSpec
 
@@ -69,36 +71,39 @@ def guess_roles(frame: pd.DataFrame, guess) -> ColumnMapping:
 
 # ----------------------------------------------------------------------------------------------- validation
 
-def validate(frame, mapping: ColumnMapping, source: str, file_fingerprint: str, weights, limits, converted=False):
-    """``frame`` under a multiclass ``mapping`` → ``Predictions`` (y the class codes, score the confidence)."""
-    return validated_rows(frame, mapping, source, file_fingerprint, weights, limits, _multiclass_columns,
-                          _multiclass_fields)
-
-
 def _multiclass_columns(frame, mapping: ColumnMapping, label, problems, notes, w):
-    """The class probabilities (or the predicted class and its confidence) of a multiclass mapping."""
-    if mapping.more_scores:
-        notes.append("Several models are compared for binary and regression tasks; for multiclass predictions only "
-                     f"the first model is audited ({', '.join(m.title for m in mapping.more_scores)} left out).")
-        mapping = replace(mapping, more_scores=())
-    columns = {}
-    if mapping.class_scores:
-        if mapping.classes and len(mapping.classes) != len(mapping.class_scores):
-            problems.append(f"{len(mapping.class_scores)} class probability columns but {len(mapping.classes)} "
-                            "class names: give one name per column.")
-        for column in mapping.class_scores:
-            columns[f"p:{column}"] = numeric_values(without_na_texts(frame[column]), column, problems, w,
-                                                    role="class probability")
-        return mapping, columns
-    if not mapping.predicted:
+    """Every model's class probabilities (or predicted class and its confidence), keyed (model title, role …);
+    another model that cannot be read is left out with a note (``other_models``)."""
+    first = mapping.models()[0]
+    if mapping.class_scores and mapping.classes and len(mapping.classes) != len(mapping.class_scores):
+        problems.append(f"{len(mapping.class_scores)} class probability columns but {len(mapping.classes)} "
+                        "class names: give one name per column.")
+    if not mapping.class_scores and not mapping.predicted:
         problems.append("A multiclass audit needs either one probability column per class or a predicted-class "
                         "column; none was chosen.")
-        return mapping, columns
-    columns["predicted"] = without_na_texts(frame[mapping.predicted])
-    if mapping.score:
-        columns["confidence"] = numeric_values(without_na_texts(frame[mapping.score]), mapping.score, problems, w,
-                                               role="confidence", wanted="a confidence must be a number in [0, 1]")
-    return mapping, columns
+        return mapping, {}
+    columns = _model_columns(frame, first, problems, w)
+    kept, more = other_models(mapping, lambda model, own: _model_columns(frame, model, own, w), notes)
+    for values in more.values():
+        columns.update(values)
+    return replace(mapping, more_scores=kept), columns
+
+
+def _model_columns(frame, model: ScoreColumn, problems, w) -> dict[tuple, pd.Series]:
+    """One model's columns, keyed (title, "p", column) (class probabilities), (title, "predicted") and (title,
+    "confidence")."""
+    if model.class_scores:
+        return {(model.title, "p", c): numeric_values(without_na_texts(frame[c]), c, problems, w, role="class probability")
+                for c in model.class_scores}
+    if not model.predicted:
+        problems.append("it names neither class probability columns nor a predicted-class column.")
+        return {}
+    columns = {(model.title, "predicted"): without_na_texts(frame[model.predicted])}
+    if model.column:
+        columns[(model.title, "confidence")] = numeric_values(without_na_texts(frame[model.column]), model.column, problems,
+                                                        w, role="confidence",
+                                                        wanted="a confidence must be a number in [0, 1]")
+    return columns
 
 
 def _class_key(value) -> str:
@@ -109,9 +114,10 @@ def _multiclass_fields(label: pd.Series, columns: dict[str, pd.Series], mapping:
     label_values = list(dict.fromkeys(str(plain_value(v)).strip() for v in label.unique()))
     if mapping.class_scores:
         classes = tuple(str(c) for c in mapping.classes) if mapping.classes else \
-            tuple(class_of_column(c) for c in mapping.class_scores)
+            _classes_named(mapping.class_scores, label_values)
     else:
-        predicted_values = [str(plain_value(v)).strip() for v in columns["predicted"].unique()]
+        predicted_values = [str(plain_value(v)).strip() for name, values in columns.items()
+                            if name[1:] == ("predicted",) for v in values.unique()]
         classes = tuple(_natural_order(list(dict.fromkeys(label_values + predicted_values))))
     if len(classes) > MAX_CLASSES:
         problems.append(f"The label column '{mapping.label}' and the predictions name {len(classes):,} classes; a "
@@ -133,26 +139,87 @@ def _multiclass_fields(label: pd.Series, columns: dict[str, pd.Series], mapping:
     if absent:
         notes.append(f"No row has the label {shown(absent)}: the recall of "
                      f"{'that class' if len(absent) == 1 else 'those classes'} is undefined.")
-    if mapping.class_scores:
-        probabilities = np.column_stack([columns[f"p:{c}"].to_numpy(dtype=float) for c in mapping.class_scores])
-        _check_probabilities(probabilities, mapping, problems, notes, w)
+    first = mapping.models()[0]
+    outputs = {first.title: _model_outputs(first, True, columns, classes, index, mapping, problems, notes, w)}
+    if problems:
+        return mapping, {}
+    kept = []
+    for model in mapping.more_scores:
+        own: list[str] = []
+        found = _model_outputs(model, False, columns, classes, index, mapping, own, notes, w)
+        if own:
+            notes.append(f"Model '{model.title}' left out: {own[0]}")
+            continue
+        outputs[model.title] = found
+        kept.append(model)
+    predicted, probabilities, score = outputs[first.title]
+    fields = {"y": y, "score": score, "predicted": predicted, "class_scores": probabilities, "classes": classes}
+    if kept:
+        fields["scores"] = {title: confidence for title, (_, _, confidence) in outputs.items()}
+        fields["class_outputs"] = {title: (codes, p) for title, (codes, p, _) in outputs.items()}
+    return replace(mapping, classes=classes, more_scores=tuple(kept)), fields
+
+
+def _model_outputs(model: ScoreColumn, first: bool, columns, classes, index, mapping: ColumnMapping, problems, notes, w):
+    """One model's (predicted class codes, class probabilities or None, confidence): the most probable class and its
+    probability, or the predicted-class column's codes and the confidence column (NaN without one)."""
+    if model.class_scores:
+        order = _class_order(model, first, classes, index, problems)
         if problems:
-            return mapping, {}
-        if mapping.normalise:
+            return None
+        ordered = tuple(model.class_scores[k] for k in order)
+        probabilities = np.column_stack([columns[(model.title, "p", c)].to_numpy(dtype=float) for c in ordered])
+        _check_probabilities(probabilities, replace(mapping, class_scores=ordered), problems, notes, w)
+        if not problems and mapping.normalise:
             probabilities = normalised(probabilities, mapping, problems, notes, w)
-            if problems:
-                return mapping, {}
+        if problems:
+            return None
         predicted = np.argmax(probabilities, axis=1).astype(np.int32)
-        score = probabilities[np.arange(predicted.size), predicted]
-        return replace(mapping, classes=classes), {"y": y, "score": score, "predicted": predicted,
-                                                   "class_scores": probabilities, "classes": classes}
-    predicted = _class_codes(columns["predicted"], index)
-    score = columns["confidence"].to_numpy(dtype=float) if "confidence" in columns else np.full(y.size, np.nan)
-    if "confidence" in columns and ((score < 0) | (score > 1)).any():
-        problems.append(f"The confidence column '{mapping.score}' has values outside [0, 1] "
+        return predicted, probabilities, probabilities[np.arange(predicted.size), predicted]
+    values = columns[(model.title, "predicted")]
+    predicted = _class_codes(values, index)
+    if (predicted < 0).any():
+        problems.append(f"its predicted-class column '{model.predicted}' names classes the first model does not "
+                        f"have: {shown(sorted({str(v) for v in values[predicted < 0].unique()}))}.")
+    confidence = (model.title, "confidence")
+    score = columns[confidence].to_numpy(dtype=float) if confidence in columns else np.full(predicted.size, np.nan)
+    if confidence in columns and ((score < 0) | (score > 1)).any():
+        problems.append(f"The confidence column '{model.column}' has values outside [0, 1] "
                         f"(range {np.nanmin(score):.3g} to {np.nanmax(score):.3g}).")
-    return replace(mapping, classes=classes), {"y": y, "score": score, "predicted": predicted,
-                                               "class_scores": None, "classes": classes}
+    return predicted, None, score
+
+
+def _class_order(model: ScoreColumn, first: bool, classes, index, problems) -> list[int]:
+    """For each class, the position of the model's probability column of it: the first model's columns are the
+    classes in order; another model's are matched to them by the class each column names (p_cat → cat, or, for
+    names like b_cat, b_dog …, what is left of each without the prefix and suffix they share)."""
+    if first:
+        return list(range(len(model.class_scores)))
+    for names in ([class_of_column(c) for c in model.class_scores], _without_shared_affixes(model.class_scores)):
+        codes = [index.get(_class_key(name), -1) for name in names]
+        if sorted(codes) == list(range(len(classes))):
+            return [codes.index(k) for k in range(len(classes))]
+    problems.append(f"its class probability columns ({shown(model.class_scores)}) do not name the classes "
+                    f"{shown(classes)} one each.")
+    return []
+
+
+def _classes_named(columns, label_values) -> tuple[str, ...]:
+    """The classes a model's probability columns stand for: each column's (p_cat → cat), or, when those miss a label
+    value that the columns' names without their shared prefix and suffix hold (a_cat, a_dog … → cat, dog …), those."""
+    named_classes = tuple(class_of_column(c) for c in columns)
+    stripped = tuple(_without_shared_affixes(columns))
+    keys = lambda names: {_class_key(n) for n in names}          # noqa: E731
+    wanted = keys(label_values)
+    return stripped if not wanted <= keys(named_classes) and wanted <= keys(stripped) else named_classes
+
+
+def _without_shared_affixes(columns) -> list[str]:
+    """Each name without the prefix and the suffix every name shares (b_cat, b_dog, b_bird → cat, dog, bird)."""
+    names = [str(c) for c in columns]
+    prefix = len(os.path.commonprefix(names))
+    suffix = len(os.path.commonprefix([n[prefix:][::-1] for n in names]))
+    return [n[prefix:len(n) - suffix] for n in names]
 
 
 def _class_codes(values: pd.Series, index: dict[str, int]) -> np.ndarray:
@@ -212,38 +279,41 @@ def corrected_cell(p: str, cells: int) -> str:
     return f"LEAST(GREATEST({fixed}, 0), {cells - 1})"
 
 
+def _value_columns(model: ScoreColumn) -> tuple[str, ...]:
+    """The numbers a model's entries carry: its class probabilities, else its confidence (none without one)."""
+    return model.class_scores or ((model.column,) if model.column else ())
+
+
 def multiclass_sql(source: str, mapping: ColumnMapping, numeric, cells: int = CLASS_CELLS,
                    dialect: Dialect = DUCKDB) -> str:
-    """One row per (groups, label, predicted class, cell of each class probability) — or, with a predicted-class
-    column, per (groups, label, predicted, confidence cell). ``numeric``: per probability (or the confidence)
-    column, whether the engine reads it as numbers; ``cells`` = 0: one entry per distinct row.
+    """One row per (groups, label, every model's predicted class, cell of each of its class probabilities) — or, for
+    a model with a predicted-class column, its predicted class and confidence cell. ``numeric``: per probability
+    (or confidence) column of every model in turn, whether the engine reads it as numbers; ``cells`` = 0: one entry
+    per distinct row.
 
-    Output: g0…, y, n, pred (the argmax class code, or the predicted column's value), and per probability column
-    k: p{k} (the raw value of a row validation must see, else NULL), lo{k}, hi{k}, sum{k}."""
+    Output: g0…, y, n, per model i pred (suffix _i for i ≥ 1: the argmax class code, or the predicted column's
+    value), and per probability (or confidence) column k of every model in turn: p{k} (the raw value of a row
+    validation must see, else NULL), lo{k}, hi{k}, sum{k}."""
     q, d = dialect.quote, dialect
-    if mapping.class_scores:
-        names = list(mapping.class_scores)
-    else:
-        names = [mapping.score] if mapping.score else []
+    models = mapping.models()
+    names = [c for m in models for c in _value_columns(m)]
     cols = [d.as_double(q(c)) if numeric[k] else q(c) for k, c in enumerate(names)]
     inner = [f"{q(g)} AS g{k}" for k, g in enumerate(mapping.groups)] + [f"{q(mapping.label)} AS y"]
     inner += [f"{c} AS v{k}" for k, c in enumerate(cols)]
-    if not mapping.class_scores:
-        inner.append(f"{q(mapping.predicted)} AS pr")
+    inner += [f"{q(m.predicted)} AS pr{suffix(i)}" for i, m in enumerate(models) if not m.class_scores]
     groups = [f"g{k}" for k in range(len(mapping.groups))] + ["y"]
     exact = not cells or not all(numeric)
+    own, start = [], 0                        # each model's v-columns
+    for m in models:
+        own.append([f"v{k}" for k in range(start, start + len(_value_columns(m)))])
+        start += len(_value_columns(m))
     checks = [f"{finite(f'v{k}')} AND v{k} >= 0 AND v{k} <= 1" for k in range(len(cols))] if all(numeric) else []
-    if mapping.class_scores and all(numeric):
-        total = " + ".join(f"v{k}" for k in range(len(cols)))
-        checks.append(f"ABS({total} - 1) <= {SUM_TOLERANCE!r}")
+    if all(numeric):
+        checks += [f"ABS({' + '.join(v)} - 1) <= {SUM_TOLERANCE!r}" for m, v in zip(models, own) if m.class_scores]
     plain = " AND ".join(checks) if checks and not exact else "FALSE"
-    if mapping.class_scores:
-        top = f"GREATEST({', '.join(f'v{k}' for k in range(len(cols)))})"
-        pred = ("CASE " + " ".join(f"WHEN v{k} = {top} THEN {k}" for k in range(len(cols))) + " END"
-                if all(numeric) else "NULL")
-    else:
-        pred = "pr"
-    by, selects = list(groups) + [pred], [*groups, "COUNT(*) AS n", f"{pred} AS pred"]
+    preds = [_predicted_sql(m, v, all(numeric), suffix(i)) for i, (m, v) in enumerate(zip(models, own))]
+    by = list(groups) + preds
+    selects = [*groups, "COUNT(*) AS n", *(f"{pred} AS pred{suffix(i)}" for i, pred in enumerate(preds))]
     for k in range(len(cols)):
         odd = f"CASE WHEN {plain} THEN NULL ELSE v{k} END"
         by.append(odd)
@@ -256,12 +326,24 @@ def multiclass_sql(source: str, mapping: ColumnMapping, numeric, cells: int = CL
     return f"SELECT {', '.join(selects)} FROM ({inner_sql}) t GROUP BY {', '.join(by)}"
 
 
+def _predicted_sql(model: ScoreColumn, values: list[str], numeric: bool, own: str) -> str:
+    """A model's predicted class: the code of its most probable class (the first on a tie, as ``np.argmax``), or
+    its predicted-class column."""
+    if not model.class_scores:
+        return f"pr{own}"
+    if not numeric:
+        return "NULL"
+    top = f"GREATEST({', '.join(values)})"
+    return "CASE " + " ".join(f"WHEN {v} = {top} THEN {k}" for k, v in enumerate(values)) + " END"
+
+
 def multiclass_table(cells: pd.DataFrame, mapping: ColumnMapping) -> tuple[pd.DataFrame, bool]:
-    """The engine's rows → (table of groups, label, predicted/probability columns and n; whether exact)."""
+    """The engine's rows → (table of groups, label, every model's predicted/probability columns and n; whether
+    exact)."""
     n = cells["n"].to_numpy(dtype=np.int64)
     table = pd.DataFrame({g: cells[f"g{k}"] for k, g in enumerate(mapping.groups)})
     table[mapping.label] = cells["y"]
-    names = list(mapping.class_scores) or ([mapping.score] if mapping.score else [])
+    names = [c for m in mapping.models() for c in _value_columns(m)]
     exact = True
     for k, name in enumerate(names):
         if f"lo{k}" not in cells.columns:
@@ -269,8 +351,9 @@ def multiclass_table(cells: pd.DataFrame, mapping: ColumnMapping) -> tuple[pd.Da
             continue
         table[name], single = cell_means(cells, f"p{k}", f"lo{k}", f"hi{k}", f"sum{k}", n)
         exact &= single
-    if not mapping.class_scores:
-        table[mapping.predicted] = cells["pred"]
+    for i, model in enumerate(mapping.models()):
+        if not model.class_scores:
+            table[model.predicted] = cells[f"pred{suffix(i)}"]
     return table, exact
 
 
@@ -280,7 +363,7 @@ def reduce(runner, at: ColumnMapping, mapping: ColumnMapping) -> Reduced:
     if not at.class_scores and not at.predicted:
         raise DataError("A multiclass audit needs either one probability column per class or a predicted-class "
                         "column; none was chosen.")
-    numeric = tuple(runner.is_numeric(c) for c in (at.class_scores or ((at.score,) if at.score else ())))
+    numeric = tuple(runner.is_numeric(c) for m in at.models() for c in _value_columns(m))
     cells_per_column = runner.task_cells(MULTICLASS.name)
     resolution = 1.0 / cells_per_column
     cells = runner.sql(multiclass_sql(runner.relation, at, numeric, cells_per_column, runner.dialect))
@@ -289,17 +372,14 @@ def reduce(runner, at: ColumnMapping, mapping: ColumnMapping) -> Reduced:
         cells = runner.sql(multiclass_sql(runner.relation, at, numeric, 0, runner.dialect))   # small: exact
     cells = cells.reset_index(drop=True)
     table, exact = multiclass_table(cells, mapping)
-    return Reduced(table, cells["n"].to_numpy(dtype=np.int64), 0.0 if exact or not resolution else resolution,
-                   f"{mapping.task}|{resolution}")
+    return binned_table(table, cells, exact, resolution, mapping)
 
 
 def reduced_columns(mapping: ColumnMapping) -> list:
-    """The columns the table carries: groups, the label, and the class probabilities (or the predicted class and
-    its confidence)."""
-    cols = [*mapping.groups, mapping.label, *mapping.class_scores]
-    if not mapping.class_scores:
-        cols += [c for c in (mapping.predicted, mapping.score) if c]
-    return list(dict.fromkeys(cols))
+    """The columns the table carries: groups, the label, and every model's class probabilities (or its predicted
+    class and confidence)."""
+    return list(dict.fromkeys([*mapping.groups, mapping.label,
+                               *(c for m in mapping.models() for c in (m.class_scores or (m.predicted, m.column)) if c)]))
 
 
 def binned_note(mapping: ColumnMapping, resolution: float, entries: int, rows: int) -> str:
@@ -321,6 +401,6 @@ MULTICLASS = register(TaskSpec(
            "guessed": "a few categories (or class probability columns p_<class>) → multiclass",
            "pages": "Calibration and Group parity show every class; the other pages read one class against the rest "
                     "(the sidebar's class)."},
-    recognise=recognise, guess_roles=guess_roles, validate=validate,
+    recognise=recognise, guess_roles=guess_roles, validate=validator(_multiclass_columns, _multiclass_fields),
     reduction=Reduction(cells=CLASS_CELLS, reduce=reduce, columns=reduced_columns, note=binned_note),
 ))

@@ -27,7 +27,8 @@ from fairviz.data.model import ColumnMapping
 from fairviz.data.roles import (MAX_GUESSED_CLASSES, FEW_CLASSES, PREDICTION_NAMES, ROLE_NAMES, distinct_count,
                                 is_numeric, looks_like_model_name, most_correlated, named, numeric_columns,
                                 quantile_level)
-from fairviz.data.tasks.common import RESAMPLED, cell_means, finite, shown, suffix, validated_rows
+from fairviz.data.tasks.common import (RESAMPLED, binned_table, cell_means, finite, other_models, shown, suffix,
+                                       validator)
 from fairviz.data.tasks.registry import register
 from fairviz.data.task_spec import NO, STRONG, WEAK, MetricSpec, Reduced, Reduction, TaskSpec
 
@@ -66,12 +67,6 @@ def guess_roles(frame: pd.DataFrame, guess) -> ColumnMapping:
 
 # ----------------------------------------------------------------------------------------------- validation
 
-def validate(frame, mapping: ColumnMapping, source: str, file_fingerprint: str, weights, limits, converted=False):
-    """``frame`` under a regression ``mapping`` → ``Predictions`` (y the target, score the first model's ŷ)."""
-    return validated_rows(frame, mapping, source, file_fingerprint, weights, limits, _regression_columns,
-                          _regression_fields)
-
-
 def _regression_columns(frame, mapping: ColumnMapping, label: pd.Series, problems, notes, w):
     """The target and every model's prediction as numbers; a bad other model is left out with a note."""
     target = numeric_values(label, mapping.label, problems, w, role="target",
@@ -82,25 +77,16 @@ def _regression_columns(frame, mapping: ColumnMapping, label: pd.Series, problem
                first.title: numeric_values(without_na_texts(frame[first.column]), first.column, problems, w,
                                            role="prediction", wanted="predictions must be numbers",
                                            true_false="a regression's prediction must be numbers")}
-    kept = []
-    for model in mapping.more_scores:
-        own: list[str] = []
-        if model.title in columns or model.column in (first.column, *(m.column for m in kept)):
-            own.append("another model has that name or column.")
-        else:
-            values = numeric_values(without_na_texts(frame[model.column]), model.column, own, w, role="prediction",
-                                    wanted="predictions must be numbers")
-        if own:
-            notes.append(f"Model '{model.title}' left out: {own[0]}")
-            continue
-        columns[model.title] = values
-        kept.append(model)
+    kept, predictions = other_models(mapping, lambda model, own: numeric_values(
+        without_na_texts(frame[model.column]), model.column, own, w, role="prediction",
+        wanted="predictions must be numbers"), notes)
+    columns.update(predictions)
     for column in mapping.quantiles:              # prediction-interval bounds: numbers, their level in the name
         if quantile_level(column) is None:
             problems.append(f"The quantile column '{column}' does not name its level (q0.05, p95, quantile_0.9).")
         columns[f"q:{column}"] = numeric_values(without_na_texts(frame[column]), column, problems, w,
                                                 role="quantile", wanted="quantiles must be numbers")
-    return replace(mapping, more_scores=tuple(kept)), columns
+    return replace(mapping, more_scores=kept), columns
 
 
 def _regression_fields(label, columns: dict[str, pd.Series], mapping: ColumnMapping, problems, notes, w):
@@ -247,8 +233,7 @@ def reduce(runner, at: ColumnMapping, mapping: ColumnMapping) -> Reduced:
     grids = None
     if residual_bounds:      # the knee search's residual grid of each model (fairviz.residuals.curves)
         grids = {m.title: (*b, cells_per_column) for m, b in zip(mapping.models(), residual_bounds)}
-    return Reduced(table, cells["n"].to_numpy(dtype=np.int64), 0.0 if exact or not resolution else resolution,
-                   f"{mapping.task}|{resolution}", moments=moments, residual_grids=grids)
+    return binned_table(table, cells, exact, resolution, mapping, moments=moments, residual_grids=grids)
 
 
 def reduced_columns(mapping: ColumnMapping) -> list:
@@ -258,11 +243,25 @@ def reduced_columns(mapping: ColumnMapping) -> list:
 
 def binned_note(mapping: ColumnMapping, resolution: float, entries: int, rows: int) -> str:
     """What the cells do to the reported numbers (measured: benchmarks/bench_engine_tasks.py, docs/engines.md)."""
-    return (f"The target and predictions were reduced to cells of 1/{round(1 / resolution):,} of each column's "
+    cells = round(1 / resolution)
+    return (f"The target and predictions were reduced to cells of 1/{cells:,} of each column's "
             f"range ({entries:,} entries for {rows:,} rows), each at the mean of its rows; every point "
-            f"estimate moves by less than 1e-4 of its scale; {RESAMPLED} Knees: the table is also cut at 1/"
-            f"{round(1 / resolution):,} of each model's residual range and the knee search reads those cells, "
-            "as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows', knee "
+            f"estimate moves by less than 1e-4 of its scale; {RESAMPLED} " + knee_note(cells))
+
+
+def knee_note(cells: int) -> str:
+    """What the residual cells do to the knees. The row path searches at 1/``REGRESSION_CELLS`` of the residual
+    range above 200,000 rows; a table cut at other cells (``Engine(task_cells=…)``) is searched at its own, so its
+    knees are those of another curve: a coarser one moves them by a few of its cells, not one
+    (tests/data/test_engine_regression_models.py measures it)."""
+    shared = (f"Knees: the table is also cut at 1/{cells:,} of each model's residual range and the knee search "
+              "reads those cells")
+    if cells != REGRESSION_CELLS:
+        return (shared + f", where the row path reads 1/{REGRESSION_CELLS:,} above 200,000 rows: the knees are "
+                "searched on a coarser curve, so knee percentiles, F_h and F_v may differ from the rows' (measured at "
+                "1/2,000 on 20,000 rows: knee percentiles by up to 0.01, knee residuals by up to 8 such cells); the "
+                f"default 1/{REGRESSION_CELLS:,} keeps them equal.")
+    return (shared + ", as the row path does above 200,000 rows, so knee percentiles and F_h equal the rows', knee "
             "residuals move by less than one such cell w, and F_v by at most (2 + F_v)·w / (|r| − w), r the "
             "smaller pooled knee residual (measured on 1M rows: equal).")
 
@@ -280,6 +279,6 @@ REGRESSION = register(TaskSpec(
            "guessed": "numbers with many values → regression",
            "pages": "Residuals, Calibration (in the mean) and Group parity (errors and predictions) audit regression; "
                     "the other pages read a two-valued label."},
-    recognise=recognise, guess_roles=guess_roles, validate=validate,
+    recognise=recognise, guess_roles=guess_roles, validate=validator(_regression_columns, _regression_fields),
     reduction=Reduction(cells=REGRESSION_CELLS, reduce=reduce, columns=reduced_columns, note=binned_note),
 ))

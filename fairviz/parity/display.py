@@ -280,7 +280,8 @@ def regression_display(result: RegressionParity, key: tuple | None = None) -> li
     if lead is not None:
         error_items += [method_readings.pair_sentence(lead, "bias_gap", units),
                         method_readings.pair_sentence(lead, "mae_gap", units)]
-    error_items += [method_readings.bounded_sentence(b, units) for b in result.bounded]
+    floor = result.params.min_group_size
+    error_items += [method_readings.bounded_sentence(b, floor, units) for b in result.bounded]
     prediction_items: list[Item] = [Figure(lambda: method_figures.prediction_figure(result), _key(key, "predictions"))]
     if against:
         far = max(against, key=lambda p: p.values["w1"])
@@ -345,7 +346,8 @@ def multiclass_display(result: MulticlassParity, match: Sequence[Item] | None = 
 def regression_parity_params(options) -> RegressionParityParams:
     return RegressionParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
                                   permutations=options.rdf.resamples, alpha=options.findings.alpha,
-                                  seed=options.rdf.seed, units=options.units)
+                                  seed=options.rdf.seed, units=options.units,
+                                  min_group_size=options.findings.min_group_size)
 
 
 def regression_parity_run(pred: Predictions, options):
@@ -359,7 +361,7 @@ def regression_parity_display(pred: Predictions, result, options) -> list[Item]:
 def multiclass_parity_params(options) -> MulticlassParityParams:
     return MulticlassParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
                                   permutations=options.rdf.resamples, alpha=options.findings.alpha,
-                                  seed=options.rdf.seed)
+                                  seed=options.rdf.seed, min_group_size=options.findings.min_group_size)
 
 
 def multiclass_parity_run(pred: Predictions, options):

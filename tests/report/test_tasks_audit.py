@@ -257,9 +257,8 @@ def test_task_materiality_is_a_policy_setting(regression):
     from fairviz.findings import summarise
     from fairviz.report.gate import policy_from_dict
     _, audit = regression
-    data = {k: v for k, v in audit.data.items() if k != "findings"}
     strict = policy_from_dict({"materiality": {"mae_gap": 10.0, "bias_gap": 10.0}})
-    summary = summarise(data, strict)
+    summary = summarise(audit.checked, strict)
     assert summary.params.threshold("mae_gap") == 10.0
     assert not any(f.headline and f.candidate.kind in ("mae_gap", "bias_gap") for f in summary.findings)
     assert any(f.candidate.kind == "mae_gap" and f.significant for f in summary.findings)   # still significant

@@ -26,7 +26,7 @@ from fairviz.core import stats
 from fairviz.core.focus import MIN_GROUP_SIZE
 from fairviz.core.stats import Interval
 from fairviz.data.model import DataError
-from fairviz.data.tasks import REGRESSION, spec_of
+from fairviz.data.tasks import spec_of
 from fairviz.parity.entry_stats import (class_tensor, entry_weights, proxy_classes, proxy_edges, rms_gap,
                                        row_quantiles, shared_support, split_among_groups, two_sided_p)
 
@@ -37,6 +37,7 @@ MAX_PAIR_GROUPS = 12            # pairs are tested among the 12 largest groups (
 PERMUTATION_SUPPORT = 512       # grid of the permutation tests above 512 distinct values: a 1000-permutation test
 #                                 splits 1000 × K counts, at 2,048 the whole analysis of 1M rows took 16 s, at 512 8.5 s
 QUANTILES = np.linspace(0, 1, 201)   # the groups' ŷ distributions as the figures draw them
+METHOD = "error_prediction_parity"   # the JSON's name of this method
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class RegressionGroup:
     quantiles: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # ŷ at QUANTILES (figures)
 
     def to_dict(self) -> dict:
-        return {"group": self.name, "n": self.n, "bias": self.bias, "mae": self.mae, "rmse": self.rmse,
+        return {"n": self.n, "bias": self.bias, "mae": self.mae, "rmse": self.rmse,
                 "mse": self.mse, "pearson": _finite(self.pearson),
                 **{f"{k}_ci": v.to_list() for k, v in self.intervals.items()}}
 
@@ -172,10 +173,13 @@ class RegressionParity:
         return out
 
     def to_dict(self) -> dict:
-        return {"task": REGRESSION.name, "attribute": self.attribute, "reference": self.reference,
-                "params": _recorded(self.params), "groups": [g.to_dict() for g in self.groups],
-                "pairs": [p.to_dict() for p in self.pairs], "bounded_loss": [b.to_dict() for b in self.bounded],
-                "proxy_gap": self.proxy.to_dict(), "snapped": self.snapped, "warnings": list(self.warnings)}
+        """The parity section's JSON (its envelope: ``method``, ``attribute``, ``reference``, ``groups`` by name,
+        ``pairs``, ``settings``, ``warnings``) with this method's own keys."""
+        return {"method": METHOD, "attribute": self.attribute, "reference": self.reference,
+                "groups": {g.name: g.to_dict() for g in self.groups}, "pairs": [p.to_dict() for p in self.pairs],
+                "settings": asdict(self.params), "warnings": list(self.warnings),
+                "bounded_loss": [b.to_dict() for b in self.bounded], "proxy_gap": self.proxy.to_dict(),
+                "snapped": self.snapped}
 
 
 # ----------------------------------------------------------------------------------------------- checks
@@ -372,11 +376,6 @@ def _proxy_gap(y, predicted, codes, w, names, present, groups, params, rng) -> P
     finite = pearsons[np.isfinite(pearsons)]
     return ProxyGap(edges, float(value), per_class, tpr, stats.permutation_p_value(float(value), null_gap),
                     float(finite.max() - finite.min()) if finite.size >= 2 else float("nan"))
-
-
-def _recorded(params) -> dict:
-    """The parameters as the JSON records them (the size floor is the Summary's policy, recorded there)."""
-    return {k: v for k, v in asdict(params).items() if k != "min_group_size"}
 
 
 def _finite(x):

@@ -22,13 +22,14 @@ from fairviz.core import stats
 from fairviz.core.counts import ConfusionCounts
 from fairviz.core.focus import MIN_GROUP_SIZE
 from fairviz.data.model import DataError
-from fairviz.data.tasks import MULTICLASS, spec_of
+from fairviz.data.tasks import spec_of
 from fairviz.parity.di import di, four_fifths
 from fairviz.parity.ofi import classify, ofi, ofi_test
 from fairviz.parity.entry_stats import class_tensor, entry_weights, rate_cells, rms_gap, split_among_groups
 
 RATES = ("tpr", "fpr", "ppr")
 MAX_CLASSES = 200               # one-vs-rest tables of more classes than this are not readable
+METHOD = "one_vs_rest"          # the JSON's name of this method
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ class GroupPerformance:
     intervals: dict = field(default_factory=dict)   # accuracy, macro_f1 → Interval
 
     def to_dict(self) -> dict:
-        return {"group": self.name, "n": self.n, "confusion": self.confusion.tolist(), "accuracy": self.accuracy,
+        return {"n": self.n, "confusion": self.confusion.tolist(), "accuracy": self.accuracy,
                 "macro_f1": _finite(self.macro_f1), **{f"{k}_ci": v.to_list() for k, v in self.intervals.items()}}
 
 
@@ -125,10 +126,14 @@ class MulticlassParity:
         return out
 
     def to_dict(self) -> dict:
-        return {"task": MULTICLASS.name, "attribute": self.attribute, "reference": self.reference,
-                "classes": list(self.classes), "params": _recorded(self.params),
-                "groups": [g.to_dict() for g in self.groups], "per_class": [c.to_dict() for c in self.per_class],
-                "gaps": {k: v.to_dict(self.classes) for k, v in self.gaps.items()}, "warnings": list(self.warnings)}
+        """The parity section's JSON (its envelope: ``method``, ``attribute``, ``reference``, ``groups`` by name,
+        ``settings``, ``warnings``; no ``pairs``: each class × group is compared with the reference, ``per_class``)
+        with this method's own keys."""
+        return {"method": METHOD, "attribute": self.attribute, "reference": self.reference,
+                "groups": {g.name: g.to_dict() for g in self.groups}, "settings": asdict(self.params),
+                "warnings": list(self.warnings), "classes": list(self.classes),
+                "per_class": [c.to_dict() for c in self.per_class],
+                "gaps": {k: v.to_dict(self.classes) for k, v in self.gaps.items()}}
 
 
 # ----------------------------------------------------------------------------------------------- checks
@@ -299,11 +304,6 @@ def accuracy_and_macro_f1(confusions: np.ndarray) -> tuple[np.ndarray, np.ndarra
         f1 = np.where(present, 2 * tp / np.where(present, true + pred, 1), 0.0)
         macro = f1.sum(1) / present.sum(1)
     return accuracy, macro
-
-
-def _recorded(params) -> dict:
-    """The parameters as the JSON records them (the size floor is the Summary's policy, recorded there)."""
-    return {k: v for k, v in asdict(params).items() if k != "min_group_size"}
 
 
 def _finite(x):

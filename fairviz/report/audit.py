@@ -324,7 +324,8 @@ def _describe(err: BaseException) -> str:
 
 def merge_section(data: dict, part: dict) -> None:
     """Add one section's keys to the audit: ``pairs`` entries are merged by (group_i, group_j) and ``groups``
-    entries by group name, so every section extends the same pair and group records instead of replacing them."""
+    entries by group name, so every section extends the same pair and group records instead of replacing them; a
+    check's envelope written by two sections (parity and the sample size's MATCH and CPS) gains the second's keys."""
     for key, value in part.items():
         if key == "pairs" and "pairs" in data:
             index = {(p["group_i"], p["group_j"]): p for p in data["pairs"]}
@@ -337,5 +338,7 @@ def merge_section(data: dict, part: dict) -> None:
         elif key == "groups" and isinstance(data.get("groups"), dict):
             for name, fields in value.items():
                 data["groups"].setdefault(name, {}).update(fields)
+        elif isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key].update(value)
         else:
             data[key] = value

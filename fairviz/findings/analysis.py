@@ -3,48 +3,49 @@ from __future__ import annotations
 
 from statsmodels.stats.multitest import multipletests
 
-from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION
-from fairviz.findings.candidates import KIND_SECTIONS, candidates
+from fairviz.findings.candidates import KIND_CHECKS, candidates
 from fairviz.findings.class_candidates import class_candidates
 from fairviz.findings.error_candidates import error_candidates
+from fairviz.findings.inputs import AuditResults
 from fairviz.findings.results import (TASK_KINDS, AttributesSummary, Candidate, Finding, FindingsAudit, FindingsParams,
                                       OutcomeWords, SliceFinding, SmallGroup)
+from fairviz.parity.error_parity import RegressionParity
+from fairviz.parity.one_vs_rest import MulticlassParity
+from fairviz.parity.results import ParityAudit
 
-# by task: the record the Summary reads (the parity section's: a decision at τ writes ``groups``) and its reader
-CANDIDATE_RECORDS = {BINARY.name: ("groups", candidates), REGRESSION.name: ("parity_regression", error_candidates),
-                     MULTICLASS.name: ("parity_multiclass", class_candidates)}
-
-
-def _task(data: dict) -> str:
-    return data.get("task", BINARY.name)
-
-
-def has_candidates(data: dict) -> bool:
-    """Whether the audit wrote the records the Summary reads (its task's parity section's). A task whose checks
-    give the Summary no candidates (a task registered without a reader here) has none: its audit has no Summary,
-    which the release gate counts as not checked."""
-    record, _ = CANDIDATE_RECORDS.get(_task(data), (None, None))
-    return record is not None and record in data
+# by the parity method's result: the reader that forms the Summary's candidates from the audit's typed results (a
+# decision at τ reads the residual, calibration and MATCH results beside it)
+READERS = {ParityAudit: candidates, RegressionParity: error_candidates, MulticlassParity: class_candidates}
 
 
-def summarise(data: dict, params: FindingsParams = FindingsParams(),
+def _reader(audit: AuditResults):
+    return READERS.get(type(audit.results.get("parity")))
+
+
+def has_candidates(audit: AuditResults) -> bool:
+    """Whether the audit computed what the Summary reads (its parity method's result, of a method the Summary has a
+    reader for). A task whose checks give the Summary no candidates (a task registered without a reader here) has
+    none: its audit has no Summary, which the release gate counts as not checked."""
+    return _reader(audit) is not None
+
+
+def summarise(audit: AuditResults, params: FindingsParams = FindingsParams(),
               words: OutcomeWords | None = None) -> FindingsAudit:
-    """The findings of one audit (its JSON dict). Headline findings are significant after BH at ``alpha`` over all
-    candidates, at least material, and about two groups of at least ``min_group_size`` rows; ranked by effect in
-    units of the materiality threshold."""
-    task = _task(data)
-    reference, found, small = candidates_of(data, params)
-    settings = data.get("parity_settings") or {}
-    mapping = data.get("mapping", {})
-    return FindingsAudit(data["attribute"], reference, data["threshold"], settings.get("benefit", "positive"),
-                         params, words or default_words(data), judged(found, params), tuple(small),
-                         not_run=not_run_kinds(data), task=task, target=mapping.get("label"), units=data.get("units"))
+    """The findings of one attribute's audit (its checks' typed results). Headline findings are significant after
+    BH at ``alpha`` over all candidates, at least material, and about two groups of at least ``min_group_size`` rows;
+    ranked by effect in units of the materiality threshold."""
+    reference, found, small = candidates_of(audit, params)
+    return FindingsAudit(audit.attribute, reference, audit.threshold, audit.benefit, params,
+                         words or default_words(audit), judged(found, params), tuple(small),
+                         not_run=not_run_kinds(audit), task=audit.task, target=audit.label, units=audit.units)
 
 
-def candidates_of(data: dict, params: FindingsParams) -> tuple[str, list[Candidate], list[SmallGroup]]:
-    """One attribute's reference group, candidates and groups under the size floor, by task."""
-    _, read = CANDIDATE_RECORDS[_task(data)]
-    return read(data, params)
+def candidates_of(audit: AuditResults, params: FindingsParams) -> tuple[str, list[Candidate], list[SmallGroup]]:
+    """One attribute's reference group, candidates and groups under the size floor, by its parity method."""
+    read = _reader(audit)
+    if read is None:
+        raise LookupError(f"no Summary reads the parity results of '{audit.attribute}'")
+    return read(audit, params)
 
 
 def judged(found: list[Candidate], params: FindingsParams) -> tuple[Finding, ...]:
@@ -69,46 +70,43 @@ def judged(found: list[Candidate], params: FindingsParams) -> tuple[Finding, ...
     return tuple(findings)
 
 
-def not_run_kinds(data: dict) -> tuple[str, ...]:
-    """Kinds whose section the audit skipped (the quick audit): the Summary names them "not tested here"."""
-    skipped = set(data.get("sections_skipped", ()))
-    kinds = TASK_KINDS[_task(data)]
-    return tuple(kind for kind, section in KIND_SECTIONS.items() if section in skipped and kind in kinds)
+def not_run_kinds(audit: AuditResults) -> tuple[str, ...]:
+    """Kinds whose check the audit skipped (the quick audit): the Summary names them "not tested here"."""
+    kinds = TASK_KINDS[audit.task]
+    return tuple(kind for kind, check in KIND_CHECKS.items() if check in audit.skipped and kind in kinds)
 
 
-def summarise_attributes(records: dict[str, dict], params: dict[str, FindingsParams],
+def summarise_attributes(records: dict[str, AuditResults], params: dict[str, FindingsParams],
                          words: OutcomeWords | None = None, failed: dict[str, str] | None = None,
                          slices: tuple[SliceFinding, ...] = ()) -> AttributesSummary:
-    """The Summary across attributes from each attribute's audit record (its JSON dict) and its policy (the same
-    alpha, floor and materiality; its own reference group). Every attribute's candidates are one family for
-    Benjamini–Hochberg; an attribute whose candidates cannot be formed (an unknown reference) joins ``failed``."""
+    """The Summary across attributes from each attribute's typed results and its policy (the same alpha, floor and
+    materiality; its own reference group). Every attribute's candidates are one family for Benjamini–Hochberg; an
+    attribute whose candidates cannot be formed (an unknown reference) joins ``failed``."""
     failed = dict(failed or {})
     found, small, references, not_run = [], [], {}, set()
-    for attribute, data in records.items():
+    for attribute, audit in records.items():
         try:
-            reference, candidates_, small_ = candidates_of(data, params[attribute])
+            reference, candidates_, small_ = candidates_of(audit, params[attribute])
         except (ValueError, ArithmeticError, LookupError, TypeError) as err:
             failed[attribute] = str(err) or type(err).__name__
             continue
         references[attribute] = reference
         found += candidates_
         small += small_
-        not_run |= set(not_run_kinds(data))
+        not_run |= set(not_run_kinds(audit))
     policy = next(iter(params.values()), FindingsParams())
-    first = next(iter(records.values()), {})
-    settings = first.get("parity_settings") or {}
-    mapping = first.get("mapping", {})
-    return AttributesSummary(tuple(references), tuple(references.items()), first.get("threshold", 0.5),
-                             settings.get("benefit", "positive"), policy, words or (default_words(first) if first else OutcomeWords()),
-                             judged(found, policy), tuple(small), tuple(failed.items()),
-                             tuple(k for k in KIND_SECTIONS if k in not_run), _task(first),
-                             mapping.get("label"), first.get("units"), tuple(slices))
+    first = next(iter(records.values()), None)
+    if first is None:
+        return AttributesSummary((), (), 0.5, "positive", policy, words or OutcomeWords(), judged(found, policy),
+                                 tuple(small), tuple(failed.items()), (), slices=tuple(slices))
+    return AttributesSummary(tuple(references), tuple(references.items()), first.threshold, first.benefit, policy,
+                             words or default_words(first), judged(found, policy), tuple(small), tuple(failed.items()),
+                             tuple(k for k in KIND_CHECKS if k in not_run), first.task, first.label, first.units,
+                             tuple(slices))
 
 
-def default_words(data: dict) -> OutcomeWords:
+def default_words(audit: AuditResults) -> OutcomeWords:
     """Words from the mapping when the data set says nothing more: the label column's values and the threshold."""
-    mapping = data.get("mapping", {})
-    label, positive = mapping.get("label", "label"), mapping.get("positive_label", 1)
-    tau = data["threshold"]
+    label, positive, tau = audit.label, audit.positive_label, audit.threshold
     return OutcomeWords("rows", f"with {label} = {positive}", f"with {label} ≠ {positive}",
                         f"scored ≥ {tau:.2f}", f"scored < {tau:.2f}")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fairviz.core.focus import MIN_GROUP_SIZE
 from fairviz.data.tasks import BINARY, MULTICLASS, REGRESSION
 
 # A candidate's kind: which comparison it reads. Materiality thresholds are per kind (same units as the effect).
@@ -36,7 +37,7 @@ class FindingsParams:
     """The policy that makes a candidate a finding: significant after Benjamini–Hochberg over every candidate at
     ``alpha``, at least ``materiality[kind]`` in size, and about groups of at least ``min_group_size`` rows."""
     alpha: float = 0.05
-    min_group_size: int = 100
+    min_group_size: int = MIN_GROUP_SIZE    # every section's headline floor too (passed to each check)
     max_findings: int = 5
     reference: str | None = None          # None: the largest group
     materiality: tuple[tuple[str, float], ...] = (

@@ -1,21 +1,23 @@
 """The group-parity check (``CHECK``): one method per task, each a ``Section`` whose JSON keys and display list the
 page, the HTML report and the terminal render. The audit settings (``options``) are read, never imported.
 
-JSON added to the audit by the benefit method (a decision at τ: ``SECTION``, "parity"):
-- every ``pairs`` entry (group_i, group_j) gains ``ofi``, ``di``, ``dppl`` and the Table 3.2 metrics (``accd``,
-  ``mccd``, ``pp``, ``te``, ``eo_fpr_gap``, ``eo_max_gap``, ``aaod``, ``dca``, ``dcr``) plus ``ppv_diff``, all taken
-  on the benefit, and ``fpr_gap``, ``fnr_gap``, ``ppr_gap`` on the label (the FPR every section names), null when
-  undefined (``parity_undefined`` says why), with the OFI test (``ofi_p_value``, ``ofi_ci``), the four-fifths
-  verdict and the reading (``parity_reading``: algorithmic, possible, small, systemic or none);
-- every ``groups`` entry gains ``parity``: its counts in the benefit orientation and b, E[b], 𝓑;
-- ``parity_settings``: the benefit orientation, threshold, MATCH reference and λ used.
-
-By the numeric-target method (``REGRESSION_PARITY``, "parity_regression"): ``parity_regression`` — ``groups`` (bias,
-mae, rmse, mse, pearson, their ``*_ci``), ``pairs`` (``*_gap``, ``*_ratio``, ``w1``, ``ks``, ``auc``, each with
-``*_p`` and ``*_p_adjusted``), ``bounded_loss``, ``proxy_gap``. By the per-class method (``MULTICLASS_PARITY``,
-"parity_multiclass"): ``parity_multiclass`` — ``groups`` (confusion, accuracy, macro_f1 with CIs), ``per_class`` (one
-row per class × group: counts, tpr/fpr/ppr and their gaps with CIs, ofi with p and adjusted p, di, four_fifths,
-parity_reading), ``gaps`` (tpr, fpr, ppr: GAP, per class, p_value).
+JSON: every method writes ONE key, the check's name ``parity``, whose value has the same keys for every task —
+``method``, ``attribute``, ``reference``, ``groups`` (group name → its row), ``pairs`` (where the method compares
+pairs), ``settings``, ``warnings`` — and the method's own keys beside them:
+- ``ofi_di_match_cps`` (a decision at τ: ``SECTION``): ``groups`` hold each group's counts in the benefit orientation
+  and b, E[b], 𝓑; every ``pairs`` entry (group_i, group_j) holds ``ofi``, ``di``, ``dppl`` and the Table 3.2 metrics
+  (``accd``, ``mccd``, ``pp``, ``te``, ``eo_fpr_gap``, ``eo_max_gap``, ``aaod``, ``dca``, ``dcr``) plus ``ppv_diff``,
+  all taken on the benefit, and ``fpr_gap``, ``fnr_gap``, ``ppr_gap`` on the label (the FPR every section names), null
+  when undefined (``parity_undefined`` says why), with the OFI test (``ofi_p_value``, ``ofi_ci``), the four-fifths
+  verdict and the reading (``parity_reading``: algorithmic, possible, small, systemic or none); ``reference`` is the
+  group the readings open on; ``settings`` the benefit orientation, threshold, MATCH reference and λ used. The
+  sample-size check adds ``match`` and ``cps`` to the same envelope (``fairviz.sample_size.display``).
+- ``error_prediction_parity`` (a numeric target: ``REGRESSION_PARITY``): ``groups`` (bias, mae, rmse, mse, pearson,
+  their ``*_ci``), ``pairs`` (``*_gap``, ``*_ratio``, ``w1``, ``ks``, ``auc``, each with ``*_p`` and
+  ``*_p_adjusted``), ``bounded_loss``, ``proxy_gap``, ``snapped``.
+- ``one_vs_rest`` (classes: ``MULTICLASS_PARITY``): ``groups`` (confusion, accuracy, macro_f1 with CIs), ``classes``,
+  ``per_class`` (one row per class × group: counts, tpr/fpr/ppr and their gaps with CIs, ofi with p and adjusted p, di,
+  four_fifths, parity_reading), ``gaps`` (tpr, fpr, ppr: GAP, per class, p_value).
 
 Every method but the benefit one compares groups with the Summary's reference (``options.findings.reference``;
 None: the largest group), so the sections and the Summary read the same pairs.
@@ -44,6 +46,8 @@ from fairviz.parity.one_vs_rest import MulticlassParity, MulticlassParityParams,
 from fairviz.parity.pair_metrics import LABEL_GAPS, PAIR_METRICS, TABLE_32, metric_label
 from fairviz.parity.results import ParityAudit, ParityParams
 
+PARITY = "parity"               # the check's name: its one JSON key, whichever task's method wrote it
+BENEFIT_METHOD = "ofi_di_match_cps"   # a decision at τ: OFI and DI per pair here, MATCH and CPS by the sample size
 MAX_PAIR_ROWS = 2000            # rows of the pair table shown; more groups than ~63 give more pairs than this
 READING_COLUMNS = ("group_i", "group_j", "ofi", "ofi_p_value", "di", "four_fifths", "parity_reading")
 PAIR_COLUMNS = ("group_i", "group_j", "ofi", "di", "dppl", "ofi_p_value", "four_fifths", "parity_reading",
@@ -67,16 +71,19 @@ def parity_run(pred: Predictions, options) -> ParityAudit:
 
 
 def parity_to_dict(pred: Predictions, audit: ParityAudit, options) -> dict:
-    pairs = audit.pair_table()             # in group order: (0, 1), (0, 2), …, like the residual section's pairs
-    groups = {g.name: {"parity": {**g.counts.to_dict(), "benefit_rate": g.benefit_rate,
-                                  "expected_benefit": g.expected_benefit, "marginal_benefit": g.marginal_benefit}}
-              for g in audit.groups}
-    return {"pairs": pairs, "groups": groups, "parity_warnings": list(audit.warnings),
-            "parity_settings": {"benefit": audit.params.benefit, "threshold": audit.params.threshold,
-                                "di_variant": audit.params.di_variant, "ofi_tolerance": audit.params.ofi_tolerance,
-                                "alpha": audit.params.alpha, "match_reference": options.match.reference,
-                                "match_method": options.match.method, "monte_carlo_draws": options.match.draws,
-                                "seed": options.match.seed, "cps_lambda": options.cps_lambda}}
+    """The benefit method's envelope: every group's counts in the benefit orientation with b, E[b] and 𝓑; every pair
+    (in group order: (0, 1), (0, 2), …, like the residual section's pairs); the reference its readings open on."""
+    groups = {g.name: {**g.counts.to_dict(), "benefit_rate": g.benefit_rate, "expected_benefit": g.expected_benefit,
+                       "marginal_benefit": g.marginal_benefit} for g in audit.groups}
+    reference = options.focus_of().reference_of({g.name: g.n for g in audit.groups})
+    settings = {"benefit": audit.params.benefit, "threshold": audit.params.threshold,
+                "di_variant": audit.params.di_variant, "ofi_tolerance": audit.params.ofi_tolerance,
+                "alpha": audit.params.alpha, "match_reference": options.match.reference,
+                "match_method": options.match.method, "monte_carlo_draws": options.match.draws,
+                "seed": options.match.seed, "cps_lambda": options.cps_lambda,
+                "min_group_size": options.findings.min_group_size}
+    return {PARITY: {"method": BENEFIT_METHOD, "attribute": audit.attribute, "reference": reference, "groups": groups,
+                     "pairs": audit.pair_table(), "settings": settings, "warnings": list(audit.warnings)}}
 
 
 # ----------------------------------------------------------------------------------------------- tables
@@ -258,6 +265,11 @@ def _formats(labels: dict, text_columns=("group", "other", "class", "four_fifths
     return out
 
 
+def _group_rows(result) -> list[dict]:
+    """Each group's JSON row with its name ahead (the JSON keys the rows by name)."""
+    return [{"group": g.name, **g.to_dict()} for g in result.groups]
+
+
 def _table(records: list[dict], labels: dict, key: str, caption: str | None = None) -> Table:
     frame = pd.DataFrame(records, columns=list(labels))
     return Table(frame, key, _formats(labels), labels,
@@ -280,7 +292,8 @@ def regression_display(result: RegressionParity, key: tuple | None = None) -> li
     if lead is not None:
         error_items += [method_readings.pair_sentence(lead, "bias_gap", units),
                         method_readings.pair_sentence(lead, "mae_gap", units)]
-    error_items += [method_readings.bounded_sentence(b, units) for b in result.bounded]
+    floor = result.params.min_group_size
+    error_items += [method_readings.bounded_sentence(b, floor, units) for b in result.bounded]
     prediction_items: list[Item] = [Figure(lambda: method_figures.prediction_figure(result), _key(key, "predictions"))]
     if against:
         far = max(against, key=lambda p: p.values["w1"])
@@ -294,7 +307,7 @@ def regression_display(result: RegressionParity, key: tuple | None = None) -> li
               (method_readings.proxy_sentence(result),
                Figure(lambda: method_figures.proxy_figure(result), _key(key, "proxy"))),
               key="proxy"),
-        Group("Groups", (_table([g.to_dict() for g in result.groups], REGRESSION_GROUP_LABELS, "regression_groups"),),
+        Group("Groups", (_table(_group_rows(result), REGRESSION_GROUP_LABELS, "regression_groups"),),
               key="regression_groups", collapsed=True),
         Group("Pairs: gaps, distances and adjusted p-values",
               (_table([p.to_dict() for p in result.pairs], REGRESSION_PAIR_LABELS, "regression_pairs",
@@ -325,7 +338,7 @@ def multiclass_display(result: MulticlassParity, match: Sequence[Item] | None = 
                             "classes × groups."))
     shown = sorted(result.groups, key=lambda g: -g.n)[:MAX_CONFUSION_FIGURES]
     confusion: list[Item] = [method_readings.performance_sentence(result),
-                             _table([g.to_dict() for g in result.groups], PERFORMANCE_LABELS, "class_performance")]
+                             _table(_group_rows(result), PERFORMANCE_LABELS, "class_performance")]
     confusion += [Figure(lambda g=g: method_figures.confusion_figure(g, result.classes),
                          _key(key, "confusion", g.name)) for g in shown]
     groups: list[Item] = [
@@ -345,7 +358,8 @@ def multiclass_display(result: MulticlassParity, match: Sequence[Item] | None = 
 def regression_parity_params(options) -> RegressionParityParams:
     return RegressionParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
                                   permutations=options.rdf.resamples, alpha=options.findings.alpha,
-                                  seed=options.rdf.seed, units=options.units)
+                                  seed=options.rdf.seed, units=options.units,
+                                  min_group_size=options.findings.min_group_size)
 
 
 def regression_parity_run(pred: Predictions, options):
@@ -359,7 +373,7 @@ def regression_parity_display(pred: Predictions, result, options) -> list[Item]:
 def multiclass_parity_params(options) -> MulticlassParityParams:
     return MulticlassParityParams(reference=options.findings.reference, resamples=options.rdf.resamples,
                                   permutations=options.rdf.resamples, alpha=options.findings.alpha,
-                                  seed=options.rdf.seed)
+                                  seed=options.rdf.seed, min_group_size=options.findings.min_group_size)
 
 
 def multiclass_parity_run(pred: Predictions, options):
@@ -373,11 +387,11 @@ def multiclass_parity_display(pred: Predictions, result, options) -> list[Item]:
 
 REGRESSION_PARITY = Section(
     "parity_regression", regression_parity_run,
-    lambda pred, result, options: {"parity_regression": result.to_dict()},
+    lambda pred, result, options: {PARITY: result.to_dict()},
     title="Group parity (regression)", weighted=True, display=regression_parity_display)
 MULTICLASS_PARITY = Section(
     "parity_multiclass", multiclass_parity_run,
-    lambda pred, result, options: {"parity_multiclass": result.to_dict()},
+    lambda pred, result, options: {PARITY: result.to_dict()},
     title="Group parity per class", weighted=True, display=multiclass_parity_display)
 
 

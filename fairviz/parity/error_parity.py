@@ -23,9 +23,10 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from fairviz.core import stats
+from fairviz.core.focus import MIN_GROUP_SIZE
 from fairviz.core.stats import Interval
 from fairviz.data.model import DataError
-from fairviz.data.tasks import REGRESSION, spec_of
+from fairviz.data.tasks import spec_of
 from fairviz.parity.entry_stats import (class_tensor, entry_weights, proxy_classes, proxy_edges, rms_gap,
                                        row_quantiles, shared_support, split_among_groups, two_sided_p)
 
@@ -33,10 +34,10 @@ ERROR_STATS = ("bias", "mae", "rmse")
 PREDICTION_STATS = ("w1", "ks", "auc")
 PAIR_STATS = ("bias_gap", "mae_gap", "rmse_gap", "w1", "ks", "auc")
 MAX_PAIR_GROUPS = 12            # pairs are tested among the 12 largest groups (66 pairs); the table keeps them all
-HEADLINE_MIN = 100              # a group under 100 rows never headlines
 PERMUTATION_SUPPORT = 512       # grid of the permutation tests above 512 distinct values: a 1000-permutation test
 #                                 splits 1000 × K counts, at 2,048 the whole analysis of 1M rows took 16 s, at 512 8.5 s
 QUANTILES = np.linspace(0, 1, 201)   # the groups' ŷ distributions as the figures draw them
+METHOD = "error_prediction_parity"   # the JSON's name of this method
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class RegressionParityParams:
     alpha: float = 0.05
     seed: int = 0
     units: str | None = None        # the target's units, for the sentences
+    min_group_size: int = MIN_GROUP_SIZE   # the Summary's size floor: a smaller group never headlines
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ class RegressionGroup:
     quantiles: np.ndarray = field(default_factory=lambda: np.zeros(0), repr=False)  # ŷ at QUANTILES (figures)
 
     def to_dict(self) -> dict:
-        return {"group": self.name, "n": self.n, "bias": self.bias, "mae": self.mae, "rmse": self.rmse,
+        return {"n": self.n, "bias": self.bias, "mae": self.mae, "rmse": self.rmse,
                 "mse": self.mse, "pearson": _finite(self.pearson),
                 **{f"{k}_ci": v.to_list() for k, v in self.intervals.items()}}
 
@@ -159,22 +161,25 @@ class RegressionParity:
     def flagged(self) -> list[tuple[str, object, float]]:
         """(statistic, pair or result, its family-adjusted p) for every test beyond noise: BH over pairs within a
         statistic, then Bonferroni over the families, so that on data with no disparity at all the section flags
-        nothing in at least 1 − α of data sets. Groups under HEADLINE_MIN rows never headline."""
-        m, alpha = self.families(), self.params.alpha
+        nothing in at least 1 − α of data sets. Groups under the size floor never headline."""
+        m, alpha, floor = self.families(), self.params.alpha, self.params.min_group_size
         out = [(k, p, min(1.0, m * p.p_adjusted[k])) for p in self.pairs for k in PAIR_STATS
-               if min(p.n_group, p.n_other) >= HEADLINE_MIN and np.isfinite(p.p_adjusted[k])
+               if min(p.n_group, p.n_other) >= floor and np.isfinite(p.p_adjusted[k])
                and m * p.p_adjusted[k] < alpha]
         out += [(f"bounded_{b.loss}", b, min(1.0, m * b.p_value)) for b in self.bounded
-                if b.n >= HEADLINE_MIN and np.isfinite(b.p_value) and m * b.p_value < alpha]
+                if b.n >= floor and np.isfinite(b.p_value) and m * b.p_value < alpha]
         if np.isfinite(self.proxy.p_value) and m * self.proxy.p_value < alpha:
             out.append(("proxy_gap", self.proxy, min(1.0, m * self.proxy.p_value)))
         return out
 
     def to_dict(self) -> dict:
-        return {"task": REGRESSION.name, "attribute": self.attribute, "reference": self.reference,
-                "params": asdict(self.params), "groups": [g.to_dict() for g in self.groups],
-                "pairs": [p.to_dict() for p in self.pairs], "bounded_loss": [b.to_dict() for b in self.bounded],
-                "proxy_gap": self.proxy.to_dict(), "snapped": self.snapped, "warnings": list(self.warnings)}
+        """The parity section's JSON (its envelope: ``method``, ``attribute``, ``reference``, ``groups`` by name,
+        ``pairs``, ``settings``, ``warnings``) with this method's own keys."""
+        return {"method": METHOD, "attribute": self.attribute, "reference": self.reference,
+                "groups": {g.name: g.to_dict() for g in self.groups}, "pairs": [p.to_dict() for p in self.pairs],
+                "settings": asdict(self.params), "warnings": list(self.warnings),
+                "bounded_loss": [b.to_dict() for b in self.bounded], "proxy_gap": self.proxy.to_dict(),
+                "snapped": self.snapped}
 
 
 # ----------------------------------------------------------------------------------------------- checks
@@ -247,9 +252,9 @@ def regression_parity(y, predicted, codes, names, weights=None, attribute: str =
     warnings = []
     if len(present) > MAX_PAIR_GROUPS:
         warnings.append(f"Pairs are tested among the {MAX_PAIR_GROUPS} largest groups of {len(present)}.")
-    small = [names[g] for g in present if sizes[g] < HEADLINE_MIN]
+    small = [names[g] for g in present if sizes[g] < params.min_group_size]
     if small:
-        warnings.append(f"{len(small)} group(s) have fewer than {HEADLINE_MIN} rows ({', '.join(small[:5])}"
+        warnings.append(f"{len(small)} group(s) have fewer than {params.min_group_size} rows ({', '.join(small[:5])}"
                         f"{'…' if len(small) > 5 else ''}): their numbers are shown but never headline.")
     return RegressionParity(attribute, params, tuple(groups), names[ref], tuple(pairs), bounded, proxy, snapped,
                             tuple(warnings))

@@ -1,5 +1,6 @@
 """The sentences of regression and multiclass parity: what each number means and how sure it is (CI, p, the
-Benjamini–Hochberg-adjusted p, the group sizes). A group under 100 rows is described, never headlined. Names and
+Benjamini–Hochberg-adjusted p, the group sizes). A group under the Summary's size floor (the
+method's ``min_group_size``) is described, never headlined. Names and
 units are data: they go into fields, never into the template (``fairviz.core.display.text``)."""
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from fairviz.core.display import Text, join, text
 from fairviz.core.stats import fewest_permutations, permutations_can_reject
 from fairviz.core.wording import fmt, fmt_p
 from fairviz.parity.one_vs_rest import ClassGroup, MulticlassParity
-from fairviz.parity.error_parity import HEADLINE_MIN, PAIR_STATS, RegressionPair, RegressionParity
+from fairviz.parity.error_parity import PAIR_STATS, RegressionPair, RegressionParity
 
 RATE_WORDS = {"tpr": "true positive rate (rows of the class predicted as it)",
               "fpr": "false positive rate (rows of other classes predicted as it)",
@@ -63,7 +64,7 @@ def regression_headline(result: RegressionParity) -> Text:
                     text(" Beyond noise after correcting for {families} families of tests (family-adjusted p {p}).",
                          families=result.families(), p=fmt_p(p)), level="finding")
     if what.startswith("bounded"):
-        return join(bounded_sentence(subject, units), level="finding")
+        return join(bounded_sentence(subject, result.params.min_group_size, units), level="finding")
     return join(proxy_sentence(result), level="finding")
 
 
@@ -107,12 +108,13 @@ def pair_sentence(pair: RegressionPair, stat: str, units: str | None = None) -> 
                 g=g, o=o, label=label, value=fmt(v[stat]), meaning=meaning, sure=sure)
 
 
-def bounded_sentence(bounded, units: str | None = None) -> Text:
+def bounded_sentence(bounded, floor: int, units: str | None = None) -> Text:
+    """The worst-served group, a finding when it has at least ``floor`` rows (the Summary's size floor)."""
     name = bounded.loss.upper()
     squared = f" ({units})²" if units and bounded.loss == "mse" else _in(units)
     return text("The worst-served group is **{group}** (n = {n}): {name} {value}{units} ({ci}) against {overall} "
                 "over all rows; a worst group this bad arises from shuffled group labels with p {p}.",
-                "finding" if bounded.n >= HEADLINE_MIN else "plain", group=bounded.group, n=f"{bounded.n:,}",
+                "finding" if bounded.n >= floor else "plain", group=bounded.group, n=f"{bounded.n:,}",
                 name=name, value=fmt(bounded.value), units=squared, ci=_ci(bounded.interval).replace("+", ""),
                 overall=fmt(bounded.overall), p=fmt_p(bounded.p_value))
 
@@ -159,14 +161,14 @@ def cell_sentence(cell: ClassGroup, reference: str) -> Text:
 
 
 def most_disparate_cell(result: MulticlassParity) -> ClassGroup | None:
-    """The class × group with the largest |TPR gap| among groups of at least 100 rows."""
+    """The class × group with the largest |TPR gap| among groups at or above the size floor."""
     sizes = {g.name: g.n for g in result.groups}
-    cells = [c for c in result.per_class if c.gaps["tpr_gap"] is not None and sizes[c.group] >= HEADLINE_MIN]
+    cells = [c for c in result.per_class if c.gaps["tpr_gap"] is not None and sizes[c.group] >= result.params.min_group_size]
     return max(cells, key=lambda c: abs(c.gaps["tpr_gap"]), default=None)
 
 
 def performance_sentence(result: MulticlassParity) -> Text:
-    big = [g for g in result.groups if g.n >= HEADLINE_MIN] or list(result.groups)
+    big = [g for g in result.groups if g.n >= result.params.min_group_size] or list(result.groups)
     low, high = min(big, key=lambda g: g.macro_f1), max(big, key=lambda g: g.macro_f1)
     return text("Macro-F1 (the mean over classes of each class's F1) ranges from {lo} for **{lg}** ({lci}, n = "
                 "{ln}) to {hi} for **{hg}** ({hci}, n = {hn}); overlapping intervals mean the gap may be noise.",

@@ -20,14 +20,16 @@ from scipy import stats as sps
 
 from fairviz.core import stats
 from fairviz.core.counts import ConfusionCounts
+from fairviz.core.focus import MIN_GROUP_SIZE
 from fairviz.data.model import DataError
-from fairviz.data.tasks import MULTICLASS, spec_of
+from fairviz.data.tasks import spec_of
 from fairviz.parity.di import di, four_fifths
 from fairviz.parity.ofi import classify, ofi, ofi_test
 from fairviz.parity.entry_stats import class_tensor, entry_weights, rate_cells, rms_gap, split_among_groups
 
 RATES = ("tpr", "fpr", "ppr")
 MAX_CLASSES = 200               # one-vs-rest tables of more classes than this are not readable
+METHOD = "one_vs_rest"          # the JSON's name of this method
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class MulticlassParityParams:
     level: float = 0.95
     alpha: float = 0.05
     seed: int = 0
+    min_group_size: int = MIN_GROUP_SIZE   # the Summary's size floor: a smaller group never headlines
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ class GroupPerformance:
     intervals: dict = field(default_factory=dict)   # accuracy, macro_f1 → Interval
 
     def to_dict(self) -> dict:
-        return {"group": self.name, "n": self.n, "confusion": self.confusion.tolist(), "accuracy": self.accuracy,
+        return {"n": self.n, "confusion": self.confusion.tolist(), "accuracy": self.accuracy,
                 "macro_f1": _finite(self.macro_f1), **{f"{k}_ci": v.to_list() for k, v in self.intervals.items()}}
 
 
@@ -112,21 +115,25 @@ class MulticlassParity:
 
     def flagged(self) -> list[tuple[str, object, float]]:
         """(test, result, family-adjusted p) beyond noise: the GAP of each rate and the OFI tests (BH over classes ×
-        groups), Bonferroni over these four families. Groups under 100 rows never headline."""
+        groups), Bonferroni over these four families. Groups under the size floor never headline."""
         m, alpha = len(RATES) + 1, self.params.alpha
         sizes = {g.name: g.n for g in self.groups}
         out = [(f"gap_{k}", v, min(1.0, m * v.p_value)) for k, v in self.gaps.items()
                if np.isfinite(v.p_value) and m * v.p_value < alpha]
         out += [("ofi", c, min(1.0, m * c.ofi_p_adjusted)) for c in self.per_class
                 if c.ofi_p_adjusted is not None and m * c.ofi_p_adjusted < alpha
-                and min(sizes[c.group], sizes[self.reference]) >= 100]
+                and min(sizes[c.group], sizes[self.reference]) >= self.params.min_group_size]
         return out
 
     def to_dict(self) -> dict:
-        return {"task": MULTICLASS.name, "attribute": self.attribute, "reference": self.reference,
-                "classes": list(self.classes), "params": asdict(self.params),
-                "groups": [g.to_dict() for g in self.groups], "per_class": [c.to_dict() for c in self.per_class],
-                "gaps": {k: v.to_dict(self.classes) for k, v in self.gaps.items()}, "warnings": list(self.warnings)}
+        """The parity section's JSON (its envelope: ``method``, ``attribute``, ``reference``, ``groups`` by name,
+        ``settings``, ``warnings``; no ``pairs``: each class × group is compared with the reference, ``per_class``)
+        with this method's own keys."""
+        return {"method": METHOD, "attribute": self.attribute, "reference": self.reference,
+                "groups": {g.name: g.to_dict() for g in self.groups}, "settings": asdict(self.params),
+                "warnings": list(self.warnings), "classes": list(self.classes),
+                "per_class": [c.to_dict() for c in self.per_class],
+                "gaps": {k: v.to_dict(self.classes) for k, v in self.gaps.items()}}
 
 
 # ----------------------------------------------------------------------------------------------- checks
@@ -194,7 +201,7 @@ def multiclass_parity(y, predicted, codes, names, classes, weights=None, attribu
                            for cell in _class_cells(T, c, classes[c], group_names, present.index(ref), params)])
     gaps = _rate_gaps(T, params, rng)
     warnings = [f"Group {name} has {g.n} rows: its numbers are shown but never headline." for name, g in
-                zip(group_names, groups) if g.n < 100]
+                zip(group_names, groups) if g.n < params.min_group_size]
     return MulticlassParity(attribute, params, classes, groups, names[ref], tuple(per_class), gaps, T,
                             tuple(warnings))
 

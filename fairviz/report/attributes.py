@@ -172,7 +172,7 @@ def slice_finding(row, result) -> SliceFinding:
 def add_summary(data: dict, audits: dict, failed: dict[str, str], slices: tuple[SliceFinding, ...],
                 words) -> AttributesSummary | None:
     """The Summary across attributes (``summary`` in ``data``, or its error) from each attribute's audit."""
-    records = {name: a.data for name, a in audits.items() if not _summary_failed(a)}
+    records = {name: a.checked for name, a in audits.items() if not _summary_failed(a)}
     unsummarised = {name: _summary_error(a) for name, a in audits.items() if _summary_failed(a)}
     params = {name: a.params.findings if a.findings is None else a.findings.params for name, a in audits.items()}
     try:

@@ -16,7 +16,10 @@ from fairviz.core.display import Group, text
 from fairviz.core.serialize import clean
 from fairviz.core.stats import MIN_INTERVAL_RESAMPLES, fewest_permutations
 from fairviz.data import DataError, NotApplicable, Predictions
+from fairviz.data.model import plain_value
+from fairviz.core.checks import Check
 from fairviz.findings import AttributesSummary, FindingsAudit, failed_attribute_text, has_candidates, summarise
+from fairviz.findings.inputs import AuditResults
 from fairviz.data.scales import score_statement
 from fairviz.calibration import display as calibration
 from fairviz.data.view import View
@@ -47,6 +50,7 @@ class Audit:
     failed_attributes: dict = field(default_factory=dict)
     across: AttributesSummary | None = None
     slices: object = None
+    checked: AuditResults | None = None           # what the Summary reads: each check's typed result, by check name
 
     @property
     def several(self) -> bool:
@@ -188,10 +192,12 @@ class Audit:
                    for e in (*self.data.get("errors", []), *self.data.get("not_applicable", [])))
 
 
-def run_sections(pred: Predictions, options: AuditParams, sections: list[Section], closed_form: str = "") -> Audit:
-    """One attribute's audit (``options.attribute``; None: the first mapped one): each of ``sections`` (the plan's,
-    in its order; ``options.sections`` keeps only those it names), the Summary and, with several models and
-    ``options.compare``, their comparison. ``closed_form``: the Summary's tests that need no resamples, in words."""
+def run_sections(pred: Predictions, options: AuditParams, checks: list[Check], closed_form: str = "") -> Audit:
+    """One attribute's audit (``options.attribute``; None: the first mapped one): the section of each of ``checks``
+    for the task (the plan's, in its order; ``options.sections`` keeps only those it names), the Summary from their
+    typed results and, with several models and ``options.compare``, their comparison. ``closed_form``: the Summary's
+    tests that need no resamples, in words."""
+    sections = [check.section(pred.task) for check in checks]
     joint = pred.joint()
     pred = pred.at(View(model=pred.active_model))     # several models: the sections audit one, as a one-model audit
     attribute = options.attribute or pred.attribute_names[0]
@@ -235,13 +241,26 @@ def run_sections(pred: Predictions, options: AuditParams, sections: list[Section
         merge_section(data, part)
     if options.sections is not None:
         data["sections_skipped"] = [s.name for s in sections if s.name not in options.sections]
-    findings = _findings(data, options, errors)
+    checked = checked_results(pred, options, checks, sections, results)
+    findings = _findings(checked, data, options, errors)
     comparisons = _comparisons(joint, data, options, errors)
     if errors:
         data["errors"] = errors
     if not_applicable:
         data["not_applicable"] = not_applicable
-    return Audit(clean(data), results, pred, options, findings, comparisons, tuple(sections))
+    return Audit(clean(data), results, pred, options, findings, comparisons, tuple(sections), checked=checked)
+
+
+def checked_results(pred: Predictions, options: AuditParams, checks: list[Check], sections: list[Section],
+                    results: dict) -> AuditResults:
+    """What the Summary reads of this audit: each check's typed result by the check's name (whichever task's method
+    computed it), the checks the quick audit skipped, and the settings its sentences name."""
+    skipped = tuple(c.name for c, s in zip(checks, sections)
+                    if options.sections is not None and s.name not in options.sections)
+    return AuditResults(options.attribute, options.threshold,
+                        {c.name: results[s.name] for c, s in zip(checks, sections) if s.name in results}, skipped,
+                        pred.task, pred.mapping.label, plain_value(pred.mapping.positive_label),
+                        options.units if spec_of(pred.task).numeric_target else None)
 
 
 def resampling_notes(options: AuditParams, closed_form: str, knees: bool = True) -> list[str]:
@@ -283,12 +302,12 @@ def _comparisons(joint: Predictions, data: dict, options: AuditParams, errors: l
     return found
 
 
-def _findings(data: dict, options: AuditParams, errors: list) -> FindingsAudit | None:
-    """The Summary across sections, from the records they wrote (``findings`` in the JSON)."""
-    if not has_candidates(data):
+def _findings(checked: AuditResults, data: dict, options: AuditParams, errors: list) -> FindingsAudit | None:
+    """The Summary across sections, from their typed results (``findings`` in the JSON)."""
+    if not has_candidates(checked):
         return None
     try:
-        findings = summarise(clean(data), options.findings, options.words)
+        findings = summarise(checked, options.findings, options.words)
         data["findings"] = summary_section.findings_to_dict(findings)      # its sentences can fail too
     except (ValueError, ArithmeticError, LookupError, TypeError) as err:
         log.exception("findings failed")
@@ -305,7 +324,8 @@ def _describe(err: BaseException) -> str:
 
 def merge_section(data: dict, part: dict) -> None:
     """Add one section's keys to the audit: ``pairs`` entries are merged by (group_i, group_j) and ``groups``
-    entries by group name, so every section extends the same pair and group records instead of replacing them."""
+    entries by group name, so every section extends the same pair and group records instead of replacing them; a
+    check's envelope written by two sections (parity and the sample size's MATCH and CPS) gains the second's keys."""
     for key, value in part.items():
         if key == "pairs" and "pairs" in data:
             index = {(p["group_i"], p["group_j"]): p for p in data["pairs"]}
@@ -318,5 +338,7 @@ def merge_section(data: dict, part: dict) -> None:
         elif key == "groups" and isinstance(data.get("groups"), dict):
             for name, fields in value.items():
                 data["groups"].setdefault(name, {}).update(fields)
+        elif isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key].update(value)
         else:
             data[key] = value

@@ -41,10 +41,15 @@ def check(name: str) -> Check:
     return next(c for c in CHECKS if c.name == name)
 
 
+def checks_for(task) -> list[Check]:
+    """The checks an audit of ``task`` (a name, a spec or predictions) runs: each that serves it, in ``CHECKS``
+    order."""
+    return [c for c in CHECKS if c.serves(task)]
+
+
 def sections_for(task) -> list[Section]:
-    """The sections an audit of ``task`` (a name, a spec or predictions) runs: each check that serves it, in
-    ``CHECKS`` order."""
-    return [c.section(task) for c in CHECKS if c.serves(task)]
+    """The sections an audit of ``task`` runs: each serving check's method for it."""
+    return [c.section(task) for c in checks_for(task)]
 
 
 def quick_sections(task) -> tuple[str, ...]:
@@ -81,9 +86,9 @@ def audit(pred: Predictions, options: AuditParams = AuditParams(), *, every_attr
     gives its parameters; default: these, its reference kept only when it is one of its groups), the attributes that
     could not be built (``failed``: attribute → message) recorded, the Summary across them, and with ``slices`` the
     slice search; with one attribute, nothing failed and no slices, it is the one-attribute audit."""
-    sections = sections_for(pred.task)
+    checks = checks_for(pred.task)
     closed_form = closed_form_tests(pred.task)
-    first = run_sections(pred, options, sections, closed_form)
+    first = run_sections(pred, options, checks, closed_form)
     if not every_attribute or (len(pred.attribute_names) < 2 and not failed and slices is None):
         return first
     options_of = options_of or attributes.same_options(pred, first.params)
@@ -98,7 +103,7 @@ def audit(pred: Predictions, options: AuditParams = AuditParams(), *, every_attr
             failed[attribute] = "; ".join(err.problems)
             continue
         one = replace(options_of(attribute), attribute=attribute, compare=False, explain=None, focus=None)
-        audits[attribute] = run_sections(pred, one, sections, closed_form)
+        audits[attribute] = run_sections(pred, one, checks, closed_form)
     return _across(first, audits, failed, pred, slices)
 
 

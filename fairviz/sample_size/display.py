@@ -3,10 +3,11 @@
 "class_match") — their JSON keys and the display lists that the page, the HTML report and the terminal render. The
 audit settings (``options``) are read, never imported.
 
-JSON added to the audit:
-- ``match.<group>.<metric>``: score, cdf, p_value, p_adjusted, undefined_probability, method (and more); every
+JSON added to the audit (MATCH and CPS join the parity check's envelope, whose method for a decision at τ is
+``ofi_di_match_cps``; MATCH per class keeps its own key):
+- ``parity.match.<group>.<metric>``: score, cdf, p_value, p_adjusted, undefined_probability, method (and more); every
   metric on the label (``fpr`` is the FPR of every section), ``benefit`` (𝓑) and ``ofi`` on the benefit;
-- ``cps.<group>``: the CPS-smoothed counts on the label (λ = 5 unless set);
+- ``parity.cps.<group>``: the CPS-smoothed counts on the label (λ = 5 unless set);
 - per class: ``class_match.results`` (class, group, metric, score, p_value, p_adjusted, …).
 """
 from __future__ import annotations
@@ -52,7 +53,7 @@ def significance_to_dict(pred: Predictions, result: SignificanceAudit, options) 
     match = {name: {r.metric: r.to_dict() for r in result.match.results if r.group == name}
              for name in result.match.names}
     cps = {row.group: {**row.smoothed.to_dict(), "lambda": result.cps_lambda, "n": row.n} for row in result.cps}
-    return {"match": match, "cps": cps}
+    return {"parity": {"match": match, "cps": cps}}
 
 
 # ----------------------------------------------------------------------------------------------- tables

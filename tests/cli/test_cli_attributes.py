@@ -13,7 +13,7 @@ from statsmodels.stats.multitest import multipletests
 from fairviz.cli.main import main
 
 ARGS = ["--label", "y", "--score", "score", "--resamples", "60", "--knee-resamples", "0"]
-RECORD_KEYS = ("groups", "pairs", "calibration", "match", "findings", "knee_concentration", "parity_settings")
+RECORD_KEYS = ("groups", "pairs", "calibration", "parity", "findings", "knee_concentration")
 
 
 @pytest.fixture(scope="module")

@@ -40,10 +40,10 @@ def test_sample_definition_carries_threshold_and_benefit():
 
 
 def test_cli_on_bundled_compas_gives_the_apps_ofi_signs(compas_cli):
-    assert compas_cli["parity_settings"]["benefit"] == "negative"
+    assert compas_cli["parity"]["settings"]["benefit"] == "negative"
     assert compas_cli["threshold"] == 0.4
     app = _app_ofi()
-    cli = {(p["group_i"], p["group_j"]): p["ofi"] for p in compas_cli["pairs"]}
+    cli = {(p["group_i"], p["group_j"]): p["ofi"] for p in compas_cli["parity"]["pairs"]}
     assert cli.keys() == app.keys()
     for pair, value in app.items():
         assert cli[pair] == pytest.approx(value, abs=1e-12), pair
@@ -60,7 +60,7 @@ def test_a_byte_identical_copy_is_the_sample_and_explicit_flags_win(tmp_path):
     shutil.copyfile(sample_path("compas"), copy)
     assert match_sample(copy).key == "compas"
     data = _audit(tmp_path, copy, "--benefit", "positive")
-    assert data["parity_settings"]["benefit"] == "positive" and data["threshold"] == 0.4
+    assert data["parity"]["settings"]["benefit"] == "positive" and data["threshold"] == 0.4
 
 
 def test_other_files_keep_the_plain_defaults(tmp_path):
@@ -69,5 +69,5 @@ def test_other_files_keep_the_plain_defaults(tmp_path):
     frame.to_csv(path, index=False)
     assert match_sample(path) is None
     data = _audit(tmp_path, path)
-    assert data["parity_settings"]["benefit"] == "positive" and data["threshold"] == 0.5
+    assert data["parity"]["settings"]["benefit"] == "positive" and data["threshold"] == 0.5
     assert not any("bundled sample" in note for note in data["notes"])

@@ -31,8 +31,8 @@ def _multiclass(n=3000, seed=1) -> pd.DataFrame:
     return pd.DataFrame({"label": label, "predicted": predicted, "g": g})
 
 
-def _group(records: list, name: str) -> dict:
-    return next(r for r in records if r["group"] == name)
+def _group(records: dict, name: str) -> dict:
+    return records[name]
 
 
 def _audit(capsys, *args) -> dict:
@@ -51,13 +51,13 @@ def test_a_regression_folder_is_reduced_by_the_engine_as_the_file_reads_row_by_r
     rows, reduced = _audit(capsys, one, *args), _audit(capsys, folder, *args)
     assert "engine" not in rows and reduced["engine"]["engine"] == "duckdb"
     for name in ("a", "b", "c"):
-        want = _group(rows["parity_regression"]["groups"], name)
-        got = _group(reduced["parity_regression"]["groups"], name)
+        want = _group(rows["parity"]["groups"], name)
+        got = _group(reduced["parity"]["groups"], name)
         assert got["n"] == want["n"]
         for key in ("bias", "mae", "rmse"):
             assert got[key] == pytest.approx(want[key], rel=1e-9), (name, key)
-    assert _group(reduced["attributes"]["h"]["parity_regression"]["groups"], "x")["mae"] == pytest.approx(
-        _group(rows["attributes"]["h"]["parity_regression"]["groups"], "x")["mae"], rel=1e-9)
+    assert _group(reduced["attributes"]["h"]["parity"]["groups"], "x")["mae"] == pytest.approx(
+        _group(rows["attributes"]["h"]["parity"]["groups"], "x")["mae"], rel=1e-9)
 
 
 def test_a_multiclass_table_of_a_database_is_audited_through_the_engine(tmp_path, capsys):
@@ -72,8 +72,8 @@ def test_a_multiclass_table_of_a_database_is_audited_through_the_engine(tmp_path
     table = _audit(capsys, "--database", database, "--table", "predictions", *args)
     assert table["source"] == "predictions" and table["engine"]["engine"] == "duckdb"
     for name in ("a", "b"):
-        assert _group(table["parity_multiclass"]["groups"], name)["accuracy"] == pytest.approx(
-            _group(rows["parity_multiclass"]["groups"], name)["accuracy"], rel=1e-12)
+        assert _group(table["parity"]["groups"], name)["accuracy"] == pytest.approx(
+            _group(rows["parity"]["groups"], name)["accuracy"], rel=1e-12)
 
 
 def test_quantile_columns_of_a_table_are_refused_plainly(tmp_path, capsys):

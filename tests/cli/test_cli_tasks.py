@@ -60,7 +60,7 @@ def test_regression_file(files, tmp_path, capsys):
     data = json.loads(out.read_text())
     assert data["task"] == "regression" and data["units"] == "USD" and data["mapping"]["score"] == "y_pred"
     frame = pd.read_csv(files / "regression.csv")
-    b = next(g for g in data["parity_regression"]["groups"] if g["group"] == "b")
+    b = data["parity"]["groups"]["b"]
     rows = frame[frame.group == "b"]
     assert b["bias"] == pytest.approx((rows.y_pred - rows.price).mean(), rel=1e-9)
     assert data["calibration"]["method"] == "mincer_zarnowitz"
@@ -84,8 +84,8 @@ def test_multiclass_with_class_probabilities(files, tmp_path, capsys, given):
     data = json.loads(out.read_text())
     assert data["task"] == "multiclass" and data["mapping"]["class_scores"] == ["p_cat", "p_dog", "p_bird"]
     assert data["mapping"]["classes"] == ["cat", "dog", "bird"]
-    assert {"parity_multiclass", "class_match", "calibration", "per_class"} <= set(data)
-    assert data["calibration"]["method"] == "top_label_ece"
+    assert {"parity", "class_match", "calibration", "per_class"} <= set(data)
+    assert data["calibration"]["method"] == "top_label_ece" and data["parity"]["method"] == "one_vs_rest"
     assert "class probabilities 'p_cat', 'p_dog', 'p_bird'" in terminal
 
 
@@ -139,7 +139,7 @@ def test_a_predicted_class_without_confidence_skips_top_label_calibration_plainl
     assert "errors" not in data             # not mapped is not a failure: the gate must not fail on it
     assert [s["section"] for s in data["not_applicable"]] == ["calibration_multiclass"]
     assert "No confidence is mapped" in data["not_applicable"][0]["reason"] and "Traceback" not in err
-    assert data["per_class"]["classes"]["cat"]["auroc"] is None and "parity_multiclass" in data
+    assert data["per_class"]["classes"]["cat"]["auroc"] is None and data["parity"]["method"] == "one_vs_rest"
     gated, _, _ = _audit(capsys, path, "--predicted", "predicted", "--fail-on", "material",
                          "--json", tmp_path / "gated.json")
     gate = json.loads((tmp_path / "gated.json").read_text())["gate"]
@@ -151,7 +151,8 @@ def test_a_binary_audit_states_its_task(tmp_path, capsys, two_group_frame):
     two_group_frame.to_csv(path, index=False)
     code, terminal, _ = _audit(capsys, path, "--label", "y", "--score", "score", "--group", "group", "--json", out)
     data = json.loads(out.read_text())
-    assert code == 0 and data["task"] == "binary" and "groups" in data and "parity_multiclass" not in data
+    assert code == 0 and data["task"] == "binary" and "groups" in data
+    assert data["parity"]["method"] == "ofi_di_match_cps"
     assert terminal.splitlines()[1] == "Task: binary classification — label 'y', score 'score'"
 
 

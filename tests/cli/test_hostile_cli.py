@@ -43,10 +43,12 @@ def test_the_caps_are_adjustable_in_the_cli(tmp_path, capsys):
     data = json.loads(out.read_text())
     assert len(data["groups"]) == 6
     assert {(p["group_i"], p["group_j"]) for p in data["pairs"]} == {("g0", "g1"), ("g0", "g2"), ("g1", "g2")}
-    assert all("f_pattern" in p and "ofi" in p for p in data["pairs"])
+    assert all("f_pattern" in p for p in data["pairs"])
+    assert [(p["group_i"], p["group_j"]) for p in data["parity"]["pairs"]] == \
+        [(p["group_i"], p["group_j"]) for p in data["pairs"]]
     assert len(data["calibration"]["pairs"]) == 3
     assert len(data["threshold_invariance"]["pairs"]) == 3       # every pair table covers the same pairs
-    for notes in (data["warnings"], data["parity_warnings"], data["calibration"]["notes"]):
+    for notes in (data["warnings"], data["parity"]["warnings"], data["calibration"]["notes"]):
         assert any("15 pairs" in w and "3 largest groups" in w for w in notes)
     assert main(["audit", str(path), "--max-pair-groups", "1"]) == 2
 

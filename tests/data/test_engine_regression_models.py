@@ -76,7 +76,7 @@ def assert_as_rows(rows: dict, reduced: dict, engine: str) -> None:
 
 def model_numbers(result: dict) -> dict:
     """The model-level numbers the test is about, to say that they were compared and are plausible."""
-    groups = {g["group"]: g for g in result["parity_regression"]["groups"]}
+    groups = result["parity"]["groups"]
     comparison = result["comparison"]["model_a_vs_model_b"]["differences"]
     return {"mae_a": groups["a"]["mae"], "mae_b_overall": comparison["mae"]["value_b"]}
 
@@ -109,7 +109,7 @@ def test_an_uploads_reduction_audits_each_of_two_regression_models_as_the_rows(k
     for model in ("model_a", "model_b"):
         reduced = run_audit(joint.at(View(model=model)), params).data
         rows = run_audit(joint_rows.at(View(model=model)), params).data
-        assert "comparison" in rows and "parity_regression" in rows and "calibration" in rows
+        assert "comparison" in rows and "parity" in rows and "calibration" in rows
         assert numbers_differ(shared(rows, ()), shared(reduced, ()), 1e-9) == []
 
 
@@ -168,9 +168,9 @@ def point_estimates(data: dict) -> dict[str, tuple[float, str]]:
     """Each model's point estimates in an audit's JSON, keyed by path, with what they scale with: the target
     ('y'), its square ('yy', MSE) or nothing ('1': slopes and correlations)."""
     out = {}
-    for g in data["parity_regression"]["groups"]:
+    for name, g in data["parity"]["groups"].items():
         for key, scale in (("bias", "y"), ("mae", "y"), ("rmse", "y"), ("mse", "yy"), ("pearson", "1")):
-            out[f"parity.{g['group']}.{key}"] = (g[key], scale)
+            out[f"parity.{name}.{key}"] = (g[key], scale)
     calibration = data["calibration"]
     for name, g in {"overall": calibration["overall"], **calibration["groups"]}.items():
         for key, scale in (("mean_y", "y"), ("mean_pred", "y"), ("intercept", "y"), ("slope", "1")):

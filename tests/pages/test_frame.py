@@ -79,7 +79,7 @@ def test_the_pages_compute_with_the_frames_choices():
     at.sidebar.slider(key="threshold").set_value(0.55).run()
     at.sidebar.radio(key="benefit").set_value("positive").run()
     _go(at, PARITY)
-    settings = at.session_state["page_json"]["parity"]["parity_settings"]
+    settings = at.session_state["page_json"]["parity"]["parity"]["settings"]
     assert settings["benefit"] == "positive" and settings["threshold"] == pytest.approx(0.55)
     assert any("score ≥ 0.55" in c.value for c in at.caption)                    # the benefit caption: τ and benefit
     at.sidebar.radio(key="benefit").set_value("negative").run()

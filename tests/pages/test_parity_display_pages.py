@@ -57,7 +57,7 @@ def test_parity_page_tables_are_the_html_tables_and_the_json_rows():
     pred = load_sample("compas")
     audit = parity.parity_run(parity.SECTION.given(pred), COMPAS)
     found = tables(parity.display(pred, audit, COMPAS))
-    rows = at.session_state["page_json"]["parity"]
+    rows = at.session_state["page_json"]["parity"]["parity"]
     by_pair = {(p["group_i"], p["group_j"]): p for p in rows["pairs"]}
 
     open_tab(at, "parity_tab", "All pairs")
@@ -71,7 +71,7 @@ def test_parity_page_tables_are_the_html_tables_and_the_json_rows():
     open_tab(at, "parity_tab", "Groups and confusion matrices")
     _assert_page_is_html_table(_page_frame(at, found["groups"]), found["groups"])
     for record in found["groups"].records():
-        stored = rows["groups"][record["group"]]["parity"]
+        stored = rows["groups"][record["group"]]
         assert [record[c] for c in ("tp", "fn", "fp", "tn")] == [stored[c] for c in ("tp", "fn", "fp", "tn")]
         assert record["marginal_benefit"] == pytest.approx(stored["marginal_benefit"], abs=1e-15)
 
@@ -82,7 +82,7 @@ def test_significance_page_tables_are_the_html_tables_and_the_json_rows():
     options = AuditParams(attribute="race", threshold=0.4, benefit="negative", match=MatchParams(), cps_lambda=5.0)
     result = sample_size.significance_run(sample_size.SECTION.given(pred), options)
     found = tables(sample_size.display(pred, result, options))
-    rows = at.session_state["page_json"]["significance"]
+    rows = at.session_state["page_json"]["significance"]["parity"]
 
     _assert_page_is_html_table(_page_frame(at, found["match"]), found["match"])
     label_to_key = {label: key for key, label in METRIC_LABELS.items()}

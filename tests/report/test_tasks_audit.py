@@ -85,11 +85,11 @@ def test_regression_sections_hold_the_concepts_numbers(regression):
     assert data["task"] == "regression" and data["units"] == "USD"
     options = replace(OPTIONS, attribute="group", units="USD")
     direct = analyse_regression(pred, "group", parity_display.regression_parity_params(options))
-    _same(data["parity_regression"], clean(direct.to_dict()))
-    assert data["parity_regression"]["params"]["units"] == "USD"
+    _same(data["parity"], clean(direct.to_dict()))
+    assert data["parity"]["method"] == "error_prediction_parity" and data["parity"]["settings"]["units"] == "USD"
     calibration = calibration_regression(pred, "group", mean_calibration_params(options))
     _same(data["calibration"], clean(mean_calibration_to_dict(calibration)))
-    b = next(g for g in data["parity_regression"]["groups"] if g["group"] == "b")
+    b = data["parity"]["groups"]["b"]
     rows = regression_frame()
     rows = rows[rows.group == "b"]
     assert b["mae"] == pytest.approx(np.abs(rows.y_pred - rows.price).mean(), rel=1e-12)
@@ -114,7 +114,7 @@ def test_a_failing_residual_section_on_a_regression_is_recorded(monkeypatch):
     pred = build_predictions(regression_frame(600), ColumnMapping("price", "y_pred", ("group",), task="regression"))
     audit = plan.audit(pred, OPTIONS)
     assert audit.data["errors"] == [{"section": "residuals", "error": "ValueError: not for regressions"}]
-    assert "parity_regression" in audit.data and audit.findings is not None
+    assert audit.data["parity"]["method"] == "error_prediction_parity" and audit.findings is not None
     assert "This section could not be computed: ValueError: not for regressions" in audit.to_terminal()
 
 
@@ -127,7 +127,7 @@ def test_multiclass_sections_hold_the_concepts_numbers(multiclass):
     data = audit.data
     assert data["task"] == "multiclass"
     options = replace(OPTIONS, attribute="group")
-    _same(data["parity_multiclass"],
+    _same(data["parity"],
           clean(analyse_multiclass(pred, "group", parity_display.multiclass_parity_params(options)).to_dict()))
     match = analyse_class_match(pred, "group", replace(CLASS_MATCH, metrics=CLASS_MATCH_METRICS))
     _same(data["class_match"], clean(match.to_dict()))
@@ -169,8 +169,8 @@ def test_multiclass_report_states_the_task(multiclass):
 
 def test_regression_findings_read_the_parity_record(regression):
     _, audit = regression
-    record = audit.data["parity_regression"]
-    mae = {g["group"]: g["mae"] for g in record["groups"]}
+    record = audit.data["parity"]
+    mae = {name: g["mae"] for name, g in record["groups"].items()}
     scale = mae[record["reference"]]
     pair = next(p for p in record["pairs"] if p["group"] == "b" and p["against_reference"])
     found = {(c["kind"], c["group"]): c for c in audit.data["findings"]["candidates"]}
@@ -208,14 +208,14 @@ def test_a_small_regression_group_is_too_small_to_tell():
 def test_multiclass_findings_name_the_class_and_groups(multiclass):
     _, audit = multiclass
     findings = audit.data["findings"]
-    cells = {(c["class"], c["group"]): c for c in audit.data["parity_multiclass"]["per_class"]}
+    cells = {(c["class"], c["group"]): c for c in audit.data["parity"]["per_class"]}
     tpr = next(c for c in findings["candidates"] if c["kind"] == "class_tpr" and c["class"] == "cat")
     y, x = cells[("cat", "y")], cells[("cat", "x")]
     assert tpr["group"] == "y" and tpr["effect"] == pytest.approx(y["tpr"] - x["tpr"])
     ofi = next(c for c in findings["candidates"] if c["kind"] == "class_ofi" and c["class"] == "cat")
     assert ofi["effect"] == y["ofi"] and ofi["p_value"] == y["ofi_p_value"]
     gap = next(c for c in findings["candidates"] if c["kind"] == "gap_tpr")
-    assert gap["effect"] == audit.data["parity_multiclass"]["gaps"]["tpr"]["gap"] and gap["group"] == "all groups"
+    assert gap["effect"] == audit.data["parity"]["gaps"]["tpr"]["gap"] and gap["group"] == "all groups"
     top = findings["top"]
     assert top and any(t["kind"] == "class_tpr" and t["class"] == "cat" and t["group"] == "y" for t in top)
     sentence = next(t["sentence"] for t in top if t["kind"] == "class_tpr")
@@ -243,7 +243,7 @@ def test_binary_json_only_gains_the_task(two_group_frame):
     assert [k for k in data if k != "task"] == [          # main's keys before the task, in order
         "fairviz_version", "source", "n_rows", "threshold", "attribute", "mapping", "notes", "groups", "pairs",
         "knees", "pooled_knees", "knee_concentration", "rdf_settings", "warnings", "threshold_invariance",
-        "calibration", "parity_warnings", "parity_settings", "match", "cps", "findings"]
+        "calibration", "parity", "findings"]
     findings = data["findings"]
     assert set(findings["policy"]["materiality"]) == {"fpr", "fnr", "selection_rate", "ofi", "residual_distance",
                                                       "calibration"}
@@ -260,9 +260,8 @@ def test_task_materiality_is_a_policy_setting(regression):
     from fairviz.findings import summarise
     from fairviz.report.gate import policy_from_dict
     _, audit = regression
-    data = {k: v for k, v in audit.data.items() if k != "findings"}
     strict = policy_from_dict({"materiality": {"mae_gap": 10.0, "bias_gap": 10.0}})
-    summary = summarise(data, strict)
+    summary = summarise(audit.checked, strict)
     assert summary.params.threshold("mae_gap") == 10.0
     assert not any(f.headline and f.candidate.kind in ("mae_gap", "bias_gap") for f in summary.findings)
     assert any(f.candidate.kind == "mae_gap" and f.significant for f in summary.findings)   # still significant

@@ -105,8 +105,8 @@ def audit(data=None, label: str | None = None, score: str | None = None, group: 
     result = plan.audit(pred, params, every_attribute=True, failed=failed, options_of=lambda name: replace(
         params, findings=findings_params_for(pred, name, findings, sample),
         match=replace(params.match, reference=match_reference_for(pred, name, match_reference))))
-    add_engine(result, stats, replace(mapping, score_scale=pred.mapping.score_scale,
-                                      more_scores=pred.mapping.more_scores), note)
+    add_engine(result, stats, replace(mapping, score_scale=pred.mapping.score_scale,   # as validated
+                                      more_scores=pred.mapping.more_scores, classes=pred.mapping.classes), note)
     if scale_note:
         result.data["notes"].append(scale_note)
     return AuditResult(result, stats)

@@ -28,7 +28,7 @@ def _audit(path, *extra, folder):
 
 def _ofi(data) -> tuple[str, float]:
     """The favoured group and its OFI (the pair's OFI oriented so that it is positive)."""
-    pair = data["pairs"][0]
+    pair = data["parity"]["pairs"][0]
     return (pair["group_i"], pair["ofi"]) if pair["ofi"] > 0 else (pair["group_j"], -pair["ofi"])
 
 

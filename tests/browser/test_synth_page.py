@@ -45,5 +45,7 @@ def test_upload_and_train_a_tiny_model(page, app_url, tmp_path):
     page.get_by_test_id("stTabs").get_by_text("Accuracy on the real hold-out").wait_for()
     page.get_by_role("tab", name="The thesis's results").click()
     page.get_by_text("Table 3.5 (the thesis)").wait_for()
-    assert page.get_by_role("button", name="Download the synthetic CSV").count() == 1
+    download = page.get_by_role("button", name="Download the synthetic CSV")
+    download.first.wait_for()            # drawn below the tabs, after their text: counted once it is there
+    assert download.count() == 1
     no_traceback(page)

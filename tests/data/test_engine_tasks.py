@@ -172,7 +172,8 @@ def test_binned_regression_keeps_every_moment_exact_and_moves_estimates_within_i
     # means exact; the rest within the cells: 1/200 of the range moves bias by 0, MAE and RMSE by a fraction of a cell
     width = (frame["target"].max() - frame["target"].min()) / 200
     a, b = regression_results(pred)["parity"], regression_results(rows)["parity"]
-    for g_a, g_b in zip(a["groups"], b["groups"]):
+    assert list(a["groups"]) == list(b["groups"])
+    for g_a, g_b in zip(a["groups"].values(), b["groups"].values()):
         assert g_a["n"] == g_b["n"]
         assert abs(g_a["bias"] - g_b["bias"]) < 1e-12
         assert abs(g_a["mae"] - g_b["mae"]) < width and abs(g_a["rmse"] - g_b["rmse"]) < width

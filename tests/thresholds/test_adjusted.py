@@ -103,11 +103,10 @@ def test_the_added_model_is_what_every_audit_reads(compas):
     view, y = compas.groups("race"), compas.y.astype(bool)
     for g, name in enumerate(view.names):
         m = view.codes == g
-        counts = audit.data["groups"][name]["parity"]
+        counts = audit.data["parity"]["groups"][name]
         assert counts["tp"] == int(scores[m & y].sum()) and counts["fp"] == int(scores[m & ~y].sum())
     rates = _rates(scores, compas, "race")
-    tprs = {name: c["parity"]["tp"] / (c["parity"]["tp"] + c["parity"]["fn"])
-            for name, c in audit.data["groups"].items()}
+    tprs = {name: c["tp"] / (c["tp"] + c["fn"]) for name, c in audit.data["parity"]["groups"].items()}
     assert tprs == pytest.approx({g: r[0] for g, r in rates.items()})
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Hashable
 
@@ -254,19 +255,28 @@ def file_query(digest: str, mapping: ColumnMapping, what: Hashable, raw: bytes, 
     found = FILE_QUERIES.get(key, _budget.MISSING)
     if found is not _budget.MISSING:
         return found
-    with FILE_QUERY_LOCK:                                  # one such query at a time: they read the whole file
+    deadline = time.monotonic() + FILE_QUERY_WAIT_S
+    # one such query at a time (they read the whole file); every wait counts against one deadline, well inside the
+    # browser's own limit on a deferred download, so a busy server answers with a message instead of nothing
+    if not FILE_QUERY_LOCK.acquire(timeout=FILE_QUERY_WAIT_S):
+        raise TimeoutError(BUSY)
+    try:
         found = FILE_QUERIES.get(key, _budget.MISSING)
         if found is not _budget.MISSING:
             return found
-        held = _budget.BUDGET.acquire(_budget.reduce_estimate(len(raw), name), timeout=FILE_QUERY_WAIT_S)
+        held = _budget.BUDGET.acquire(_budget.reduce_estimate(len(raw), name),
+                                      timeout=max(0.0, deadline - time.monotonic()))
         try:
             result = build()
         finally:
             _budget.BUDGET.release(held)
+    finally:
+        FILE_QUERY_LOCK.release()
     FILE_QUERIES.put(key, result, len(result))
     return result
 
 
 FILE_QUERIES = _budget.ByteStore(entries=8, total_bytes=QUERY_BYTES)
 FILE_QUERY_LOCK = threading.Lock()
-FILE_QUERY_WAIT_S = 120.0          # a download cannot show a queue: it fails after this long rather than hang
+FILE_QUERY_WAIT_S = 90.0           # a download cannot show a queue: it fails after this long rather than hang
+BUSY = "The server stayed busy with other downloads; try again in a moment."

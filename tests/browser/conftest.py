@@ -23,6 +23,19 @@ CHROMIUM = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shuti
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-dev-shm-usage",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
+SERVER_LOGS: list[Path] = []    # this worker's app server log, shown beside a failed browser test (CI keeps no files)
+LOG_TAIL = 6_000                # characters
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test carries the end of the app server's log: a download or a run that never came often
+    has its reason only there."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and SERVER_LOGS and SERVER_LOGS[-1].exists():
+        text = SERVER_LOGS[-1].read_bytes()[-LOG_TAIL:].decode("utf-8", "replace")
+        report.sections.append(("app server log (end)", text))
 
 
 def _free_port() -> int:
@@ -38,7 +51,9 @@ def app_url(tmp_path_factory):
     port = _free_port()
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     # the server's output to a file: a pipe nobody reads fills up (64 kB) and then blocks the server mid-run
-    log = open(tmp_path_factory.mktemp("app") / "streamlit.log", "wb")
+    log_path = tmp_path_factory.mktemp("app") / "streamlit.log"
+    SERVER_LOGS.append(log_path)
+    log = open(log_path, "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true", "--browser.gatherUsageStats", "false"],

@@ -261,3 +261,26 @@ def test_a_query_on_a_kept_file_runs_once_for_many_visitors_at_once():
     key = uuid.uuid4().hex
     results = _in_threads(4, lambda k: _upload.file_query(key, "mapping", ("params",), b"x" * 100, "f.csv", build))
     assert results == [b"rows"] * 4 and calls == [1]
+
+
+def test_a_query_waiting_behind_another_gives_up_with_a_message_before_the_browser_does(monkeypatch):
+    """The browser drops a deferred download after 180 s without a word; a query stuck behind a long one must answer
+    first, with the reason."""
+    monkeypatch.setattr(_upload, "FILE_QUERY_WAIT_S", 0.3)
+    assert _upload.FILE_QUERY_WAIT_S < 180
+    started, release = threading.Event(), threading.Event()
+
+    def slow():
+        started.set()
+        release.wait(5)
+        return b"slow"
+
+    first = threading.Thread(target=lambda: _upload.file_query(uuid.uuid4().hex, "m", (), b"x", "f.csv", slow))
+    first.start()
+    try:
+        started.wait(5)
+        with pytest.raises(TimeoutError, match="busy"):
+            _upload.file_query(uuid.uuid4().hex, "m", (), b"x", "f.csv", lambda: b"never")
+    finally:
+        release.set()
+        first.join()

@@ -213,9 +213,10 @@ def _diagnostic_tab(audit: ResidualAudit, analysed, shuffled: bool) -> None:
     mask = audit.in_knee_region
     _render.render([readings.diagnostic_set(int(mask.sum()), float(mask.mean()), audit.params)])
     st.dataframe(diagnostic_table(audit, pred, limit=2000), hide_index=True, width="stretch")
-    # built on click, not on every rerun: D* of a million rows is a large CSV
+    # built on click, not on every rerun: D* of a million rows is a large CSV. A deferred download must not rerun
+    # the page: the rerun draws the button anew and revokes the callable the click is still fetching
     st.download_button("Download D* as CSV", lambda: csv_bytes(diagnostic_table(audit, pred)),
-                       "diagnostic_set.csv", "text/csv")
+                       "diagnostic_set.csv", "text/csv", on_click="ignore")
     if pred.frame.shape[1] == 0:
         _file_rows_download(audit, analysed, shuffled)
 
@@ -238,7 +239,7 @@ def _file_rows_download(audit: ResidualAudit, analysed, shuffled: bool) -> None:
 
     st.download_button("Download D* with every column of the file",
                        lambda: _upload.file_query(stats.fingerprint, stats.mapping, what, raw, stats.source, build),
-                       "diagnostic_set_rows.csv", "text/csv",
+                       "diagnostic_set_rows.csv", "text/csv", on_click="ignore",
                        help="The uploaded file's own rows in D* (ids, texts, features and all), fetched by one query "
                             "on the file: the audit reads counts, this reads only these rows.")
 

@@ -73,7 +73,7 @@ def page() -> None:
                            "application/json", key="thr_json")
     with a3:
         st.download_button("Decisions (CSV)", lambda: cached_csv(*key, _rows=rows, _result=result),
-                           f"{stem}_decisions.csv", "text/csv", key="thr_csv",
+                           f"{stem}_decisions.csv", "text/csv", key="thr_csv", on_click="ignore",
                            help="One line per row: its id (or row number), group, score and decision (1 = yes).")
     render(report.notes(result))
 
